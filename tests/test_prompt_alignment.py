@@ -1,0 +1,187 @@
+"""Prompt alignment: the SPEC §1.1 formulas worked by hand, modes, options and input checks."""
+
+from __future__ import annotations
+
+import pytest
+from fake_openai import Reply
+from judge_data import both_analysis, run_payload, settings_for, single_analysis
+
+from scorers import (
+    InvalidInputError,
+    JudgeConfigError,
+    JudgeSettings,
+    ScoreStatus,
+    create_prompt_alignment_scorer,
+    dimension_breakdown,
+    interpretation_band,
+)
+
+SYSTEM = "You are a helpful coding assistant. Always provide working code examples."
+
+
+def scorer(fake, **options):
+    return create_prompt_alignment_scorer(options=options, settings=settings_for(fake))
+
+
+def test_user_mode_weights(fake_openai):
+    # 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.36 + 0.24 + 0.14 + 0.10 = 0.84
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
+    result = scorer(fake_openai, evaluation_mode="user").run(run_payload())
+    assert result.score == 0.84
+    assert result.analyze_step_result["userScore"] == pytest.approx(0.84)
+    assert result.analyze_step_result["systemScore"] is None
+    assert result.reason.startswith("The score is 0.84 out of 1 (very good alignment with small gaps)")
+
+
+def test_system_mode_weights(fake_openai):
+    # 0.35·0.9 + 0.35·0.8 + 0.15·0.7 + 0.15·1.0 = 0.315 + 0.28 + 0.105 + 0.15 = 0.85
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
+    result = scorer(fake_openai, evaluation_mode="system").run(run_payload(system=SYSTEM))
+    assert result.score == 0.85
+    assert result.analyze_step_result["systemScore"] == pytest.approx(0.85)
+    assert "<system_instructions>" in fake_openai.last_prompt_text()
+
+
+def test_both_mode_user_perfect_system_zero_scale_10(fake_openai):
+    # U = 1, S = 0: W = 0.7·1 + 0.3·0 = 0.7; × 10 = 7.0
+    fake_openai.enqueue(Reply.json(both_analysis((1, 1, 1, 1), (0, 0, 0, 0))))
+    result = scorer(fake_openai, evaluation_mode="both", scale=10).run(run_payload(system=SYSTEM))
+    assert result.score == 7.0
+    analysis = result.analyze_step_result
+    assert analysis["effectiveMode"] == "both"
+    assert analysis["userScore"] == 1 and analysis["systemScore"] == 0
+    assert analysis["systemAlignment"]["intentAlignment"]["score"] == 0
+    assert "The score is 7 out of 10" in result.reason
+    body = fake_openai.last_chat_request()
+    assert body["response_format"]["json_schema"]["name"] == "prompt_alignment_both"
+
+
+def test_both_mode_mixed_sets(fake_openai):
+    # U = 0.84 (as above); S = 0.35·0.5 + 0.35·0.4 + 0.15·1 + 0.15·0 = 0.175 + 0.14 + 0.15 = 0.465
+    # W = 0.7·0.84 + 0.3·0.465 = 0.588 + 0.1395 = 0.7275 -> 0.73
+    fake_openai.enqueue(Reply.json(both_analysis((0.9, 0.8, 0.7, 1.0), (0.5, 0.4, 1.0, 0.0))))
+    result = scorer(fake_openai).run(run_payload(system=SYSTEM))
+    assert result.score == 0.73
+    rows = dimension_breakdown(result.analyze_step_result)
+    assert len(rows) == 8
+    assert sum(r["contribution"] for r in rows) == pytest.approx(0.7275)
+    user_intent = next(r for r in rows if r["source"] == "user" and r["dimension"] == "intentAlignment")
+    assert user_intent["contribution"] == pytest.approx(0.7 * 0.4 * 0.9)
+
+
+def test_half_up_rounding(fake_openai):
+    # 0.40·0.5 + 0.30·0.5 + 0.20·0.5 + 0.10·0.45 = 0.2 + 0.15 + 0.1 + 0.045 = 0.495 -> 0.50 (half up)
+    fake_openai.enqueue(Reply.json(single_analysis(0.5, 0.5, 0.5, 0.45)))
+    assert scorer(fake_openai, evaluation_mode="user").run(run_payload()).score == 0.5
+    # scale 10: 0.40·0.9 + 0.30·0.9 + 0.20·0.9 + 0.10·0.45 = 0.855; × 10 = 8.55 exactly: stays 8.55
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.9, 0.9, 0.45)))
+    assert scorer(fake_openai, evaluation_mode="user", scale=10).run(run_payload()).score == 8.55
+    # 0.40·0.8 + 0.30·0.75 + 0.20·0.6 + 0.10·0.6 = 0.32 + 0.225 + 0.12 + 0.06 = 0.725 -> 0.73
+    fake_openai.enqueue(Reply.json(single_analysis(0.8, 0.75, 0.6, 0.6)))
+    assert scorer(fake_openai, evaluation_mode="user").run(run_payload()).score == 0.73
+
+
+def test_both_without_system_scores_as_user_and_says_so(fake_openai):
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
+    result = scorer(fake_openai).run(run_payload())
+    assert result.score == 0.84
+    analysis = result.analyze_step_result
+    assert analysis["evaluationMode"] == "both" and analysis["effectiveMode"] == "user"
+    assert analysis["systemScore"] is None
+    assert "No system message" in analysis["note"] and "No system message" in result.reason
+    assert fake_openai.last_chat_request()["response_format"]["json_schema"]["name"] == "prompt_alignment_user"
+
+
+def test_system_role_messages_in_a_plain_list_count_as_system(fake_openai):
+    fake_openai.enqueue(Reply.json(both_analysis((1, 1, 1, 1), (1, 1, 1, 1))))
+    payload = {"input": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Explain recursion"}],
+               "output": "Recursion is a function calling itself."}
+    assert scorer(fake_openai).run(payload).analyze_step_result["effectiveMode"] == "both"
+
+
+@pytest.mark.parametrize(
+    ("mode", "payload", "field"),
+    [
+        ("user", run_payload(output="   \n"), "output"),
+        ("user", {"input": [], "output": "text"}, "input"),
+        ("both", {"input": {"systemMessages": [{"role": "system", "content": SYSTEM}]}, "output": "text"}, "input"),
+        ("system", run_payload(), "input"),
+    ],
+)
+def test_invalid_input_is_reported_before_any_judge_call(fake_openai, mode, payload, field):
+    with pytest.raises(InvalidInputError) as info:
+        scorer(fake_openai, evaluation_mode=mode).run(payload)
+    assert info.value.field == field
+    assert info.value.status is ScoreStatus.INVALID_INPUT
+    assert fake_openai.chat_call_count == 0
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"scale": 0}, {"scale": -1}, {"scale": float("nan")}, {"scale": True}, {"scale": "10"},
+     {"evaluation_mode": "users"}, {"reason": "llm"}, {"weights": 1}],
+)
+def test_bad_options_rejected_at_construction(options):
+    with pytest.raises(InvalidInputError):
+        create_prompt_alignment_scorer(options=options, settings=JudgeSettings(base_url="http://127.0.0.1:9/v1"))
+
+
+def test_camel_case_option_and_model_prefix(fake_openai):
+    fake_openai.enqueue(Reply.json(single_analysis(1, 1, 1, 1)))
+    s = create_prompt_alignment_scorer("openai/gpt-4o-mini", {"evaluationMode": "user"}, settings=settings_for(fake_openai))
+    assert s.run(run_payload()).score == 1.0
+    body = fake_openai.last_chat_request()
+    assert body["model"] == "gpt-4o-mini"
+    assert body["temperature"] == 0 and body["seed"] == 42
+
+
+def test_judge_written_reason_is_a_second_call_and_states_the_score(fake_openai):
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)),
+                        Reply.json({"reason": "Good function, but the docstring is missing."}))
+    result = scorer(fake_openai, evaluation_mode="user", reason="judge").run(run_payload())
+    assert fake_openai.chat_call_count == 2
+    assert result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
+    assert result.judge.usage.calls == 2
+    assert "0.84" in fake_openai.last_prompt_text()
+
+
+def test_composed_reason_names_unmet_requirements_and_flags(fake_openai):
+    analysis = single_analysis(0.8, 0.5, 0.6, 0.3, unmet=("bullet points",), missing=("examples",), format_ok=False)
+    fake_openai.enqueue(Reply.json(analysis))
+    result = scorer(fake_openai, evaluation_mode="user").run(run_payload())
+    # 0.32 + 0.15 + 0.12 + 0.03 = 0.62
+    assert result.score == 0.62
+    assert "1 of 2 requirements are fulfilled (unmet: bullet points)" in result.reason
+    assert "missing: examples" in result.reason
+    assert "the format does not match" in result.reason
+    assert fake_openai.chat_call_count == 1
+
+
+def test_result_shape_and_usage(fake_openai):
+    fake_openai.enqueue(Reply.json(single_analysis(1, 1, 1, 1), usage={"prompt_tokens": 120, "completion_tokens": 30}))
+    result = scorer(fake_openai, evaluation_mode="user").run(run_payload())
+    data = result.to_dict()
+    assert set(data) >= {"runId", "score", "reason", "analyzeStepResult", "judge"}
+    assert data["judge"]["usage"] == {"promptTokens": 120, "completionTokens": 30, "totalTokens": 150, "calls": 1}
+    assert data["judge"]["model"] == "fake-judge"
+    assert data["judge"]["parameters"] == {"temperature": 0.0, "seed": 42, "responseFormat": "json_schema"}
+    assert "test-key" not in repr(data)
+
+
+def test_no_key_and_no_base_url_says_how_to_configure(monkeypatch):
+    s = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=JudgeSettings())
+    with pytest.raises(InvalidInputError):  # bad input is still reported first
+        s.run(run_payload(output=""))
+    with pytest.raises(JudgeConfigError) as info:
+        s.run(run_payload())
+    message = str(info.value)
+    assert "OPENAI_API_KEY" in message and "http://localhost:11434/v1" in message
+
+
+@pytest.mark.parametrize(
+    ("score", "scale", "band"),
+    [(0.95, 1, "excellent"), (0.9, 1, "excellent"), (0.84, 1, "very good"), (7.0, 10, "good alignment"),
+     (0.65, 1, "moderate"), (0.4, 1, "poor"), (0.39, 1, "very poor"), (0, 1, "very poor")],
+)
+def test_interpretation_bands(score, scale, band):
+    assert interpretation_band(score, scale).startswith(band)
