@@ -119,7 +119,9 @@ def _output_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        text = value.get("text", value.get("content"))
+        text = value.get("text")
+        if text is None:
+            text = value.get("content")
         if isinstance(text, str):
             return text
         raise InvalidInputError("the output object has no 'text' or 'content' string", field="output")
@@ -164,7 +166,9 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     user = [m for m in messages if m.role != "system" and m.role != "assistant"]
     if "output" not in payload:
         raise InvalidInputError("the run has no 'output' (the response to evaluate)", field="output")
-    ground_truth = payload.get("ground_truth", payload.get("groundTruth"))
+    ground_truth = payload.get("ground_truth")
+    if ground_truth is None:
+        ground_truth = payload.get("groundTruth")
     if ground_truth is not None and not isinstance(ground_truth, str):
         raise InvalidInputError("ground truth must be a string", field="ground_truth")
     return RunInput(tuple(user), tuple(system), _output_text(payload["output"]), ground_truth)

@@ -1,0 +1,70 @@
+"""Scorer Studio's scorer library: LLM-judged and code-based scorers for LLM responses.
+
+Public API (SPEC §2). This package never imports streamlit.
+"""
+
+from .base import JudgeInfo, JudgeUsage, Message, RunInput, ScoreResult, Scorer, normalize_run, round_half_up
+from .errors import (
+    ContextWindowExceededError,
+    InvalidInputError,
+    JudgeAPIError,
+    JudgeConfigError,
+    JudgeError,
+    JudgeOutputInvalidError,
+    JudgeOutputTruncatedError,
+    JudgeRefusalError,
+    RateLimitedError,
+    ScorerError,
+    ScoreStatus,
+)
+from .judge import DEFAULT_MODEL, Judge, JudgeSettings, check_connection, resolve_judge_settings
+from .llm_judge import (
+    LLMJudgeScorer,
+    create_gluten_checker_scorer,
+    create_llm_judge_scorer,
+    template_placeholders,
+)
+from .prompt_alignment import (
+    PromptAlignmentScorer,
+    create_prompt_alignment_scorer,
+    dimension_breakdown,
+    interpretation_band,
+)
+from .textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ContextWindowExceededError",
+    "InvalidInputError",
+    "Judge",
+    "JudgeAPIError",
+    "JudgeConfigError",
+    "JudgeError",
+    "JudgeInfo",
+    "JudgeOutputInvalidError",
+    "JudgeOutputTruncatedError",
+    "JudgeRefusalError",
+    "JudgeSettings",
+    "JudgeUsage",
+    "LLMJudgeScorer",
+    "Message",
+    "PromptAlignmentScorer",
+    "RateLimitedError",
+    "RunInput",
+    "ScoreResult",
+    "ScoreStatus",
+    "Scorer",
+    "ScorerError",
+    "TextualDifferenceScorer",
+    "check_connection",
+    "create_gluten_checker_scorer",
+    "create_llm_judge_scorer",
+    "create_prompt_alignment_scorer",
+    "create_textual_difference_scorer",
+    "dimension_breakdown",
+    "interpretation_band",
+    "normalize_run",
+    "resolve_judge_settings",
+    "round_half_up",
+    "template_placeholders",
+]
