@@ -3,7 +3,7 @@
 Public API (SPEC §2). This package never imports streamlit.
 """
 
-from .base import JudgeInfo, JudgeUsage, Message, RunInput, ScoreResult, Scorer, normalize_run, round_half_up
+from .base import JudgeInfo, JudgeUsage, Message, RunInput, Scorer, ScoreResult, normalize_run, round_half_up
 from .errors import (
     ContextWindowExceededError,
     InvalidInputError,

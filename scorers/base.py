@@ -204,12 +204,16 @@ class JudgeUsage:
 
 @dataclass(frozen=True)
 class JudgeInfo:
-    """Which judge produced a result: model, endpoint and parameters (never the key)."""
+    """Which judge produced a result: model, endpoint and parameters (never the key).
+
+    ``cached`` is True when the reply came from the judge cache (then ``usage`` is 0).
+    """
 
     model: str
     base_url: str
     parameters: dict[str, Any]
     usage: JudgeUsage
+    cached: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,6 +221,7 @@ class JudgeInfo:
             "baseUrl": self.base_url,
             "parameters": dict(self.parameters),
             "usage": self.usage.to_dict(),
+            "cached": self.cached,
         }
 
 

@@ -14,6 +14,7 @@ never imports streamlit), then the environment (``OPENAI_BASE_URL``,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,7 +23,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
@@ -37,6 +38,7 @@ from .errors import (
     JudgeRefusalError,
     RateLimitedError,
 )
+from .store import CachedReply
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -263,6 +265,17 @@ class JudgeReply:
     info: JudgeInfo
 
 
+class JudgeCache(Protocol):
+    """Where valid judge replies are kept so an unchanged request is never paid twice.
+
+    :class:`scorers.store.Store` implements it in SQLite.
+    """
+
+    def cache_get(self, key: str) -> CachedReply | None: ...
+
+    def cache_put(self, key: str, *, model: str, base_url: str, reply: CachedReply) -> None: ...
+
+
 class _Capabilities:
     """What each (endpoint, model) rejected, learnt once per process."""
 
@@ -292,13 +305,14 @@ class Judge:
 
     Args:
         settings: where and how to call the judge; see :class:`JudgeSettings`.
+        cache: where valid replies are kept and looked up (see :meth:`cache_key`); None for no cache.
 
     Raises:
         JudgeConfigError: when OpenAI's endpoint is used without an API key; the
             message says how to set one or how to point at another server.
     """
 
-    def __init__(self, settings: JudgeSettings):
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None):
         _check_parameters(settings)
         if not settings.api_key and not settings.base_url:
             raise JudgeConfigError("No API key for the judge. " + HOW_TO_CONFIGURE)
@@ -311,6 +325,7 @@ class Judge:
             max_retries=settings.max_retries,
         )
         self._key = (settings.endpoint, settings.model_name)
+        self.cache = cache
 
     def _scrub(self, text: str) -> str:
         key = self.settings.api_key
@@ -424,9 +439,20 @@ class Judge:
             JudgeRefusalError: the model refused, or a content filter stopped it.
             JudgeOutputTruncatedError: the reply hit the token limit.
             JudgeOutputInvalidError: the reply was invalid twice; ``raw_reply`` keeps it.
+            A reply found in the cache costs no call (``info.cached`` is True, usage 0).
             RateLimitedError, ContextWindowExceededError, JudgeAPIError: see their docs.
         """
         schema = strict_json_schema(output_model)
+        cache_key = self.cache_key(messages, schema)
+        cached = self.cache.cache_get(cache_key) if self.cache is not None else None
+        if cached is not None:
+            try:
+                parsed = output_model.model_validate(extract_json(cached.raw))
+            except ValueError:
+                cached = None  # the schema's rules changed since: ask again
+            else:
+                info = JudgeInfo(self.settings.model_name, self.settings.endpoint, cached.parameters, JudgeUsage(), cached=True)
+                return JudgeReply(parsed=parsed, raw=cached.raw, usage=JudgeUsage(), info=info)
         usage = JudgeUsage()
         conversation = list(messages)
         problem = ""
@@ -472,8 +498,27 @@ class Judge:
                 parameters=params_summary(params),
                 usage=usage,
             )
+            if self.cache is not None:
+                self.cache.cache_put(
+                    cache_key,
+                    model=info.model,
+                    base_url=info.base_url,
+                    reply=CachedReply(raw, usage.prompt_tokens, usage.completion_tokens, info.parameters),
+                )
             return JudgeReply(parsed=parsed, raw=raw, usage=usage, info=info)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def cache_key(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+        """SHA-256 over the endpoint, model, rendered messages, schema and sampling parameters."""
+        s = self.settings
+        material = {
+            "base_url": s.endpoint,
+            "model": s.model_name,
+            "messages": messages,
+            "schema": schema,
+            "parameters": {"temperature": s.temperature, "seed": s.seed, "max_tokens": s.max_tokens},
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _complete_once(
         self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from .base import RunInput, ScoreResult, normalize_run, round_half_up
 from .errors import InvalidInputError, JudgeOutputInvalidError
-from .judge import DATA_NOTICE, Judge, JudgeSettings, delimit, resolve_judge_settings
+from .judge import DATA_NOTICE, Judge, JudgeCache, JudgeSettings, delimit, resolve_judge_settings
 
 # Placeholder -> the tag its value is wrapped in when rendered (see judge.delimit).
 PLACEHOLDERS = {
@@ -168,6 +168,7 @@ class LLMJudgeScorer:
         reason: ReasonRule | str | None,
         scale: float,
         settings: JudgeSettings,
+        cache: JudgeCache | None = None,
     ):
         self.id = id
         self.name = name
@@ -179,13 +180,14 @@ class LLMJudgeScorer:
         self.reason_rule = reason
         self.scale = scale
         self.settings = settings
+        self.cache = cache
         self._judge: Judge | None = None
 
     @property
     def judge(self) -> Judge:
         """The judge client, created on first use."""
         if self._judge is None:
-            self._judge = Judge(self.settings)
+            self._judge = Judge(self.settings, self.cache)
         return self._judge
 
     def _values(self, run: RunInput) -> dict[str, str]:
@@ -276,6 +278,7 @@ def create_llm_judge_scorer(
     model: str | None = None,
     scale: float = 1.0,
     settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
 ) -> LLMJudgeScorer:
     """Define a custom LLM judge (the seeds' ``MastraAgentJudge`` + metric, as one scorer).
 
@@ -295,6 +298,7 @@ def create_llm_judge_scorer(
         model: judge model; overrides ``settings.model``.
         scale: multiplies the 0..1 score; a finite number > 0.
         settings: judge settings; default :func:`~scorers.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.store.Store`; None for none.
 
     Returns:
         The scorer.
@@ -330,6 +334,7 @@ def create_llm_judge_scorer(
         reason=reason,
         scale=float(scale),
         settings=settings,
+        cache=cache,
     )
 
 
@@ -384,7 +389,9 @@ def _gluten_reason(analysis: dict[str, Any], score: float) -> str:
     return "This recipe contains gluten because of: " + ", ".join(analysis["glutenSources"]) + "."
 
 
-def create_gluten_checker_scorer(model: str | None = None, *, settings: JudgeSettings | None = None) -> LLMJudgeScorer:
+def create_gluten_checker_scorer(
+    model: str | None = None, *, settings: JudgeSettings | None = None, cache: JudgeCache | None = None
+) -> LLMJudgeScorer:
     """The seeds' gluten checker: score 1 if the recipe (the response) is gluten-free, else 0.
 
     The analysis is ``{"isGlutenFree": bool, "glutenSources": [str]}``; the reason
@@ -394,6 +401,7 @@ def create_gluten_checker_scorer(model: str | None = None, *, settings: JudgeSet
     Args:
         model: judge model, e.g. ``"openai/gpt-4o-mini"``.
         settings: judge settings; default :func:`~scorers.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.store.Store`; None for none.
     """
     return create_llm_judge_scorer(
         id="gluten-checker",
@@ -405,4 +413,5 @@ def create_gluten_checker_scorer(model: str | None = None, *, settings: JudgeSet
         reason=_gluten_reason,
         model=model,
         settings=settings,
+        cache=cache,
     )

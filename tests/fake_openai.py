@@ -39,11 +39,13 @@ import dataclasses
 import itertools
 import json
 import socket
+import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any
 
 __all__ = ["FakeOpenAI", "Reply", "RecordedRequest", "Responder", "DEFAULT_MODELS"]
 
@@ -93,15 +95,15 @@ class Reply:
 
     kind: str = "completion"
     status: int = 200
-    text: Optional[str] = None
-    refusal_text: Optional[str] = None
+    text: str | None = None
+    refusal_text: str | None = None
     finish_reason: str = "stop"
-    model: Optional[str] = None
-    usage: Optional[Mapping[str, int]] = None
-    error_message: Optional[str] = None
-    error_type: Optional[str] = None
-    error_code: Optional[str] = None
-    error_param: Optional[str] = None
+    model: str | None = None
+    usage: Mapping[str, int] | None = None
+    error_message: str | None = None
+    error_type: str | None = None
+    error_code: str | None = None
+    error_param: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
     raw_body: bytes = b""
@@ -110,7 +112,7 @@ class Reply:
     # ---- successful chat completions
 
     @classmethod
-    def content(cls, text: Optional[str], *, finish_reason: str = "stop", **kw: Any) -> Reply:
+    def content(cls, text: str | None, *, finish_reason: str = "stop", **kw: Any) -> Reply:
         """Raw assistant text as is: fenced ```json blocks, malformed JSON, ``NaN``..."""
         return cls(kind="completion", text=text, finish_reason=finish_reason, **kw)
 
@@ -130,7 +132,7 @@ class Reply:
         return cls.content(text, finish_reason="length", **kw)
 
     @classmethod
-    def content_filter(cls, text: Optional[str] = None, **kw: Any) -> Reply:
+    def content_filter(cls, text: str | None = None, **kw: Any) -> Reply:
         """finish_reason ``"content_filter"`` (content null unless ``text`` is given)."""
         return cls.content(text, finish_reason="content_filter", **kw)
 
@@ -141,12 +143,12 @@ class Reply:
         cls,
         status: int,
         message: str,
-        code: Optional[str] = None,
-        type: Optional[str] = None,  # noqa: A002 - mirrors OpenAI's field name
-        headers: Optional[Mapping[str, str]] = None,
+        code: str | None = None,
+        type: str | None = None,  # noqa: A002 - mirrors OpenAI's field name
+        headers: Mapping[str, str] | None = None,
         *,
-        param: Optional[str] = None,
-        should_retry: Optional[bool] = None,
+        param: str | None = None,
+        should_retry: bool | None = None,
         delay: float = 0.0,
     ) -> Reply:
         """An OpenAI error: ``{"error": {"message", "type", "param", "code"}}`` with ``status``.
@@ -171,7 +173,7 @@ class Reply:
 
     @classmethod
     def rate_limited(
-        cls, retry_after: Optional[float] = 0.1, message: str = "Rate limit reached for requests", **kw: Any
+        cls, retry_after: float | None = 0.1, message: str = "Rate limit reached for requests", **kw: Any
     ) -> Reply:
         """429 ``rate_limit_exceeded`` with ``Retry-After: <retry_after>`` (omitted when None)."""
         headers = dict(kw.pop("headers", None) or {})
@@ -206,7 +208,7 @@ class Reply:
     # ---- transport-level behaviour
 
     @classmethod
-    def sleep(cls, seconds: float, then: Optional[Reply] = None) -> Reply:
+    def sleep(cls, seconds: float, then: Reply | None = None) -> Reply:
         """Wait ``seconds`` before answering with ``then`` (default: an empty assistant message)."""
         return dataclasses.replace(then if then is not None else cls.content(""), delay=seconds)
 
@@ -216,8 +218,8 @@ class Reply:
         status: int,
         body: bytes | str | Any,
         *,
-        headers: Optional[Mapping[str, str]] = None,
-        content_type: Optional[str] = None,
+        headers: Mapping[str, str] | None = None,
+        content_type: str | None = None,
         delay: float = 0.0,
     ) -> Reply:
         """Send ``body`` verbatim (str/bytes) or as JSON (anything else), e.g. an HTML 502 page."""
@@ -283,14 +285,14 @@ class RecordedRequest:
     body: Any
     raw_body: bytes
     status: int = 0
-    reply: Optional[Reply] = None
+    reply: Reply | None = None
     time: float = 0.0
 
-    def header(self, name: str, default: Optional[str] = None) -> Optional[str]:
+    def header(self, name: str, default: str | None = None) -> str | None:
         return self.headers.get(name.lower(), default)
 
     @property
-    def api_key(self) -> Optional[str]:
+    def api_key(self) -> str | None:
         """The bearer token of the ``Authorization`` header, or None."""
         auth = self.headers.get("authorization")
         if auth is None:
@@ -310,9 +312,7 @@ def _message_text(message: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts
-        return "\n".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""
 
 
@@ -332,11 +332,10 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     fake: FakeOpenAI
 
-    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet, but remembered
-        import sys
-
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet (no traceback on stderr), but a non-socket exception is kept in ``fake.errors``."""
         exc = sys.exc_info()[1]
-        if exc is not None and not isinstance(exc, (ConnectionError, socket.timeout, OSError)):
+        if exc is not None and not isinstance(exc, OSError):  # OSError: client went away, timeouts
             self.fake._record_error(exc)
 
 
@@ -418,7 +417,7 @@ class _Handler(BaseHTTPRequestHandler):
             reply = fake._route(record)
             record.reply = reply
             self._send(reply, record)
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout):
+        except (TimeoutError, BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
         except Exception as exc:  # a bug in the fake or a responder: answer 500, never hang
             fake._record_error(exc)
@@ -428,7 +427,7 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
 
-    def _send(self, reply: Reply, record: Optional[RecordedRequest]) -> None:
+    def _send(self, reply: Reply, record: RecordedRequest | None) -> None:
         fake = self.server.fake
         if reply.delay > 0 and fake._stopping.wait(reply.delay):
             self.close_connection = True  # the server is closing: drop the request
@@ -479,13 +478,13 @@ class FakeOpenAI:
         self,
         replies: Iterable[Reply] = (),
         *,
-        responder: Optional[Responder] = None,
+        responder: Responder | None = None,
         models: Iterable[str] = DEFAULT_MODELS,
-        api_key: Optional[str] = None,
+        api_key: str | None = None,
         reject_unknown_models: bool = False,
         socket_timeout: float = 5.0,
     ) -> None:
-        self.responder: Optional[Responder] = responder
+        self.responder: Responder | None = responder
         self.models: list[str] = list(models)
         self.api_key = api_key
         self.reject_unknown_models = reject_unknown_models
@@ -499,10 +498,10 @@ class FakeOpenAI:
         self._stopping = threading.Event()
         self._request_ids = itertools.count(1)
         self._completion_ids = itertools.count(1)
-        self._server: Optional[_Server] = None
-        self._thread: Optional[threading.Thread] = None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
         self.host = "127.0.0.1"
-        self.port: Optional[int] = None
+        self.port: int | None = None
         self.enqueue(*replies)
 
     # ---- lifecycle
@@ -518,7 +517,7 @@ class FakeOpenAI:
         self._server = server
         self.port = server.server_address[1]
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"FakeOpenAI:{self.port}", daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name=f"FakeOpenAI:{self.port}", daemon=True
         )
         self._thread.start()
         return self
@@ -646,11 +645,11 @@ class FakeOpenAI:
         """All message contents of the last chat request joined by ``sep``."""
         return self.prompt_text(-1, sep)
 
-    def api_keys(self) -> list[Optional[str]]:
+    def api_keys(self) -> list[str | None]:
         """The bearer key of every recorded request (None where no Authorization header was sent)."""
         return [r.api_key for r in self.requests]
 
-    def last_api_key(self) -> Optional[str]:
+    def last_api_key(self) -> str | None:
         reqs = self.requests
         assert reqs, "FakeOpenAI: no request was received"
         return reqs[-1].api_key
@@ -681,7 +680,7 @@ class FakeOpenAI:
         # ``x-should-retry: false``: the openai client must not retry a fake-side problem.
         return Reply.error(status, message, type="fake_openai_error", should_retry=False)
 
-    def _check_key(self, record: RecordedRequest) -> Optional[Reply]:
+    def _check_key(self, record: RecordedRequest) -> Reply | None:
         if self.api_key is None:
             return None
         key = record.api_key
@@ -708,9 +707,7 @@ class FakeOpenAI:
             model_id = path[len(MODELS_PATH) + 1 :]
             if model_id in self.models:
                 return Reply.raw(200, self._model_obj(model_id))
-            return Reply.error(
-                404, f"The model '{model_id}' does not exist", code="model_not_found", param="model"
-            )
+            return Reply.error(404, f"The model '{model_id}' does not exist", code="model_not_found", param="model")
         return Reply.error(404, f"Invalid URL ({record.method} {record.path})")
 
     @staticmethod
@@ -773,7 +770,7 @@ class FakeOpenAI:
         text = "\n".join(_message_text(m) for m in messages) if isinstance(messages, list) else ""
         return text[:120]
 
-    def _render(self, reply: Reply, record: Optional[RecordedRequest]) -> tuple[bytes, str]:
+    def _render(self, reply: Reply, record: RecordedRequest | None) -> tuple[bytes, str]:
         if reply.kind == "raw":
             return reply.raw_body, reply.content_type
         if reply.kind == "error":

@@ -243,3 +243,32 @@ def test_settings_parameters_checked(bad):
 def test_check_connection(fake_openai):
     assert "model 'fake-judge' is available" in check_connection(settings_for(fake_openai))
     assert "does not list model 'nope'" in check_connection(settings_for(fake_openai, model="nope"))
+
+
+def test_judge_cache_makes_an_unchanged_request_free(fake_openai, tmp_path):
+    from scorers.store import Store
+
+    store = Store(tmp_path / "cache.db")
+    fake_openai.enqueue(Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 50}))
+    make = lambda **o: create_prompt_alignment_scorer(  # noqa: E731
+        options={"evaluation_mode": "user"}, settings=settings_for(fake_openai, **o), cache=store)
+    first = make().run(run_payload())
+    again = make().run(run_payload())
+    assert fake_openai.chat_call_count == 1
+    assert (first.score, again.score) == (0.84, 0.84)
+    assert not first.judge.cached and first.judge.usage.total_tokens == 150
+    assert again.judge.cached and again.judge.usage.total_tokens == 0
+    # a different response, model or temperature is a different request
+    fake_openai.responder = lambda body: Reply.json(GOOD)
+    make().run(run_payload(output="def factorial(n): return 1"))
+    make(model="gpt-4o-mini").run(run_payload())
+    make(temperature=0.7).run(run_payload())
+    assert fake_openai.chat_call_count == 4
+    # invalid replies are never cached
+    fake_openai.responder = None
+    fake_openai.enqueue(Reply.content("nope"), Reply.content("nope"))
+    with pytest.raises(JudgeOutputInvalidError):
+        make(seed=1).run(run_payload())
+    fake_openai.enqueue(Reply.json(GOOD))
+    assert make(seed=1).run(run_payload()).judge.cached is False
+    assert "test-key" not in (tmp_path / "cache.db").read_bytes().decode("utf-8", "replace")

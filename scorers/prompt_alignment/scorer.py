@@ -9,9 +9,9 @@ from typing import Any
 
 from ..base import JudgeInfo, RunInput, ScoreResult, normalize_run, round_half_up
 from ..errors import InvalidInputError
-from ..judge import Judge, JudgeSettings, resolve_judge_settings
+from ..judge import Judge, JudgeCache, JudgeSettings, resolve_judge_settings
 from . import prompts
-from .schema import BothAnalysis, DimensionSet, JudgeReason, SingleAnalysis
+from .schema import BothAnalysis, JudgeReason, SingleAnalysis
 
 SCORER_ID = "prompt-alignment"
 
@@ -188,8 +188,9 @@ class PromptAlignmentScorer:
     id = SCORER_ID
     name = "Prompt alignment"
 
-    def __init__(self, settings: JudgeSettings, scale: float, evaluation_mode: str, reason: str):
+    def __init__(self, settings: JudgeSettings, scale: float, evaluation_mode: str, reason: str, cache: JudgeCache | None):
         self.settings = settings
+        self.cache = cache
         self.scale = scale
         self.evaluation_mode = evaluation_mode
         self.reason_source = reason
@@ -199,7 +200,7 @@ class PromptAlignmentScorer:
     def judge(self) -> Judge:
         """The judge client, created on first use (so a missing key fails at run time, after input checks)."""
         if self._judge is None:
-            self._judge = Judge(self.settings)
+            self._judge = Judge(self.settings, self.cache)
         return self._judge
 
     def _validate(self, run: RunInput) -> str:
@@ -299,7 +300,7 @@ class PromptAlignmentScorer:
         if f"{score:g}" not in reason:
             # The judge wrote a reason without the score: state it, so reason and score agree.
             reason = f"The score is {score:g} out of {self.scale:g}. {reason}"
-        merged = JudgeInfo(info.model, info.base_url, info.parameters, info.usage + reply.usage)
+        merged = replace(info, usage=info.usage + reply.usage, cached=info.cached and reply.info.cached)
         return reason, merged
 
 
@@ -308,6 +309,7 @@ def create_prompt_alignment_scorer(
     options: Mapping[str, Any] | None = None,
     *,
     settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
 ) -> PromptAlignmentScorer:
     """Create the LLM-judged prompt-alignment scorer (Mastra's ``createPromptAlignmentScorerLLM``).
 
@@ -327,6 +329,7 @@ def create_prompt_alignment_scorer(
             ``reason`` (``"composed"``, default: written in code from the analysis with no
             further call; ``"judge"``: a second judge call writes it).
         settings: the judge settings; default :func:`~scorers.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.store.Store`; None for none.
 
     Returns:
         The scorer; ``run(payload)`` returns a :class:`~scorers.base.ScoreResult`.
@@ -338,5 +341,5 @@ def create_prompt_alignment_scorer(
     settings = settings or resolve_judge_settings(model=model)
     if model:
         settings = replace(settings, model=model)
-    return PromptAlignmentScorer(settings, scale, mode, reason)
+    return PromptAlignmentScorer(settings, scale, mode, reason, cache)
 
