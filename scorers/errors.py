@@ -8,6 +8,7 @@ which carries the :class:`ScoreStatus` a batch run records for the item.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 
 class ScoreStatus(str, Enum):
@@ -51,10 +52,15 @@ class JudgeConfigError(ScorerError):
 
 
 class JudgeError(ScorerError):
-    """A judge call failed. ``raw_reply`` keeps the judge's text when there was one."""
+    """A judge call failed. ``raw_reply`` keeps the judge's text when there was one.
 
-    def __init__(self, message: str, *, raw_reply: str | None = None):
+    ``usage`` is the :class:`~scorers.base.JudgeUsage` the failed attempt still spent
+    (tokens of replies that were refused, cut off or invalid), or None.
+    """
+
+    def __init__(self, message: str, *, raw_reply: str | None = None, usage: Any = None):
         self.raw_reply = raw_reply
+        self.usage = usage
         super().__init__(message)
 
 
@@ -77,9 +83,16 @@ class JudgeOutputTruncatedError(JudgeError):
 
 
 class RateLimitedError(JudgeError):
-    """The judge endpoint kept answering 429 after every retry."""
+    """The judge endpoint kept answering 429 after every retry.
+
+    ``retry_after`` is the server's last ``Retry-After`` in seconds, or None.
+    """
 
     status = ScoreStatus.RATE_LIMITED
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        self.retry_after = retry_after
+        super().__init__(message)
 
 
 class ContextWindowExceededError(JudgeError):

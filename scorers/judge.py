@@ -388,7 +388,8 @@ class Judge:
         except openai.RateLimitError as exc:
             raise RateLimitedError(
                 f"The judge endpoint is still rate limiting (429) after {self.settings.max_retries} "
-                f"retries: {self._scrub(str(exc))}"
+                f"retries: {self._scrub(str(exc))}",
+                retry_after=_retry_after(exc.response.headers),
             ) from None
         except openai.AuthenticationError:
             raise JudgeAPIError(
@@ -465,14 +466,15 @@ class Judge:
             raw = choice.message.content or ""
             refusal = getattr(choice.message, "refusal", None)
             if refusal:
-                raise JudgeRefusalError(f"The judge refused: {refusal}", raw_reply=refusal)
+                raise JudgeRefusalError(f"The judge refused: {refusal}", raw_reply=refusal, usage=usage)
             if choice.finish_reason == "content_filter":
-                raise JudgeRefusalError("The judge's reply was stopped by a content filter.", raw_reply=raw)
+                raise JudgeRefusalError("The judge's reply was stopped by a content filter.", raw_reply=raw, usage=usage)
             if choice.finish_reason == "length":
                 raise JudgeOutputTruncatedError(
                     "The judge's reply was cut off by the token limit"
                     + (f" ({self.settings.max_tokens} tokens); raise max_tokens." if self.settings.max_tokens else "."),
                     raw_reply=raw,
+                    usage=usage,
                 )
             try:
                 parsed = output_model.model_validate(extract_json(raw))
@@ -491,6 +493,7 @@ class Judge:
                 raise JudgeOutputInvalidError(
                     f"The judge's reply is not valid for {schema_name} after one re-ask: {problem}",
                     raw_reply=raw,
+                    usage=usage,
                 ) from None
             info = JudgeInfo(
                 model=self.settings.model_name,
@@ -545,6 +548,15 @@ class Judge:
             raise JudgeAPIError(
                 f"Cannot list models at {self.settings.endpoint}: {self._scrub(str(exc))}"
             ) from None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return float(headers[name]) / divisor
+        except (KeyError, ValueError):
+            continue
+    return None
 
 
 def params_features(params: dict[str, Any]) -> set[str]:

@@ -200,6 +200,10 @@ class LLMJudgeScorer:
                 )
         return values
 
+    # Typical reply size, for cost estimates before a batch run.
+    expected_completion_tokens = 150
+    judge_calls_per_run = 1
+
     def render_prompt(self, payload: dict[str, Any] | RunInput) -> list[dict[str, str]]:
         """The chat messages the judge receives for ``payload`` (for previews and tests).
 

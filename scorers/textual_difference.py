@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -55,6 +56,11 @@ class TextualDifferenceScorer:
         if not math.isfinite(scale) or scale <= 0:
             raise InvalidInputError(f"scale must be a finite number > 0, got {scale!r}", field="scale")
         object.__setattr__(self, "scale", float(scale))
+
+    @staticmethod
+    def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
+        """The 0..1 parts of a result: ``ratio`` and ``confidence``."""
+        return {"ratio": analysis["ratio"], "confidence": analysis["confidence"]}
 
     def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
         """Score one run: the response against the ground truth, else against the input.

@@ -222,6 +222,37 @@ class PromptAlignmentScorer:
             )
         return "user" if mode == "both" and not has_system else mode
 
+    # Typical reply size, for cost estimates before a batch run.
+    expected_completion_tokens = 700
+
+    @property
+    def judge_calls_per_run(self) -> int:
+        """Judge calls one run makes: 1, or 2 when the judge writes the reason."""
+        return 2 if self.reason_source == "judge" else 1
+
+    def _messages(self, run: RunInput, effective: str) -> list[dict[str, str]]:
+        if effective == "both":
+            prompt = prompts.both_mode_prompt(run.system_text, run.user_text, run.output)
+        elif effective == "user":
+            prompt = prompts.user_mode_prompt(run.user_text, run.output)
+        else:
+            prompt = prompts.system_mode_prompt(run.system_text, run.user_text, run.output)
+        return [{"role": "system", "content": prompts.INSTRUCTIONS}, {"role": "user", "content": prompt}]
+
+    def render_prompt(self, payload: dict[str, Any] | RunInput) -> list[dict[str, str]]:
+        """The chat messages the judge receives for ``payload`` (for previews and estimates).
+
+        Raises:
+            InvalidInputError: as for :meth:`run`.
+        """
+        run = normalize_run(payload)
+        return self._messages(run, self._validate(run))
+
+    @staticmethod
+    def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
+        """The 0..1 dimension scores of a result, named ``user.<dim>`` / ``system.<dim>``."""
+        return {f"{r['source']}.{r['dimension']}": r["score"] for r in dimension_breakdown(analysis)}
+
     def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
         """Score one run.
 
@@ -239,9 +270,8 @@ class PromptAlignmentScorer:
         """
         run = normalize_run(payload)
         effective = self._validate(run)
-        messages = [{"role": "system", "content": prompts.INSTRUCTIONS}]
+        messages = self._messages(run, effective)
         if effective == "both":
-            messages.append({"role": "user", "content": prompts.both_mode_prompt(run.system_text, run.user_text, run.output)})
             reply = self.judge.complete(messages, BothAnalysis, schema_name="prompt_alignment_both")
             parsed = reply.parsed
             assert isinstance(parsed, BothAnalysis)
@@ -258,11 +288,6 @@ class PromptAlignmentScorer:
                 "systemScore": system_score,
             }
         else:
-            if effective == "user":
-                prompt = prompts.user_mode_prompt(run.user_text, run.output)
-            else:
-                prompt = prompts.system_mode_prompt(run.system_text, run.user_text, run.output)
-            messages.append({"role": "user", "content": prompt})
             reply = self.judge.complete(messages, SingleAnalysis, schema_name=f"prompt_alignment_{effective}")
             dims = reply.parsed.model_dump()
             weighted = weighted_sum(dims, USER_WEIGHTS if effective == "user" else SYSTEM_WEIGHTS)
