@@ -536,7 +536,7 @@ def _detect_format(source_name: str, format: str | None) -> tuple[str, str]:
         fmt = key if key in SUPPORTED_FORMATS else _EXTENSION_FORMATS.get(f".{key}")
         if fmt is None:
             raise DatasetError(f"unknown format {format!r}; {supported}", path=source_name)
-        return fmt, suffix
+        return fmt, ".tsv" if key == "tsv" else suffix
     if suffix in _EXTENSION_FORMATS:
         return _EXTENSION_FORMATS[suffix], suffix
     what = f"extension {suffix!r}" if suffix else "no extension"
@@ -808,7 +808,7 @@ def _read_jsonl(data: bytes, source_name: str) -> _Parsed:
     records: list[dict[str, Any]] = []
     source_rows: list[int] = []
     skipped: list[SkippedRow] = []
-    first_text = None
+    first_record = True
     # Split on "\n" only: str.splitlines() would also split on U+2028 and U+0085,
     # which JSON allows unescaped inside strings.
     for number, raw in enumerate(data.split(b"\n"), start=1):
@@ -825,10 +825,18 @@ def _read_jsonl(data: bytes, source_name: str) -> _Parsed:
                 )
             )
             continue
-        first_text = first_text if first_text is not None else text.strip()
+        is_first, first_record = first_record, False
         try:
             value = json.loads(text, object_pairs_hook=_object_pairs)
         except json.JSONDecodeError as exc:
+            if is_first and text.lstrip().startswith("["):
+                raise DatasetError(
+                    f"invalid JSON at column {exc.colno}: {exc.msg}. The file starts with '[', so it looks like one "
+                    "JSON array rather than JSON Lines (one object per line): rename it to .json or pass format='json'",
+                    path=source_name,
+                    line=number,
+                    column=exc.colno,
+                ) from None
             skipped.append(SkippedRow(number, None, f"invalid JSON at column {exc.colno}: {exc.msg}"))
             continue
         problem = _record_problem(value)
@@ -839,12 +847,6 @@ def _read_jsonl(data: bytes, source_name: str) -> _Parsed:
         source_rows.append(number)
     if not records and not skipped:
         raise _no_rows(source_name, "the file is empty (JSON Lines: one JSON object per line)")
-    if not records and first_text is not None and first_text.startswith("["):
-        raise DatasetError(
-            "no rows loaded: the file starts with '[', so it looks like one JSON array rather than JSON Lines "
-            "(one object per line). Rename it to .json or pass format='json'",
-            path=source_name,
-        )
     return _Parsed(_records_frame(records), source_rows, skipped=skipped)
 
 

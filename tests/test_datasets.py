@@ -1,0 +1,795 @@
+"""Tests of scorers.datasets: loading evaluation datasets and turning rows into run payloads.
+
+Every file is small and written by hand in the test, so the expected frame,
+line numbers and reasons are read off the file text, not copied from the code.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from realdata import REALDATA
+
+from scorers.base import normalize_run
+from scorers.datasets import (
+    ROLES,
+    SUPPORTED_FORMATS,
+    DatasetError,
+    LoadedDataset,
+    SkippedRow,
+    guess_columns,
+    iter_runs,
+    load_dataset,
+    require_columns,
+)
+from scorers.errors import InvalidInputError, ScoreStatus
+
+RECIPES_CSV = REALDATA / "recipes_public_domain" / "recipes.csv"
+RECIPES_JSONL = REALDATA / "recipes_public_domain" / "recipes.jsonl"
+IFEVAL_RESPONSES = REALDATA / "ifeval_gpt4" / "input_response_data_gpt4_20231107_145030.jsonl"
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8", newline="")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def rows(dataset: LoadedDataset) -> list[dict]:
+    return dataset.frame.to_dict(orient="records")
+
+
+# --- format detection and sources ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("a.csv", "csv"),
+        ("a.TSV", "csv"),
+        ("a.txt", "csv"),
+        ("a.jsonl", "jsonl"),
+        ("a.ndjson", "jsonl"),
+        ("a.json", "json"),
+        ("a.parquet", "parquet"),
+        ("a.xlsx", "xlsx"),
+    ],
+)
+def test_format_detected_from_the_extension(name, expected):
+    content = {
+        "csv": b"prompt\nhi\n",
+        "jsonl": b'{"prompt": "hi"}\n',
+        "json": b'[{"prompt": "hi"}]',
+    }
+    if expected in ("parquet", "xlsx"):
+        buffer = io.BytesIO()
+        frame = pd.DataFrame({"prompt": ["hi"]})
+        frame.to_parquet(buffer) if expected == "parquet" else frame.to_excel(buffer, index=False)
+        data = buffer.getvalue()
+    else:
+        data = content[expected]
+    dataset = load_dataset(data, name=name)
+    assert dataset.format == expected
+    assert dataset.source_name == name
+
+
+def test_unknown_extension_lists_the_supported_formats():
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(b"a,b\n1,2\n", name="data.xml")
+    message = str(caught.value)
+    assert message.startswith("data.xml: ")
+    assert "'.xml'" in message
+    for fmt in SUPPORTED_FORMATS:
+        assert fmt in message
+    assert "format=" in message
+
+
+def test_bytes_without_a_name_need_a_format():
+    with pytest.raises(DatasetError, match="no extension"):
+        load_dataset(b"a,b\n1,2\n")
+    dataset = load_dataset(b"a,b\n1,2\n", format="csv")
+    assert dataset.source_name == "<uploaded data>"
+    assert rows(dataset) == [{"a": "1", "b": "2"}]
+
+
+def test_format_overrides_the_extension():
+    dataset = load_dataset(b'{"prompt": "p", "response": "r"}\n', name="export.txt", format="jsonl")
+    assert dataset.format == "jsonl"
+    assert rows(dataset) == [{"prompt": "p", "response": "r"}]
+    with pytest.raises(DatasetError, match="unknown format 'yaml'"):
+        load_dataset(b"x", name="a.csv", format="yaml")
+
+
+def test_uploaded_bytes_and_file_object_as_from_streamlit():
+    content = b"prompt\tresponse\nWhat is 2+2?\t4\n"
+    from_bytes = load_dataset(content, name="upload.tsv")
+    upload = io.BytesIO(content)
+    upload.name = "upload.tsv"
+    from_file = load_dataset(upload)
+    for dataset in (from_bytes, from_file):
+        assert dataset.source_name == "upload.tsv"
+        assert rows(dataset) == [{"prompt": "What is 2+2?", "response": "4"}]
+
+
+def test_path_as_str_and_path(tmp_path):
+    path = write(tmp_path, "data.csv", "prompt,response\np,r\n")
+    assert rows(load_dataset(str(path))) == rows(load_dataset(path)) == [{"prompt": "p", "response": "r"}]
+    assert load_dataset(path).source_name == str(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DatasetError, match="file not found") as caught:
+        load_dataset(tmp_path / "nope.csv")
+    assert caught.value.path == str(tmp_path / "nope.csv")
+
+
+def test_text_passed_as_a_path_is_explained():
+    with pytest.raises(DatasetError, match="pass the content as bytes"):
+        load_dataset("prompt,response\np,r\n")
+
+
+def test_dataset_error_is_invalid_input():
+    with pytest.raises(InvalidInputError) as caught:
+        load_dataset(b"", name="empty.csv")
+    assert caught.value.status is ScoreStatus.INVALID_INPUT
+
+
+# --- CSV -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "text"),
+    [
+        (",", 'id,prompt,response\n1,"Hello; world","Hi,\tthere"\n2,Bye,See you\n'),
+        (";", 'id;prompt;response\n1;"Hello; world";Hi,\tthere\n2;Bye;See you\n'),
+        ("\t", 'id\tprompt\tresponse\n1\tHello; world\t"Hi,\tthere"\n2\tBye\tSee you\n'),
+    ],
+    ids=["comma", "semicolon", "tab"],
+)
+def test_csv_delimiter_detected(tmp_path, delimiter, text):
+    dataset = load_dataset(write(tmp_path, "data.csv", text))
+    assert list(dataset.frame.columns) == ["id", "prompt", "response"]
+    assert rows(dataset) == [
+        {"id": "1", "prompt": "Hello; world", "response": "Hi,\tthere"},
+        {"id": "2", "prompt": "Bye", "response": "See you"},
+    ]
+
+
+def test_csv_delimiter_when_the_header_has_several_candidates(tmp_path):
+    # The header holds both ";" (3 times, the delimiter) and "," (inside a quoted name);
+    # every data line has 3 semicolons and varying numbers of commas.
+    text = 'id;"score, raw";prompt;response\n1;0,5;a, b, c;d\n2;1;e;f, g\n3;0,25;h;i\n'
+    dataset = load_dataset(write(tmp_path, "data.csv", text))
+    assert list(dataset.frame.columns) == ["id", "score, raw", "prompt", "response"]
+    assert dataset.frame["prompt"].tolist() == ["a, b, c", "e", "h"]
+
+
+def test_csv_explicit_delimiter(tmp_path):
+    path = write(tmp_path, "data.csv", "a;b,c\n1;2,3\n")
+    assert rows(load_dataset(path, delimiter=",")) == [{"a;b": "1;2", "c": "3"}]
+    assert rows(load_dataset(path, delimiter=";")) == [{"a": "1", "b,c": "2,3"}]
+    with pytest.raises(DatasetError, match="unsupported delimiter '|'"):
+        load_dataset(path, delimiter="|")
+
+
+def test_csv_utf8_bom_is_not_part_of_the_first_column(tmp_path):
+    path = write(tmp_path, "excel.csv", b"\xef\xbb\xbfprompt,response\nCaf\xc3\xa9?,Oui\n")
+    dataset = load_dataset(path)
+    assert list(dataset.frame.columns) == ["prompt", "response"]
+    assert rows(dataset) == [{"prompt": "Café?", "response": "Oui"}]
+    assert dataset.row_label(0) == "line 2"
+
+
+def test_csv_quoted_field_with_newlines_and_line_numbers(tmp_path):
+    text = 'prompt,response\n"Line one\nline two\r\nline three",ok\nnext,"say ""hi"""\n'
+    dataset = load_dataset(write(tmp_path, "data.csv", text))
+    assert rows(dataset) == [
+        {"prompt": "Line one\nline two\r\nline three", "response": "ok"},
+        {"prompt": "next", "response": 'say "hi"'},
+    ]
+    # Row 0 starts on line 2 and spans lines 2-4; row 1 is on line 5.
+    assert dataset.source_rows == (2, 5)
+    assert [dataset.row_label(0), dataset.row_label(1)] == ["line 2", "line 5"]
+    with pytest.raises(IndexError):
+        dataset.row_label(2)
+
+
+def test_csv_null_like_text_kept_as_text(tmp_path):
+    text = "prompt,response,score\nNone,N/A,NaN\nNULL,,1.50\nnan,null,007\n"
+    dataset = load_dataset(write(tmp_path, "data.csv", text))
+    assert rows(dataset) == [
+        {"prompt": "None", "response": "N/A", "score": "NaN"},
+        {"prompt": "NULL", "response": "", "score": "1.50"},
+        {"prompt": "nan", "response": "null", "score": "007"},
+    ]
+    assert not dataset.frame.isna().any().any()
+    assert all(pd.api.types.is_string_dtype(dtype) for dtype in dataset.frame.dtypes)
+
+
+def test_csv_blank_lines_and_empty_rows_are_ignored_visibly(tmp_path):
+    text = "prompt,response\n\np,r\n,\n\nq,s\n"
+    dataset = load_dataset(write(tmp_path, "data.csv", text))
+    assert rows(dataset) == [{"prompt": "p", "response": "r"}, {"prompt": "q", "response": "s"}]
+    assert dataset.source_rows == (3, 6)
+    assert dataset.warnings == ["1 row(s) with every field empty were ignored: line 4"]
+
+
+def test_csv_short_row_padded_with_a_warning(tmp_path):
+    dataset = load_dataset(write(tmp_path, "data.csv", "a,b,c\n1,2,3\n4,5\n"))
+    assert rows(dataset)[1] == {"a": "4", "b": "5", "c": ""}
+    assert len(dataset.warnings) == 1
+    assert "fewer fields" in dataset.warnings[0] and "line 3" in dataset.warnings[0]
+
+
+def test_csv_ragged_row_names_the_line(tmp_path):
+    text = "prompt,response\nhello,world\nhello, again,world\n"
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(write(tmp_path, "data.csv", text))
+    error = caught.value
+    assert error.line == 3
+    message = str(error)
+    assert message.startswith(f"{tmp_path / 'data.csv'}, line 3: ")
+    assert "3 fields" in message and "2 columns" in message and "quoted" in message
+
+
+def test_csv_unclosed_quote_names_the_line_it_opens_on(tmp_path):
+    text = 'prompt,response\nok,fine\n"never closed,x\nmore,lines\n'
+    with pytest.raises(DatasetError, match="never closed") as caught:
+        load_dataset(write(tmp_path, "data.csv", text))
+    assert caught.value.line == 3
+
+
+def test_csv_text_after_a_closing_quote_is_an_error(tmp_path):
+    with pytest.raises(DatasetError, match="two quotes") as caught:
+        load_dataset(write(tmp_path, "data.csv", 'prompt,response\n"a"b,c\n'))
+    assert caught.value.line == 2
+
+
+def test_csv_not_utf8_names_line_and_byte(tmp_path):
+    # "café" in Latin-1: 0xe9 is the 4th byte of "caf\xe9", line 3.
+    path = write(tmp_path, "latin1.csv", b"prompt,response\nok,fine\nx,caf\xe9\n")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    error = caught.value
+    assert (error.line, error.column) == (3, 6)
+    message = str(error)
+    assert "0xe9" in message and "UTF-8" in message and "iconv" in message
+    assert "byte offset 29" in message  # len("prompt,response\nok,fine\nx,caf")
+
+
+def test_csv_byte_offset_counts_the_bom(tmp_path):
+    path = write(tmp_path, "bom.csv", b"\xef\xbb\xbfa,b\n1,\xff\n")
+    with pytest.raises(DatasetError, match="byte offset 9") as caught:
+        load_dataset(path)
+    assert (caught.value.line, caught.value.column) == (2, 3)
+
+
+def test_utf16_is_rejected_with_a_hint(tmp_path):
+    path = write(tmp_path, "unicode.txt", "a\tb\n1\t2\n".encode("utf-16"))
+    with pytest.raises(DatasetError, match="UTF-16"):
+        load_dataset(path)
+
+
+def test_csv_duplicate_columns_rejected_by_name(tmp_path):
+    path = write(tmp_path, "data.csv", "prompt,response,prompt,id,id\na,b,c,1,2\n")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    error = caught.value
+    assert "duplicate column names" in str(error)
+    assert "'prompt', 'id'" in str(error)
+    assert "'response'" not in str(error)
+    assert error.line == 1
+    assert error.field == "prompt"
+
+
+def test_csv_unnamed_column_gets_a_name_and_a_warning(tmp_path):
+    dataset = load_dataset(write(tmp_path, "data.csv", ",prompt\n0,p\n"))
+    assert list(dataset.frame.columns) == ["column_1", "prompt"]
+    assert dataset.warnings == ["column 1 has no name in the header (line 1); it was named 'column_1'"]
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(b"", "the file is empty"), (b"\n \n", "the file is empty"), (b"prompt,response\n", "no data rows")],
+    ids=["empty", "blank", "header-only"],
+)
+def test_csv_without_rows(tmp_path, content, why):
+    with pytest.raises(DatasetError, match="no rows") as caught:
+        load_dataset(write(tmp_path, "data.csv", content))
+    assert why in str(caught.value)
+
+
+def test_csv_long_field_beyond_the_csv_module_default_limit(tmp_path):
+    long = "x" * 200_000
+    dataset = load_dataset(write(tmp_path, "data.csv", f'prompt,response\np,"{long}"\n'))
+    assert dataset.frame.loc[0, "response"] == long
+
+
+# --- JSON Lines ------------------------------------------------------------------------------------
+
+
+def test_jsonl_bad_lines_skipped_with_reasons_while_others_load(tmp_path):
+    lines = [
+        '{"prompt": "p1", "response": "r1"}',  # 1
+        '{"prompt": "p2", "response": }',  # 2: invalid JSON, error at the "}" in column 30
+        "",  # 3: blank
+        "   ",  # 4: blank
+        '["p", "r"]',  # 5: array
+        "42",  # 6: number
+        '"text"',  # 7: string
+        '{"prompt": "p8", "response": "r8", "score": 0.5}',  # 8
+        '{"prompt": "p9", "response": "a", "response": "b"}',  # 9: duplicate key
+        "{}",  # 10: empty object
+    ]
+    dataset = load_dataset(write(tmp_path, "data.jsonl", "\n".join(lines) + "\n"))
+    assert dataset.frame["prompt"].tolist() == ["p1", "p8"]
+    assert dataset.frame["response"].tolist() == ["r1", "r8"]
+    assert dataset.source_rows == (1, 8)
+    assert dataset.row_label(1) == "line 8"
+    assert [s.line for s in dataset.skipped] == [2, 5, 6, 7, 9, 10]
+    assert all(s.row is None for s in dataset.skipped)
+    reasons = [s.reason for s in dataset.skipped]
+    assert reasons[0] == "invalid JSON at column 30: Expecting value"
+    assert reasons[1].startswith("not a JSON object (found an array)")
+    assert reasons[2].startswith("not a JSON object (found a number)")
+    assert reasons[3].startswith("not a JSON object (found a string)")
+    assert "duplicate key(s) 'response'" in reasons[4]
+    assert "empty JSON object" in reasons[5]
+    assert str(dataset.skipped[0]) == "line 2: invalid JSON at column 30: Expecting value"
+
+
+def test_jsonl_duplicate_key_in_a_nested_object(tmp_path):
+    line = '{"prompt": "p", "response": "r", "meta": {"k": 1, "k": 2}}'
+    dataset = load_dataset(write(tmp_path, "data.jsonl", '{"prompt": "q", "response": "s"}\n' + line + "\n"))
+    assert len(dataset.frame) == 1
+    assert dataset.skipped[0].line == 2
+    assert "duplicate key(s) 'k' in 'meta'" in dataset.skipped[0].reason
+
+
+def test_jsonl_lone_surrogate_skips_the_row_naming_column_and_line(tmp_path):
+    lines = [
+        '{"prompt": "ok", "response": "fine \\ud83d\\ude00"}',  # a proper surrogate pair: 😀
+        '{"prompt": "bad", "response": "broken \\ud800 text"}',
+    ]
+    dataset = load_dataset(write(tmp_path, "data.jsonl", "\n".join(lines)))
+    assert rows(dataset) == [{"prompt": "ok", "response": "fine 😀"}]
+    [skipped] = dataset.skipped
+    assert skipped.line == 2
+    assert "column 'response'" in skipped.reason
+    assert "character 8" in skipped.reason  # "broken " is 7 characters
+    assert "surrogate" in skipped.reason
+
+
+def test_jsonl_invalid_utf8_line_skipped(tmp_path):
+    path = write(tmp_path, "data.jsonl", b'{"prompt": "a", "response": "b"}\n{"prompt": "caf\xe9", "response": "x"}\n')
+    dataset = load_dataset(path)
+    assert len(dataset.frame) == 1
+    assert dataset.skipped[0].line == 2
+    assert "0xe9" in dataset.skipped[0].reason and "byte column 16" in dataset.skipped[0].reason
+
+
+def test_jsonl_keeps_nested_values_and_text_columns_are_str(tmp_path):
+    lines = [
+        '{"id": 1, "prompt": "p1", "tags": ["a", "b"], "meta": {"k": null}, "note": null}',
+        '{"id": 2, "prompt": "p2", "tags": [], "meta": {}, "note": "n"}',
+    ]
+    dataset = load_dataset(write(tmp_path, "data.jsonl", "\n".join(lines)))
+    frame = dataset.frame
+    assert frame["tags"].tolist() == [["a", "b"], []]
+    assert frame["meta"].tolist() == [{"k": None}, {}]
+    assert frame["id"].tolist() == [1, 2]
+    assert pd.api.types.is_string_dtype(frame["prompt"].dtype)
+    assert frame["prompt"].tolist() == ["p1", "p2"]
+    assert math.isnan(frame["note"][0]) and frame["note"][1] == "n"
+
+
+def test_jsonl_bom_and_crlf(tmp_path):
+    path = write(tmp_path, "data.jsonl", b'\xef\xbb\xbf{"prompt": "a"}\r\n{"prompt": "b"}\r\n')
+    assert load_dataset(path).frame["prompt"].tolist() == ["a", "b"]
+
+
+def test_jsonl_line_separator_inside_a_string_is_not_a_line_break(tmp_path):
+    # U+2028 is allowed unescaped in JSON strings; str.splitlines() would break on it.
+    dataset = load_dataset(write(tmp_path, "data.jsonl", '{"prompt": "a\u2028b"}\n'))
+    assert dataset.frame["prompt"].tolist() == ["a\u2028b"]
+
+
+def test_jsonl_no_line_loads_lists_the_first_problems(tmp_path):
+    path = write(tmp_path, "data.jsonl", "not json\n[1, 2]\n\n{bad\n")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    message = str(caught.value)
+    assert "no rows loaded: all 3 records were skipped" in message
+    assert "line 1: invalid JSON at column 1" in message
+    assert "line 2: not a JSON object (found an array)" in message
+    assert "line 4: invalid JSON at column 2" in message
+
+
+def test_jsonl_that_is_really_a_json_array(tmp_path):
+    path = write(tmp_path, "data.jsonl", '[\n  {"prompt": "a"},\n  {"prompt": "b"}\n]\n')
+    with pytest.raises(DatasetError, match="format='json'"):
+        load_dataset(path)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"], ids=["empty", "blank-lines"])
+def test_jsonl_without_rows(tmp_path, content):
+    with pytest.raises(DatasetError, match="no rows: the file is empty"):
+        load_dataset(write(tmp_path, "data.jsonl", content))
+
+
+# --- JSON ----------------------------------------------------------------------------------------
+
+
+def test_json_array_with_a_non_object_element(tmp_path):
+    text = json.dumps([{"prompt": "a", "response": "b"}, "oops", {"prompt": "c", "response": "d"}, None])
+    dataset = load_dataset(write(tmp_path, "data.json", text))
+    assert rows(dataset) == [{"prompt": "a", "response": "b"}, {"prompt": "c", "response": "d"}]
+    assert dataset.source_rows == (1, 3)
+    assert dataset.row_label(1) == "row 3"
+    assert [(s.line, s.row) for s in dataset.skipped] == [(None, 2), (None, 4)]
+    assert dataset.skipped[0].reason.startswith("element [1]: not a JSON object (found a string)")
+    assert dataset.skipped[1].reason.startswith("element [3]: not a JSON object (found null)")
+
+
+@pytest.mark.parametrize("key", ["data", "items", "rows"])
+def test_json_wrapper_objects(tmp_path, key):
+    text = json.dumps({"version": 2, key: [{"prompt": "a"}, 7]})
+    dataset = load_dataset(write(tmp_path, "data.json", text))
+    assert rows(dataset) == [{"prompt": "a"}]
+    assert dataset.skipped[0].reason.startswith(f"element {key}[1]: not a JSON object")
+
+
+def test_json_invalid_names_line_and_column(tmp_path):
+    text = '[\n  {"prompt": "a"},\n  {"prompt" "b"}\n]\n'
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(write(tmp_path, "data.json", text))
+    error = caught.value
+    # Line 3 is '  {"prompt" "b"}': the ':' is missing at column 13.
+    assert (error.line, error.column) == (3, 13)
+    assert "Expecting ':' delimiter" in str(error)
+
+
+def test_json_lines_named_json_get_a_hint(tmp_path):
+    with pytest.raises(DatasetError, match="rename it to .jsonl") as caught:
+        load_dataset(write(tmp_path, "data.json", '{"prompt": "a"}\n{"prompt": "b"}\n'))
+    assert caught.value.line == 2
+
+
+def test_json_object_without_a_known_wrapper(tmp_path):
+    with pytest.raises(DatasetError, match=r"found an object with keys \['prompt', 'response'\]"):
+        load_dataset(write(tmp_path, "data.json", '{"prompt": "a", "response": "b"}'))
+
+
+def test_json_lone_surrogate_reported_by_row(tmp_path):
+    text = '[{"prompt": "a", "response": "b"}, {"prompt": "x\\udfff", "response": "c"}]'
+    dataset = load_dataset(write(tmp_path, "data.json", text))
+    assert rows(dataset) == [{"prompt": "a", "response": "b"}]
+    [skipped] = dataset.skipped
+    assert (skipped.line, skipped.row) == (None, 2)
+    assert "column 'prompt'" in skipped.reason and "surrogate" in skipped.reason
+
+
+@pytest.mark.parametrize("text", ["[]", '{"data": []}'], ids=["array", "wrapper"])
+def test_json_empty_array(tmp_path, text):
+    with pytest.raises(DatasetError, match="no rows"):
+        load_dataset(write(tmp_path, "data.json", text))
+
+
+# --- Parquet -------------------------------------------------------------------------------------
+
+
+def test_parquet_round_trip(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "id": [10, 11, 12],
+            "prompt": ["None", "N/A", ""],
+            "response": ["r1", None, "r3"],
+            "score": [0.5, float("nan"), 1.0],
+        }
+    )
+    path = tmp_path / "data.parquet"
+    frame.to_parquet(path)
+    dataset = load_dataset(path)
+    assert dataset.format == "parquet"
+    pd.testing.assert_frame_equal(dataset.frame, frame)
+    assert pd.api.types.is_string_dtype(dataset.frame["prompt"].dtype)
+    assert dataset.source_rows == (1, 2, 3)
+    assert dataset.row_label(2) == "row 3"
+
+
+def test_parquet_duplicate_columns_rejected(tmp_path):
+    table = pa.Table.from_arrays(
+        [pa.array(["a"]), pa.array(["b"]), pa.array(["c"])], names=["prompt", "response", "prompt"]
+    )
+    path = tmp_path / "dup.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(DatasetError, match="duplicate column names in the header: 'prompt'"):
+        load_dataset(path)
+
+
+def test_parquet_without_rows_and_not_parquet(tmp_path):
+    path = tmp_path / "empty.parquet"
+    pd.DataFrame({"prompt": pd.Series([], dtype=str)}).to_parquet(path)
+    with pytest.raises(DatasetError, match="no rows"):
+        load_dataset(path)
+    with pytest.raises(DatasetError, match="not a readable Parquet file"):
+        load_dataset(b"a,b\n1,2\n", name="fake.parquet")
+
+
+# --- Excel ---------------------------------------------------------------------------------------
+
+
+def test_xlsx_round_trip_empty_cells_are_empty_text(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "prompt": ["What is 2+2?", "NULL", None],
+            "response": ["4", None, "five"],
+            "id": [1, 2, None],
+        }
+    )
+    path = tmp_path / "data.xlsx"
+    frame.to_excel(path, index=False)
+    dataset = load_dataset(path)
+    assert dataset.format == "xlsx"
+    assert dataset.frame["prompt"].tolist() == ["What is 2+2?", "NULL", ""]
+    assert dataset.frame["response"].tolist() == ["4", "", "five"]
+    assert pd.api.types.is_string_dtype(dataset.frame["prompt"].dtype)
+    # A column of numbers only keeps its numbers; its empty cell is missing.
+    assert dataset.frame["id"].tolist()[:2] == [1, 2] and math.isnan(dataset.frame["id"][2])
+    # Header on sheet row 1, data on rows 2-4.
+    assert dataset.source_rows == (2, 3, 4)
+    assert dataset.row_label(0) == "row 2"
+
+
+def test_xlsx_sheet_choice_mixed_column_and_empty_rows(tmp_path):
+    workbook = openpyxl.Workbook()
+    first = workbook.active
+    first.title = "notes"
+    first.append(["ignored"])
+    sheet = workbook.create_sheet("runs")
+    sheet.append(["prompt", "response"])
+    sheet.append(["p1", 42])  # a number in a text column becomes "42"
+    sheet.append([None, None])  # empty row 3, between data rows
+    sheet.append(["p4", "r4"])
+    sheet.append([None, None])  # trailing empty row 5: not data
+    path = tmp_path / "book.xlsx"
+    workbook.save(path)
+    for choice in ("runs", 1):
+        dataset = load_dataset(path, sheet=choice)
+        assert rows(dataset) == [{"prompt": "p1", "response": "42"}, {"prompt": "p4", "response": "r4"}]
+        assert dataset.source_rows == (2, 4)
+        assert dataset.warnings == ["1 row(s) with every cell empty were ignored: row 3"]
+    with pytest.raises(DatasetError, match=r"\[sheet 'notes'\]: no rows: the sheet has a header row"):
+        load_dataset(path)
+    with pytest.raises(DatasetError, match=r"no sheet 'missing' in the workbook; its sheets are \['notes', 'runs'\]"):
+        load_dataset(path, sheet="missing")
+
+
+def test_xlsx_duplicate_header_rejected(tmp_path):
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["prompt", "response", "response"])
+    workbook.active.append(["a", "b", "c"])
+    path = tmp_path / "dup.xlsx"
+    workbook.save(path)
+    with pytest.raises(DatasetError, match="duplicate column names in the header: 'response'") as caught:
+        load_dataset(path)
+    assert caught.value.row == 1
+
+
+def test_xlsx_header_only_and_old_xls(tmp_path):
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["prompt", "response"])
+    path = tmp_path / "header.xlsx"
+    workbook.save(path)
+    with pytest.raises(DatasetError, match="no rows"):
+        load_dataset(path)
+    with pytest.raises(DatasetError, match="save it as .xlsx"):
+        load_dataset(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 100, name="old.xls")
+    with pytest.raises(DatasetError, match="sheet='x' applies to Excel files only"):
+        load_dataset(b"a\n1\n", name="a.csv", sheet="x")
+
+
+# --- require_columns and guess_columns -------------------------------------------------------------
+
+
+def test_require_columns_names_role_column_header_and_close_match(tmp_path):
+    dataset = load_dataset(write(tmp_path, "data.csv", "Prompt,responses,id\na,b,1\n"))
+    require_columns(dataset, {"input": "Prompt", "id": "id", "system": None})
+    with pytest.raises(DatasetError) as caught:
+        require_columns(dataset, {"input": "prompt", "output": "response", "ground_truth": "gold"})
+    error = caught.value
+    message = str(error)
+    assert "the column 'prompt' mapped to the 'input' role is not in the file (did you mean 'Prompt'?)" in message
+    assert "the column 'response' mapped to the 'output' role is not in the file (did you mean 'responses'?)" in message
+    assert "the column 'gold' mapped to the 'ground_truth' role is not in the file." in message
+    assert "Columns read from the header: ['Prompt', 'responses', 'id']" in message
+    assert error.field == "prompt"
+    assert error.path == str(tmp_path / "data.csv")
+
+
+def test_guess_columns_roles():
+    assert guess_columns(["Question", "Answer", "System Prompt", "expected-output", "UID", "other"]) == {
+        "input": "Question",
+        "output": "Answer",
+        "system": "System Prompt",
+        "ground_truth": "expected-output",
+        "id": "UID",
+    }
+    assert guess_columns(["text"]) == dict.fromkeys(ROLES)
+    # The first known name in each role's list wins: "prompt" before "input", "response" before "output".
+    assert guess_columns(["input", "output", "prompt", "response"])["input"] == "prompt"
+    assert guess_columns(["input", "output", "prompt", "response"])["output"] == "response"
+    assert guess_columns(["instruction", "completion", "gold", "row_id"]) == {
+        "input": "instruction",
+        "output": "completion",
+        "system": None,
+        "ground_truth": "gold",
+        "id": "row_id",
+    }
+
+
+# --- iter_runs -----------------------------------------------------------------------------------
+
+
+def test_iter_runs_payloads(tmp_path):
+    text = (
+        "id,system,prompt,response,reference\na1,Be brief.,What is 2+2?,4,4\na2,,Say hi,hello,\n,  ,Empty answer,,   \n"
+    )
+    dataset = load_dataset(write(tmp_path, "data.csv", text))
+    mapping = guess_columns(dataset.frame.columns)
+    assert mapping == {
+        "input": "prompt",
+        "output": "response",
+        "system": "system",
+        "ground_truth": "reference",
+        "id": "id",
+    }
+    runs = list(iter_runs(dataset, mapping))
+    assert runs == [
+        (
+            0,
+            "a1",
+            {
+                "input": {
+                    "inputMessages": [{"role": "user", "content": "What is 2+2?"}],
+                    "systemMessages": [{"role": "system", "content": "Be brief."}],
+                },
+                "output": {"text": "4"},
+                "ground_truth": "4",
+            },
+        ),
+        (
+            1,
+            "a2",
+            {
+                "input": {"inputMessages": [{"role": "user", "content": "Say hi"}], "systemMessages": []},
+                "output": {"text": "hello"},
+                "ground_truth": None,
+            },
+        ),
+        (
+            2,
+            "line 4",
+            {
+                "input": {"inputMessages": [{"role": "user", "content": "Empty answer"}], "systemMessages": []},
+                "output": {"text": ""},
+                "ground_truth": None,
+            },
+        ),
+    ]
+    run = normalize_run(runs[0][2])
+    assert (run.user_text, run.system_text, run.output, run.ground_truth) == ("What is 2+2?", "Be brief.", "4", "4")
+
+
+def test_iter_runs_converts_parquet_values_and_keeps_a_missing_response_visible(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "key": [1.0, 2.0, None],  # float because of the missing id
+            "prompt": ["p1", "p2", "p3"],
+            "response": ["r1", None, "r3"],
+            "target": [3.5, float("nan"), 7.0],
+        }
+    )
+    path = tmp_path / "data.parquet"
+    frame.to_parquet(path)
+    dataset = load_dataset(path)
+    runs = list(iter_runs(dataset, {"input": "prompt", "output": "response", "ground_truth": "target", "id": "key"}))
+    assert [item_id for _, item_id, _ in runs] == ["1", "2", "row 3"]
+    assert [p["ground_truth"] for _, _, p in runs] == ["3.5", None, "7"]
+    assert runs[1][2]["output"] == {"text": None}
+    with pytest.raises(InvalidInputError) as caught:
+        normalize_run(runs[1][2])
+    assert caught.value.field == "output"
+
+
+def test_iter_runs_chat_shaped_json_cells(tmp_path):
+    record = {
+        "messages": [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi"}],
+        "reply": {"role": "assistant", "content": "Hello!"},
+    }
+    dataset = load_dataset(write(tmp_path, "chat.jsonl", json.dumps(record)))
+    [(_, item_id, payload)] = iter_runs(dataset, {"input": "messages", "output": "reply"})
+    assert item_id == "line 1"
+    run = normalize_run(payload)
+    assert (run.user_text, run.system_text, run.output) == ("Hi", "Be kind.", "Hello!")
+
+
+def test_iter_runs_rejects_bad_mappings(tmp_path):
+    dataset = load_dataset(write(tmp_path, "data.csv", "id,prompt,response\n1,a,b\n1,c,d\n"))
+    with pytest.raises(DatasetError, match="no column is mapped to the 'output' role"):
+        iter_runs(dataset, {"input": "prompt", "output": None})
+    with pytest.raises(DatasetError, match=r"unknown role\(s\) \['answer'\]"):
+        iter_runs(dataset, {"input": "prompt", "output": "response", "answer": "response"})
+    with pytest.raises(DatasetError, match="'reply' mapped to the 'output' role"):
+        iter_runs(dataset, {"input": "prompt", "output": "reply"})
+    with pytest.raises(DatasetError, match="duplicate values") as caught:
+        iter_runs(dataset, {"input": "prompt", "output": "response", "id": "id"})
+    assert "'1' on line 2, line 3" in str(caught.value)
+    assert [i for _, i, _ in iter_runs(dataset, {"input": "prompt", "output": "response"})] == ["line 2", "line 3"]
+
+
+def test_skipped_row_str():
+    assert str(SkippedRow(4, None, "bad")) == "line 4: bad"
+    assert str(SkippedRow(None, 2, "bad")) == "row 2: bad"
+
+
+# --- real data -----------------------------------------------------------------------------------
+
+
+def test_realdata_recipes_csv_and_jsonl_agree():
+    csv_data = load_dataset(RECIPES_CSV)
+    jsonl_data = load_dataset(RECIPES_JSONL)
+    assert len(csv_data.frame) == len(jsonl_data.frame) == 410
+    assert csv_data.skipped == [] and jsonl_data.skipped == [] and csv_data.warnings == []
+    assert list(csv_data.frame.columns) == ["id", "title", "author", "tags", "ingredients", "directions", "recipe_text"]
+    assert csv_data.frame["id"].tolist() == jsonl_data.frame["id"].tolist()
+    assert csv_data.frame["recipe_text"].tolist() == jsonl_data.frame["recipe_text"].tolist()
+    # Multi-line quoted fields: the CSV has far more lines than records.
+    multiline = csv_data.frame["ingredients"].str.contains("\n")
+    assert multiline.sum() > 300
+    assert csv_data.source_rows[0] == 2 and csv_data.source_rows[-1] < RECIPES_CSV.read_bytes().count(b"\n")
+    # The CSV's ingredient lines are the JSONL's list joined by newlines.
+    assert csv_data.frame["ingredients"][0].split("\n") == jsonl_data.frame["ingredients"][0]
+    # An independent parse with pandas gives the same text.
+    reference = pd.read_csv(RECIPES_CSV, dtype=str, keep_default_na=False)
+    pd.testing.assert_frame_equal(csv_data.frame, reference, check_dtype=False)
+
+
+def test_realdata_ifeval_responses_run_through_normalize_run():
+    dataset = load_dataset(IFEVAL_RESPONSES)
+    assert len(dataset.frame) == 541 and dataset.skipped == []
+    mapping = guess_columns(dataset.frame.columns)
+    assert mapping == {"input": "prompt", "output": "response", "system": None, "ground_truth": None, "id": None}
+    runs = list(iter_runs(dataset, mapping))
+    assert len(runs) == 541
+    assert runs[0][1] == "line 1" and runs[-1][1] == "line 541"
+    first = json.loads(IFEVAL_RESPONSES.read_text(encoding="utf-8").split("\n", 1)[0])
+    run = normalize_run(runs[0][2])
+    assert (run.user_text, run.output) == (first["prompt"], first["response"])
+
+
+def test_sample_data_csv_and_jsonl_load_alike():
+    csv_data = load_dataset(SAMPLE_DATA / "examples.csv")
+    jsonl_data = load_dataset(SAMPLE_DATA / "examples.jsonl")
+    assert guess_columns(csv_data.frame.columns) == guess_columns(jsonl_data.frame.columns)
+    csv_runs = [(i, p) for _, i, p in iter_runs(csv_data, guess_columns(csv_data.frame.columns))]
+    jsonl_runs = [(i, p) for _, i, p in iter_runs(jsonl_data, guess_columns(jsonl_data.frame.columns))]
+    assert csv_runs == jsonl_runs
+
+
+def test_tsv_format_means_tab(tmp_path):
+    # Without the override the header's only candidate, ",", would be the delimiter.
+    dataset = load_dataset(b"a,b\tc\n1,2\t3\n", name="upload.dat", format="tsv")
+    assert rows(dataset) == [{"a,b": "1,2", "c": "3"}]
