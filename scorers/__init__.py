@@ -4,6 +4,7 @@ Public API (SPEC §2). This package never imports streamlit.
 """
 
 from .base import JudgeInfo, JudgeUsage, Message, RunInput, Scorer, ScoreResult, normalize_run, round_half_up
+from .datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
 from .errors import (
     ContextWindowExceededError,
     InvalidInputError,
@@ -42,15 +43,18 @@ __all__ = [
     "create_llm_judge_scorer",
     "create_prompt_alignment_scorer",
     "create_textual_difference_scorer",
+    "DatasetError",
     "default_db_path",
     "dimension_breakdown",
     "Estimate",
     "estimate_run",
     "EvalItem",
     "EvalRunResult",
+    "guess_columns",
     "interpretation_band",
     "InvalidInputError",
     "ItemOutcome",
+    "iter_runs",
     "Judge",
     "JudgeAPIError",
     "JudgeConfigError",
@@ -62,11 +66,14 @@ __all__ = [
     "JudgeSettings",
     "JudgeUsage",
     "LLMJudgeScorer",
+    "load_dataset",
     "load_run",
+    "LoadedDataset",
     "Message",
     "normalize_run",
     "PromptAlignmentScorer",
     "RateLimitedError",
+    "require_columns",
     "resolve_judge_settings",
     "round_half_up",
     "run_evals",

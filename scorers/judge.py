@@ -459,6 +459,13 @@ class Judge:
         problem = ""
         for attempt in range(2):
             response, params = self._complete_once(conversation, schema, schema_name)
+            if not getattr(response, "choices", None):
+                # A 200 that is not a chat completion (an HTML page, plain text) or has no choices.
+                got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
+                raise JudgeAPIError(
+                    f"The judge endpoint {self.settings.endpoint} did not answer with a chat completion "
+                    f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1)."
+                )
             if response.usage is not None:
                 usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
             usage += JudgeUsage(calls=1)
