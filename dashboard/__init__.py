@@ -1,0 +1,1 @@
+"""Streamlit and Plotly helpers shared by the dashboard pages (never imported by ``scorers``)."""

@@ -1,0 +1,193 @@
+"""Render one run's outcome: a score with its breakdown, or the reason it was not scored."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from scorers import JudgeInfo, ScoreResult, interpretation_band
+
+from .charts import dimension_chart, score_gauge, textual_difference_chart
+from .diff import diff_html
+from .runs import RunFailure
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#$|~])")
+
+
+def md_escape(text: str) -> str:
+    """Escape Markdown (and Streamlit's ``$`` math) so judge and user text shows literally.
+
+    >>> md_escape("costs $5 *now*")
+    'costs \\\\$5 \\\\*now\\\\*'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def _check(ok: bool, yes: str, no: str) -> str:
+    return f"✅ {yes}" if ok else f"❌ {no}"
+
+
+def _render_dimensions(dims: Mapping[str, Any]) -> None:
+    intent = dims["intentAlignment"]
+    st.markdown(
+        f"**Primary intent:** {md_escape(intent['primaryIntent'])} — "
+        + _check(intent["isAddressed"], "addressed", "not addressed")
+    )
+    st.caption(md_escape(intent["reasoning"]))
+
+    st.markdown("**Requirements**")
+    requirements = dims["requirementsFulfillment"]["requirements"]
+    if not requirements:
+        st.caption("The judge listed no requirements.")
+    for item in requirements:
+        mark = "✅" if item["isFulfilled"] else "❌"
+        st.markdown(f"{mark} **{md_escape(item['requirement'])}** — {md_escape(item['reasoning'])}")
+
+    completeness = dims["completeness"]
+    st.markdown("**Missing elements**")
+    missing = completeness["missingElements"]
+    if missing:
+        st.markdown("\n".join(f"- {md_escape(m)}" for m in missing))
+    else:
+        st.caption("None.")
+    st.caption(md_escape(completeness["reasoning"]))
+
+    appropriateness = dims["responseAppropriateness"]
+    st.markdown(
+        "**Format** "
+        + _check(appropriateness["formatAlignment"], "matches", "does not match")
+        + " · **Tone** "
+        + _check(appropriateness["toneAlignment"], "matches", "does not match")
+    )
+    st.caption(md_escape(appropriateness["reasoning"]))
+
+
+def _render_judge(judge: JudgeInfo | None) -> None:
+    if judge is None:
+        return
+    usage = judge.usage
+    parameters = ", ".join(f"{k}={v}" for k, v in judge.parameters.items())
+    st.caption(
+        md_escape(
+            f"Judge: {judge.model} at {judge.base_url} · parameters: {parameters or 'server defaults'} · "
+            f"tokens: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion = "
+            f"{usage.total_tokens} in {usage.calls} call{'' if usage.calls == 1 else 's'}"
+        )
+    )
+
+
+def _render_raw(result: ScoreResult) -> None:
+    data = result.to_dict()
+    with st.expander("Raw result JSON"):
+        st.json(data)
+    st.download_button(
+        "Download result JSON",
+        data=json.dumps(data, indent=2, ensure_ascii=False),
+        file_name=f"{result.scorer}-{result.run_id}.json",
+        mime="application/json",
+        on_click="ignore",
+        key="result_download",
+    )
+
+
+def _render_prompt_alignment(result: ScoreResult) -> None:
+    analysis = result.analyze_step_result
+    scale = analysis["scale"]
+    both = analysis["effectiveMode"] == "both"
+    left, right = st.columns([1, 2])
+    with left:
+        st.metric(
+            f"Prompt alignment (0–{scale:g})",
+            f"{result.score:g}",
+            delta=interpretation_band(result.score, scale),
+            delta_color="off",
+            delta_arrow="off",
+        )
+        if both:
+            st.metric("User score (0–1, weight 70%)", f"{analysis['userScore']:.2f}")
+            st.metric("System score (0–1, weight 30%)", f"{analysis['systemScore']:.2f}")
+        mode = analysis["evaluationMode"]
+        effective = analysis["effectiveMode"]
+        st.caption(f"Evaluation mode: {mode}" + (f", scored in {effective} mode" if effective != mode else ""))
+    with right:
+        st.plotly_chart(score_gauge(result.score, scale), key="result_gauge")
+    if analysis["note"]:
+        st.info(analysis["note"])
+    st.plotly_chart(dimension_chart(analysis), key="result_dimensions")
+    st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
+    if both:
+        user_tab, system_tab = st.tabs(["Against the user prompt", "Against the system messages"])
+        with user_tab:
+            _render_dimensions(analysis)
+        with system_tab:
+            _render_dimensions(analysis["systemAlignment"])
+    else:
+        st.subheader("Against the user prompt" if effective == "user" else "Against the system messages")
+        _render_dimensions(analysis)
+    st.markdown(f"**Overall assessment:** {md_escape(analysis['overallAssessment'])}")
+
+
+def _render_textual_difference(result: ScoreResult) -> None:
+    analysis = result.analyze_step_result
+    details = result.details
+    columns = st.columns(5)
+    columns[0].metric("Score", f"{result.score:.3f}", help="ratio × confidence × scale")
+    columns[1].metric("Ratio", f"{analysis['ratio']:.3f}", help="2·LCS / (len(a) + len(b)) over characters")
+    columns[2].metric("Changes", str(analysis["changes"]), help="word-level insert, delete or replace operations")
+    columns[3].metric("Length diff", f"{analysis['lengthDiff']:.3f}", help="|len(a) − len(b)| / max(len(a), len(b))")
+    columns[4].metric("Confidence", f"{analysis['confidence']:.3f}", help="1 − length diff")
+    st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
+    st.plotly_chart(textual_difference_chart(analysis), key="result_textual_difference")
+    reference = "Ground truth" if details["comparedWith"] == "ground_truth" else "Input (user prompt)"
+    st.html(
+        diff_html(
+            details["referenceTokens"],
+            details["responseTokens"],
+            details["opcodes"],
+            reference_title=reference,
+            response_title="Response",
+        )
+    )
+
+
+def _render_gluten(result: ScoreResult) -> None:
+    analysis = result.analyze_step_result
+    left, right = st.columns(2)
+    left.metric("Verdict", "Gluten-free" if analysis["isGlutenFree"] else "Contains gluten")
+    right.metric("Score (0–1)", f"{result.score:g}")
+    if analysis["glutenSources"]:
+        st.markdown("**Gluten sources**\n" + "\n".join(f"- {md_escape(s)}" for s in analysis["glutenSources"]))
+    st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
+
+
+_RENDERERS = {
+    "prompt-alignment": _render_prompt_alignment,
+    "textual-difference": _render_textual_difference,
+    "gluten-checker": _render_gluten,
+}
+
+
+def render_outcome(outcome: ScoreResult | RunFailure) -> None:
+    """Show a run's outcome.
+
+    A :class:`~scorers.ScoreResult` gets its scorer's view (metrics, charts, checklist
+    or diff), the judge's model, parameters and token usage, the raw JSON and a
+    download of ``result.to_dict()``. A :class:`RunFailure` becomes an error message,
+    with the judge's raw reply in an expander when there is one.
+
+    Args:
+        outcome: what :func:`dashboard.runs.evaluate` returned.
+    """
+    if isinstance(outcome, RunFailure):
+        st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.message)}")
+        if outcome.raw_reply:
+            with st.expander("The judge's raw reply"):
+                st.code(outcome.raw_reply, language=None)
+        return
+    _RENDERERS[outcome.scorer](outcome)
+    _render_judge(outcome.judge)
+    _render_raw(outcome)

@@ -1,0 +1,275 @@
+"""AppTest tests of the Evaluate page (no network: the judge is the fake OpenAI server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def no_judge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No judge configuration from the environment unless a test sets it."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def start_app() -> AppTest:
+    """The app after its first run, with explicit empty secrets.
+
+    With ``at.secrets`` set, ``st.secrets`` is replaced for the run and never reads a
+    ``secrets.toml`` from the home or working directory.
+    """
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    return at.run()
+
+
+def fill(at: AppTest, *, system: str = "", prompt: str = "", response: str = "", ground_truth: str = "") -> None:
+    at.text_area(key="eval_system").input(system)
+    at.text_area(key="eval_prompt").input(prompt)
+    at.text_area(key="eval_response").input(response)
+    at.text_area(key="eval_ground_truth").input(ground_truth)
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def rendered_text(block) -> str:
+    """Every element proto under ``block`` as text (to look for strings that must not show)."""
+    parts = [str(block.proto)] if getattr(block, "proto", None) is not None else []
+    for child in getattr(block, "children", {}).values():
+        parts.append(rendered_text(child))
+    return "\n".join(parts)
+
+
+def test_page_renders_without_exceptions():
+    at = start_app()
+
+    assert not at.exception
+    assert at.title[0].value == "Evaluate"
+    assert [t.label for t in at.text_area] == [
+        "System message(s)",
+        "User prompt",
+        "Response to evaluate",
+        "Ground truth (optional)",
+    ]
+    assert at.radio(key="eval_scorer").options == ["Prompt alignment", "Textual difference", "Gluten checker"]
+    key_field = at.sidebar.text_input(key="judge_api_key")
+    assert key_field.proto.type == key_field.proto.PASSWORD
+    captions = [c.value for c in at.sidebar.caption]
+    assert "API key: none" in captions
+    assert any("this browser session only" in c and "OPENAI_API_KEY" in c and "secrets.toml" in c for c in captions)
+
+
+def test_textual_difference_metrics_and_diff():
+    at = start_app()
+    fill(at, response="The quick brown cat", ground_truth="The quick brown fox")
+    at.radio(key="eval_scorer").set_value("textual-difference").run()
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert not at.error
+    # Common subsequence "The quick brown " = 16 characters; both texts have 19.
+    ratio = 2 * 16 / (19 + 19)
+    assert metrics(at) == {
+        "Score": f"{ratio * 1.0 * 1.0:.3f}",
+        "Ratio": f"{ratio:.3f}",
+        "Changes": "1",
+        "Length diff": "0.000",
+        "Confidence": "1.000",
+    }
+    assert f"{ratio:.3f}" == "0.842"
+    diff = at.get("html")[0].proto.body
+    left, right = diff.split(">Response</div>")
+    assert ">fox</del>" in left and "line-through" in left
+    assert ">cat</ins>" in right
+    assert at.get("plotly_chart")
+
+
+def test_result_is_kept_across_widget_interactions():
+    at = start_app()
+    fill(at, response="hello world", ground_truth="hello there world")
+    at.radio(key="eval_scorer").set_value("textual-difference").run()
+    at.button(key="eval_run").click().run()
+    run_id = at.session_state["eval_last"].run_id
+
+    at.number_input(key="td_scale").set_value(10.0).run()
+    at.text_area(key="eval_response").input("something else").run()
+
+    assert at.session_state["eval_last"].run_id == run_id
+    assert metrics(at)["Changes"] == "1"
+
+
+@pytest.mark.parametrize("scorer_id", ["prompt-alignment", "gluten-checker"])
+def test_llm_scorer_without_key_says_how_to_configure(scorer_id):
+    at = start_app()
+    fill(at, prompt="Give me a pasta recipe.", response="Boil pasta, add tomato sauce.")
+    at.radio(key="eval_scorer").set_value(scorer_id).run()
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value.replace("\\", "")  # the page escapes Markdown
+    assert "No API key for the judge" in message
+    assert "OPENAI_API_KEY" in message and ".streamlit/secrets.toml" in message
+    assert "OPENAI_BASE_URL=http://localhost:11434/v1" in message
+    assert not at.metric
+
+
+def test_loading_a_sample_example_fills_the_form():
+    lines = (ROOT / "sample_data" / "examples.jsonl").read_text(encoding="utf-8").splitlines()
+    examples = [json.loads(line) for line in lines if line.strip()]
+    example = next(e for e in examples if e["scorer"] == "textual-difference" and e["ground_truth"])
+
+    at = start_app()
+    at.selectbox(key="sample_choice").set_value(example["id"]).run()
+    at.button(key="sample_load").click().run()
+
+    assert not at.exception
+    assert at.text_area(key="eval_system").value == example["system"]
+    assert at.text_area(key="eval_prompt").value == example["prompt"]
+    assert at.text_area(key="eval_response").value == example["response"]
+    assert at.text_area(key="eval_ground_truth").value == example["ground_truth"]
+    assert at.radio(key="eval_scorer").value == "textual-difference"
+
+    at.button(key="eval_run").click().run()
+    assert not at.error
+    assert "Ratio" in metrics(at)
+
+
+def dimension_set(scores: tuple[float, float, float, float], unmet: str) -> dict:
+    intent, requirements, completeness, appropriateness = scores
+    return {
+        "intentAlignment": {
+            "score": intent,
+            "primaryIntent": "Explain binary search",
+            "isAddressed": True,
+            "reasoning": "It explains the halving step.",
+        },
+        "requirementsFulfillment": {
+            "requirements": [
+                {"requirement": "Give a Python example", "isFulfilled": True, "reasoning": "A function is shown."},
+                {"requirement": unmet, "isFulfilled": False, "reasoning": "Not mentioned."},
+            ],
+            "overallScore": requirements,
+        },
+        "completeness": {"score": completeness, "missingElements": ["edge cases"], "reasoning": "Short."},
+        "responseAppropriateness": {
+            "score": appropriateness,
+            "formatAlignment": True,
+            "toneAlignment": appropriateness == 1.0,
+            "reasoning": "Code block.",
+        },
+    }
+
+
+def test_prompt_alignment_through_the_fake_judge(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.enqueue(
+        Reply.json(
+            {
+                "user": dimension_set((0.9, 0.8, 0.7, 1.0), "Mention the time complexity"),
+                "system": dimension_set((1.0, 0.5, 1.0, 0.5), "Answer in British English"),
+                "overallAssessment": "Clear, but misses the complexity.",
+            }
+        )
+    )
+    at = start_app()
+    fill(
+        at,
+        system="You are a tutor.\n---\nUse British English.",
+        prompt="Explain binary search with a Python example and its time complexity.",
+        response="Binary search halves the range each step: def search(xs, x): ...",
+    )
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert not at.error
+    # U = .4·.9 + .3·.8 + .2·.7 + .1·1 = 0.84; S = .35·1 + .35·.5 + .15·1 + .15·.5 = 0.75;
+    # W = .7·0.84 + .3·0.75 = 0.813 -> 0.81.
+    shown = metrics(at)
+    assert shown["Prompt alignment (0–1)"] == "0.81"
+    assert shown["User score (0–1, weight 70%)"] == "0.84"
+    assert shown["System score (0–1, weight 30%)"] == "0.75"
+    assert at.metric[0].proto.delta == "very good alignment with small gaps"
+    markdown = [m.value for m in at.markdown]
+    assert "❌ **Mention the time complexity** — Not mentioned." in markdown
+    assert "❌ **Answer in British English** — Not mentioned." in markdown
+    assert "✅ **Give a Python example** — A function is shown." in markdown
+    assert len(at.get("plotly_chart")) == 2
+
+    request = fake_openai.last_chat_request()
+    assert [m["role"] for m in request["messages"]] == ["system", "user"]
+    assert "Use British English." in fake_openai.last_prompt_text()
+    assert fake_openai.last_api_key() == "test-key"
+    assert "API key: from environment" in [c.value for c in at.sidebar.caption]
+
+    # The key never reaches the page or the exported JSON.
+    assert "test-key" not in rendered_text(at.main) + rendered_text(at.sidebar)
+    assert "test-key" not in json.dumps(at.session_state["eval_last"].to_dict())
+
+    # Widget interactions show the stored result without calling the judge again.
+    at.radio(key="pa_mode").set_value("user").run()
+    assert fake_openai.chat_call_count == 1
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.81"
+
+
+def test_test_connection_button(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    at = start_app()
+    at.sidebar.button(key="judge_test_connection").click().run()
+
+    assert not at.exception
+    assert at.sidebar.success[0].value == (f"Connected to {fake_openai.base_url}: model 'gpt-4o-mini' is available.")
+
+
+def test_both_mode_without_system_message_shows_the_fallback_note(fake_openai: FakeOpenAI, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake_openai.enqueue(Reply.json({**dimension_set((1.0, 1.0, 1.0, 1.0), "Be short"), "overallAssessment": "Fine."}))
+    at = start_app()
+    fill(at, prompt="Explain binary search.", response="It halves the range.")
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert metrics(at) == {"Prompt alignment (0–1)": "1"}
+    assert at.info[0].value.startswith("No system message was given, so the run was scored in user mode")
+    assert "Evaluation mode: both, scored in user mode" in [c.value for c in at.caption]
+
+
+def test_invalid_judge_output_shows_the_error_and_the_raw_reply(fake_openai: FakeOpenAI, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake_openai.enqueue(Reply.content("I think it is fine."), Reply.content("Still not JSON <b>"))
+    at = start_app()
+    fill(at, prompt="Explain binary search.", response="It halves the range.")
+    at.radio(key="pa_mode").set_value("user").run()
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert at.error[0].value.startswith("Not scored (judge output invalid): The judge")
+    assert at.expander[-1].label == "The judge's raw reply"
+    assert at.code[0].value == "Still not JSON <b>"
+
+
+def test_gluten_checker_shows_the_verdict_and_sources(fake_openai: FakeOpenAI, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake_openai.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["soy sauce", "flour"]}))
+    at = start_app()
+    fill(at, response="Stir-fry beef with soy sauce; dust with flour.")
+    at.radio(key="eval_scorer").set_value("gluten-checker").run()
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert metrics(at) == {"Verdict": "Contains gluten", "Score (0–1)": "0"}
+    markdown = [m.value for m in at.markdown]
+    assert "**Gluten sources**\n- soy sauce\n- flour" in markdown
+    assert "**Reason:** This recipe contains gluten because of: soy sauce, flour." in markdown

@@ -1,0 +1,99 @@
+"""Chart builders: traces and values from hand-written analyses (expected values computed by hand)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from dashboard.charts import dimension_chart, score_gauge, textual_difference_chart
+
+LABELS = ["Intent alignment", "Requirements fulfillment", "Completeness", "Response appropriateness"]
+
+
+def dims(intent: float, requirements: float, completeness: float, appropriateness: float) -> dict:
+    """The fields of a dimension set that the charts read."""
+    return {
+        "intentAlignment": {"score": intent},
+        "requirementsFulfillment": {"overallScore": requirements},
+        "completeness": {"score": completeness},
+        "responseAppropriateness": {"score": appropriateness},
+    }
+
+
+def traces(fig: go.Figure) -> dict[str, go.Bar]:
+    return {t.name: t for t in fig.data}
+
+
+def test_user_mode_scores_and_contributions():
+    fig = dimension_chart({"effectiveMode": "user", **dims(0.9, 0.8, 0.7, 1.0)})
+
+    by_name = traces(fig)
+    assert list(by_name) == ["User prompt", "User prompt: contribution"]
+    scores, contributions = by_name["User prompt"], by_name["User prompt: contribution"]
+    assert list(scores.y) == LABELS and list(contributions.y) == LABELS
+    assert list(scores.x) == [0.9, 0.8, 0.7, 1.0]
+    # 0.40·0.9, 0.30·0.8, 0.20·0.7, 0.10·1.0
+    assert list(contributions.x) == pytest.approx([0.36, 0.24, 0.14, 0.10])
+    assert list(scores.text) == ["0.90 × 40%", "0.80 × 30%", "0.70 × 20%", "1.00 × 10%"]
+    assert list(contributions.text) == ["0.360", "0.240", "0.140", "0.100"]
+    assert "weight" in scores.hovertemplate and "contribution" in scores.hovertemplate
+    assert [row[0] for row in scores.customdata] == [0.40, 0.30, 0.20, 0.10]
+    assert fig.layout.title.text.startswith("Weighted score W = 0.840")
+    assert scores.xaxis == "x" and contributions.xaxis == "x2"
+
+
+def test_both_mode_puts_user_and_system_side_by_side():
+    analysis = {
+        "effectiveMode": "both",
+        **dims(0.9, 0.8, 0.7, 1.0),
+        "systemAlignment": dims(1.0, 0.5, 1.0, 0.5),
+    }
+    fig = dimension_chart(analysis)
+
+    by_name = traces(fig)
+    assert list(by_name) == [
+        "User prompt",
+        "User prompt: contribution",
+        "System messages",
+        "System messages: contribution",
+    ]
+    assert fig.layout.barmode == "group"
+    assert list(by_name["System messages"].x) == [1.0, 0.5, 1.0, 0.5]
+    # 0.7 share of the user weights, 0.3 share of the system weights (0.35/0.35/0.15/0.15).
+    assert list(by_name["User prompt: contribution"].x) == pytest.approx([0.252, 0.168, 0.098, 0.07])
+    assert list(by_name["System messages: contribution"].x) == pytest.approx([0.105, 0.0525, 0.045, 0.0225])
+    # W = 0.7·0.84 + 0.3·0.75 = 0.813
+    assert fig.layout.title.text.startswith("Weighted score W = 0.813")
+
+
+def test_system_mode_uses_system_weights_only():
+    fig = dimension_chart({"effectiveMode": "system", **dims(1.0, 1.0, 0.0, 0.0)})
+
+    by_name = traces(fig)
+    assert list(by_name) == ["System messages", "System messages: contribution"]
+    assert list(by_name["System messages: contribution"].x) == pytest.approx([0.35, 0.35, 0.0, 0.0])
+
+
+def test_gauge_draws_the_interpretation_bands_on_the_scale():
+    fig = score_gauge(8.4, 10)
+
+    indicator = fig.data[0]
+    assert indicator.value == 8.4
+    assert list(indicator.gauge.axis.range) == [0, 10]
+    bands = [(list(step.range), step.name) for step in indicator.gauge.steps]
+    assert [x for r, _ in bands for x in r] == pytest.approx([9, 10, 8, 9, 7, 8, 6, 7, 4, 6, 0, 4])
+    assert bands[1][1] == "very good alignment with small gaps"
+    assert "very good alignment with small gaps" in indicator.title.text
+
+
+def test_textual_difference_bars():
+    fig = textual_difference_chart({"ratio": 32 / 38, "changes": 1, "lengthDiff": 0.0, "confidence": 1.0})
+
+    bar = fig.data[0]
+    assert list(bar.y) == ["Similarity ratio", "Confidence", "Length difference"]
+    assert list(bar.x) == pytest.approx([0.8421, 1.0, 0.0], abs=1e-4)
+    assert list(bar.text) == ["0.842", "1.000", "0.000"]
+    assert fig.layout.title.text == "1 word-level change"
+    assert textual_difference_chart(
+        {"ratio": 0.5, "changes": 3, "lengthDiff": 0.2, "confidence": 0.8}
+    ).layout.title.text == ("3 word-level changes")

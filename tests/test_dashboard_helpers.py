@@ -1,0 +1,85 @@
+"""Dashboard helpers that need no running app: payloads, key source, sample loading, outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dashboard.runs import RunFailure, build_payload, evaluate, split_system_messages
+from dashboard.samples import COLUMNS, read_examples
+from dashboard.settings import key_source
+from scorers import JudgeSettings, ScoreStatus
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", []),
+        ("  \n ", []),
+        ("Be brief.", ["Be brief."]),
+        ("Be brief.\n---\nUse British English.", ["Be brief.", "Use British English."]),
+        ("A\n  ---  \n\n---\nB\n", ["A", "B"]),
+        ("A --- B\n----\nC", ["A --- B\n----\nC"]),
+    ],
+)
+def test_split_system_messages(text, expected):
+    assert split_system_messages(text) == expected
+
+
+def test_build_payload_treats_blank_fields_as_missing():
+    payload = build_payload(system="S1\n---\nS2", prompt="  ", response="R", ground_truth="\n")
+
+    assert payload == {
+        "input": {
+            "inputMessages": [],
+            "systemMessages": [{"role": "system", "content": "S1"}, {"role": "system", "content": "S2"}],
+        },
+        "output": {"text": "R"},
+        "ground_truth": None,
+    }
+    assert build_payload(system="", prompt="P", response="R", ground_truth="G")["input"]["inputMessages"] == [
+        {"role": "user", "content": "P"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("session", "secrets", "environ", "source"),
+    [
+        ("sk-typed", {"OPENAI_API_KEY": "sk-secret"}, {"OPENAI_API_KEY": "sk-env"}, "from this session"),
+        ("", {"OPENAI_API_KEY": "sk-secret"}, {"OPENAI_API_KEY": "sk-env"}, "from secrets"),
+        (" ", {"OPENAI_API_KEY": ""}, {"OPENAI_API_KEY": "sk-env"}, "from environment"),
+        ("", {}, {}, "none"),
+    ],
+)
+def test_key_source_follows_the_lookup_order_and_never_shows_the_key(session, secrets, environ, source):
+    assert key_source(session, secrets, environ) == source
+
+
+def test_read_examples_fills_missing_values(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    row = {c: f"{c}-1" for c in COLUMNS} | {"ground_truth": None}
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+
+    frame = read_examples(path)
+
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame.loc[0, "ground_truth"] == "" and frame.loc[0, "id"] == "id-1"
+
+
+def test_read_examples_names_missing_columns(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    path.write_text(json.dumps({"id": "x", "title": "t"}) + "\n", encoding="utf-8")
+
+    with pytest.raises(ValueError, match="missing column\\(s\\) category, scorer, system"):
+        read_examples(path)
+
+
+def test_evaluate_turns_scorer_errors_into_failures():
+    payload = build_payload(system="", prompt="", response="an answer", ground_truth="")
+
+    outcome = evaluate("textual-difference", {"scale": 1.0}, payload, JudgeSettings)
+
+    assert isinstance(outcome, RunFailure)
+    assert outcome.status is ScoreStatus.INVALID_INPUT
+    assert outcome.message.startswith("ground_truth: nothing to compare the response with")
