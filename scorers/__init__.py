@@ -31,17 +31,20 @@ from .prompt_alignment import (
     dimension_breakdown,
     interpretation_band,
 )
+from .registry import SCORERS, OptionSpec, ScorerSpec, create_scorer
 from .runner import Estimate, EvalItem, EvalRunResult, ItemOutcome, Summary, estimate_run, load_run, run_evals
 from .store import Store, default_db_path
 from .textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
 
 __all__ = [
     "DEFAULT_MODEL",
+    "SCORERS",
     "check_connection",
     "ContextWindowExceededError",
     "create_gluten_checker_scorer",
     "create_llm_judge_scorer",
     "create_prompt_alignment_scorer",
+    "create_scorer",
     "create_textual_difference_scorer",
     "DatasetError",
     "default_db_path",
@@ -71,6 +74,7 @@ __all__ = [
     "LoadedDataset",
     "Message",
     "normalize_run",
+    "OptionSpec",
     "PromptAlignmentScorer",
     "RateLimitedError",
     "require_columns",
@@ -81,6 +85,7 @@ __all__ = [
     "Scorer",
     "ScorerError",
     "ScoreResult",
+    "ScorerSpec",
     "ScoreStatus",
     "Store",
     "Summary",
