@@ -6,8 +6,7 @@ them here, so a scorer is added in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from .base import Scorer
@@ -15,53 +14,8 @@ from .errors import InvalidInputError
 from .judge import JudgeCache, JudgeSettings
 from .llm_judge import create_gluten_checker_scorer
 from .prompt_alignment import create_prompt_alignment_scorer
+from .spec import SCALE, OptionSpec, ScorerSpec
 from .textual_difference import create_textual_difference_scorer
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """One option of a scorer: ``kind`` is ``"number"`` (> 0) or ``"choice"`` (one of ``choices``)."""
-
-    name: str
-    label: str
-    kind: str
-    default: Any
-    choices: tuple[str, ...] = ()
-    help: str = ""
-
-
-@dataclass(frozen=True)
-class ScorerSpec:
-    """A catalogue entry.
-
-    Attributes:
-        id: the scorer id, e.g. ``"prompt-alignment"``.
-        name: display name.
-        uses_judge: True when it calls an LLM judge.
-        judge_calls: judge calls per run (0 for code scorers).
-        inputs: the run fields it reads, e.g. ``("input", "output")``.
-        measures: one sentence on what it measures.
-        formula: how the score is computed.
-        score_range: the range before ``scale``, e.g. ``"0..1"``.
-        higher_is_better: False for scorers such as toxicity.
-        options: its options.
-        build: ``(options, settings, cache) -> Scorer``.
-    """
-
-    id: str
-    name: str
-    uses_judge: bool
-    judge_calls: int
-    inputs: tuple[str, ...]
-    measures: str
-    formula: str
-    score_range: str
-    higher_is_better: bool
-    options: tuple[OptionSpec, ...]
-    build: Callable[[Mapping[str, Any], JudgeSettings | None, JudgeCache | None], Scorer]
-
-
-SCALE = OptionSpec("scale", "Scale", "number", 1.0, help="Multiplies the 0..1 score, e.g. 10 for a 0..10 score.")
 
 SCORERS: dict[str, ScorerSpec] = {
     spec.id: spec
