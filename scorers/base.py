@@ -56,6 +56,15 @@ class Message:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A tool the assistant called: its name, arguments and (when known) result."""
+
+    name: str
+    arguments: Any = None
+    result: Any = None
+
+
+@dataclass(frozen=True)
 class RunInput:
     """A normalised run: what every scorer reads.
 
@@ -64,12 +73,16 @@ class RunInput:
         system_messages: the system messages, in order (may be empty).
         output: the response under evaluation as plain text.
         ground_truth: the reference answer, or None.
+        context: context passages (retrieved documents ...), in order; may be empty.
+        tool_calls: the tools the assistant called, in order; may be empty.
     """
 
     user_messages: tuple[Message, ...]
     system_messages: tuple[Message, ...]
     output: str
     ground_truth: str | None = None
+    context: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def user_text(self) -> str:
@@ -124,6 +137,8 @@ def _output_text(value: Any) -> str:
             text = value.get("content")
         if isinstance(text, str):
             return text
+        if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
+            return ""  # an assistant turn that only calls tools
         raise InvalidInputError("the output object has no 'text' or 'content' string", field="output")
     if isinstance(value, list):
         messages = _messages(value, "output")
@@ -135,13 +150,55 @@ def _output_text(value: Any) -> str:
     )
 
 
+def _tool_call(raw: Any, where: str) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise InvalidInputError(f"expected a tool call object, got {type(raw).__name__}", field=where)
+    function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    name = raw.get("name", raw.get("toolName", function.get("name")))
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError("a tool call needs a 'name' (or 'toolName' / 'function.name')", field=where)
+    arguments = raw.get("arguments", raw.get("args", function.get("arguments")))
+    return ToolCall(name, arguments, raw.get("result"))
+
+
+def _tool_calls(payload: dict[str, Any]) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    explicit = payload.get("tool_calls", payload.get("toolCalls"))
+    if explicit is not None:
+        if not isinstance(explicit, list):
+            raise InvalidInputError("expected a list of tool calls", field="tool_calls")
+        calls += [_tool_call(c, f"tool_calls[{i}]") for i, c in enumerate(explicit)]
+    output = payload.get("output")
+    messages = output if isinstance(output, list) else [output] if isinstance(output, dict) else []
+    for m_index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        for key in ("toolInvocations", "tool_calls"):
+            for i, c in enumerate(message.get(key) or []):
+                calls.append(_tool_call(c, f"output[{m_index}].{key}[{i}]"))
+    return calls
+
+
+def _context(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidInputError("context must be a string or a list of strings", field="context")
+
+
 def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     """Turn a seed-shaped run payload into a :class:`RunInput`.
 
     Args:
         payload: ``{"input": ..., "output": ..., "ground_truth"?: str}``; see the
             module docstring for the accepted shapes. ``groundTruth`` is accepted
-            for ``ground_truth``. A :class:`RunInput` is returned unchanged.
+            for ``ground_truth``. Optional ``context`` (a string or a list of passages)
+            and ``tool_calls`` (``[{"name", "arguments", "result"?}]``; also read from
+            output messages' ``toolInvocations`` or OpenAI ``tool_calls``).
+            A :class:`RunInput` is returned unchanged.
 
     Returns:
         The normalised run. Messages in ``input`` with role ``"system"`` go to
@@ -171,7 +228,14 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         ground_truth = payload.get("groundTruth")
     if ground_truth is not None and not isinstance(ground_truth, str):
         raise InvalidInputError("ground truth must be a string", field="ground_truth")
-    return RunInput(tuple(user), tuple(system), _output_text(payload["output"]), ground_truth)
+    return RunInput(
+        tuple(user),
+        tuple(system),
+        _output_text(payload["output"]),
+        ground_truth,
+        tuple(_context(payload.get("context"))),
+        tuple(_tool_calls(payload)),
+    )
 
 
 @dataclass(frozen=True)
