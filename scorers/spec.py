@@ -13,7 +13,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One option of a scorer: ``kind`` is ``"number"`` (> 0) or ``"choice"`` (one of ``choices``)."""
+    """One option of a scorer.
+
+    ``kind`` is ``"number"`` (a float; > 0 unless the help says otherwise), ``"choice"``
+    (one of ``choices``), ``"bool"``, ``"text"`` (a string) or ``"list"`` (a list of strings).
+    """
 
     name: str
     label: str
