@@ -17,56 +17,60 @@ from .prompt_alignment import create_prompt_alignment_scorer
 from .spec import SCALE, OptionSpec, ScorerSpec
 from .textual_difference import create_textual_difference_scorer
 
+_SEED_SCORERS = (
+    ScorerSpec(
+        id="prompt-alignment",
+        name="Prompt alignment",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("input", "system", "output"),
+        measures="How well the response addresses the prompt's intent, requirements, completeness and format.",
+        formula=(
+            "user: 0.40·intent + 0.30·requirements + 0.20·completeness + 0.10·appropriateness; "
+            "system: 0.35/0.35/0.15/0.15; both: 0.7·U + 0.3·S; round half up to 2 decimals, × scale"
+        ),
+        score_range="0..1",
+        higher_is_better=True,
+        options=(
+            SCALE,
+            OptionSpec("evaluation_mode", "Evaluation mode", "choice", "both", ("both", "user", "system"),
+                       "Judge against the user prompt, the system messages, or both (70/30)."),
+        ),
+        build=lambda o, s, c: create_prompt_alignment_scorer(options=o, settings=s, cache=c),
+    ),
+    ScorerSpec(
+        id="textual-difference",
+        name="Textual difference",
+        uses_judge=False,
+        judge_calls=0,
+        inputs=("output", "ground_truth or input"),
+        measures="How close the response is to the ground truth (or the input), character by character.",
+        formula="ratio (2·LCS / total length) × (1 − |len a − len b| / max len) × scale",
+        score_range="0..1",
+        higher_is_better=True,
+        options=(SCALE,),
+        build=lambda o, s, c: create_textual_difference_scorer(**o),
+    ),
+    ScorerSpec(
+        id="gluten-checker",
+        name="Gluten checker",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("output",),
+        measures="Whether the recipe in the response is gluten-free (the seeds' custom judge).",
+        formula="1 if the judge finds no gluten source, else 0",
+        score_range="0 or 1",
+        higher_is_better=True,
+        options=(),
+        build=lambda o, s, c: create_gluten_checker_scorer(settings=s, cache=c),
+    ),
+)
+
+# One entry per metrics module: each has a SPECS tuple (see scorers/metrics/__init__.py).
+_METRIC_MODULES = ()
+
 SCORERS: dict[str, ScorerSpec] = {
-    spec.id: spec
-    for spec in (
-        ScorerSpec(
-            id="prompt-alignment",
-            name="Prompt alignment",
-            uses_judge=True,
-            judge_calls=1,
-            inputs=("input", "system", "output"),
-            measures="How well the response addresses the prompt's intent, requirements, completeness and format.",
-            formula=(
-                "user: 0.40·intent + 0.30·requirements + 0.20·completeness + 0.10·appropriateness; "
-                "system: 0.35/0.35/0.15/0.15; both: 0.7·U + 0.3·S; round half up to 2 decimals, × scale"
-            ),
-            score_range="0..1",
-            higher_is_better=True,
-            options=(
-                SCALE,
-                OptionSpec("evaluation_mode", "Evaluation mode", "choice", "both", ("both", "user", "system"),
-                           "Judge against the user prompt, the system messages, or both (70/30)."),
-            ),
-            build=lambda o, s, c: create_prompt_alignment_scorer(options=o, settings=s, cache=c),
-        ),
-        ScorerSpec(
-            id="textual-difference",
-            name="Textual difference",
-            uses_judge=False,
-            judge_calls=0,
-            inputs=("output", "ground_truth or input"),
-            measures="How close the response is to the ground truth (or the input), character by character.",
-            formula="ratio (2·LCS / total length) × (1 − |len a − len b| / max len) × scale",
-            score_range="0..1",
-            higher_is_better=True,
-            options=(SCALE,),
-            build=lambda o, s, c: create_textual_difference_scorer(**o),
-        ),
-        ScorerSpec(
-            id="gluten-checker",
-            name="Gluten checker",
-            uses_judge=True,
-            judge_calls=1,
-            inputs=("output",),
-            measures="Whether the recipe in the response is gluten-free (the seeds' custom judge).",
-            formula="1 if the judge finds no gluten source, else 0",
-            score_range="0 or 1",
-            higher_is_better=True,
-            options=(),
-            build=lambda o, s, c: create_gluten_checker_scorer(settings=s, cache=c),
-        ),
-    )
+    spec.id: spec for spec in (*_SEED_SCORERS, *(spec for module in _METRIC_MODULES for spec in module.SPECS))
 }
 
 

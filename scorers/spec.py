@@ -43,6 +43,8 @@ class ScorerSpec:
         higher_is_better: False for scorers such as toxicity.
         options: its options.
         build: ``(options, settings, cache) -> Scorer``.
+        example: a run payload (and ``options``) to try it on, for the catalogue page.
+        notes: edge-case rules and where ours differs from Mastra, for the catalogue page.
     """
 
     id: str
@@ -56,6 +58,8 @@ class ScorerSpec:
     higher_is_better: bool
     options: tuple[OptionSpec, ...]
     build: Callable[[Mapping[str, Any], JudgeSettings | None, JudgeCache | None], Scorer]
+    example: Mapping[str, Any] | None = None
+    notes: str = ""
 
 
 SCALE = OptionSpec("scale", "Scale", "number", 1.0, help="Multiplies the 0..1 score, e.g. 10 for a 0..10 score.")
