@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from .base import JudgeInfo, JudgeUsage, Scorer, ScoreResult, normalize_run
+from .base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
 from .errors import RateLimitedError, ScorerError, ScoreStatus
 from .pricing import cost_usd, estimate_tokens
 from .store import Store
@@ -153,18 +153,26 @@ class EvalRunResult:
         return out
 
     def dimensions(self, scorers: Sequence[Scorer]) -> dict[str, dict[str, Summary]]:
-        """Per scorer and dimension: the :class:`Summary` of the 0..1 dimension scores of scored items."""
+        """Per scorer and dimension: the :class:`Summary` of the 0..1 dimension scores of scored items.
+
+        Each summary's ``n_failed`` is the number of the scorer's items that are not scored.
+        """
         out: dict[str, dict[str, Summary]] = {}
         for scorer in scorers:
             split = getattr(scorer, "dimension_scores", None)
             if split is None:
                 continue
             columns: dict[str, list[float]] = {}
+            n_failed = 0
             for o in self.outcomes:
-                if o.scorer_id == scorer.id and o.result is not None:
-                    for name, value in split(o.result.analyze_step_result).items():
-                        columns.setdefault(name, []).append(value)
-            out[scorer.id] = {name: Summary.of(values) for name, values in columns.items()}
+                if o.scorer_id != scorer.id:
+                    continue
+                if o.result is None:
+                    n_failed += 1
+                    continue
+                for name, value in split(o.result.analyze_step_result).items():
+                    columns.setdefault(name, []).append(value)
+            out[scorer.id] = {name: Summary.of(values, n_failed=n_failed) for name, values in columns.items()}
         return out
 
     @property
@@ -188,18 +196,15 @@ class EvalRunResult:
         """Outcomes that are not scored."""
         return sum(o.status is not ScoreStatus.SCORED for o in self.outcomes)
 
-    def to_frame(self, items: Sequence[EvalItem] | None = None) -> pd.DataFrame:
-        """One row per item × scorer, for tables and exports.
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item × scorer: ``item_index``, ``item_id``, ``scorer``, ``status``,
+        ``score`` (float, NaN when not scored — never 0), ``reason``, ``error``,
+        ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
 
-        Columns: ``item_index``, ``item_id``, ``scorer``, ``status``, ``score``
-        (float, NaN when not scored — never 0), ``reason``, ``error``,
-        ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``;
-        with ``items``, also ``input``, ``system``, ``output``, ``ground_truth``
-        and one ``group:<name>`` column per group-by column.
+        :func:`scorers.export.results_frame` adds the items' texts and groups.
         """
-        rows = []
-        for o in self.outcomes:
-            row: dict[str, Any] = {
+        rows = [
+            {
                 "item_index": o.item_index,
                 "item_id": o.item_id,
                 "scorer": o.scorer_id,
@@ -212,13 +217,8 @@ class EvalRunResult:
                 "judge_calls": o.usage.calls,
                 "latency_s": o.latency_s,
             }
-            if items is not None:
-                item = items[o.item_index]
-                run = normalize_run(item.payload)
-                row.update(input=run.user_text, system=run.system_text, output=run.output,
-                           ground_truth=run.ground_truth)
-                row.update({f"group:{k}": v for k, v in item.groups.items()})
-            rows.append(row)
+            for o in self.outcomes
+        ]
         columns = ["item_index", "item_id", "scorer", "status", "score", "reason", "error",
                    "prompt_tokens", "completion_tokens", "judge_calls", "latency_s"]
         frame = pd.DataFrame(rows, columns=columns if not rows else None)
@@ -329,6 +329,9 @@ def run_evals(
     run_id: str | None = None,
     retry_failed: bool = False,
     dataset_name: str = "dataset",
+    run_name: str | None = None,
+    mapping: Mapping[str, Any] | None = None,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
     run_config: Mapping[str, Any] | None = None,
     cancel: threading.Event | None = None,
 ) -> EvalRunResult:
@@ -352,7 +355,11 @@ def run_evals(
             for every scorer are not scored again.
         retry_failed: with ``run_id``, also re-score the outcomes that are not scored.
         dataset_name: the dataset's name, for the stored run.
-        run_config: options to record with the run (mapping, concurrency, ...).
+        run_name: the stored run's display name (default: dataset and date).
+        mapping: the dataset's column mapping, recorded with the run.
+        scorer_options: each scorer's options by id, recorded so the run can be rebuilt
+            (:func:`scorers.registry.create_scorer`) and resumed later.
+        run_config: other options to record with the run.
         cancel: set it to stop: items not started are left unscored (resumable).
 
     Returns:
@@ -386,9 +393,12 @@ def run_evals(
             run_id = store.create_run(
                 dataset_name=dataset_name,
                 items=[(it.item_id, it.payload, it.groups) for it in items],
-                scorers=[{"id": s.id, "name": s.name} for s in scorers],
+                scorers=[{"id": s.id, "name": s.name, "options": dict((scorer_options or {}).get(s.id, {}))}
+                         for s in scorers],
                 judge=_judge_description(scorers),
+                mapping=dict(mapping) if mapping is not None else None,
                 config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
+                name=run_name,
             )
 
     lock = threading.Lock()
@@ -423,10 +433,23 @@ def run_evals(
                 mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
             on_item_complete(index, item, mine)
 
-    todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
+    todo = iter([i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)])
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
-        futures: dict[Future[None], int] = {pool.submit(score_item, index): index for index in todo}
-        pending = set(futures)
+        futures: dict[Future[None], int] = {}
+        pending: set[Future[None]] = set()
+
+        def submit_more() -> None:
+            # Keep at most 2 × concurrency items submitted: wait() scans every future it is
+            # given, so submitting the whole dataset made each completion cost O(items).
+            while len(pending) < 2 * concurrency and not cancel.is_set():
+                index = next(todo, None)
+                if index is None:
+                    return
+                future = pool.submit(score_item, index)
+                futures[future] = index
+                pending.add(future)
+
+        submit_more()
         while pending:
             timeout = None
             if item_timeout is not None:
@@ -437,6 +460,7 @@ def run_evals(
             done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
             for future in done:
                 future.result()  # a bug in a scorer is not an item outcome: let it surface
+                del futures[future]
             if item_timeout is not None:
                 now = time.monotonic()
                 with lock:
@@ -447,6 +471,8 @@ def run_evals(
                         record(ItemOutcome(index, items[index].item_id, scorer.id, ScoreStatus.API_ERROR,
                                            error=f"the item took longer than the per-item timeout of {item_timeout:g} s"))
                     pending.discard(future)
+                    del futures[future]
+            submit_more()
 
     complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
     status = "completed" if complete else "cancelled"

@@ -1,0 +1,7 @@
+"""``python -m scorers``: the command line (see :mod:`scorers.cli` for commands and exit codes)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,903 @@
+"""Command line: score a dataset, list stored runs, export a run.
+
+Usage::
+
+    python -m scorers run DATASET --scorer prompt-alignment --scorer textual-difference \\
+        [--mode user|system|both] [--scale N] [--model M] [--base-url URL] \\
+        [--concurrency N] [--timeout S] [--item-timeout S] [--output results.csv] \\
+        [--fail-under prompt-alignment=0.7 ...] [--input-col C] [--output-col C] \\
+        [--system-col C] [--ground-truth-col C] [--id-col C] [--group-col C ...] [--db PATH] [--yes]
+    python -m scorers run --resume RUN_ID [--retry-failed] [--db PATH]
+    python -m scorers runs [--db PATH]
+    python -m scorers export RUN_ID --output FILE [--db PATH]
+
+``run`` loads the dataset (CSV, JSON Lines, JSON, Parquet, Excel; every record
+skipped is listed with its line and reason), maps its columns to roles (the
+flags, else detected from the header: the columns used are printed), prints
+the estimate (judge calls, tokens, cost), scores every row with every scorer
+while a progress bar runs on stderr, and stores every outcome in the SQLite
+store as it finishes (``--db``, else ``$SCORER_STUDIO_DB``, else the user data
+directory). At the end it prints a summary per scorer and per dimension, the
+tokens and cost actually spent and the run id, and writes ``--output``. Ctrl-C
+stops the run after the judge calls in flight and prints how to resume it.
+
+The judge is configured as in the library (:func:`scorers.judge.resolve_judge_settings`):
+``--model`` / ``--base-url``, then ``.streamlit/secrets.toml``, then the
+environment (``OPENAI_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); a
+resumed run keeps the model and endpoint it was started with unless
+``--model`` / ``--base-url`` are given. The API key is never printed, stored or
+exported. Valid judge replies are cached in the store, so an identical request
+is not paid twice (``--no-cache`` turns that off). On a terminal, the CLI asks
+before making paid judge calls (``--yes`` skips the question; without a
+terminal it does not ask).
+
+Exit codes:
+
+* 0: every item was scored by every scorer and every ``--fail-under`` threshold was met.
+* 1: a ``--fail-under`` threshold was not met (the mean of the scored items, on
+  the scorer's scale, is below it beyond float noise of 1e-9, or no item was
+  scored by that scorer); each scorer's mean and threshold are printed.
+* 2: usage or input error, before any scoring: bad flags, an unreadable
+  dataset, a missing column, an unknown run id, no API key and no base URL
+  for an LLM judge, an output file that cannot be written.
+* 3: some outcomes are not scored (invalid input, judge errors, ...); they are
+  listed with their item and reason. Every threshold was met.
+* 130: interrupted (Ctrl-C, or the confirmation declined); the run id and the
+  command to resume it are printed.
+
+Precedence when several apply: 2, then 130, then 1, then 3. A failed
+threshold (1) wins over unscored items (3) because it is a verdict on the
+scores; exit 3 means "the thresholds passed, but not everything was scored".
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .base import Scorer
+from .datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
+from .errors import InvalidInputError, JudgeConfigError, ScoreStatus
+from .export import export_run, format_for_path, json_safe, results_frame
+from .judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
+from .pricing import price_for
+from .registry import SCORERS, create_scorer
+from .runner import EvalItem, EvalRunResult, Summary, estimate_run, load_run, run_evals
+from .store import Store, default_db_path
+
+EXIT_OK = 0
+EXIT_THRESHOLD = 1
+EXIT_USAGE = 2
+EXIT_UNSCORED = 3
+EXIT_INTERRUPTED = 130
+
+SCORER_IDS = tuple(SCORERS)
+LLM_SCORER_IDS = frozenset(sid for sid, spec in SCORERS.items() if spec.uses_judge)
+COLUMN_FLAGS = {
+    "input": "--input-col",
+    "output": "--output-col",
+    "system": "--system-col",
+    "ground_truth": "--ground-truth-col",
+    "id": "--id-col",
+}
+DEFAULT_CONCURRENCY = 8
+MAX_LISTED_FAILURES = 20
+
+EPILOG = """\
+exit codes:
+  0    every item scored by every scorer, every --fail-under threshold met
+  1    a --fail-under threshold was not met (printed: scorer, mean vs threshold)
+  2    usage or input error (bad flags, unreadable dataset, missing column,
+       unknown run id, no API key and no base URL for an LLM judge)
+  3    some items could not be scored (listed with their row and reason)
+  130  interrupted by Ctrl-C (the run id and the resume command are printed)
+  precedence: 2 > 130 > 1 > 3 > 0
+
+judge settings: --model/--base-url, else .streamlit/secrets.toml, else the
+environment (OPENAI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY). The key is never
+printed or stored. Results go to --db, else $SCORER_STUDIO_DB, else the user
+data directory.
+
+examples:
+  python -m scorers run data.jsonl --scorer prompt-alignment --scorer textual-difference
+  python -m scorers run data.csv --scorer prompt-alignment --mode user --scale 10 \\
+      --fail-under prompt-alignment=7 --output results.csv --yes
+  python -m scorers run --resume 3f2a9c0d1e4b
+  python -m scorers runs
+  python -m scorers export 3f2a9c0d1e4b --output results.parquet
+"""
+
+
+class CLIError(Exception):
+    """A usage or input error: printed as ``error: <message>``, exit code 2."""
+
+
+@dataclass
+class _Console:
+    """stdout/stderr writers that never print the API key."""
+
+    out: TextIO
+    err: TextIO
+    secret: str | None = None
+
+    def _clean(self, text: str) -> str:
+        return text.replace(self.secret, "[redacted]") if self.secret else text
+
+    def print(self, text: str = "") -> None:
+        self.out.write(self._clean(text) + "\n")
+        self.out.flush()
+
+    def note(self, text: str = "") -> None:
+        self.err.write(self._clean(text) + "\n")
+        self.err.flush()
+
+    def raw_err(self, text: str) -> None:
+        self.err.write(self._clean(text))
+        self.err.flush()
+
+
+# ---- argument parsing ---------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value
+
+
+def _threshold(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected SCORER=THRESHOLD such as prompt-alignment=0.7, got {text!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the threshold of {name.strip()!r} is not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"the threshold of {name.strip()!r} must be finite, got {value!r}")
+    return name.strip(), number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m scorers`` argument parser (subcommands ``run``, ``runs``, ``export``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m scorers",
+        description="Scorer Studio: score LLM responses in a dataset, list stored runs, export results.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export}")
+
+    run = commands.add_parser(
+        "run",
+        help="score a dataset (or resume a stored run)",
+        description=(
+            "Score every row of DATASET with every --scorer. Results are stored as they\n"
+            "finish, so a stopped run can be continued with --resume RUN_ID."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("dataset", nargs="?", metavar="DATASET",
+                     help="the dataset file: .csv/.tsv, .jsonl, .json, .parquet or .xlsx (omit with --resume)")
+    scoring = run.add_argument_group("scorers")
+    scoring.add_argument("--scorer", action="append", choices=SCORER_IDS, dest="scorers", metavar="ID",
+                         help=f"a scorer to run; repeat for several. One of: {', '.join(SCORER_IDS)}")
+    scoring.add_argument("--mode", choices=("user", "system", "both"), default=None,
+                         help="prompt-alignment: judge the response against the user prompt, the system "
+                              "messages, or both (0.7·user + 0.3·system; default both, user mode for rows "
+                              "without a system message)")
+    scoring.add_argument("--scale", type=_positive_float, default=None, metavar="N",
+                         help="scorers with a scale option (prompt-alignment, textual-difference) score in "
+                              "[0, N] instead of [0, 1]")
+    scoring.add_argument("--fail-under", action="append", type=_threshold, default=[], metavar="SCORER=T",
+                         help="exit 1 if the mean score of SCORER's scored items is below T (on the scorer's "
+                              "scale); repeatable, e.g. --fail-under prompt-alignment=0.7")
+
+    judge = run.add_argument_group("judge (LLM scorers)")
+    judge.add_argument("--model", help="judge model, e.g. gpt-4o-mini or openai/gpt-4o (default $OPENAI_MODEL "
+                                       "or openai/gpt-4o-mini)")
+    judge.add_argument("--base-url", metavar="URL",
+                       help="an OpenAI-compatible endpoint ending in /v1, e.g. http://localhost:11434/v1 "
+                            "(default $OPENAI_BASE_URL or OpenAI's)")
+    judge.add_argument("--timeout", type=_positive_float, default=None, metavar="S",
+                       help="seconds to wait for one judge HTTP response (default 60)")
+    judge.add_argument("--no-cache", action="store_true",
+                       help="do not reuse judge replies cached in the store for identical requests")
+
+    batch = run.add_argument_group("batch")
+    batch.add_argument("--concurrency", type=_positive_int, default=None, metavar="N",
+                       help=f"items scored at once (default {DEFAULT_CONCURRENCY})")
+    batch.add_argument("--item-timeout", type=_positive_float, default=None, metavar="S",
+                       help="seconds one item may take for all its scorers; later, it is recorded as an "
+                            "API error (default: no limit beyond --timeout)")
+    batch.add_argument("--output", "-o", metavar="FILE",
+                       help="also write the results to FILE; the format follows the extension: .csv "
+                            "(spreadsheet-safe), .jsonl (one object per item × scorer), .json (the seeds' "
+                            "runEvals shape), .parquet")
+    batch.add_argument("--resume", metavar="RUN_ID",
+                       help="continue a stopped run: only the item × scorer outcomes not stored yet are scored "
+                            "(the run keeps its dataset, scorers, options and judge model and endpoint; "
+                            "--model/--base-url override the judge)")
+    batch.add_argument("--retry-failed", action="store_true",
+                       help="with --resume: also score again the outcomes that were not scored")
+    batch.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
+                                                    "data directory)")
+    batch.add_argument("--yes", "-y", action="store_true",
+                       help="do not ask for confirmation before paid judge calls (only asked on a terminal)")
+
+    columns = run.add_argument_group(
+        "columns", "Which column plays which role. Without a flag, the role is detected from the\n"
+                   "header (prompt/input/question... for input, response/output/answer... for\n"
+                   "output) and the columns used are printed. An empty value (--system-col '')\n"
+                   "leaves a role unmapped.")
+    columns.add_argument("--input-col", metavar="COL", help="the user prompt")
+    columns.add_argument("--output-col", metavar="COL", help="the response to evaluate")
+    columns.add_argument("--system-col", metavar="COL", help="the system message (optional)")
+    columns.add_argument("--ground-truth-col", metavar="COL",
+                         help="the reference answer (optional; textual-difference compares with it)")
+    columns.add_argument("--id-col", metavar="COL", help="a unique item id (optional; default the row's line)")
+    columns.add_argument("--group-col", action="append", default=[], metavar="COL",
+                         help="a column to group results by (e.g. model or prompt variant); repeatable")
+
+    runs = commands.add_parser("runs", help="list the stored runs",
+                               description="List the stored runs, newest first: id, date, status, dataset,\n"
+                                           "judge model, and per scorer the mean and counts.")
+    runs.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
+                                                   "data directory)")
+    runs.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="show the N newest runs")
+
+    export = commands.add_parser("export", help="write a stored run's results to a file",
+                                 description="Write a stored run's results to FILE; the format follows the\n"
+                                             "extension (.csv, .jsonl, .json, .parquet).")
+    export.add_argument("run_id", metavar="RUN_ID", help="the run's id (see `python -m scorers runs`)")
+    export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
+    export.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
+                                                     "data directory)")
+    return parser
+
+
+# ---- small helpers ------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).rjust(w) if r else str(c).ljust(w) for c, w, r in zip(cells, widths, right, strict=True))
+
+    return [line(headers).rstrip(), *(line(r).rstrip() for r in rows)]
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def _check_output_path(path: str) -> str:
+    try:
+        fmt = format_for_path(path)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    parent = Path(path).expanduser().resolve().parent
+    if not parent.is_dir():
+        raise CLIError(f"{path}: the folder {parent} does not exist; create it or choose another --output")
+    return fmt
+
+
+def _open_store(db: str | None, *, must_exist: bool) -> Store:
+    path = Path(db).expanduser() if db else default_db_path()
+    if must_exist and not path.exists():
+        raise CLIError(f"no Scorer Studio database at {path}: run `python -m scorers run ...` first, or pass --db")
+    try:
+        return Store(path)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise CLIError(f"cannot open the store {path}: {exc}") from None
+
+
+# ---- progress -----------------------------------------------------------------------------------
+
+
+class Progress:
+    """A progress bar on a stream: ``\\r`` updates on a terminal, occasional lines otherwise.
+
+    Args:
+        stream: where to write (stderr).
+        total: items in the run.
+        done: items already finished before this session (resume).
+        failed: of those, items with an outcome that is not scored.
+        interval: on a terminal, seconds between redraws; otherwise seconds
+            between lines (a line is also written at every 10% step).
+    """
+
+    BAR_WIDTH = 24
+
+    def __init__(self, stream: TextIO, total: int, *, done: int = 0, failed: int = 0, interval: float | None = None):
+        self.stream = stream
+        self.total = total
+        self.done = done
+        self.failed = failed
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.interval = interval if interval is not None else (0.1 if self.tty else 10.0)
+        self._start_done = done
+        self._start = time.monotonic()
+        self._last_draw = 0.0
+        self._last_step = self._step()
+        self._width = 0
+        self._lock = threading.Lock()
+
+    def _step(self) -> int:
+        return (10 * self.done) // self.total if self.total else 10
+
+    def text(self) -> str:
+        """The current state: bar, done/total, failed, elapsed and ETA."""
+        filled = self.BAR_WIDTH * self.done // self.total if self.total else self.BAR_WIDTH
+        bar = "#" * filled + "-" * (self.BAR_WIDTH - filled)
+        elapsed = time.monotonic() - self._start
+        session = self.done - self._start_done
+        remaining = self.total - self.done
+        if remaining == 0:
+            eta = "0:00"
+        elif session > 0:
+            eta = _duration(elapsed / session * remaining)
+        else:
+            eta = "?"
+        return (f"[{bar}] {self.done}/{self.total} items, {self.failed} with failures, "
+                f"{_duration(elapsed)} elapsed, ETA {eta}")
+
+    def start(self) -> None:
+        with self._lock:
+            self._draw(force=True)
+
+    def item_done(self, failed: bool) -> None:
+        """Count one finished item (``failed``: one of its outcomes is not scored)."""
+        with self._lock:
+            self.done += 1
+            self.failed += int(failed)
+            self._draw(force=False)
+
+    def _draw(self, *, force: bool) -> None:
+        now = time.monotonic()
+        if self.tty:
+            if force or self.done == self.total or now - self._last_draw >= self.interval:
+                text = self.text()
+                self.stream.write("\r" + text.ljust(self._width))
+                self.stream.flush()
+                self._width = len(text)
+                self._last_draw = now
+            return
+        step = self._step()
+        if force or step > self._last_step or now - self._last_draw >= self.interval:
+            self.stream.write(self.text() + "\n")
+            self.stream.flush()
+            self._last_draw = now
+            self._last_step = step
+
+    def close(self) -> None:
+        """Draw the final state and end the line."""
+        with self._lock:
+            if self.tty:
+                self._draw(force=True)
+                self.stream.write("\n")
+                self.stream.flush()
+
+
+# ---- scorers and judge --------------------------------------------------------------------------
+
+
+def _scorer_options(scorer_ids: Sequence[str], scale: float | None, mode: str | None) -> dict[str, dict[str, Any]]:
+    """Each scorer's options from the catalogue defaults, with ``--scale`` and ``--mode`` where it has them."""
+    given = {"scale": scale, "evaluation_mode": mode}
+    options: dict[str, dict[str, Any]] = {}
+    for sid in scorer_ids:
+        spec = SCORERS.get(sid)
+        specs = spec.options if spec is not None else ()
+        options[sid] = {o.name: given[o.name] if given.get(o.name) is not None else o.default for o in specs}
+    return options
+
+
+def _make_scorers(options: Mapping[str, Mapping[str, Any]], settings: JudgeSettings | None,
+                  cache: Store | None) -> list[Scorer]:
+    try:
+        return [create_scorer(sid, dict(opts), settings=settings, cache=cache) for sid, opts in options.items()]
+    except InvalidInputError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _judge_settings(args: argparse.Namespace, scorer_ids: Sequence[str],
+                    stored: Mapping[str, Any] | None = None) -> JudgeSettings | None:
+    """Resolved judge settings, or None when no scorer needs a judge; exit 2 without a key or base URL."""
+    llm = [sid for sid in scorer_ids if sid in LLM_SCORER_IDS]
+    if not llm:
+        return None
+    stored = stored or {}
+    stored_url = stored.get("baseUrl")
+    parameters: dict[str, Any] = {}
+    if args.timeout is not None:
+        parameters["timeout"] = args.timeout
+    for key in ("temperature", "seed"):
+        if key in stored:
+            parameters[key] = stored[key]
+    try:
+        settings = resolve_judge_settings(
+            model=args.model or stored.get("model"),
+            base_url=args.base_url or (stored_url if stored_url and stored_url != OPENAI_BASE_URL else None),
+            **parameters,
+        )
+    except JudgeConfigError as exc:
+        raise CLIError(str(exc)) from None
+    if not settings.api_key and not settings.base_url:
+        raise CLIError(
+            f"{' and '.join(llm)} need{'s' if len(llm) == 1 else ''} an LLM judge, but no API key and no base URL "
+            f"are set. {HOW_TO_CONFIGURE} On the command line: OPENAI_API_KEY=... python -m scorers run ..., "
+            "or --base-url URL --model NAME for a local server."
+        )
+    return settings
+
+
+def _judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:
+    if settings is None:
+        return None
+    return {"model": settings.model_name, "baseUrl": settings.endpoint, "temperature": settings.temperature,
+            "seed": settings.seed}
+
+
+# ---- dataset → items ----------------------------------------------------------------------------
+
+
+def _mapping(args: argparse.Namespace, dataset: LoadedDataset) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Role → column (flags first, the rest detected) and role → where it came from."""
+    flagged = {role: getattr(args, flag[2:].replace("-", "_")) for role, flag in COLUMN_FLAGS.items()}
+    taken = {c for c in flagged.values() if c}
+    guessed = guess_columns([c for c in dataset.columns if c not in taken])
+    mapping: dict[str, str | None] = {}
+    source: dict[str, str] = {}
+    for role, value in flagged.items():
+        if value is not None:
+            mapping[role], source[role] = (value or None), COLUMN_FLAGS[role]
+        else:
+            mapping[role], source[role] = guessed.get(role), "detected"
+    return mapping, source
+
+
+def _describe_mapping(mapping: Mapping[str, str | None], source: Mapping[str, str]) -> str:
+    parts = []
+    for role in COLUMN_FLAGS:
+        column = mapping.get(role)
+        shown = repr(column) if column else ("none (row labels)" if role == "id" else "none")
+        parts.append(f"{role} = {shown} ({source[role]})" if column else f"{role} = {shown}")
+    return "Columns: " + ", ".join(parts)
+
+
+def _items(dataset: LoadedDataset, mapping: Mapping[str, str | None], groups: Sequence[str]) -> list[EvalItem]:
+    require_columns(dataset, {f"group ({column})": column for column in groups})
+    frame = dataset.frame
+    items = []
+    for index, item_id, payload in iter_runs(dataset, mapping):
+        values = {column: json_safe(frame[column].iloc[index]) for column in groups}
+        items.append(EvalItem(item_id, payload, values))
+    return items
+
+
+def _report_load(console: _Console, dataset: LoadedDataset) -> None:
+    console.note(f"Loaded {len(dataset.frame)} rows from {dataset.source_name} ({dataset.format}).")
+    if dataset.skipped:
+        console.note(f"Skipped {len(dataset.skipped)} record(s) that could not be loaded:")
+        for skipped in dataset.skipped:
+            console.note(f"  {skipped}")
+    for warning in dataset.warnings:
+        console.note(f"Note: {warning}")
+
+
+# ---- estimate and summary -----------------------------------------------------------------------
+
+
+def _print_estimate(console: _Console, items_per_scorer: Mapping[str, Sequence[EvalItem]],
+                    scorers: Sequence[Scorer], settings: JudgeSettings | None) -> int:
+    calls = prompt = completion = 0
+    cost: float | None = 0.0
+    for scorer in scorers:
+        estimate = estimate_run(items_per_scorer[scorer.id], [scorer])
+        calls += estimate.judge_calls
+        prompt += estimate.prompt_tokens
+        completion += estimate.completion_tokens
+        cost = None if cost is None or estimate.cost_usd is None else cost + estimate.cost_usd
+    if calls == 0 or settings is None:
+        console.note("Estimate: no judge calls (code-based scoring only), cost $0.")
+        return calls
+    if cost is None or price_for(settings.model_name) is None:
+        cost_text = f"cost unknown (no list price for model {settings.model_name!r})"
+    else:
+        cost_text = f"about ${cost:.4f} at {settings.model_name}'s list price"
+    console.note(f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
+                 f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}.")
+    return calls
+
+
+def _summary_rows(name: str, summary: Summary, *, failures: bool = True) -> list[str]:
+    row = [name, str(summary.n_scored)]
+    if failures:
+        row.append(str(summary.n_failed))
+    return row + [_fmt(summary.mean), _fmt(summary.median), _fmt(summary.std), _fmt(summary.min), _fmt(summary.max)]
+
+
+def _print_summary(console: _Console, result: EvalRunResult, items: Sequence[EvalItem],
+                   scorers: Sequence[Scorer], labels: Mapping[int, str]) -> None:
+    console.print("")
+    console.print(f"Scores ({result.n_items} items; statistics over scored items only, failures counted apart):")
+    rows = [_summary_rows(sid, s) for sid, s in result.scores().items()]
+    for line in _table(["scorer", "n scored", "n failed", "mean", "median", "std", "min", "max"], rows,
+                       [False, True, True, True, True, True, True, True]):
+        console.print("  " + line)
+    dims = result.dimensions(scorers)
+    dim_rows = [[sid, *_summary_rows(name, s, failures=False)]
+                for sid, by_dim in dims.items() for name, s in by_dim.items()]
+    if dim_rows:
+        console.print("")
+        console.print("Dimensions (0..1, scored items):")
+        for line in _table(["scorer", "dimension", "n", "mean", "median", "std", "min", "max"], dim_rows,
+                           [False, False, True, True, True, True, True, True]):
+            console.print("  " + line)
+    group_names = list(dict.fromkeys(k for item in items for k in item.groups))
+    if group_names:
+        console.print("")
+        console.print("By group (scored items):")
+        by_group: dict[tuple[str, str, str], list[Any]] = {}
+        for o in result.outcomes:
+            for name in group_names:
+                key = (o.scorer_id, name, str(items[o.item_index].groups.get(name)))
+                by_group.setdefault(key, []).append(o)
+        group_rows = []
+        for (sid, name, value), outcomes in by_group.items():
+            scored = [o.score for o in outcomes if o.status is ScoreStatus.SCORED]
+            s = Summary.of(scored, n_failed=len(outcomes) - len(scored))
+            group_rows.append([sid, f"{name}={value}", str(s.n_scored), str(s.n_failed), _fmt(s.mean)])
+        for line in _table(["scorer", "group", "n scored", "n failed", "mean"], group_rows,
+                           [False, False, True, True, True]):
+            console.print("  " + line)
+    failed = [o for o in result.outcomes if o.status is not ScoreStatus.SCORED]
+    if failed:
+        console.print("")
+        console.print(f"Not scored ({len(failed)} outcome(s)):")
+        for o in failed[:MAX_LISTED_FAILURES]:
+            where = o.item_id
+            label = labels.get(o.item_index)
+            if label and label != o.item_id:
+                where = f"{o.item_id} ({label})"
+            console.print(f"  {where} [{o.scorer_id}] {o.status.value}: {o.error}")
+        if len(failed) > MAX_LISTED_FAILURES:
+            console.print(f"  ... and {len(failed) - MAX_LISTED_FAILURES} more (all are in --output and the store)")
+    missing = result.n_items * len(result.scorer_ids) - len(result.outcomes)
+    if missing:
+        console.print(f"Not scored yet: {missing} item × scorer outcome(s) (the run was stopped).")
+    usage = result.usage
+    console.print("")
+    if result.judge_model is None:
+        console.print("Judge usage: none (code-based scoring only).")
+    else:
+        cost = result.cost_usd
+        cost_text = (f"cost ${cost:.4f}" if cost is not None
+                     else f"cost unknown (no list price for model {result.judge_model!r})")
+        console.print(f"Judge usage: {usage.calls} calls, {usage.prompt_tokens:,} prompt + "
+                      f"{usage.completion_tokens:,} completion tokens, {cost_text}.")
+
+
+def _check_thresholds(console: _Console, result: EvalRunResult, thresholds: Sequence[tuple[str, float]]) -> bool:
+    ok = True
+    if thresholds:
+        console.print("")
+        console.print("Thresholds (--fail-under):")
+    scores = result.scores()
+    for sid, threshold in thresholds:
+        mean = scores[sid].mean
+        if mean is None:
+            ok = False
+            console.print(f"  FAIL {sid}: no item was scored, so the mean cannot reach the threshold {threshold:g}")
+        elif mean < threshold - 1e-9 * max(1.0, abs(threshold)):  # float noise of a mean is not a failure
+            ok = False
+            console.print(f"  FAIL {sid}: mean {mean:.4f} < threshold {threshold:g}")
+        else:
+            console.print(f"  ok   {sid}: mean {mean:.4f} >= threshold {threshold:g}")
+    return ok
+
+
+def _write_output(console: _Console, path: str, fmt: str, result: EvalRunResult, items: Sequence[EvalItem]) -> None:
+    data = export_run(result, items, fmt)
+    try:
+        Path(path).expanduser().write_bytes(data)
+    except OSError as exc:
+        raise CLIError(f"{path}: cannot write the results ({exc.strerror or exc}); the run is stored: write it "
+                       f"again with `python -m scorers export {result.run_id} --output FILE`") from None
+    what = (f"{len(items)} items in the seeds' JSON shape" if fmt == "json"
+            else f"{len(results_frame(result))} rows (item × scorer)")
+    console.print(f"Wrote {what} to {path}.")
+
+
+# ---- commands -----------------------------------------------------------------------------------
+
+
+def _resume_hint(run_id: str, db: str | None) -> str:
+    db_flag = f" --db {db}" if db else ""
+    return f"python -m scorers run --resume {run_id}{db_flag}"
+
+
+def _check_thresholds_names(thresholds: Sequence[tuple[str, float]], scorer_ids: Sequence[str]) -> None:
+    unknown = [name for name, _ in thresholds if name not in scorer_ids]
+    if unknown:
+        raise CLIError(f"--fail-under names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
+                       f"not a scorer of this run; the run's scorers are {', '.join(scorer_ids)}")
+
+
+def _confirm(console: _Console, calls: int, assume_yes: bool) -> bool:
+    if assume_yes or calls == 0 or not sys.stdin.isatty():
+        return True
+    console.raw_err("Proceed? [y/N] ")
+    try:
+        answer = input()
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
+    if args.retry_failed and not args.resume:
+        raise CLIError("--retry-failed applies to --resume RUN_ID only")
+    out_fmt = _check_output_path(args.output) if args.output else None
+    if args.resume:
+        fixed = [flag for flag, value in (
+            ("DATASET", args.dataset), ("--scorer", args.scorers), ("--mode", args.mode), ("--scale", args.scale),
+            *((flag, getattr(args, flag[2:].replace("-", "_"))) for flag in COLUMN_FLAGS.values()),
+            ("--group-col", args.group_col)) if value]
+        if fixed:
+            raise CLIError(f"{', '.join(fixed)} cannot be combined with --resume: a resumed run keeps its dataset, "
+                           "scorers, options and columns")
+        return _resume(args, console, out_fmt)
+    if not args.dataset:
+        raise CLIError("give the DATASET file to score, or --resume RUN_ID")
+    if not args.scorers:
+        raise CLIError(f"choose at least one --scorer ({', '.join(SCORER_IDS)})")
+    scorer_ids = list(dict.fromkeys(args.scorers))
+    _check_thresholds_names(args.fail_under, scorer_ids)
+    settings = _judge_settings(args, scorer_ids)
+    console.secret = settings.api_key if settings else None
+    options = _scorer_options(scorer_ids, args.scale, args.mode)
+    for flag, option, value in (("--scale", "scale", args.scale), ("--mode", "evaluation_mode", args.mode)):
+        if value is not None and not any(option in opts for opts in options.values()):
+            console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
+    store = _open_store(args.db, must_exist=False)
+    try:
+        scorers = _make_scorers(options, settings, None if args.no_cache else store)
+        try:
+            dataset = load_dataset(args.dataset)
+        except DatasetError as exc:
+            raise CLIError(str(exc)) from None
+        _report_load(console, dataset)
+        mapping, source = _mapping(args, dataset)
+        console.note(_describe_mapping(mapping, source))
+        try:
+            items = _items(dataset, mapping, args.group_col)
+        except DatasetError as exc:
+            raise CLIError(f"{exc} Choose the columns with {', '.join(COLUMN_FLAGS.values())}.") from None
+        calls = _print_estimate(console, {s.id: items for s in scorers}, scorers, settings)
+        if not _confirm(console, calls, args.yes):
+            console.note("Not confirmed: nothing was scored.")
+            return EXIT_INTERRUPTED
+        concurrency = args.concurrency or DEFAULT_CONCURRENCY
+        run_id = store.create_run(
+            dataset_name=Path(dataset.source_name).name,
+            items=[(it.item_id, it.payload, it.groups) for it in items],
+            scorers=[{"id": s.id, "name": s.name, "options": options[s.id]} for s in scorers],
+            judge=_judge_record(settings),
+            mapping={**mapping, "groups": list(args.group_col)},
+            config={"source": "cli", "dataset": str(dataset.source_name), "scorerOptions": options,
+                    "concurrency": concurrency, "item_timeout": args.item_timeout, "cache": not args.no_cache},
+        )
+        labels = {i: dataset.row_label(i) for i in range(len(items))}
+        return _execute(args, console, store, run_id, scorers, items, concurrency, labels, out_fmt)
+    finally:
+        store.close()
+
+
+def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) -> int:
+    store = _open_store(args.db, must_exist=True)
+    try:
+        try:
+            run, items, previous = load_run(store, args.resume)
+        except KeyError:
+            raise CLIError(f"no run with id {args.resume!r} in {store.path}; `python -m scorers runs` lists the "
+                           "stored runs") from None
+        config = run["config"] or {}
+        stored_options = config.get("scorerOptions") or {}
+        scorer_ids = [s["id"] for s in run["scorers"]]
+        options = {sid: stored_options.get(sid) or _scorer_options([sid], None, None)[sid] for sid in scorer_ids}
+        if not stored_options:
+            console.note("Note: this run was not started by the CLI; its scorers are rebuilt with default options.")
+        _check_thresholds_names(args.fail_under, scorer_ids)
+        settings = _judge_settings(args, scorer_ids, run["judge"])
+        console.secret = settings.api_key if settings else None
+        no_cache = args.no_cache or config.get("cache") is False
+        scorers = _make_scorers(options, settings, None if no_cache else store)
+        console.note(f"Resuming run {args.resume} ({run['name']}): {len(items)} items, scorers "
+                     f"{', '.join(scorer_ids)}.")
+        redo = {(o.item_index, o.scorer_id) for o in previous.outcomes
+                if not (args.retry_failed and o.status is not ScoreStatus.SCORED)}
+        todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
+        calls = _print_estimate(console, todo, scorers, settings)
+        if not _confirm(console, calls, args.yes):
+            console.note("Not confirmed: nothing was scored.")
+            return EXIT_INTERRUPTED
+        concurrency = args.concurrency or config.get("concurrency") or DEFAULT_CONCURRENCY
+        item_timeout = args.item_timeout if args.item_timeout is not None else config.get("item_timeout")
+        return _execute(args, console, store, args.resume, scorers, items, concurrency, {}, out_fmt,
+                        item_timeout=item_timeout, retry_failed=args.retry_failed)
+    finally:
+        store.close()
+
+
+def _execute(args: argparse.Namespace, console: _Console, store: Store, run_id: str, scorers: Sequence[Scorer],
+             items: Sequence[EvalItem], concurrency: int, labels: Mapping[int, str], out_fmt: str | None, *,
+             item_timeout: float | None = None, retry_failed: bool = False) -> int:
+    """Score the run's remaining outcomes with a progress bar and Ctrl-C handling; summary; exit code."""
+    if item_timeout is None:
+        item_timeout = args.item_timeout
+    _, _, before = load_run(store, run_id)
+    keep = {(o.item_index, o.scorer_id): o for o in before.outcomes
+            if not (retry_failed and o.status is not ScoreStatus.SCORED)}
+    complete = [i for i in range(len(items)) if all((i, s.id) in keep for s in scorers)]
+    progress = Progress(console.err, len(items), done=len(complete),
+                        failed=sum(any(keep[(i, s.id)].status is not ScoreStatus.SCORED for s in scorers)
+                                   for i in complete))
+    console.note(f"Run {run_id}: scoring {len(items) - len(complete)} of {len(items)} items with "
+                 f"{', '.join(s.id for s in scorers)} (concurrency {concurrency}); results are stored in "
+                 f"{store.path}. Ctrl-C stops and keeps what is done.")
+    cancel = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        cancel.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        console.raw_err("\nStopping: waiting for the judge calls in flight to finish ...\n")
+
+    def on_item(index: int, item: EvalItem, outcomes: list[Any]) -> None:
+        progress.item_done(any(o.status is not ScoreStatus.SCORED for o in outcomes))
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous_handler = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    progress.start()
+    try:
+        result = run_evals([], scorers, concurrency=concurrency, item_timeout=item_timeout, store=store,
+                           run_id=run_id, retry_failed=retry_failed, on_item_complete=on_item, cancel=cancel)
+    except KeyboardInterrupt:
+        progress.close()
+        store.finish_run(run_id, "cancelled")
+        console.note(f"Interrupted. Run {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
+        return EXIT_INTERRUPTED
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+    progress.close()
+    _print_summary(console, result, items, scorers, labels)
+    stopped = cancel.is_set() or result.status != "completed"
+    thresholds_met = stopped or _check_thresholds(console, result, args.fail_under)
+    console.print("")
+    console.print(f"Run id: {run_id} (store {store.path})")
+    if out_fmt is not None:
+        _write_output(console, args.output, out_fmt, result, items)
+    if stopped:
+        console.note(f"Interrupted: run {run_id} stopped with {len(result.outcomes)} of "
+                     f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: "
+                     f"{_resume_hint(run_id, args.db)}")
+        return EXIT_INTERRUPTED
+    if not thresholds_met:
+        return EXIT_THRESHOLD
+    if result.n_failed:
+        return EXIT_UNSCORED
+    return EXIT_OK
+
+
+def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
+    path = Path(args.db).expanduser() if args.db else default_db_path()
+    if not path.exists():
+        console.print(f"No runs stored: there is no database at {path}.")
+        return EXIT_OK
+    store = _open_store(args.db, must_exist=True)
+    try:
+        runs = store.list_runs()
+    finally:
+        store.close()
+    if args.limit:
+        runs = runs[: args.limit]
+    if not runs:
+        console.print(f"No runs stored in {store.path}.")
+        return EXIT_OK
+    rows = []
+    for run in runs:
+        judge = run["judge"] or {}
+        rows.append([run["id"], run["created_at"][:16].replace("T", " "), run["status"], str(run["n_items"]),
+                     judge.get("model") or "-", run["dataset_name"], run["name"]])
+    lines = _table(["id", "created (UTC)", "status", "items", "model", "dataset", "name"], rows,
+                   [False, False, False, True, False, False, False])
+    console.print(lines[0])
+    for line, run in zip(lines[1:], runs, strict=True):
+        console.print(line)
+        for scorer in run["scorers"]:
+            stats = run["stats"].get(scorer["id"], {"n_scored": 0, "n_failed": 0, "mean": None})
+            console.print(f"    {scorer['id']}: mean {_fmt(stats['mean'])}, {stats['n_scored']} scored, "
+                          f"{stats['n_failed'] or 0} failed")
+    return EXIT_OK
+
+
+def _cmd_export(args: argparse.Namespace, console: _Console) -> int:
+    fmt = _check_output_path(args.output)
+    store = _open_store(args.db, must_exist=True)
+    try:
+        try:
+            _, items, result = load_run(store, args.run_id)
+        except KeyError:
+            raise CLIError(f"no run with id {args.run_id!r} in {store.path}; `python -m scorers runs` lists the "
+                           "stored runs") from None
+    finally:
+        store.close()
+    _write_output(console, args.output, fmt, result, items)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run the command line and return its exit code (see the module docstring).
+
+    Args:
+        argv: the arguments without the program name; None for ``sys.argv[1:]``.
+        stdout, stderr: where to print; default ``sys.stdout`` / ``sys.stderr``.
+
+    Returns:
+        0, 1, 2, 3 or 130 as documented.
+    """
+    console = _Console(stdout or sys.stdout, stderr or sys.stderr)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse prints its own message; --help exits 0
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    commands = {"run": _cmd_run, "runs": _cmd_runs, "export": _cmd_export}
+    try:
+        return commands[args.command](args, console)
+    except CLIError as exc:
+        console.note(f"error: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.note("Interrupted.")
+        return EXIT_INTERRUPTED
+
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_THRESHOLD", "EXIT_UNSCORED", "EXIT_USAGE", "Progress", "build_parser",
+           "main"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

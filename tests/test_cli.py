@@ -1,0 +1,528 @@
+"""The command line, in-process through ``main(argv)`` and as ``python -m scorers``, against the fake judge."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fake_openai import Reply
+from judge_data import single_analysis
+from realdata import REALDATA
+
+from scorers import EvalItem, Store, create_prompt_alignment_scorer, create_textual_difference_scorer, run_evals
+from scorers.cli import Progress, main
+from scorers.judge import resolve_judge_settings
+
+REPO = Path(__file__).resolve().parents[1]
+IFEVAL = REALDATA / "ifeval_gpt4" / "input_response_data_gpt4_20231107_145030.jsonl"
+KEY = "test-key"
+# user mode (no system column): 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84
+GOOD = single_analysis(0.9, 0.8, 0.7, 1.0)
+SMALL_CSV = (
+    "id,prompt,response,variant\n"
+    "q1,Say hi in French,Bonjour !,A\n"
+    "q2,Name a prime number,7,B\n"
+    'q3,"Write a haiku, about rain","Soft rain on the roof,\nthe gutter hums a low song,\nnight drinks it all in",A\n'
+)
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path, fake_openai):
+    """The judge is the fake server; HOME, the working directory and the store are in tmp_path."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    fake_openai.responder = lambda body: Reply.json(GOOD)
+    return fake_openai
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class _Tty(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert KEY not in out and KEY not in err
+    return code, out, err
+
+
+def ifeval_copy(tmp_path: Path, n: int = 30) -> tuple[Path, list[dict]]:
+    lines = IFEVAL.read_text(encoding="utf-8").splitlines()[:n]
+    path = tmp_path / "ifeval.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, [json.loads(line) for line in lines]
+
+
+def summary_row(out: str, scorer: str) -> list[str]:
+    """The cells of ``scorer``'s row in the Scores table: n scored, n failed, mean, median, std, min, max."""
+    block = out.split("Scores (", 1)[1].split("\n\n", 1)[0]
+    line = next(line for line in block.splitlines() if line.strip().startswith(scorer + " "))
+    return line.split()[1:]
+
+
+# ---- a complete run
+
+
+def test_run_scores_every_row_and_prints_the_summary(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
+                             "textual-difference", "--model", "gpt-4o-mini")
+    assert code == 0, err
+    assert env.chat_call_count == 3
+    assert summary_row(out, "prompt-alignment") == ["3", "0", "0.840", "0.840", "0.000", "0.840", "0.840"]
+    assert summary_row(out, "textual-difference")[:2] == ["3", "0"]
+    assert "user.intentAlignment" in out and "0.900" in out  # the dimension table
+    assert "ratio" in out and "confidence" in out
+    assert "Columns: input = 'prompt' (detected), output = 'response' (detected)" in err
+    assert "id = 'id' (detected)" in err
+    assert "Estimate: 3 judge calls to gpt-4o-mini" in err
+    assert "3/3 items, 0 with failures" in err
+    # usage from the fake server: 3 calls; gpt-4o-mini has a list price, so a cost is printed
+    assert "Judge usage: 3 calls" in out and "cost $" in out
+    run_id = out.split("Run id: ", 1)[1].split()[0]
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    try:
+        assert store.get_run(run_id)["status"] == "completed"
+        assert len(store.results(run_id)) == 6
+    finally:
+        store.close()
+
+
+def test_run_on_real_ifeval_rows_detects_prompt_and_response(env, tmp_path, capsys):
+    data, rows = ifeval_copy(tmp_path)
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
+                             "textual-difference", "--concurrency", "4")
+    assert code == 0, err
+    assert "Loaded 30 rows from" in err
+    assert "input = 'prompt' (detected), output = 'response' (detected), system = none" in err
+    assert env.chat_call_count == 30
+    sent = "\n".join(env.prompt_text(i) for i in range(30))
+    for row in rows:
+        assert f"<response>\n{row['response']}\n</response>" in sent
+    assert summary_row(out, "prompt-alignment") == ["30", "0", "0.840", "0.840", "0.000", "0.840", "0.840"]
+    assert summary_row(out, "textual-difference")[:2] == ["30", "0"]
+    # the model is the default one and the fake reports usage: the cost is known
+    assert "Judge usage: 30 calls" in out
+
+
+# ---- exit codes
+
+
+def test_fail_under_above_the_mean_exits_1_and_names_the_scorer(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference",
+                           "--fail-under", "prompt-alignment=0.85", "--fail-under", "textual-difference=0")
+    assert code == 1
+    assert "FAIL prompt-alignment: mean 0.8400 < threshold 0.85" in out
+    assert "ok   textual-difference" in out
+
+
+def test_fail_under_uses_the_scorers_scale(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scale", "10",
+                           "--fail-under", "prompt-alignment=8.4")
+    assert code == 0
+    assert summary_row(out, "prompt-alignment")[2] == "8.400"
+    assert "ok   prompt-alignment: mean 8.4000 >= threshold 8.4" in out
+
+
+def test_fail_under_an_unknown_scorer_is_a_usage_error(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference",
+                           "--fail-under", "prompt-alignment=0.5")
+    assert code == 2
+    assert "'prompt-alignment'" in err and "textual-difference" in err
+    assert env.chat_call_count == 0
+
+
+def test_an_empty_response_exits_3_and_reports_the_row(env, tmp_path, capsys):
+    data = write(tmp_path, "gaps.csv", "prompt,response\nSay hi,hello\nSay bye,\nCount to 3,1 2 3\n")
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment")
+    assert code == 3
+    assert env.chat_call_count == 2  # the empty response is rejected before any judge call
+    assert "Not scored (1 outcome(s)):" in out
+    assert "line 3 [prompt-alignment] invalid_input: output: the response to evaluate is empty" in out
+    assert summary_row(out, "prompt-alignment")[:3] == ["2", "1", "0.840"]
+    assert "3/3 items, 1 with failures" in err
+
+
+def test_a_failed_threshold_wins_over_unscored_items(env, tmp_path, capsys):
+    data = write(tmp_path, "gaps.csv", "prompt,response\nSay hi,hello\nSay bye,\n")
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment",
+                           "--fail-under", "prompt-alignment=0.9")
+    assert code == 1
+    assert "FAIL prompt-alignment" in out and "Not scored" in out
+
+
+def test_a_missing_column_exits_2_naming_it_and_the_header(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--output-col", "answer")
+    assert code == 2
+    assert "'answer'" in err
+    assert "['id', 'prompt', 'response', 'variant']" in err
+    assert env.chat_call_count == 0
+
+
+def test_no_detectable_column_exits_2_with_the_flags_to_use(env, tmp_path, capsys):
+    data = write(tmp_path, "odd.csv", "question_text,model_said\nQ,A\n")
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
+    assert code == 2
+    assert "'input'" in err and "['question_text', 'model_said']" in err and "--input-col" in err
+
+
+def test_no_key_and_no_base_url_exits_2_with_the_how_to_before_any_work(env, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference", "--scorer", "gluten-checker")
+    assert code == 2
+    assert "gluten-checker needs an LLM judge, but no API key and no base URL are set" in err
+    assert "export OPENAI_API_KEY=" in err and "OPENAI_BASE_URL=http://localhost:11434/v1" in err
+    assert "Loaded" not in err and out == ""
+    assert not (tmp_path / "studio.db").exists()
+    assert env.requests == []
+
+
+def test_code_scorers_need_no_key(env, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
+    assert code == 0, err
+    assert "Estimate: no judge calls" in err
+    assert "Judge usage: none" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "x.csv", "--scorer", "bleu"],
+    ["run", "x.csv", "--scorer", "textual-difference", "--concurrency", "0"],
+    ["run", "x.csv", "--scorer", "textual-difference", "--fail-under", "textual-difference"],
+    ["run", "x.csv", "--scorer", "textual-difference", "--scale", "-1"],
+    ["run", "x.csv"],
+    ["run", "--scorer", "textual-difference"],
+    ["run", "x.csv", "--scorer", "textual-difference", "--output", "out.xlsx"],
+    ["run", "x.csv", "--scorer", "textual-difference", "--retry-failed"],
+    ["run", "x.csv", "--scorer", "textual-difference", "--resume", "abc"],
+    ["frobnicate"],
+])
+def test_bad_flags_exit_2(env, tmp_path, capsys, argv):
+    write(tmp_path, "x.csv", "prompt,response\nQ,A\n")
+    code = main(argv)
+    capsys.readouterr()
+    assert code == 2
+    assert env.chat_call_count == 0
+
+
+def test_an_unreadable_dataset_exits_2(env, tmp_path, capsys):
+    code, _, err = run_cli(capsys, "run", str(tmp_path / "nope.csv"), "--scorer", "textual-difference")
+    assert code == 2 and "file not found" in err
+
+
+def test_skipped_records_are_listed_with_line_and_reason(env, tmp_path, capsys):
+    data = write(tmp_path, "bad.jsonl", '{"prompt": "Q1", "response": "A1"}\n{"prompt": "Q2", \n[1, 2]\n'
+                                        '{"prompt": "Q4", "response": "A4"}\n')
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
+    assert code == 0
+    assert "Skipped 2 record(s)" in err
+    assert "line 2: invalid JSON" in err
+    assert "line 3: not a JSON object (found an array)" in err
+
+
+def test_help_lists_the_exit_codes(capsys):
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    for text in ("--fail-under", "--resume", "--group-col", "exit codes:", "130", "precedence"):
+        assert text in out
+
+
+# ---- outputs
+
+
+def _run_with_output(capsys, tmp_path, name: str) -> Path:
+    data = write(tmp_path, "gaps.csv", "id,prompt,response\nq1,=SUM(A1),-2 apples\nq2,Say bye,\n")
+    out_path = tmp_path / name
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
+                           "textual-difference", "--output", str(out_path))
+    assert code == 3
+    assert f"to {out_path}" in out
+    return out_path
+
+
+def test_output_csv(env, tmp_path, capsys):
+    path = _run_with_output(capsys, tmp_path, "results.csv")
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+    assert [(r["item_id"], r["scorer"], r["status"]) for r in rows] == [
+        ("q1", "prompt-alignment", "scored"), ("q1", "textual-difference", "scored"),
+        ("q2", "prompt-alignment", "invalid_input"), ("q2", "textual-difference", "scored")]
+    assert rows[0]["input"] == "'=SUM(A1)" and rows[0]["output"] == "'-2 apples"
+    assert rows[0]["score"] == "0.84" and rows[2]["score"] == ""
+    assert rows[2]["error"] == "output: the response to evaluate is empty"
+
+
+def test_output_jsonl(env, tmp_path, capsys):
+    path = _run_with_output(capsys, tmp_path, "results.jsonl")
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 4
+    assert records[0]["input"] == "=SUM(A1)" and records[0]["score"] == 0.84
+    assert records[0]["analysis"]["effectiveMode"] == "user"
+    assert records[2]["status"] == "invalid_input" and records[2]["score"] is None
+
+
+def test_output_seed_json(env, tmp_path, capsys):
+    path = _run_with_output(capsys, tmp_path, "results.json")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["scores"]["prompt-alignment"]["nScored"] == 1 and doc["scores"]["prompt-alignment"]["nFailed"] == 1
+    assert doc["scores"]["prompt-alignment"]["mean"] == 0.84
+    assert [i["itemId"] for i in doc["items"]] == ["q1", "q2"]
+    failed = doc["items"][1]["scorerResults"]["prompt-alignment"]
+    assert failed["status"] == "invalid_input" and failed["score"] is None
+    assert failed["error"] == "output: the response to evaluate is empty"
+
+
+def test_output_parquet(env, tmp_path, capsys):
+    path = _run_with_output(capsys, tmp_path, "results.parquet")
+    frame = pd.read_parquet(path)
+    assert frame["status"].tolist() == ["scored", "scored", "invalid_input", "scored"]
+    assert frame["score"][0] == 0.84 and pd.isna(frame["score"][2])
+    assert frame["input"][0] == "=SUM(A1)"
+
+
+def test_groups_are_summarised_and_exported(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    out_path = tmp_path / "r.jsonl"
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--group-col", "variant",
+                           "--output", str(out_path))
+    assert code == 0
+    assert "variant=A" in out and "variant=B" in out
+    records = [json.loads(line) for line in out_path.read_text().splitlines()]
+    assert [r["group:variant"] for r in records] == ["A", "B", "A"]
+
+
+# ---- runs, export, resume
+
+
+def test_runs_lists_stored_runs_and_export_writes_one(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini")
+    assert code == 0
+    run_id = out.split("Run id: ", 1)[1].split()[0]
+    code, out, _ = run_cli(capsys, "runs")
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith(run_id))
+    assert "completed" in line and "gpt-4o-mini" in line and "small.csv" in line and " 3 " in line
+    assert "prompt-alignment: mean 0.840, 3 scored, 0 failed" in out
+    target = tmp_path / "again.json"
+    code, out, _ = run_cli(capsys, "export", run_id, "--output", str(target))
+    assert code == 0
+    assert json.loads(target.read_text())["runId"] == run_id
+    code, _, err = run_cli(capsys, "export", "nope", "--output", str(target))
+    assert code == 2 and "no run with id 'nope'" in err
+
+
+def test_runs_on_an_empty_store(env, tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "runs")
+    assert code == 0 and "No runs stored" in out
+
+
+def test_resume_of_a_run_stopped_by_run_evals_scores_only_the_rest(env, tmp_path, capsys):
+    db = tmp_path / "other.db"
+    data, rows = ifeval_copy(tmp_path, 12)
+    items = [EvalItem(f"r{i}", {"input": r["prompt"], "output": r["response"]}) for i, r in enumerate(rows)]
+    settings = resolve_judge_settings(model="fake-judge")
+    scorers = [create_prompt_alignment_scorer(settings=settings), create_textual_difference_scorer()]
+    cancel = threading.Event()
+    store = Store(db)
+
+    def stop_after_four(index, item, outcomes):
+        if index == 3:
+            cancel.set()
+
+    first = run_evals(items, scorers, concurrency=1, store=store, cancel=cancel, on_item_complete=stop_after_four)
+    store.close()
+    assert first.status == "cancelled"
+    done = {o.item_index for o in first.outcomes if o.scorer_id == "prompt-alignment"}
+    calls_before = env.chat_call_count
+    assert calls_before == len(done) and 0 < len(done) < len(items)
+
+    code, out, err = run_cli(capsys, "run", "--resume", first.run_id, "--db", str(db))
+    assert code == 0, err
+    assert env.chat_call_count - calls_before == len(items) - len(done)
+    resumed_prompts = "\n".join(env.prompt_text(i) for i in range(calls_before, env.chat_call_count))
+    for i, row in enumerate(rows):
+        assert (f"<response>\n{row['response']}\n</response>" in resumed_prompts) == (i not in done)
+    assert summary_row(out, "prompt-alignment")[:2] == ["12", "0"]
+    assert "this run was not started by the CLI" in err
+    code, out, _ = run_cli(capsys, "runs", "--db", str(db))
+    assert first.run_id in out and "completed" in out
+
+
+def test_retry_failed_scores_the_failed_outcomes_again(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    env.responder = None
+    env.enqueue(Reply.json(GOOD), Reply.server_error(should_retry=False), Reply.json(GOOD))
+    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--concurrency", "1")
+    assert code == 3
+    assert "api_error" in out
+    run_id = out.split("Run id: ", 1)[1].split()[0]
+    code, out, _ = run_cli(capsys, "run", "--resume", run_id)
+    assert code == 3 and env.chat_call_count == 3  # without --retry-failed nothing is re-scored
+    env.responder = lambda body: Reply.json(GOOD)
+    code, out, _ = run_cli(capsys, "run", "--resume", run_id, "--retry-failed")
+    assert code == 0
+    assert env.chat_call_count == 4
+    assert summary_row(out, "prompt-alignment")[:2] == ["3", "0"]
+
+
+def test_resume_of_an_unknown_run_exits_2(env, tmp_path, capsys):
+    Store(tmp_path / "studio.db").close()
+    code, _, err = run_cli(capsys, "run", "--resume", "feedbeef")
+    assert code == 2 and "no run with id 'feedbeef'" in err
+
+
+# ---- the key is never printed
+
+
+@pytest.mark.fake_openai(api_key="sk-right-key")
+def test_the_key_is_never_printed_even_when_rejected(env, tmp_path, capsys, monkeypatch):
+    secret = "sk-wrong-SECRET-1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment")
+    assert code == 3
+    assert "rejected the API key (401)" in out
+    assert secret not in out + err and "SECRET" not in out + err
+    assert env.api_keys()[0] == secret
+
+
+# ---- confirmation on a terminal
+
+
+@pytest.mark.parametrize(("answer", "code", "calls"), [("n\n", 130, 0), ("", 130, 0), ("y\n", 0, 3)])
+def test_a_terminal_is_asked_before_paid_calls(env, tmp_path, capsys, monkeypatch, answer, code, calls):
+    monkeypatch.setattr(sys, "stdin", _Tty(answer))
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    result, _, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment")
+    assert result == code and env.chat_call_count == calls
+    assert "Proceed? [y/N]" in err
+
+
+def test_yes_skips_the_question(env, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", _Tty(""))
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--yes")
+    assert code == 0 and "Proceed?" not in err
+
+
+# ---- progress
+
+
+def test_progress_redraws_in_place_on_a_terminal():
+    stream = _Tty()
+    progress = Progress(stream, 4, interval=0.0)
+    progress.start()
+    for failed in (False, True, False, False):
+        progress.item_done(failed)
+    progress.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 6 and text.endswith("\n") and text.count("\n") == 1
+    assert "4/4 items, 1 with failures" in text and "ETA 0:00" in text
+
+
+def test_progress_writes_occasional_lines_elsewhere():
+    stream = io.StringIO()
+    progress = Progress(stream, 100, done=40, failed=2)
+    progress.start()
+    for _ in range(60):
+        progress.item_done(False)
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert lines[0].startswith("[") and "40/100 items, 2 with failures" in lines[0] and "ETA ?" in lines[0]
+    assert len(lines) == 7  # the start, then one line per 10% step: 50% .. 100%
+    assert "100/100 items" in lines[-1]
+
+
+# ---- as a subprocess
+
+
+def _child_env(fake, tmp_path: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SCORER_STUDIO_"))}
+    return {**keep, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": KEY, "HOME": str(tmp_path),
+            "SCORER_STUDIO_DB": str(tmp_path / "studio.db"), "PYTHONPATH": str(REPO)}
+
+
+def test_python_m_scorers_run_in_a_subprocess(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: Reply.json(GOOD)
+    data, _ = ifeval_copy(tmp_path, 10)
+    out_path = tmp_path / "results.csv"
+    proc = subprocess.run(
+        [sys.executable, "-m", "scorers", "run", str(data), "--scorer", "prompt-alignment", "--scorer",
+         "textual-difference", "--output", str(out_path), "--fail-under", "prompt-alignment=0.8"],
+        cwd=tmp_path, env=_child_env(fake_openai, tmp_path), capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert summary_row(proc.stdout, "prompt-alignment") == ["10", "0", "0.840", "0.840", "0.000", "0.840", "0.840"]
+    assert "ok   prompt-alignment: mean 0.8400 >= threshold 0.8" in proc.stdout
+    assert "10/10 items" in proc.stderr
+    assert KEY not in proc.stdout + proc.stderr
+    assert fake_openai.chat_call_count == 10
+    assert len(list(csv.DictReader(out_path.open(encoding="utf-8", newline="")))) == 20
+
+
+def test_ctrl_c_stops_the_run_exits_130_and_resume_finishes_it(fake_openai, tmp_path, capsys, monkeypatch):
+    data, rows = ifeval_copy(tmp_path, 10)
+    child: dict[str, subprocess.Popen] = {}
+
+    def responder(body):
+        if len(fake_openai.chat_records()) == 3:  # the third judge call: press Ctrl-C while it is in flight
+            child["proc"].send_signal(signal.SIGINT)
+            time.sleep(0.5)
+        return Reply.json(GOOD)
+
+    fake_openai.responder = responder
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scorers", "run", str(data), "--scorer", "prompt-alignment", "--concurrency", "1"],
+        cwd=tmp_path, env=_child_env(fake_openai, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    child["proc"] = proc
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Stopping" in stderr
+    run_id = stdout.split("Run id: ", 1)[1].split()[0]
+    assert f"python -m scorers run --resume {run_id}" in stderr
+    assert fake_openai.chat_call_count == 3  # nothing started after Ctrl-C
+    assert summary_row(stdout, "prompt-alignment")[:2] == ["3", "0"]
+
+    for name, value in _child_env(fake_openai, tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    fake_openai.responder = lambda body: Reply.json(GOOD)
+    code, out, _ = run_cli(capsys, "run", "--resume", run_id)
+    assert code == 0
+    assert fake_openai.chat_call_count == 10  # only the 7 remaining items were judged
+    resumed = "\n".join(fake_openai.prompt_text(i) for i in range(3, 10))
+    assert all(f"<response>\n{r['response']}\n</response>" in resumed for r in rows[3:])
+    assert summary_row(out, "prompt-alignment")[:2] == ["10", "0"]

@@ -1,0 +1,267 @@
+"""Exports of run results: CSV neutralisation, JSON Lines, the seeds' JSON shape, Parquet."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import pandas as pd
+import pytest
+from fake_openai import Reply
+from judge_data import settings_for, single_analysis
+
+from scorers import (
+    EvalItem,
+    EvalRunResult,
+    ItemOutcome,
+    ScoreResult,
+    ScoreStatus,
+    Store,
+    create_prompt_alignment_scorer,
+    create_textual_difference_scorer,
+    run_evals,
+)
+from scorers.export import (
+    export_run,
+    format_for_path,
+    item_texts,
+    results_frame,
+    to_csv_bytes,
+    to_jsonl_bytes,
+    to_parquet_bytes,
+    to_seed_json_bytes,
+)
+
+ITEMS = [
+    EvalItem("a", {"input": [{"role": "user", "content": "Say hi"}], "output": {"text": "hi there"},
+                   "ground_truth": "hello"}, {"variant": "A"}),
+    EvalItem("b", {"input": "=SUM(A1)", "output": "-2 apples"}, {"variant": "B"}),
+    EvalItem("c", {"input": "Explain", "output": {"text": ""}}, {"variant": "A"}),
+]
+
+
+def _result() -> EvalRunResult:
+    """Two scorers over three items; item c failed for one of them (hand-written scores)."""
+    def scored(index: int, scorer: str, score: float, analysis: dict) -> ItemOutcome:
+        return ItemOutcome(index, ITEMS[index].item_id, scorer, ScoreStatus.SCORED,
+                           ScoreResult(scorer, score, f"{scorer} reason {index}", analysis))
+
+    outcomes = [
+        scored(0, "judge", 0.5, {"verdict": "ok", "parts": [1, 2]}),
+        scored(0, "diff", 0.25, {"ratio": 0.5}),
+        scored(1, "judge", 1.0, {"verdict": "great", "parts": []}),
+        scored(1, "diff", 0.0, {"ratio": 0.0}),
+        ItemOutcome(2, "c", "judge", ScoreStatus.INVALID_INPUT, error="output: the response to evaluate is empty"),
+        scored(2, "diff", 0.75, {"ratio": 1.0}),
+    ]
+    return EvalRunResult("run123", outcomes, "completed", 3, ["judge", "diff"], None)
+
+
+def _csv_rows(data: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+# ---- CSV
+
+
+@pytest.mark.parametrize("cell", ["=SUM(A1)", "+1", "-2", "@x", "\tx", "\rx"])
+def test_csv_neutralises_formula_cells_in_text_columns(cell):
+    frame = pd.DataFrame({"output": [cell], "score": [0.5]})
+    rows = _csv_rows(to_csv_bytes(frame))
+    assert rows[0]["output"] == "'" + cell
+    assert rows[0]["score"] == "0.5"
+
+
+@pytest.mark.parametrize("cell", ["hello", "a=b", "x+1", "email me@x", " =1", "'quoted", ""])
+def test_csv_leaves_normal_text_alone(cell):
+    rows = _csv_rows(to_csv_bytes(pd.DataFrame({"output": [cell]})))
+    assert rows[0]["output"] == cell
+
+
+def test_csv_leaves_numeric_columns_and_numbers_in_text_columns_alone():
+    frame = pd.DataFrame({
+        "score": [-1.5, 2.0],
+        "tokens": [-3, 4],
+        "mixed": pd.Series([-7, "-7"], dtype=object),  # a number in a text column is still a number
+        "text": pd.Series(["-1.5", "ok"], dtype="str"),
+    })
+    rows = _csv_rows(to_csv_bytes(frame))
+    assert [r["score"] for r in rows] == ["-1.5", "2.0"]
+    assert [r["tokens"] for r in rows] == ["-3", "4"]
+    assert [r["mixed"] for r in rows] == ["-7", "'-7"]
+    assert [r["text"] for r in rows] == ["'-1.5", "ok"]
+
+
+def test_csv_json_encodes_nested_values_and_neutralises_the_header():
+    frame = pd.DataFrame({"analysis": pd.Series([{"a": [1, "x"]}, ["-y"]], dtype=object), "=cmd": ["v", "w"]})
+    data = to_csv_bytes(frame)
+    rows = _csv_rows(data)
+    assert json.loads(rows[0]["analysis"]) == {"a": [1, "x"]}
+    assert json.loads(rows[1]["analysis"]) == ["-y"]
+    assert data.decode().split("\r\n")[0] == "analysis,'=cmd"
+
+
+def test_csv_of_a_run_keeps_failures_as_empty_scores_with_status_and_error():
+    data = to_csv_bytes(results_frame(_result(), ITEMS))
+    rows = _csv_rows(data)
+    assert len(rows) == 6
+    failed = [r for r in rows if r["status"] != "scored"]
+    assert failed == [r for r in rows if r["item_id"] == "c" and r["scorer"] == "judge"]
+    assert failed[0]["status"] == "invalid_input"
+    assert failed[0]["score"] == ""
+    assert failed[0]["error"] == "output: the response to evaluate is empty"
+    b = next(r for r in rows if r["item_id"] == "b" and r["scorer"] == "diff")
+    assert b["input"] == "'=SUM(A1)" and b["output"] == "'-2 apples"
+    assert b["score"] == "0.0"
+    assert b["group:variant"] == "B"
+    a = next(r for r in rows if r["item_id"] == "a" and r["scorer"] == "judge")
+    assert json.loads(a["analysis"]) == {"verdict": "ok", "parts": [1, 2]}
+    assert a["ground_truth"] == "hello" and a["run_id"] == "run123"
+
+
+def test_csv_is_utf8():
+    data = to_csv_bytes(pd.DataFrame({"output": ["グルテンフリー ✓"]}))
+    assert data.decode("utf-8").splitlines()[1] == "グルテンフリー ✓"
+
+
+# ---- JSON Lines
+
+
+def test_jsonl_has_one_object_per_item_and_scorer_with_null_for_nan():
+    lines = to_jsonl_bytes(results_frame(_result(), ITEMS)).decode("utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [(r["item_id"], r["scorer"]) for r in records] == [
+        ("a", "judge"), ("a", "diff"), ("b", "judge"), ("b", "diff"), ("c", "judge"), ("c", "diff")]
+    failed = records[4]
+    assert failed["status"] == "invalid_input" and failed["score"] is None and failed["reason"] is None
+    assert failed["error"] == "output: the response to evaluate is empty"
+    assert failed["analysis"] is None
+    assert records[0]["analysis"] == {"verdict": "ok", "parts": [1, 2]}
+    assert records[2]["input"] == "=SUM(A1)"  # JSON is not a spreadsheet: nothing is neutralised
+    assert records[3]["output"] == "-2 apples"
+    assert "NaN" not in "".join(lines)
+
+
+def test_jsonl_round_trips_through_pandas():
+    frame = results_frame(_result(), ITEMS)
+    back = pd.read_json(io.BytesIO(to_jsonl_bytes(frame)), lines=True)
+    assert list(back.columns) == list(frame.columns)
+    assert back["score"].tolist()[:4] == [0.5, 0.25, 1.0, 0.0]
+    assert math.isnan(back["score"][4])
+
+
+def test_jsonl_writes_nan_and_numpy_values_as_plain_json():
+    frame = pd.DataFrame({"score": [float("nan"), 1.5], "n": [1, 2], "nested": [{"x": float("inf")}, None]})
+    records = [json.loads(line) for line in to_jsonl_bytes(frame).decode().splitlines()]
+    assert records == [{"score": None, "n": 1, "nested": {"x": None}}, {"score": 1.5, "n": 2, "nested": None}]
+
+
+# ---- the seeds' JSON shape
+
+
+def test_seed_json_shape_scores_and_failures():
+    doc = json.loads(to_seed_json_bytes(_result(), ITEMS))
+    assert doc["runId"] == "run123"
+    # judge: scored 0.5 and 1.0, one failure -> mean 0.75, sample std sqrt(2 * 0.25**2 / 1)
+    assert doc["scores"]["judge"] == {"mean": 0.75, "median": 0.75, "std": pytest.approx(math.sqrt(0.125)),
+                                      "min": 0.5, "max": 1.0, "nScored": 2, "nFailed": 1}
+    # diff: 0.25, 0.0, 0.75 -> mean 1/3, median 0.25
+    assert doc["scores"]["diff"]["mean"] == pytest.approx(1 / 3)
+    assert doc["scores"]["diff"]["median"] == 0.25
+    assert doc["scores"]["diff"]["nScored"] == 3 and doc["scores"]["diff"]["nFailed"] == 0
+    first = doc["items"][0]
+    assert first["itemId"] == "a" and first["input"] == "Say hi" and first["output"] == "hi there"
+    assert first["groundTruth"] == "hello"
+    assert first["scorerResults"]["judge"] == {"status": "scored", "score": 0.5, "reason": "judge reason 0",
+                                               "analyzeStepResult": {"verdict": "ok", "parts": [1, 2]},
+                                               "error": None}
+    failed = doc["items"][2]["scorerResults"]["judge"]
+    assert failed == {"status": "invalid_input", "score": None, "reason": None, "analyzeStepResult": None,
+                      "error": "output: the response to evaluate is empty"}
+    assert doc["items"][1]["groundTruth"] is None
+
+
+def test_seed_json_of_a_stopped_run_lists_items_without_outcomes():
+    result = EvalRunResult("r", [], "cancelled", 3, ["judge"], None)
+    doc = json.loads(to_seed_json_bytes(result, ITEMS))
+    assert [i["scorerResults"] for i in doc["items"]] == [{}, {}, {}]
+    assert doc["scores"]["judge"] == {"mean": None, "median": None, "std": None, "min": None, "max": None,
+                                      "nScored": 0, "nFailed": 0}
+
+
+# ---- Parquet
+
+
+def test_parquet_round_trip():
+    frame = results_frame(_result(), ITEMS)
+    back = pd.read_parquet(io.BytesIO(to_parquet_bytes(frame)))
+    assert list(back.columns) == list(frame.columns)
+    assert back["score"].dtype == "float64"
+    assert back["score"].tolist()[:4] == [0.5, 0.25, 1.0, 0.0] and math.isnan(back["score"][4])
+    assert back["status"].tolist() == frame["status"].tolist()
+    assert back["error"][4] == "output: the response to evaluate is empty"
+    assert json.loads(back["analysis"][0]) == {"verdict": "ok", "parts": [1, 2]}
+    assert back["analysis"][4] is None or pd.isna(back["analysis"][4])
+    assert back["input"][2] == "=SUM(A1)"
+    assert back["prompt_tokens"].tolist() == [0] * 6
+
+
+def test_parquet_stores_mixed_object_columns_as_text():
+    frame = pd.DataFrame({"group:temp": pd.Series([0.7, "hot", None], dtype=object)})
+    back = pd.read_parquet(io.BytesIO(to_parquet_bytes(frame)))
+    assert back["group:temp"].tolist()[:2] == ["0.7", "hot"]
+    assert pd.isna(back["group:temp"][2])
+
+
+# ---- helpers
+
+
+def test_item_texts_tolerates_a_malformed_payload():
+    item = EvalItem("x", {"input": {"inputMessages": [{"role": "user", "content": "Q"}]}, "output": {"text": None}})
+    assert item_texts(item) == {"input": "Q", "system": "", "output": None, "ground_truth": None}
+
+
+def test_results_frame_of_a_run_with_a_malformed_payload():
+    items = [EvalItem("x", {"input": "Q", "output": {"text": None}})]
+    result = run_evals(items, [create_textual_difference_scorer()])
+    frame = results_frame(result, items)
+    assert frame["status"].tolist() == ["invalid_input"]
+    assert frame["output"].tolist() == [None]
+
+
+@pytest.mark.parametrize(("name", "fmt"), [("r.csv", "csv"), ("R.JSONL", "jsonl"), ("x/r.json", "json"),
+                                           ("r.parquet", "parquet")])
+def test_format_for_path(name, fmt):
+    assert format_for_path(name) == fmt
+
+
+def test_format_for_path_rejects_unknown_extensions():
+    with pytest.raises(ValueError, match=r"\.xlsx.*\.csv, \.jsonl, \.json, \.parquet"):
+        format_for_path("results.xlsx")
+
+
+# ---- no API key anywhere
+
+
+SECRET = "sk-test-SECRET-never-export-7f3a"
+
+
+@pytest.mark.fake_openai(api_key=SECRET)
+def test_no_export_contains_the_api_key(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
+    store = Store(tmp_path / "db.sqlite")
+    settings = settings_for(fake_openai, api_key=SECRET, model="openai/gpt-4o-mini")
+    scorers = [create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings, cache=store),
+               create_textual_difference_scorer()]
+    items = [EvalItem(f"i{i}", {"input": f"Question {i}", "output": f"Answer {i}"}) for i in range(3)]
+    result = run_evals(items, scorers, store=store)
+    store.close()
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED] * 6
+    assert fake_openai.api_keys() == [SECRET] * 3  # the key was really used
+    for fmt in ("csv", "jsonl", "json", "parquet"):
+        data = export_run(result, items, fmt)
+        assert SECRET.encode() not in data, fmt
+        assert b"SECRET" not in data, fmt
+    assert SECRET.encode() not in (tmp_path / "db.sqlite").read_bytes()
