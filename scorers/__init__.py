@@ -25,6 +25,23 @@ from .llm_judge import (
     create_llm_judge_scorer,
     template_placeholders,
 )
+from .metrics.answer_relevancy import create_answer_relevancy_scorer
+from .metrics.answer_similarity import create_answer_similarity_scorer
+from .metrics.bias import create_bias_scorer
+from .metrics.completeness import create_completeness_scorer
+from .metrics.content_similarity import create_content_similarity_scorer
+from .metrics.context_precision import create_context_precision_scorer
+from .metrics.context_relevance import create_context_relevance_scorer
+from .metrics.faithfulness import create_faithfulness_scorer
+from .metrics.hallucination import create_hallucination_scorer
+from .metrics.keyword_coverage import create_keyword_coverage_scorer
+from .metrics.noise_sensitivity import create_noise_sensitivity_scorer
+from .metrics.rubric import create_checklist_rubric_scorer, create_rubric_scorer
+from .metrics.summarization import create_summarization_scorer
+from .metrics.tone_consistency import create_tone_consistency_scorer
+from .metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
+from .metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer
+from .metrics.toxicity import create_toxicity_scorer
 from .prompt_alignment import (
     PromptAlignmentScorer,
     create_prompt_alignment_scorer,
@@ -41,11 +58,29 @@ __all__ = [
     "SCORERS",
     "check_connection",
     "ContextWindowExceededError",
+    "create_answer_relevancy_scorer",
+    "create_answer_similarity_scorer",
+    "create_bias_scorer",
+    "create_checklist_rubric_scorer",
+    "create_completeness_scorer",
+    "create_content_similarity_scorer",
+    "create_context_precision_scorer",
+    "create_context_relevance_scorer",
+    "create_faithfulness_scorer",
     "create_gluten_checker_scorer",
+    "create_hallucination_scorer",
+    "create_keyword_coverage_scorer",
     "create_llm_judge_scorer",
+    "create_noise_sensitivity_scorer",
     "create_prompt_alignment_scorer",
+    "create_rubric_scorer",
     "create_scorer",
+    "create_summarization_scorer",
     "create_textual_difference_scorer",
+    "create_tone_consistency_scorer",
+    "create_tool_call_accuracy_code_scorer",
+    "create_tool_call_accuracy_scorer",
+    "create_toxicity_scorer",
     "DatasetError",
     "default_db_path",
     "dimension_breakdown",

@@ -13,6 +13,25 @@ from .base import Scorer
 from .errors import InvalidInputError
 from .judge import JudgeCache, JudgeSettings
 from .llm_judge import create_gluten_checker_scorer
+from .metrics import (
+    answer_relevancy,
+    answer_similarity,
+    bias,
+    completeness,
+    content_similarity,
+    context_precision,
+    context_relevance,
+    faithfulness,
+    hallucination,
+    keyword_coverage,
+    noise_sensitivity,
+    rubric,
+    summarization,
+    tone_consistency,
+    tool_call_accuracy,
+    tool_call_accuracy_code,
+    toxicity,
+)
 from .prompt_alignment import create_prompt_alignment_scorer
 from .spec import SCALE, OptionSpec, ScorerSpec
 from .textual_difference import create_textual_difference_scorer
@@ -67,7 +86,25 @@ _SEED_SCORERS = (
 )
 
 # One entry per metrics module: each has a SPECS tuple (see scorers/metrics/__init__.py).
-_METRIC_MODULES = ()
+_METRIC_MODULES = (
+    answer_relevancy,
+    answer_similarity,
+    faithfulness,
+    hallucination,
+    context_precision,
+    context_relevance,
+    toxicity,
+    bias,
+    tool_call_accuracy,
+    noise_sensitivity,
+    summarization,
+    rubric,
+    completeness,
+    content_similarity,
+    keyword_coverage,
+    tone_consistency,
+    tool_call_accuracy_code,
+)
 
 SCORERS: dict[str, ScorerSpec] = {
     spec.id: spec for spec in (*_SEED_SCORERS, *(spec for module in _METRIC_MODULES for spec in module.SPECS))
