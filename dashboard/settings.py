@@ -67,7 +67,9 @@ def _init_defaults(secrets: Mapping[str, Any]) -> None:
         "judge_timeout": 60.0,
     }
     for key, value in defaults.items():
-        st.session_state.setdefault(key, value)
+        # Re-assigning (not setdefault) keeps a widget's value when the page that drew it
+        # is left: Streamlit drops the state of widgets that a run did not draw.
+        st.session_state[key] = st.session_state.get(key, value)
 
 
 def judge_settings() -> JudgeSettings:
