@@ -59,8 +59,13 @@ _EXTENSION_FORMATS = {
     ".xls": "xlsx",
 }
 
-ROLES: tuple[str, ...] = ("input", "output", "system", "ground_truth", "id")
-"""The roles a dataset column can play in a run; ``input`` and ``output`` are required."""
+ROLES: tuple[str, ...] = ("input", "output", "system", "ground_truth", "id", "context", "tool_calls")
+"""The roles a dataset column can play in a run; ``input`` and ``output`` are required.
+
+``ground_truth`` also serves as the reference tone text of tone consistency;
+``context`` holds context passages (a JSON list of strings, or one passage);
+``tool_calls`` the assistant's tool calls (a JSON list of ``{"name", "arguments"}``).
+"""
 
 _REQUIRED_ROLES = ("input", "output")
 
@@ -70,6 +75,8 @@ _ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "system": ("system", "system_prompt", "system_message"),
     "ground_truth": ("ground_truth", "reference", "expected", "expected_output", "target", "label", "gold"),
     "id": ("id", "row_id", "key", "uid"),
+    "context": ("context", "contexts", "passages", "documents", "retrieved_context"),
+    "tool_calls": ("tool_calls", "toolcalls", "tools_called", "tool_invocations"),
 }
 
 _CSV_DELIMITERS = (",", ";", "\t")
@@ -324,7 +331,9 @@ def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
     question, user, instruction, query), output (response, output, answer,
     completion, generation), system (system, system_prompt, system_message),
     ground_truth (ground_truth, reference, expected, expected_output, target,
-    label, gold), id (id, row_id, key, uid). A column is given one role at most.
+    label, gold), id (id, row_id, key, uid), context (context, contexts, passages,
+    documents, retrieved_context), tool_calls (tool_calls, toolcalls, tools_called,
+    tool_invocations). A column is given one role at most.
 
     Args:
         columns: the column names, e.g. ``dataset.frame.columns``.
@@ -334,7 +343,7 @@ def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
         matches; the keys are :data:`ROLES` in order.
 
     >>> guess_columns(["ID", "Prompt", "Model Response", "response"])
-    {'input': 'Prompt', 'output': 'response', 'system': None, 'ground_truth': None, 'id': 'ID'}
+    {'input': 'Prompt', 'output': 'response', 'system': None, 'ground_truth': None, 'id': 'ID', 'context': None, 'tool_calls': None}
     """
     by_key: dict[str, str] = {}
     for column in columns:
@@ -360,7 +369,8 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
     Args:
         dataset: a loaded dataset.
         mapping: role → column name. ``input`` and ``output`` are required;
-            ``system``, ``ground_truth`` and ``id`` are optional (absent or None).
+            ``system``, ``ground_truth``, ``id``, ``context`` and ``tool_calls`` are
+            optional (absent or None).
             The output of :func:`guess_columns` can be passed as is once its
             required roles are set.
 
@@ -414,7 +424,29 @@ def _runs(
             "output": _output_value(columns["output"][i]),
             "ground_truth": ground_truth if ground_truth and ground_truth.strip() else None,
         }
+        if "context" in columns:
+            payload["context"] = _json_list(columns["context"][i], strings=True)
+        if "tool_calls" in columns:
+            payload["tool_calls"] = _json_list(columns["tool_calls"][i], strings=False)
         yield i, item_id, payload
+
+
+def _json_list(cell: Any, *, strings: bool) -> Any:
+    """A cell holding a JSON list (or, for context, plain text: one passage).
+
+    Values that cannot be read are passed through as they are, so the scorer
+    reports the item as invalid input (naming the field) instead of it being dropped.
+    """
+    if isinstance(cell, list):
+        return cell
+    text = _cell_text(cell)
+    if text is None or not text.strip():
+        return [] if strings else None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return [text] if strings else text
+    return value if isinstance(value, list) or not strings else [text]
 
 
 def _item_ids(dataset: LoadedDataset, id_column: str | None) -> list[str]:

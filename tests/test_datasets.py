@@ -626,17 +626,22 @@ def test_guess_columns_roles():
         "system": "System Prompt",
         "ground_truth": "expected-output",
         "id": "UID",
+        "context": None,
+        "tool_calls": None,
     }
     assert guess_columns(["text"]) == dict.fromkeys(ROLES)
     # The first known name in each role's list wins: "prompt" before "input", "response" before "output".
     assert guess_columns(["input", "output", "prompt", "response"])["input"] == "prompt"
     assert guess_columns(["input", "output", "prompt", "response"])["output"] == "response"
+    assert guess_columns(["question", "answer", "passages", "tool_calls"])["context"] == "passages"
     assert guess_columns(["instruction", "completion", "gold", "row_id"]) == {
         "input": "instruction",
         "output": "completion",
         "system": None,
         "ground_truth": "gold",
         "id": "row_id",
+        "context": None,
+        "tool_calls": None,
     }
 
 
@@ -655,6 +660,8 @@ def test_iter_runs_payloads(tmp_path):
         "system": "system",
         "ground_truth": "reference",
         "id": "id",
+        "context": None,
+        "tool_calls": None,
     }
     runs = list(iter_runs(dataset, mapping))
     assert runs == [
@@ -771,7 +778,7 @@ def test_realdata_ifeval_responses_run_through_normalize_run():
     dataset = load_dataset(IFEVAL_RESPONSES)
     assert len(dataset.frame) == 541 and dataset.skipped == []
     mapping = guess_columns(dataset.frame.columns)
-    assert mapping == {"input": "prompt", "output": "response", "system": None, "ground_truth": None, "id": None}
+    assert mapping == {"input": "prompt", "output": "response", **dict.fromkeys(("system", "ground_truth", "id", "context", "tool_calls"))}
     runs = list(iter_runs(dataset, mapping))
     assert len(runs) == 541
     assert runs[0][1] == "line 1" and runs[-1][1] == "line 541"
@@ -793,3 +800,17 @@ def test_tsv_format_means_tab(tmp_path):
     # Without the override the header's only candidate, ",", would be the delimiter.
     dataset = load_dataset(b"a,b\tc\n1,2\t3\n", name="upload.dat", format="tsv")
     assert rows(dataset) == [{"a,b": "1,2", "c": "3"}]
+
+
+def test_iter_runs_context_and_tool_calls(tmp_path):
+    text = (
+        'q,a,context,tool_calls\n'
+        'What?,Paris,"[""Paris is in France."", ""It is the capital.""]","[{""name"": ""search"", ""arguments"": {}}]"\n'
+        'Q2,A2,one plain passage,\n'
+    )
+    dataset = load_dataset(write(tmp_path, "tools.csv", text))
+    runs = list(iter_runs(dataset, {"input": "q", "output": "a", "context": "context", "tool_calls": "tool_calls"}))
+    first, second = (normalize_run(payload) for _, _, payload in runs)
+    assert first.context == ("Paris is in France.", "It is the capital.")
+    assert [c.name for c in first.tool_calls] == ["search"]
+    assert second.context == ("one plain passage",) and second.tool_calls == ()
