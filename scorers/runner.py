@@ -384,6 +384,8 @@ def run_evals(
         store.get_run(run_id)
         items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
         for row in store.results(run_id):
+            if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
+                continue
             outcome = _outcome_from_record(row, items[row["item_index"]].item_id)
             if not (retry_failed and outcome.status is not ScoreStatus.SCORED):
                 known[(outcome.item_index, outcome.scorer_id)] = outcome
@@ -414,65 +416,73 @@ def run_evals(
             store.save_result(run_id, outcome.item_index, outcome.scorer_id, outcome.to_record())
         return True
 
-    started_at: dict[int, float] = {}
+    running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
+    timed_out: set[int] = set()
+    stop = threading.Event()  # a scorer raised: start no further item
 
     def score_item(index: int) -> None:
         with lock:
-            started_at[index] = time.monotonic()
+            running[index] = time.monotonic()
         item = items[index]
-        for scorer in scorers:
+        try:
+            for scorer in scorers:
+                with lock:
+                    if (index, scorer.id) in known:
+                        continue
+                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries)
+                if outcome is None:  # cancelled while waiting
+                    return
+                record(outcome)
+        finally:
             with lock:
-                if (index, scorer.id) in known:
-                    continue
-            outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries)
-            if outcome is None:  # cancelled while waiting
-                return
-            record(outcome)
+                del running[index]
         if on_item_complete is not None:
             with lock:
                 mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
             on_item_complete(index, item, mine)
 
-    todo = iter([i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)])
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
-        futures: dict[Future[None], int] = {}
-        pending: set[Future[None]] = set()
+    todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
+    next_index = iter(todo)
 
-        def submit_more() -> None:
-            # Keep at most 2 × concurrency items submitted: wait() scans every future it is
-            # given, so submitting the whole dataset made each completion cost O(items).
-            while len(pending) < 2 * concurrency and not cancel.is_set():
-                index = next(todo, None)
+    def work() -> None:
+        # Each worker takes the next item itself. (One future per item made every completion
+        # a round trip through this thread, and wait() scans every future it is given: O(items).)
+        try:
+            while not (cancel.is_set() or stop.is_set()):
+                with lock:
+                    index = next(next_index, None)
                 if index is None:
                     return
-                future = pool.submit(score_item, index)
-                futures[future] = index
-                pending.add(future)
+                score_item(index)
+        except BaseException:
+            stop.set()
+            raise
 
-        submit_more()
-        while pending:
-            timeout = None
-            if item_timeout is not None:
-                with lock:
-                    running = [started_at[futures[f]] for f in pending if futures[f] in started_at]
-                # Items still queued have no deadline yet: look again shortly.
-                timeout = max(0.0, min(running) + item_timeout - time.monotonic()) if running else 0.1
-            done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
-            for future in done:
-                future.result()  # a bug in a scorer is not an item outcome: let it surface
-                del futures[future]
-            if item_timeout is not None:
-                now = time.monotonic()
-                with lock:
-                    late = [f for f in pending if now - started_at.get(futures[f], now) >= item_timeout]
-                for future in late:
-                    index = futures[future]
-                    for scorer in scorers:
-                        record(ItemOutcome(index, items[index].item_id, scorer.id, ScoreStatus.API_ERROR,
-                                           error=f"the item took longer than the per-item timeout of {item_timeout:g} s"))
-                    pending.discard(future)
-                    del futures[future]
-            submit_more()
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
+        workers: set[Future[None]] = {pool.submit(work) for _ in range(min(concurrency, len(todo)))}
+        try:
+            while workers:
+                timeout = None
+                if item_timeout is not None:
+                    with lock:
+                        starts = [t for i, t in running.items() if i not in timed_out]
+                    # No item running on time: look again shortly for the next one to start.
+                    timeout = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
+                done, workers = wait(workers, timeout=timeout, return_when=FIRST_COMPLETED)
+                for worker in done:
+                    worker.result()  # a bug in a scorer is not an item outcome: let it surface
+                if item_timeout is not None:
+                    now = time.monotonic()
+                    with lock:
+                        late = [i for i, t in running.items() if i not in timed_out and now - t >= item_timeout]
+                        timed_out.update(late)
+                    for index in late:  # its worker finishes later; record() drops what it brings
+                        for scorer in scorers:
+                            record(ItemOutcome(index, items[index].item_id, scorer.id, ScoreStatus.API_ERROR,
+                                               error=f"the item took longer than the per-item timeout of {item_timeout:g} s"))
+        except BaseException:
+            stop.set()
+            raise
 
     complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
     status = "completed" if complete else "cancelled"

@@ -1,0 +1,175 @@
+"""Benchmark ``run_evals`` against a fake judge with a fixed latency.
+
+Run from the repository root: ``python bench/run_evals.py`` (``--help`` for options).
+
+500 prompt-alignment items (user mode) are scored at concurrency 16 against
+``tests/fake_openai.FakeOpenAI`` (a real HTTP server on 127.0.0.1), whose
+responder waits a fixed 100 ms and then returns a valid analysis. With perfect
+overlap the run takes items / concurrency × latency = 500 / 16 × 0.1 s =
+3.125 s; the script prints the wall time, that ideal and their ratio against
+the target ratio of 1.15, best of ``--repeats`` runs.
+
+The fake judge runs two ways (``--server``):
+
+* ``thread``: in this process, in a background thread, as the tests run it. The
+  server's handler threads then share this process's GIL with the runner and the
+  openai client, so its CPU time is counted against the runner.
+* ``process``: the same server in a child process, as a remote judge would be:
+  only the runner and the client run here.
+
+"CPU ms per call" is this process's CPU time (all threads) divided by the judge
+calls. Nothing here asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+import fake_openai  # noqa: E402
+from fake_openai import FakeOpenAI, Reply  # noqa: E402
+from judge_data import run_payload, single_analysis  # noqa: E402
+
+from scorers import JudgeSettings, ScoreStatus, create_prompt_alignment_scorer, run_evals  # noqa: E402
+
+TARGET_RATIO = 1.15
+
+# socketserver's listen backlog of 5 makes some of 16 simultaneous connects fail ("Connection error").
+fake_openai._Server.request_queue_size = 128
+REPLY_TEXT = json.dumps(single_analysis(0.9, 0.8, 0.7, 1.0))  # user mode: 0.84
+
+
+class _InFlight:
+    """Counts requests the fake is holding, to report the concurrency actually reached."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+
+    def enter(self) -> None:
+        with self._lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.now -= 1
+
+
+def _fake_judge(latency: float) -> tuple[FakeOpenAI, _InFlight]:
+    in_flight = _InFlight()
+
+    def responder(_request: dict) -> Reply:
+        # The wait happens here rather than in Reply.delay so the in-flight count covers it.
+        in_flight.enter()
+        try:
+            time.sleep(latency)
+        finally:
+            in_flight.leave()
+        return Reply.content(REPLY_TEXT)
+
+    return FakeOpenAI(responder=responder), in_flight
+
+
+def _serve_in_child(latency: float, conn) -> None:
+    fake, in_flight = _fake_judge(latency)
+    with fake:
+        conn.send(fake.base_url)
+        while conn.recv() != "stop":  # "stats": report and reset the counters
+            conn.send({"calls": fake.chat_call_count, "peak": in_flight.peak})
+            fake.reset()
+            in_flight.peak = 0
+
+
+@contextlib.contextmanager
+def judge_server(mode: str, latency: float) -> Iterator[tuple[str, object]]:
+    """Yield ``(base_url, stats)``; ``stats()`` returns and resets ``{"calls", "peak"}``."""
+    if mode == "thread":
+        fake, in_flight = _fake_judge(latency)
+        with fake:
+            def stats() -> dict:
+                out = {"calls": fake.chat_call_count, "peak": in_flight.peak}
+                fake.reset()
+                in_flight.peak = 0
+                return out
+
+            yield fake.base_url, stats
+        return
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    process = multiprocessing.get_context("fork").Process(target=_serve_in_child, args=(latency, child), daemon=True)
+    process.start()
+    try:
+        base_url = parent.recv()
+
+        def stats() -> dict:
+            parent.send("stats")
+            return parent.recv()
+
+        yield base_url, stats
+    finally:
+        parent.send("stop")
+        process.join(timeout=5)
+
+
+def measure(mode: str, args: argparse.Namespace) -> dict:
+    items = [{"id": f"item-{i}", **run_payload(user=f"Write a Python factorial function (variant {i}).")}
+             for i in range(args.items)]
+    best: dict | None = None
+    walls: list[float] = []
+    with judge_server(mode, args.latency) as (base_url, stats):
+        settings = JudgeSettings(model="openai/gpt-4o-mini", base_url=base_url, api_key="bench-key",
+                                 timeout=30.0, max_retries=0)
+        for _ in range(args.repeats):
+            scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings)
+            cpu = time.process_time()
+            started = time.perf_counter()
+            result = run_evals(items, [scorer], concurrency=args.concurrency)
+            wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu
+            served = stats()
+            scored = sum(o.status is ScoreStatus.SCORED for o in result.outcomes)
+            if scored != args.items or served["calls"] != args.items:
+                raise SystemExit(f"{mode}: {scored} of {args.items} scored with {served['calls']} calls: not a clean run")
+            run = {"wall": wall, "cpu": cpu, **served}
+            walls.append(wall)
+            best = run if best is None or wall < best["wall"] else best
+    return {**best, "walls": walls}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency", type=float, default=0.100, help="seconds the fake judge waits per request")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per server mode; the fastest is reported")
+    parser.add_argument("--server", choices=("thread", "process", "both"), default="both")
+    args = parser.parse_args()
+
+    ideal = args.items / args.concurrency * args.latency
+    print(f"items: {args.items}, concurrency: {args.concurrency}, judge latency: {args.latency * 1000:.0f} ms, "
+          f"best of {args.repeats}; load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"ideal (items / concurrency x latency): {ideal:.3f} s; target wall/ideal <= {TARGET_RATIO}")
+    for mode in ("thread", "process") if args.server == "both" else (args.server,):
+        m = measure(mode, args)
+        ratio = m["wall"] / ideal
+        print(f"fake judge in a {mode:7s}: wall {m['wall']:.3f} s, ratio {ratio:.3f} "
+              f"({'met' if ratio <= TARGET_RATIO else 'NOT met'}); peak in flight {m['peak']}, "
+              f"CPU {m['cpu'] * 1000 / m['calls']:.2f} ms per call in this process; "
+              f"every run: {', '.join(f'{w:.2f}' for w in m['walls'])} s")
+
+
+if __name__ == "__main__":
+    main()

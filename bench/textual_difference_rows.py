@@ -1,0 +1,141 @@
+"""Benchmark ``run_evals`` with the textual difference scorer over many short rows.
+
+Run from the repository root: ``python bench/textual_difference_rows.py``
+(``--rows`` to change the 100,000 rows).
+
+Each row is a pair of about 500 characters built from a seeded random word list:
+the reference, and a response with one to three words replaced, deleted or
+inserted. The same rows are scored three ways, each in a fresh child process so
+that its peak memory is its own:
+
+* ``plain loop``: ``[scorer.run(payload) for payload in payloads]``, the baseline;
+* ``run_evals`` at concurrency 1 and at the default concurrency 8 (no store).
+
+For each the script prints rows per second, the ratio to the plain loop, the
+CPU time of the child's scoring (user + system, all threads: less sensitive than
+wall time to other load on the machine) and its ratio, the peak RSS of the child
+(``resource.getrusage(...).ru_maxrss``) and how much of it
+scoring added on top of the generated rows, and the sum of the scores (all three
+must agree). The textual difference scorer is pure CPU under the GIL, so threads
+cannot make it faster; the runner's cost is the difference. Nothing here asserts
+on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scorers import EvalItem, ScoreStatus, create_textual_difference_scorer, run_evals  # noqa: E402
+
+SEED = 20250101
+TEXT_CHARS = 500
+VARIANTS = (("plain loop", None), ("run_evals, concurrency 1", 1), ("run_evals, concurrency 8", 8))
+
+
+def make_rows(n: int) -> list[dict]:
+    """``n`` payloads: a ~500-character reference and a response with 1 to 3 word edits."""
+    rng = random.Random(SEED)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 10)))
+                  for _ in range(5000)]
+    rows = []
+    for _ in range(n):
+        words: list[str] = []
+        size = -1
+        while size < TEXT_CHARS:
+            words.append(rng.choice(vocabulary))
+            size += len(words[-1]) + 1
+        reference = " ".join(words)
+        edited = list(words)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(edited))
+            kind = rng.random()
+            if kind < 1 / 3:
+                edited[at] = rng.choice(vocabulary)
+            elif kind < 2 / 3 and len(edited) > 1:
+                del edited[at]
+            else:
+                edited.insert(at, rng.choice(vocabulary))
+        rows.append({"input": "Repeat the reference text.", "output": " ".join(edited), "ground_truth": reference})
+    return rows
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def child(rows: int, concurrency: int | None) -> None:
+    """Score the rows one way and print one JSON line with the measurements."""
+    payloads = make_rows(rows)
+    scorer = create_textual_difference_scorer()
+    scorer.run(payloads[0])  # import and warm-up outside the timing
+    rss_before = peak_rss_mb()
+    cpu = cpu_seconds()
+    if concurrency is None:
+        started = time.perf_counter()
+        results = [scorer.run(payload) for payload in payloads]
+        seconds = time.perf_counter() - started
+        scores = [r.score for r in results]
+    else:
+        items = [EvalItem(f"row-{i}", payload) for i, payload in enumerate(payloads)]
+        started = time.perf_counter()
+        result = run_evals(items, [scorer], concurrency=concurrency)
+        seconds = time.perf_counter() - started
+        if any(o.status is not ScoreStatus.SCORED for o in result.outcomes) or len(result.outcomes) != rows:
+            raise SystemExit("run_evals did not score every row")
+        scores = [o.score for o in result.outcomes]
+    cpu = cpu_seconds() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak_rss_mb(), "rows_mb": rss_before,
+                      "score_sum": sum(scores), "mean_chars": sum(len(p["ground_truth"]) for p in payloads) / rows}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)  # -1: plain loop
+    args = parser.parse_args()
+    if args.child is not None:
+        child(args.rows, None if args.child < 0 else args.child)
+        return
+
+    print(f"rows: {args.rows:,} pairs of ~{TEXT_CHARS} characters (seed {SEED}), 1-3 word edits each")
+    header = ("variant", "seconds", "rows/s", "x plain", "CPU s", "CPU x plain", "peak RSS MB", "added by scoring MB",
+              "sum of scores")
+    table = [header]
+    baseline = baseline_cpu = None
+    sums = set()
+    for name, concurrency in VARIANTS:
+        out = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--child",
+                              str(-1 if concurrency is None else concurrency)],
+                             check=True, capture_output=True, text=True).stdout
+        m = json.loads(out.strip().splitlines()[-1])
+        baseline = baseline or m["seconds"]
+        baseline_cpu = baseline_cpu or m["cpu"]
+        sums.add(round(m["score_sum"], 6))
+        table.append((name, f"{m['seconds']:.2f}", f"{args.rows / m['seconds']:,.0f}", f"{m['seconds'] / baseline:.2f}",
+                      f"{m['cpu']:.2f}", f"{m['cpu'] / baseline_cpu:.2f}",
+                      f"{m['peak_mb']:,.0f}", f"{m['peak_mb'] - m['rows_mb']:,.0f}", f"{m['score_sum']:.6f}"))
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for i, row in enumerate(table):
+        print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(zip(row, widths, strict=True))))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    print("scores agree across variants" if len(sums) == 1 else f"SCORES DIFFER: {sorted(sums)}")
+
+
+if __name__ == "__main__":
+    main()
