@@ -80,7 +80,7 @@ def _render_judge(judge: JudgeInfo | None) -> None:
     )
 
 
-def _render_raw(result: ScoreResult) -> None:
+def _render_raw(result: ScoreResult, key: str) -> None:
     data = result.to_dict()
     with st.expander("Raw result JSON"):
         st.json(data)
@@ -90,11 +90,11 @@ def _render_raw(result: ScoreResult) -> None:
         file_name=f"{result.scorer}-{result.run_id}.json",
         mime="application/json",
         on_click="ignore",
-        key="result_download",
+        key=f"{key}_download",
     )
 
 
-def _render_prompt_alignment(result: ScoreResult) -> None:
+def _render_prompt_alignment(result: ScoreResult, key: str) -> None:
     analysis = result.analyze_step_result
     scale = analysis["scale"]
     both = analysis["effectiveMode"] == "both"
@@ -114,10 +114,10 @@ def _render_prompt_alignment(result: ScoreResult) -> None:
         effective = analysis["effectiveMode"]
         st.caption(f"Evaluation mode: {mode}" + (f", scored in {effective} mode" if effective != mode else ""))
     with right:
-        st.plotly_chart(score_gauge(result.score, scale), key="result_gauge")
+        st.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
     if analysis["note"]:
         st.info(analysis["note"])
-    st.plotly_chart(dimension_chart(analysis), key="result_dimensions")
+    st.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     if both:
         user_tab, system_tab = st.tabs(["Against the user prompt", "Against the system messages"])
@@ -131,7 +131,7 @@ def _render_prompt_alignment(result: ScoreResult) -> None:
     st.markdown(f"**Overall assessment:** {md_escape(analysis['overallAssessment'])}")
 
 
-def _render_textual_difference(result: ScoreResult) -> None:
+def _render_textual_difference(result: ScoreResult, key: str) -> None:
     analysis = result.analyze_step_result
     details = result.details
     columns = st.columns(5)
@@ -141,7 +141,7 @@ def _render_textual_difference(result: ScoreResult) -> None:
     columns[3].metric("Length diff", f"{analysis['lengthDiff']:.3f}", help="|len(a) − len(b)| / max(len(a), len(b))")
     columns[4].metric("Confidence", f"{analysis['confidence']:.3f}", help="1 − length diff")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
-    st.plotly_chart(textual_difference_chart(analysis), key="result_textual_difference")
+    st.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
     reference = "Ground truth" if details["comparedWith"] == "ground_truth" else "Input (user prompt)"
     st.html(
         diff_html(
@@ -154,7 +154,7 @@ def _render_textual_difference(result: ScoreResult) -> None:
     )
 
 
-def _render_gluten(result: ScoreResult) -> None:
+def _render_gluten(result: ScoreResult, key: str) -> None:
     analysis = result.analyze_step_result
     left, right = st.columns(2)
     left.metric("Verdict", "Gluten-free" if analysis["isGlutenFree"] else "Contains gluten")
@@ -164,6 +164,15 @@ def _render_gluten(result: ScoreResult) -> None:
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
 
 
+def _render_generic(result: ScoreResult, key: str) -> None:
+    """Any other scorer: its score, its reason, and its analysis as JSON."""
+    st.metric("Score", f"{result.score:g}")
+    st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
+    if result.analyze_step_result:
+        with st.expander("Analysis", expanded=True):
+            st.json(result.analyze_step_result)
+
+
 _RENDERERS = {
     "prompt-alignment": _render_prompt_alignment,
     "textual-difference": _render_textual_difference,
@@ -171,16 +180,19 @@ _RENDERERS = {
 }
 
 
-def render_outcome(outcome: ScoreResult | RunFailure) -> None:
+def render_outcome(outcome: ScoreResult | RunFailure, key: str = "result") -> None:
     """Show a run's outcome.
 
     A :class:`~scorers.ScoreResult` gets its scorer's view (metrics, charts, checklist
-    or diff), the judge's model, parameters and token usage, the raw JSON and a
-    download of ``result.to_dict()``. A :class:`RunFailure` becomes an error message,
+    or diff; score, reason and analysis for a scorer without a view of its own), the
+    judge's model, parameters and token usage, the raw JSON and a download of
+    ``result.to_dict()``. A :class:`RunFailure` becomes an error message,
     with the judge's raw reply in an expander when there is one.
 
     Args:
         outcome: what :func:`dashboard.runs.evaluate` returned.
+        key: prefix of the element keys (charts, download button); give each outcome
+            shown on one page its own prefix.
     """
     if isinstance(outcome, RunFailure):
         st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.message)}")
@@ -188,6 +200,6 @@ def render_outcome(outcome: ScoreResult | RunFailure) -> None:
             with st.expander("The judge's raw reply"):
                 st.code(outcome.raw_reply, language=None)
         return
-    _RENDERERS[outcome.scorer](outcome)
+    _RENDERERS.get(outcome.scorer, _render_generic)(outcome, key)
     _render_judge(outcome.judge)
-    _render_raw(outcome)
+    _render_raw(outcome, key)

@@ -1,0 +1,274 @@
+"""Batch page: load a dataset, map its columns, choose scorers, run them over every row, explore the results."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import streamlit as st
+
+from dashboard.batch import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_ITEM_TIMEOUT_S,
+    ROLE_LABELS,
+    SAMPLE_DATASETS,
+    UPLOAD_TYPES,
+    build_items,
+    create_batch_run,
+)
+from dashboard.layout import setup_page
+from dashboard.options import option_widget
+from dashboard.results import md_escape
+from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
+from dashboard.settings import judge_settings
+from scorers import (
+    SCORERS,
+    DatasetError,
+    LoadedDataset,
+    ScorerError,
+    create_scorer,
+    estimate_run,
+    guess_columns,
+    load_dataset,
+)
+from scorers.datasets import ROLES
+
+SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
+
+
+def _load(source: Any, name: str) -> tuple[LoadedDataset | None, str | None]:
+    try:
+        return load_dataset(source, name=name), None
+    except DatasetError as exc:
+        return None, str(exc)
+
+
+def _dataset() -> LoadedDataset | None:
+    """The chosen dataset, loaded once per file (kept in the session), with its problems shown."""
+    origin = st.radio("Dataset", ["Upload a file", "Sample dataset"], horizontal=True, key="batch_source", **SESSION)
+    if origin == "Upload a file":
+        uploaded = st.file_uploader(
+            "CSV, TSV, JSON Lines, JSON, Parquet or Excel",
+            type=list(UPLOAD_TYPES),
+            key="batch_upload",
+            help="UTF-8 text files; one row per response to score. Nothing is sent anywhere until you press Run.",
+        )
+        if uploaded is None:
+            previous = st.session_state.get("batch_dataset")
+            if previous is not None and previous[0].startswith("upload:"):
+                st.caption(f"Using {previous[1].source_name}, uploaded earlier in this session.")
+                return previous[1]
+            return None
+        data = uploaded.getvalue()
+        token = "upload:" + hashlib.sha256(data).hexdigest()[:16] + ":" + uploaded.name
+        source, name = data, uploaded.name
+    else:
+        name = st.selectbox("Sample dataset", list(SAMPLE_DATASETS), key="batch_sample", **SESSION)
+        path = SAMPLE_DATASETS[name]
+        token = f"sample:{name}:{path.stat().st_mtime_ns}"
+        source = path
+    cached = st.session_state.get("batch_dataset")
+    if cached is None or cached[0] != token:
+        dataset, error = _load(source, name)
+        if error:
+            st.error(error)
+            return None
+        st.session_state["batch_dataset"] = (token, dataset)
+    return st.session_state["batch_dataset"][1]
+
+
+def _show_problems(dataset: LoadedDataset) -> None:
+    st.caption(
+        f"{dataset.source_name}: {len(dataset.frame)} rows loaded, {len(dataset.columns)} columns ({dataset.format})."
+    )
+    for warning in dataset.warnings:
+        st.info(warning)
+    if dataset.skipped:
+        st.warning(f"{len(dataset.skipped)} record(s) of the file were not loaded and will not be scored.")
+        with st.expander("Skipped records and why", expanded=len(dataset.skipped) <= 10):
+            st.dataframe(
+                [
+                    {"where": (f"line {s.line}" if s.line is not None else f"row {s.row}"), "reason": s.reason}
+                    for s in dataset.skipped
+                ],
+                hide_index=True,
+            )
+
+
+def _mapping(dataset: LoadedDataset, token: str) -> tuple[dict[str, str | None], list[str]]:
+    guessed = guess_columns(dataset.columns)
+    options: list[str | None] = [None, *dataset.columns]
+    mapping: dict[str, str | None] = {}
+    columns = st.columns(len(ROLES))
+    for column, role in zip(columns, ROLES, strict=True):
+        label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
+        required = role in ("input", "output")
+        mapping[role] = column.selectbox(
+            label + (" *" if required else ""),
+            options,
+            index=options.index(guessed.get(role)),
+            format_func=lambda c: "— none —" if c is None else c,
+            key=f"batch_map_{role}_{token}",
+            **SESSION,
+        )
+    group_by = st.multiselect(
+        "Group by (optional)",
+        [c for c in dataset.columns if c not in mapping.values()],
+        key=f"batch_groups_{token}",
+        help="Columns to compare results by, e.g. a variant, prompt version or model column.",
+        **SESSION,
+    )
+    return mapping, group_by
+
+
+def _preview(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: list[str]) -> None:
+    chosen = {ROLE_LABELS.get(r, r): c for r, c in mapping.items() if c}
+    chosen.update({f"Group: {g}": g for g in group_by})
+    head = dataset.frame.head(5)
+    st.dataframe({label: head[column].tolist() for label, column in chosen.items()}, hide_index=True)
+    st.caption(f"The first {len(head)} of {len(dataset.frame)} rows, as mapped.")
+
+
+def _scorer_choice() -> dict[str, dict[str, Any]]:
+    chosen = st.multiselect(
+        "Scorers",
+        list(SCORERS),
+        default=[sid for sid in ("prompt-alignment", "textual-difference") if sid in SCORERS],
+        format_func=lambda sid: SCORERS[sid].name,
+        key="batch_scorers",
+        **SESSION,
+    )
+    options: dict[str, dict[str, Any]] = {}
+    for sid in chosen:
+        spec = SCORERS[sid]
+        st.markdown(f"**{spec.name}** — {md_escape(spec.measures)}")
+        st.caption(md_escape(f"Reads: {', '.join(spec.inputs)}. Formula: {spec.formula}"))
+        values: dict[str, Any] = {}
+        if spec.options:
+            columns = st.columns(min(4, len(spec.options)))
+            for n, option in enumerate(spec.options):
+                values[option.name] = option_widget(columns[n % len(columns)], option, key=f"batch_opt_{sid}_{option.name}")
+        options[sid] = values
+    return options
+
+
+setup_page()
+st.title("Batch")
+st.caption(
+    "Score every row of a dataset. Results are saved as items finish, so a stopped run can be resumed "
+    "and reopened in History."
+)
+store = get_store()
+
+st.header("1. Dataset", divider="gray")
+dataset = _dataset()
+if dataset is not None:
+    token = st.session_state["batch_dataset"][0]
+    short = hashlib.sha256(token.encode()).hexdigest()[:8]
+    _show_problems(dataset)
+
+    st.header("2. Columns", divider="gray")
+    mapping, group_by = _mapping(dataset, short)
+    items = None
+    if not mapping["input"] or not mapping["output"]:
+        st.warning("Map the user prompt and the response columns (marked *) to continue.")
+    else:
+        _preview(dataset, mapping, group_by)
+        try:
+            items = build_items(dataset, mapping, group_by)
+        except DatasetError as exc:
+            st.error(str(exc))
+
+    st.header("3. Scorers and run", divider="gray")
+    scorer_options = _scorer_choice()
+    left, right, name_col = st.columns(3)
+    concurrency = left.number_input(
+        "Concurrency",
+        min_value=1,
+        max_value=64,
+        value=DEFAULT_CONCURRENCY,
+        step=1,
+        key="batch_concurrency",
+        help="Items scored at once.",
+        **SESSION,
+    )
+    timeout = right.number_input(
+        "Per-item timeout (seconds)",
+        min_value=0.0,
+        max_value=3600.0,
+        value=DEFAULT_ITEM_TIMEOUT_S,
+        step=30.0,
+        key="batch_timeout",
+        help="An item taking longer is recorded as an API error. 0: no limit.",
+        **SESSION,
+    )
+    run_name = name_col.text_input(
+        "Run name (optional)", key="batch_run_name", placeholder=f"{dataset.source_name} <date>"
+    )
+
+    scorers, problem, settings = [], None, None
+    if scorer_options:
+        try:
+            if any(SCORERS[sid].uses_judge for sid in scorer_options):
+                settings = judge_settings()
+            scorers = [
+                create_scorer(sid, opts, settings=settings if SCORERS[sid].uses_judge else None, cache=store)
+                for sid, opts in scorer_options.items()
+            ]
+            problem = check_judges(scorers)
+        except ScorerError as exc:
+            problem = str(exc)
+    else:
+        problem = "Choose at least one scorer."
+
+    if items is not None and scorers:
+        estimate = estimate_run(items, scorers)
+        e1, e2, e3, e4 = st.columns(4)
+        e1.metric("Items", len(items))
+        e2.metric("Judge calls (est.)", f"{estimate.judge_calls:,}")
+        e3.metric(
+            "Tokens (est.)",
+            f"{estimate.prompt_tokens + estimate.completion_tokens:,}",
+            help=f"{estimate.prompt_tokens:,} prompt + {estimate.completion_tokens:,} completion tokens, "
+            "at 4 characters a token. Replies already in the cache cost nothing.",
+        )
+        cost = estimate.cost_usd
+        e4.metric(
+            "Cost (est.)",
+            "$0 (no judge)" if settings is None else ("unknown" if cost is None else f"${cost:,.4f}"),
+            help="From the price table of common OpenAI models; 'unknown' for other models.",
+        )
+    if problem:
+        st.error(problem)
+    busy = job_running()
+    clicked = st.button(
+        "Run",
+        type="primary",
+        key="batch_run",
+        icon=":material/play_arrow:",
+        disabled=busy or items is None or problem is not None,
+        help="A run is already being scored in this session." if busy else None,
+    )
+    if clicked and items is not None and not problem:
+        run_id = create_batch_run(
+            store,
+            items=items,
+            scorers=scorers,
+            scorer_options=scorer_options,
+            settings=settings,
+            dataset_name=dataset.source_name,
+            mapping=mapping,
+            group_by=group_by,
+            concurrency=int(concurrency),
+            item_timeout=float(timeout) or None,
+            name=run_name,
+        )
+        start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
+        st.session_state["batch_run_id"] = run_id
+        st.rerun()
+
+if job_running() or st.session_state.get("batch_run_id"):
+    st.header("4. Results", divider="gray")
+    render_job_panel()
+    if st.session_state.get("batch_run_id"):
+        render_run(store, st.session_state["batch_run_id"], key="batch")

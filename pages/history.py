@@ -1,0 +1,100 @@
+"""History page: the stored runs; open one to explore its results, rename it, delete it, resume it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.batch import active_run_ids, runs_table
+from dashboard.layout import setup_page
+from dashboard.results import md_escape
+from dashboard.run_view import get_store, render_job_panel, render_run
+
+OPEN_KEY = "history_open"
+
+
+def _ask_delete(run_id: str) -> None:
+    st.session_state["history_confirm_delete"] = run_id
+
+
+def _cancel_delete() -> None:
+    st.session_state.pop("history_confirm_delete", None)
+
+
+setup_page()
+st.title("History")
+store = get_store()
+st.caption(f"Runs stored in {store.path}. Set SCORER_STUDIO_DB to use another database.")
+
+runs = store.list_runs()
+if not runs:
+    st.info("No runs yet. Score a dataset on the Batch page; its run appears here.")
+    st.stop()
+
+active = active_run_ids()
+table = runs_table(runs, active)
+st.dataframe(
+    table.drop(columns=["id"]),
+    hide_index=True,
+    key="history_table",
+    column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns if c.startswith("mean:")},
+)
+st.caption(
+    "Means count scored outcomes only; failed outcomes are in the failed column, pending ones were "
+    "never scored (a stopped run)."
+)
+
+by_id = {run["id"]: run for run in runs}
+if st.session_state.get("history_pick") not in by_id:
+    st.session_state.pop("history_pick", None)
+run_id = st.selectbox(
+    "Run",
+    list(by_id),
+    key="history_pick",
+    format_func=lambda rid: f"{by_id[rid]['name']} · {by_id[rid]['status']} · {rid}",
+)
+run = by_id[run_id]
+busy = run_id in active
+
+open_col, name_col, rename_col, delete_col = st.columns([1, 4, 1, 1], vertical_alignment="bottom")
+if open_col.button("Open", type="primary", key="history_open_button", icon=":material/open_in_new:"):
+    st.session_state[OPEN_KEY] = run_id
+new_name = name_col.text_input("Name", value=run["name"], key=f"history_name_{run_id}")
+if rename_col.button("Rename", key="history_rename", icon=":material/edit:"):
+    try:
+        store.rename_run(run_id, new_name)
+    except ValueError as exc:
+        st.error(str(exc))
+    else:
+        st.rerun()
+
+if st.session_state.get("history_confirm_delete") == run_id:
+    st.warning(
+        f"Delete the run “{md_escape(run['name'])}” with its {run['n_items']} items and every result? "
+        "This cannot be undone."
+    )
+    yes, no = st.columns(2)
+    if yes.button("Yes, delete it", type="primary", key="history_delete_confirm", disabled=busy):
+        store.delete_run(run_id)
+        _cancel_delete()
+        if st.session_state.get(OPEN_KEY) == run_id:
+            st.session_state.pop(OPEN_KEY)
+        if st.session_state.get("batch_run_id") == run_id:
+            st.session_state.pop("batch_run_id")
+        st.rerun()
+    no.button("Keep it", key="history_delete_cancel", on_click=_cancel_delete)
+else:
+    delete_col.button(
+        "Delete",
+        key="history_delete",
+        on_click=_ask_delete,
+        args=(run_id,),
+        disabled=busy,
+        icon=":material/delete:",
+        help="Being scored now: stop it first." if busy else None,
+    )
+
+st.divider()
+render_job_panel()
+opened = st.session_state.get(OPEN_KEY)
+if opened in by_id:
+    render_run(store, opened, key="history")

@@ -1,0 +1,361 @@
+"""AppTest tests of the Batch page (no network: the judge is the fake OpenAI server, the store a temp file).
+
+The page scores in a background thread; a test presses Run, then reruns the script
+until the session's job has finished, as the page's one-second refresh would.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import dimension_set, single_analysis
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from scorers import SCORERS, Store, load_run
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+# Four rows: a has a system message (prompt alignment in both mode), b's response is a
+# spreadsheet formula, c's response is empty (prompt alignment: invalid input), d is plain.
+CSV = (
+    b"id,system,prompt,response,reference,variant\n"
+    b"a,Answer with a digit.,What is 2+2?,4,4,A\n"
+    b"b,,Write the formula that adds one and one.,=1+1,=1+2,A\n"
+    b"c,,Say hi.,,hi,B\n"
+    b"d,,Say bye.,bye,bye,B\n"
+)
+
+BOTH = {
+    "user": dimension_set(1.0, 1.0, 1.0, 1.0),
+    "system": dimension_set(0.5, 0.5, 0.5, 0.5),
+    "overallAssessment": "Right answer; the system rule is half followed.",
+}
+USER = single_analysis(0.9, 0.8, 0.7, 1.0)
+# Hand-computed from SPEC §1.1:
+#   both (row a): U = 1, S = 0.35·0.5 + 0.35·0.5 + 0.15·0.5 + 0.15·0.5 = 0.5 → 0.7·1 + 0.3·0.5 = 0.85
+#   user (rows b, d): 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84
+PA_SCORES = {"a": 0.85, "b": 0.84, "d": 0.84}
+# Textual difference (SPEC §1.2): a "4" = "4" → 1; b "=1+2" vs "=1+1": LCS "=1+" = 3 → 2·3/8 = 0.75,
+# equal lengths → 0.75; c "hi" vs "" → 0; d "bye" = "bye" → 1.
+TD_SCORES = {"a": 1.0, "b": 0.75, "c": 0.0, "d": 1.0}
+
+
+def judge(body: dict[str, Any]) -> Reply:
+    """Answer by the requested schema: the both-mode analysis or a single-mode one."""
+    name = body.get("response_format", {}).get("json_schema", {}).get("name")
+    return Reply.json(BOTH if name == "prompt_alignment_both" else USER)
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A fresh database per test, and no judge configuration unless a test sets it."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    db = tmp_path / "studio.db"
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(db))
+    return db
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """The bytes of every file handed to a download button, by media file id."""
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        file_id = original(self, path_or_data, mimetype, kind, filename)
+        files[file_id] = path_or_data if isinstance(path_or_data, bytes) else path_or_data.encode()
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return files
+
+
+def download(at: AppTest, files: dict[str, bytes], key: str) -> bytes:
+    url = at.get("download_button")[[b.key for b in at.get("download_button")].index(key)].proto.url
+    return files[url.rsplit("/", 1)[-1].split(".")[0]]
+
+
+def start_batch() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    at.run()
+    at.switch_page("pages/batch.py").run()
+    assert not at.exception
+    return at
+
+
+def upload(at: AppTest, name: str, data: bytes) -> None:
+    at.file_uploader(key="batch_upload").upload(name, data, "text/plain")
+    at.run()
+    assert not at.exception
+
+
+def wait_for_job(at: AppTest, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while at.session_state["batch_job"].running:
+        assert time.monotonic() < deadline, "the batch run did not finish"
+        time.sleep(0.1)
+        at.run()
+    at.run()  # the run that sees the job ended draws the final results;
+    at.run()  # one more, so no view is left from the last in-progress snapshot
+    assert not at.exception
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    return [c.key for c in at.get("plotly_chart")]
+
+
+def table_of(at: AppTest, key_suffix: str):
+    """The selectable table whose key ends with ``key_suffix``."""
+    (frame,) = [d for d in at.dataframe if d.key and d.key.endswith(key_suffix)]
+    return frame.value
+
+
+def table_with(at: AppTest, column: str):
+    """The first table that has ``column`` (read-only tables carry no key)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_page_renders_and_lists_the_sample_datasets():
+    at = start_batch()
+    assert at.title[0].value == "Batch"
+    assert at.radio(key="batch_source").options == ["Upload a file", "Sample dataset"]
+    at.radio(key="batch_source").set_value("Sample dataset").run()
+    assert at.selectbox(key="batch_sample").options == ["examples.csv", "examples.jsonl"]
+    assert "examples.csv: 34 rows loaded, 9 columns (csv)." in [c.value for c in at.caption]
+    # guess_columns picks the defaults; every scorer of the registry is offered.
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
+    assert at.selectbox(key=f"batch_map_input_{token}").value == "prompt"
+    assert at.selectbox(key=f"batch_map_output_{token}").value == "response"
+    assert at.selectbox(key=f"batch_map_system_{token}").value == "system"
+    assert at.selectbox(key=f"batch_map_ground_truth_{token}").value == "ground_truth"
+    assert at.selectbox(key=f"batch_map_id_{token}").value == "id"
+    assert at.multiselect(key="batch_scorers").options == [spec.name for spec in SCORERS.values()]
+    assert at.multiselect(key="batch_scorers").value == ["prompt-alignment", "textual-difference"]
+    # Without a judge configured, prompt alignment cannot run: the page says how to fix it.
+    assert "No API key for the judge" in at.error[0].value
+    assert at.button(key="batch_run").disabled
+
+
+def test_sample_dataset_textual_difference_runs_without_a_judge(environment: Path):
+    at = start_batch()
+    at.radio(key="batch_source").set_value("Sample dataset").run()
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    assert not at.error
+    assert metrics(at)["Judge calls (est.)"] == "0"
+    assert metrics(at)["Cost (est.)"] == "$0 (no judge)"
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+
+    assert metrics(at)["Outcomes scored"] == "34"
+    assert metrics(at)["Cost"] == "—"
+    assert [s.value for s in at.success] == ["Completed: all 34 outcomes scored."]
+    run_id = at.session_state["batch_run_id"]
+    assert {
+        f"batch_{run_id}_hist_textual-difference",
+        f"batch_{run_id}_box_textual-difference",
+        f"batch_{run_id}_dims_textual-difference",
+        f"batch_{run_id}_heat_textual-difference",
+    } <= set(chart_keys(at))
+    store = Store(environment)
+    run, _, result = load_run(store, run_id)
+    assert run["dataset_name"] == "examples.csv" and run["status"] == "completed"
+    assert len(result.outcomes) == 34
+    store.close()
+
+
+def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
+    fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, environment: Path, downloads: dict[str, bytes]
+):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.responder = judge
+    at = start_batch()
+    upload(at, "small.csv", CSV)
+    assert "small.csv: 4 rows loaded, 6 columns (csv)." in [c.value for c in at.caption]
+
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
+    assert at.selectbox(key=f"batch_map_ground_truth_{token}").value == "reference"
+    at.multiselect(key=f"batch_groups_{token}").set_value(["variant"]).run()
+    preview = at.dataframe[0].value
+    assert list(preview.columns) == [
+        "User prompt",
+        "Response",
+        "System message",
+        "Ground truth",
+        "Row id",
+        "Group: variant",
+    ]
+    assert preview["Response"].tolist() == ["4", "=1+1", "", "bye"]
+
+    # The estimate: one judge call per item that can be judged (c has no response).
+    assert metrics(at)["Items"] == "4"
+    assert metrics(at)["Judge calls (est.)"] == "3"
+    assert metrics(at)["Cost (est.)"].startswith("$")
+    assert not at.error
+    at.number_input(key="batch_concurrency").set_value(2).run()
+    at.text_input(key="batch_run_name").input("Small check").run()
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+
+    assert fake_openai.chat_call_count == 3
+    run_id = at.session_state["batch_run_id"]
+    key = f"batch_{run_id}"
+    assert at.subheader[0].value == "Small check"
+    assert metrics(at)["Outcomes scored"] == "7"
+    assert metrics(at)["Not scored"] == "1"
+    assert at.warning[0].value.startswith("Completed with 1 outcome(s) not scored")
+
+    aggregates = table_with(at, "n pending").set_index("scorer")
+    pa = aggregates.loc["Prompt alignment"]
+    assert pa["mean"] == pytest.approx(sum(PA_SCORES.values()) / 3)
+    assert (pa["n scored"], pa["n failed"], pa["n pending"]) == (3, 1, 0)  # the failure is not a 0
+    assert (pa["min"], pa["max"]) == (0.84, 0.85)
+    td = aggregates.loc["Textual difference"]
+    assert td["mean"] == pytest.approx(sum(TD_SCORES.values()) / 4)
+    assert td["median"] == pytest.approx((0.75 + 1.0) / 2)
+
+    charts = set(chart_keys(at))
+    for sid in ("prompt-alignment", "textual-difference"):
+        assert {f"{key}_hist_{sid}", f"{key}_box_{sid}", f"{key}_dims_{sid}", f"{key}_heat_{sid}"} <= charts
+    assert f"{key}_group_variant" in charts
+    hist = [c for c in at.get("plotly_chart") if c.key == f"{key}_hist_prompt-alignment"][0]
+    assert sorted(json.loads(hist.proto.spec)["data"][0]["x"]) == [0.84, 0.84, 0.85]
+
+    # Rows: one per item × scorer, status and error in their own columns.
+    rows = table_of(at, "_table")
+    assert len(rows) == 8
+    failed = rows[rows["status"] == "invalid_input"].iloc[0]
+    assert (failed["item_id"], failed["scorer"]) == ("c", "prompt-alignment")
+    assert "response to evaluate is empty" in failed["error"]
+    at.multiselect(key=f"{key}_f_status").set_value(["invalid_input"]).run()
+    assert table_of(at, "_table")["item_id"].tolist() == ["c"]
+    at.multiselect(key=f"{key}_f_status").set_value(["scored", "invalid_input"]).run()
+    at.text_input(key=f"{key}_f_search").input("=1+").run()
+    assert table_of(at, "_table")["item_id"].tolist() == ["b", "b"]
+    at.text_input(key=f"{key}_f_search").input("").run()
+    at.multiselect(key=f"{key}_f_scorer").set_value(["textual-difference"]).run()
+    at.slider(key=f"{key}_f_score").set_value((0.5, 0.9)).run()
+    assert table_of(at, "_table")["item_id"].tolist() == ["b"]
+
+    # Drill-down: the Evaluate page's breakdown for every scorer of the chosen item.
+    at.slider(key=f"{key}_f_score").set_value((0.0, 1.0)).run()
+    at.multiselect(key=f"{key}_f_scorer").set_value(["prompt-alignment", "textual-difference"]).run()
+    at.selectbox(key=f"{key}_item").set_value(0).run()
+    assert not at.exception
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.85"
+    assert metrics(at)["System score (0–1, weight 30%)"] == "0.50"
+    assert metrics(at)["Ratio"] == "1.000"
+    assert {f"{key}_drill_prompt-alignment_gauge", f"{key}_drill_textual-difference_textual_difference"} <= set(
+        chart_keys(at)
+    )
+    at.selectbox(key=f"{key}_item").set_value(2).run()
+    assert any(e.value.startswith("Not scored (invalid input)") for e in at.error)
+
+    # Reruns and widget changes never call the judge again.
+    assert fake_openai.chat_call_count == 3
+
+    # Retry failed items re-sends only those: c is still invalid input (no call), nothing else is re-scored.
+    retry = at.button(key=f"{key}_retry")
+    assert retry.label == "Retry failed items (1)"
+    retry.click().run()
+    wait_for_job(at)
+    assert fake_openai.chat_call_count == 3
+    assert metrics(at)["Not scored"] == "1"
+
+    # Exports through scorers/export.py; the CSV neutralises the formula.
+    csv_text = download(at, downloads, f"{key}_export_csv").decode()
+    assert "'=1+1" in csv_text and ",=1+1" not in csv_text
+    lines = download(at, downloads, f"{key}_export_jsonl").decode().splitlines()
+    assert len(lines) == 8
+    assert {json.loads(line)["status"] for line in lines} == {"scored", "invalid_input"}
+    seed = json.loads(download(at, downloads, f"{key}_export_json"))
+    assert seed["scores"]["prompt-alignment"]["nFailed"] == 1
+    assert seed["items"][2]["scorerResults"]["prompt-alignment"]["score"] is None
+    assert download(at, downloads, f"{key}_export_parquet")[:4] == b"PAR1"
+
+    # The key is never stored.
+    store = Store(environment)
+    run = store.get_run(run_id)
+    assert run["judge"]["model"] == "gpt-4o-mini" and run["judge"]["baseUrl"] == fake_openai.base_url
+    assert run["mapping"]["groups"] == ["variant"]
+    store.close()
+    with sqlite3.connect(environment) as db:
+        dump = "\n".join(db.iterdump())
+    assert "test-key" not in dump
+
+
+def test_stop_then_resume_scores_each_item_once(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.responder = lambda body: Reply.json(USER).delayed(0.15)
+    rows = "".join(f"r{n},Question {n}?,Answer {n}.\n" for n in range(12))
+    at = start_batch()
+    upload(at, "twelve.csv", ("id,prompt,response\n" + rows).encode())
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="batch_concurrency").set_value(1).run()
+    at.button(key="batch_run").click().run()
+
+    assert at.progress, "the progress bar shows while the run is going"
+    assert " of 12 items done · " in at.progress[0].text
+    deadline = time.monotonic() + 20
+    while at.session_state["batch_job"].progress().done < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    at.button(key="job_stop").click().run()
+    wait_for_job(at)
+
+    run_id = at.session_state["batch_run_id"]
+    key = f"batch_{run_id}"
+    stopped_calls = fake_openai.chat_call_count
+    assert 2 <= stopped_calls < 12
+    assert at.warning[0].value.startswith(f"Stopped: {stopped_calls} of 12 outcomes stored")
+    resume = at.button(key=f"{key}_resume")
+    assert resume.label == f"Resume ({12 - stopped_calls} items left)"
+    resume.click().run()
+    wait_for_job(at)
+
+    assert [s.value for s in at.success] == ["Completed: all 12 outcomes scored."]
+    assert fake_openai.chat_call_count == 12  # nothing paid twice
+    prompts = [fake_openai.prompt_text(i) for i in range(12)]
+    for n in range(12):
+        assert sum(f"Question {n}?" in p for p in prompts) == 1
+
+
+def test_jsonl_upload_shows_what_was_skipped_and_why():
+    data = b'{"prompt": "Hi", "response": "Hello"}\n[1, 2]\n\n{"prompt": "Bye", "response": "Bye"}\n{broken\n'
+    at = start_batch()
+    upload(at, "mixed.jsonl", data)
+    assert "mixed.jsonl: 2 rows loaded, 2 columns (jsonl)." in [c.value for c in at.caption]
+    assert at.warning[0].value == "2 record(s) of the file were not loaded and will not be scored."
+    skipped = at.dataframe[0].value
+    assert skipped["where"].tolist() == ["line 2", "line 5"]
+    assert "not a JSON object" in skipped["reason"].iloc[0]
+
+
+def test_unreadable_upload_is_an_error_not_an_exception():
+    at = start_batch()
+    upload(at, "bad.csv", b"")
+    assert at.error and "bad.csv" in at.error[0].value
+    assert "batch_run" not in [b.key for b in at.button]
+
+
+def test_unmapped_required_column_is_explained():
+    at = start_batch()
+    upload(at, "odd.csv", b"alpha,beta\nx,y\n")
+    assert at.warning[0].value == "Map the user prompt and the response columns (marked *) to continue."
+    assert at.button(key="batch_run").disabled

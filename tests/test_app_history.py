@@ -1,0 +1,188 @@
+"""AppTest tests of the History page: runs stored with run_evals + Store in a temp database."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import run_payload, settings_for, single_analysis
+from streamlit.testing.v1 import AppTest
+
+from scorers import EvalItem, Store, create_prompt_alignment_scorer, create_textual_difference_scorer, run_evals
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "history.db"
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
+    return path
+
+
+def td_items(pairs: list[tuple[str, str]]) -> list[EvalItem]:
+    return [
+        EvalItem(
+            f"row{n}",
+            {"input": [{"role": "user", "content": "q"}], "output": {"text": out}, "ground_truth": ref},
+            {"model": "m1" if n % 2 == 0 else "m2"},
+        )
+        for n, (out, ref) in enumerate(pairs)
+    ]
+
+
+def stored_td_run(db: Path, pairs: list[tuple[str, str]], dataset: str = "pairs.csv") -> str:
+    store = Store(db)
+    try:
+        return run_evals(
+            td_items(pairs), [create_textual_difference_scorer()], store=store, dataset_name=dataset
+        ).run_id
+    finally:
+        store.close()
+
+
+def start_history() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    at.run()
+    at.switch_page("pages/history.py").run()
+    assert not at.exception
+    return at
+
+
+def history_table(at: AppTest):
+    return next(d.value for d in at.dataframe if "status" in d.value.columns and "dataset" in d.value.columns)
+
+
+def test_empty_history_says_how_to_make_a_run():
+    at = start_history()
+    assert at.title[0].value == "History"
+    assert at.info[0].value == "No runs yet. Score a dataset on the Batch page; its run appears here."
+
+
+def test_runs_are_listed_with_their_means_and_counts(db: Path):
+    # "abc" vs "abc" → 1; "abcd" vs "abcx": LCS 3 → 6/8 = 0.75, same length → 0.75. Mean 0.875.
+    first = stored_td_run(db, [("abc", "abc"), ("abcd", "abcx")], "first.csv")
+    # "" vs "xy" → 0 (scored, not failed); mean 0.
+    second = stored_td_run(db, [("", "xy")], "second.jsonl")
+    at = start_history()
+    table = history_table(at)
+    assert table["dataset"].tolist() == ["second.jsonl", "first.csv"]  # newest first
+    assert table["scorers"].tolist() == ["Textual difference", "Textual difference"]
+    assert table["status"].tolist() == ["completed", "completed"]
+    assert table["items"].tolist() == [1, 2]
+    assert table["scored"].tolist() == [1, 2]
+    assert table["failed"].tolist() == [0, 0]
+    assert table["mean: textual-difference"].tolist() == pytest.approx([0.0, 0.875])
+    assert table["judge model"].tolist() == ["—", "—"]
+    assert at.selectbox(key="history_pick").value == second
+    assert [o.rsplit(" · ", 1)[1] for o in at.selectbox(key="history_pick").options] == [second, first]
+
+
+def test_open_shows_the_results_view(db: Path):
+    run_id = stored_td_run(db, [("abc", "abc"), ("abcd", "abcx"), ("", "xy")])
+    at = start_history()
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    key = f"history_{run_id}"
+    assert [s.value for s in at.success] == ["Completed: all 3 outcomes scored."]
+    charts = {c.key for c in at.get("plotly_chart")}
+    assert {
+        f"{key}_hist_textual-difference",
+        f"{key}_box_textual-difference",
+        f"{key}_dims_textual-difference",
+        f"{key}_heat_textual-difference",
+        f"{key}_group_model",
+    } <= charts
+    aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
+    assert aggregates.loc["Textual difference", "mean"] == pytest.approx((1 + 0.75 + 0) / 3)
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["item_id"].tolist() == ["row0", "row1", "row2"]
+    assert {b.key for b in at.get("download_button")} >= {
+        f"{key}_export_{f}" for f in ("csv", "jsonl", "json", "parquet")
+    }
+    # A completed run without failures offers no resume.
+    assert f"{key}_resume" not in [b.key for b in at.button]
+
+
+def test_rename_and_delete_with_confirmation(db: Path):
+    keep = stored_td_run(db, [("a", "a")], "keep.csv")
+    doomed = stored_td_run(db, [("b", "b")], "doomed.csv")
+    at = start_history()
+    assert at.selectbox(key="history_pick").value == doomed
+
+    at.text_input(key=f"history_name_{doomed}").input("Renamed run").run()
+    at.button(key="history_rename").click().run()
+    assert not at.exception
+    assert history_table(at)["name"].tolist()[0] == "Renamed run"
+
+    at.button(key="history_delete").click().run()
+    assert at.warning[0].value.startswith("Delete the run “Renamed run” with its 1 items")
+    at.button(key="history_delete_cancel").click().run()
+    assert len(history_table(at)) == 2  # "Keep it" deletes nothing
+
+    at.button(key="history_delete").click().run()
+    at.button(key="history_delete_confirm").click().run()
+    assert not at.exception
+    assert history_table(at)["dataset"].tolist() == ["keep.csv"]
+    store = Store(db)
+    assert [r["id"] for r in store.list_runs()] == [keep]
+    store.close()
+
+
+def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
+    db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    fake_openai.responder = lambda body: Reply.json(single_analysis(1.0, 1.0, 1.0, 1.0))
+    items = [EvalItem(f"q{n}", run_payload(user=f"Question number {n}")) for n in range(6)]
+    scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings_for(fake_openai))
+    store = Store(db)
+    cancel = threading.Event()
+    finished: list[int] = []
+
+    def stop_after_two(index, item, outcomes):
+        finished.append(index)
+        if len(finished) >= 2:
+            cancel.set()
+
+    partial = run_evals(
+        items,
+        [scorer],
+        store=store,
+        concurrency=1,
+        cancel=cancel,
+        on_item_complete=stop_after_two,
+        dataset_name="questions.jsonl",
+    )
+    store.close()
+    assert partial.status == "cancelled"
+    done = len(partial.outcomes)
+    assert 2 <= done < 6 and fake_openai.chat_call_count == done
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    at = start_history()
+    assert history_table(at)["status"].tolist() == ["cancelled"]
+    assert history_table(at)["pending"].tolist() == [6 - done]
+    at.button(key="history_open_button").click().run()
+    key = f"history_{partial.run_id}"
+    assert at.warning[0].value.startswith(f"Stopped: {done} of 6 outcomes stored, {6 - done} still to do.")
+    at.button(key=f"{key}_resume").click().run()
+    deadline = time.monotonic() + 30
+    while at.session_state["batch_job"].running:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+        at.run()
+    at.run()
+    assert not at.exception
+    assert [s.value for s in at.success] == ["Completed: all 6 outcomes scored."]
+    assert history_table(at)["status"].tolist() == ["completed"]
+    assert fake_openai.chat_call_count == 6  # each item judged once over both sessions
+    assert fake_openai.last_api_key() == "test-key"

@@ -1,0 +1,331 @@
+"""The Batch/History helpers without Streamlit (dashboard/batch.py): items, stored runs, the background
+job with stop and resume, and the tables. Expected numbers are worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from dashboard.batch import (
+    BatchJob,
+    Progress,
+    active_job,
+    aggregates_frame,
+    build_items,
+    create_batch_run,
+    dimension_aggregates,
+    dimension_frame,
+    display_rows,
+    filter_rows,
+    format_duration,
+    group_means,
+    result_rows,
+    resume_settings,
+    runs_table,
+    scorers_for_run,
+    truncate,
+    work_left,
+)
+from scorers import (
+    EvalItem,
+    InvalidInputError,
+    JudgeSettings,
+    ScoreResult,
+    Store,
+    create_textual_difference_scorer,
+    load_dataset,
+    load_run,
+    run_evals,
+)
+
+CSV = b"id,prompt,response,reference,variant\na,Say four,4,4,A\nb,Add,=1+1,=1+2,A\nc,Say hi,,hi,B\nd,Say bye,bye,bye,\n"
+
+
+class SlowScorer:
+    """A code scorer that takes ``delay`` seconds per item, logs every call, scores 1, and fails on "bad"."""
+
+    id = "slow"
+    name = "Slow"
+
+    def __init__(self, delay: float):
+        self.delay = delay
+        self.calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def run(self, payload: dict[str, Any]) -> ScoreResult:
+        time.sleep(self.delay)
+        text = payload["output"]["text"]
+        with self._lock:
+            self.calls[text] += 1
+        if text == "bad":
+            raise InvalidInputError("bad output", field="output")
+        return ScoreResult(scorer=self.id, score=1.0, reason=None, analyze_step_result={})
+
+
+def items_of(texts: list[str]) -> list[EvalItem]:
+    return [
+        EvalItem(f"i{n}", {"input": [{"role": "user", "content": "q"}], "output": {"text": t}})
+        for n, t in enumerate(texts)
+    ]
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    db = Store(tmp_path / "runs.db")
+    yield db
+    db.close()
+
+
+def test_build_items_maps_columns_and_groups():
+    dataset = load_dataset(CSV, name="small.csv")
+    items = build_items(
+        dataset, {"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"}, ["variant"]
+    )
+    assert [it.item_id for it in items] == ["a", "b", "c", "d"]
+    assert [it.groups for it in items] == [{"variant": "A"}, {"variant": "A"}, {"variant": "B"}, {"variant": ""}]
+    assert items[1].payload["output"] == {"text": "=1+1"}
+    assert items[1].payload["ground_truth"] == "=1+2"
+    assert items[0].payload["input"]["inputMessages"] == [{"role": "user", "content": "Say four"}]
+
+
+def test_create_batch_run_records_options_like_the_cli_and_never_the_key(store, tmp_path):
+    settings = JudgeSettings(model="openai/gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="sk-secret-123")
+    td = create_textual_difference_scorer(scale=10)
+    run_id = create_batch_run(
+        store,
+        items=items_of(["x"]),
+        scorers=[td],
+        scorer_options={td.id: {"scale": 10.0}},
+        settings=settings,
+        dataset_name="d.csv",
+        mapping={"input": "p", "output": "r"},
+        group_by=["variant"],
+        concurrency=3,
+        item_timeout=None,
+        name="  My run ",
+    )
+    run = store.get_run(run_id)
+    assert run["name"] == "My run"
+    assert run["scorers"] == [{"id": "textual-difference", "name": "Textual difference", "options": {"scale": 10.0}}]
+    assert run["config"]["scorerOptions"] == {"textual-difference": {"scale": 10.0}}
+    assert run["config"]["concurrency"] == 3
+    assert run["mapping"] == {"input": "p", "output": "r", "groups": ["variant"]}
+    assert run["judge"] is None  # no judge scorer: no judge recorded
+    assert b"sk-secret-123" not in (tmp_path / "runs.db").read_bytes()
+
+    rebuilt = scorers_for_run(run, None)
+    assert [(s.id, s.scale) for s in rebuilt] == [("textual-difference", 10.0)]
+
+
+def test_resume_settings_keep_the_runs_judge_with_the_current_key():
+    run = {"judge": {"model": "gpt-4o", "baseUrl": "http://judge/v1", "temperature": 0.5, "seed": 7}}
+    current = JudgeSettings(model="other", base_url=None, api_key="k", temperature=0.0, seed=1)
+    resumed = resume_settings(run, current)
+    assert (resumed.model, resumed.base_url, resumed.temperature, resumed.seed, resumed.api_key) == (
+        "gpt-4o",
+        "http://judge/v1",
+        0.5,
+        7,
+        "k",
+    )
+    assert resume_settings({"judge": None}, current) is current
+
+
+def test_job_scores_every_item_and_reports_progress(store):
+    td = create_textual_difference_scorer()
+    items = items_of(["a", "b", "c"])
+    run_id = create_batch_run(
+        store, items=items, scorers=[td], scorer_options={td.id: {}}, settings=None, dataset_name="d", mapping={}
+    )
+    job = BatchJob(store, run_id, [td], concurrency=2).start()
+    job.join(10)
+    assert not job.running and job.error is None
+    assert active_job(run_id) is None
+    progress = job.progress()
+    assert (progress.total, progress.done, progress.failed, progress.running) == (3, 3, 0, False)
+    assert progress.fraction == 1.0 and progress.eta_s is None
+    run, _, result = load_run(store, run_id)
+    assert run["status"] == "completed"
+    assert len(result.outcomes) == 3
+
+
+def test_stopped_job_resumes_without_scoring_anything_twice(store):
+    slow = SlowScorer(0.05)
+    texts = [f"t{n}" for n in range(12)]
+    run_id = create_batch_run(
+        store,
+        items=items_of(texts),
+        scorers=[slow],
+        scorer_options={"slow": {}},
+        settings=None,
+        dataset_name="d",
+        mapping={},
+    )
+    job = BatchJob(store, run_id, [slow], concurrency=1).start()
+    with pytest.raises(RuntimeError, match="already being scored"):
+        BatchJob(store, run_id, [slow]).start()
+    deadline = time.monotonic() + 10
+    while job.progress().done < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    job.cancel()
+    job.join(10)
+    stopped = job.progress()
+    run, _, partial = load_run(store, run_id)
+    assert run["status"] == "cancelled"
+    assert 3 <= len(partial.outcomes) < 12
+    assert stopped.done == len(partial.outcomes)
+
+    resumed = BatchJob(store, run_id, [slow], concurrency=4)
+    assert resumed.total == 12 - len(partial.outcomes)
+    resumed.start().join(10)
+    run, _, final = load_run(store, run_id)
+    assert run["status"] == "completed"
+    assert len(final.outcomes) == 12
+    assert slow.calls == Counter({t: 1 for t in texts})  # each item scored exactly once over both jobs
+
+
+def test_retry_failed_rescores_only_the_failed_items(store):
+    slow = SlowScorer(0)
+    run_id = create_batch_run(
+        store,
+        items=items_of(["ok", "bad", "fine"]),
+        scorers=[slow],
+        scorer_options={"slow": {}},
+        settings=None,
+        dataset_name="d",
+        mapping={},
+    )
+    BatchJob(store, run_id, [slow]).start().join(10)
+    _, _, first = load_run(store, run_id)
+    assert (first.n_failed, work_left(first), work_left(first, retry_failed=True)) == (1, 0, 1)
+    retry = BatchJob(store, run_id, [slow], retry_failed=True)
+    assert retry.total == 1
+    retry.start().join(10)
+    assert retry.progress().failed == 1
+    assert slow.calls == Counter({"ok": 1, "bad": 2, "fine": 1})
+
+
+def test_progress_eta_and_text():
+    p = Progress(total=10, done=4, failed=1, elapsed_s=8.0, running=True)
+    assert p.fraction == 0.4
+    assert p.eta_s == pytest.approx(12.0)  # 8 s / 4 items × 6 items left
+    assert p.describe() == "4 of 10 items done · 1 failed · about 12 s left"
+    assert Progress(10, 0, 0, 1.0, True).describe() == "0 of 10 items done · 0 failed · estimating time left…"
+    assert Progress(2, 2, 0, 65.0, False).describe() == "2 of 2 items done · 0 failed · took 1 min 5 s"
+    assert Progress(0, 0, 0, 0.0, False).fraction == 1.0
+    assert format_duration(3725) == "1 h 2 min"
+
+
+def small_run(store: Store):
+    dataset = load_dataset(CSV, name="small.csv")
+    items = build_items(
+        dataset, {"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"}, ["variant"]
+    )
+    td = create_textual_difference_scorer()
+    slow = SlowScorer(0)
+    items[3] = EvalItem(items[3].item_id, {**items[3].payload, "output": {"text": "bad"}}, items[3].groups)
+    result = run_evals(items, [td, slow], store=store, dataset_name="small.csv")
+    return result, items
+
+
+def test_result_rows_filters_and_truncation(store):
+    result, items = small_run(store)
+    rows = result_rows(result, items)
+    assert list(rows.columns[:6]) == ["item_index", "item_id", "scorer", "score", "status", "error"]
+    assert "group:variant" in rows.columns
+    assert len(rows) == 8
+    slow_d = rows[(rows["item_id"] == "d") & (rows["scorer"] == "slow")].iloc[0]
+    assert slow_d["status"] == "invalid_input" and math.isnan(slow_d["score"])
+    assert slow_d["error"] == "output: bad output"
+
+    assert len(filter_rows(rows, statuses=["invalid_input"])) == 1
+    assert set(filter_rows(rows, scorers=["textual-difference"])["scorer"]) == {"textual-difference"}
+    # Textual difference: a "4"/"4" → 1; b "=1+1" vs "=1+2": LCS 3 of 8 chars → 0.75; c "" vs "hi" → 0;
+    # d "bad" vs "bye": LCS "b" → 2·1/6 = 1/3, same length → 1/3.
+    td = rows[rows["scorer"] == "textual-difference"].set_index("item_id")["score"]
+    assert td.to_dict() == pytest.approx({"a": 1.0, "b": 0.75, "c": 0.0, "d": 1 / 3})
+    in_range = filter_rows(rows, scorers=["textual-difference"], score_range=(0.5, 0.8))
+    assert in_range["item_id"].tolist() == ["b"]
+    # A row without a score is kept by the range filter (its status decides).
+    assert "d" in filter_rows(rows, scorers=["slow"], score_range=(0.5, 0.8))["item_id"].tolist()
+    assert filter_rows(rows, search="=1+1")["item_id"].unique().tolist() == ["b"]
+    assert filter_rows(rows, search="BAD OUTPUT")["item_id"].tolist() == ["d"]
+    assert len(filter_rows(rows, search="  ")) == 8
+
+    long = rows.assign(output="word " * 100)
+    shown = display_rows(long, limit=20)
+    assert shown["output"].iloc[0] == "word word word word…"
+    assert len(shown["output"].iloc[0]) == 20
+    assert truncate(None) is None and truncate(1.5) == 1.5
+
+
+def test_aggregates_count_failures_apart(store):
+    result, _ = small_run(store)
+    table = aggregates_frame(result, {"slow": "Slow"}).set_index("scorer")
+    # Slow: 1, 1, 1 scored, "bad" failed → mean 1 over 3 items, 1 failed (not a 0).
+    assert table.loc["Slow", "mean"] == 1.0
+    assert (table.loc["Slow", "n scored"], table.loc["Slow", "n failed"], table.loc["Slow", "n pending"]) == (3, 1, 0)
+    # Textual difference: (1 + 0.75 + 0 + 1/3) / 4 = 0.5208…; median (1/3 + 0.75) / 2.
+    td = table.loc["textual-difference"]
+    assert td["mean"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
+    assert td["median"] == pytest.approx((1 / 3 + 0.75) / 2)
+    assert (td["min"], td["max"], td["n scored"], td["n failed"]) == (0.0, 1.0, 4, 0)
+
+
+def test_dimension_frame_and_aggregates(store):
+    result, _ = small_run(store)
+    dims = dimension_frame(result)
+    assert set(dims["dimension"]) == {"Ratio", "Confidence"}
+    assert len(dims) == 8  # 4 items × 2 dimensions of textual difference; the slow scorer has none
+    ratio = dims[dims["dimension"] == "Ratio"].set_index("item_id")["value"]
+    assert ratio.to_dict() == pytest.approx({"a": 1.0, "b": 0.75, "c": 0.0, "d": 1 / 3})
+    table = dimension_aggregates(dims).set_index("dimension")
+    # Confidence: 1, 1, 0 ("" vs "hi"), 1 → mean 0.75.
+    assert table.loc["Confidence", "mean"] == pytest.approx(0.75)
+    assert table.loc["Confidence", "n scored"] == 4
+
+
+def test_group_means_average_scored_items_only(store):
+    result, items = small_run(store)
+    table = group_means(result_rows(result, items), "variant")
+    by = {(r.group, r.scorer): r for r in table.itertuples()}
+    assert by[("A", "textual-difference")].mean == pytest.approx((1 + 0.75) / 2)
+    assert by[("B", "textual-difference")].mean == 0.0
+    assert by[("(blank)", "slow")].n_failed == 1 and math.isnan(by[("(blank)", "slow")].mean)
+    with pytest.raises(ValueError, match="no group column"):
+        group_means(result_rows(result, items), "model")
+
+
+def test_runs_table_lists_means_counts_and_status(store):
+    small_run(store)
+    slow = SlowScorer(0)
+    stale = create_batch_run(
+        store,
+        items=items_of(["x", "y"]),
+        scorers=[slow],
+        scorer_options={"slow": {}},
+        settings=None,
+        dataset_name="other.jsonl",
+        mapping={},
+        name="stale",
+    )
+    table = runs_table(store.list_runs(), active=set())
+    assert table["name"].tolist()[0] == "stale"
+    first, second = table.iloc[0], table.iloc[1]
+    assert first["id"] == stale
+    assert (first["status"], first["items"], first["pending"], first["scored"]) == ("interrupted", 2, 2, 0)
+    assert math.isnan(first["mean: textual-difference"])
+    assert second["status"] == "completed"
+    assert second["dataset"] == "small.csv"
+    assert second["scorers"] == "Textual difference, Slow"
+    assert (second["scored"], second["failed"], second["pending"]) == (7, 1, 0)
+    assert second["mean: textual-difference"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
+    assert second["mean: slow"] == 1.0
+    assert runs_table(store.list_runs(), active={stale}).iloc[0]["status"] == "running"
+    assert isinstance(runs_table([]), pd.DataFrame) and runs_table([]).empty

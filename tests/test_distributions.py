@@ -1,0 +1,166 @@
+"""The batch results' chart builders (dashboard/distributions.py) on hand-made frames, without Streamlit."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from dashboard.distributions import (
+    dimension_distribution,
+    dimension_heatmap,
+    figure_messages,
+    group_comparison_chart,
+    message_figure,
+    score_box,
+    score_histogram,
+)
+
+
+def dims(rows: list[tuple[int, str, str, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["item_index", "item_id", "dimension", "value"]).assign(scorer="prompt-alignment")
+
+
+def test_message_figure_has_no_trace_and_one_message():
+    fig = message_figure("Nothing here.", title="T")
+    assert isinstance(fig, go.Figure)
+    assert len(fig.data) == 0
+    assert figure_messages(fig) == ["Nothing here."]
+    assert fig.layout.title.text == "T"
+
+
+def test_histogram_carries_the_scored_values_only():
+    fig = score_histogram([0.2, None, 0.9, float("nan"), 0.9, 0.5], title="PA", x_range=(0, 1), bins=10)
+    (trace,) = fig.data
+    assert trace.type == "histogram"
+    assert list(trace.x) == [0.2, 0.9, 0.9, 0.5]  # a failed item (None/NaN) is left out, never a 0
+    assert trace.xbins.start == 0
+    assert trace.xbins.size == pytest.approx(0.1)
+    assert fig.layout.title.text == "PA (n = 4)"
+    assert list(fig.layout.xaxis.range) == [0, 1]
+    assert figure_messages(fig) == []
+
+
+@pytest.mark.parametrize("scores", [[], [None, float("nan")], pd.Series([float("nan")], dtype="float64")])
+def test_histogram_without_scores_is_a_message(scores):
+    fig = score_histogram(scores, title="PA")
+    assert len(fig.data) == 0
+    assert figure_messages(fig) == ["No scored items: nothing to plot."]
+
+
+def test_histogram_of_a_single_value_says_so():
+    fig = score_histogram([0.84], title="PA")
+    assert list(fig.data[0].x) == [0.84]
+    assert figure_messages(fig) == ["Only one scored item (0.84): a distribution needs at least two."]
+
+
+def test_histogram_of_equal_values_says_there_is_no_spread():
+    fig = score_histogram([1.0, 1.0, 1.0])
+    assert figure_messages(fig) == ["All 3 scored items are 1: there is no spread to show."]
+
+
+def test_box_keeps_labels_aligned_with_the_scores_it_keeps():
+    fig = score_box([0.5, None, 0.75, 1.0], labels=["a", "b", "c", "d"], x_range=(0, 10))
+    (trace,) = fig.data
+    assert trace.type == "box"
+    assert list(trace.x) == [0.5, 0.75, 1.0]
+    assert list(trace.text) == ["a", "c", "d"]
+    assert trace.boxpoints == "all"
+    assert list(fig.layout.xaxis.range) == [0, 10]
+
+
+def test_box_edge_cases():
+    assert figure_messages(score_box([])) == ["No scored items: nothing to plot."]
+    single = score_box([0.3], labels=["only"])
+    assert list(single.data[0].x) == [0.3]
+    assert figure_messages(single) == ["Only one scored item (0.3): a distribution needs at least two."]
+    with pytest.raises(ValueError, match="one label per score"):
+        score_box([0.1, 0.2], labels=["a"])
+
+
+def test_dimension_distribution_one_trace_per_dimension_in_order():
+    frame = dims(
+        [
+            (0, "a", "User · Intent alignment", 1.0),
+            (0, "a", "User · Completeness", 0.5),
+            (1, "b", "User · Intent alignment", 0.25),
+            (1, "b", "User · Completeness", 0.75),
+        ]
+    )
+    fig = dimension_distribution(frame, order=["User · Completeness", "User · Intent alignment"])
+    assert [t.name for t in fig.data] == ["User · Completeness", "User · Intent alignment"]
+    assert [t.type for t in fig.data] == ["box", "box"]
+    assert list(fig.data[0].y) == [0.5, 0.75]
+    assert list(fig.data[1].y) == [1.0, 0.25]
+    assert list(fig.data[1].text) == ["a", "b"]
+    assert figure_messages(fig) == []
+
+    violin = dimension_distribution(frame, kind="violin")
+    assert [t.type for t in violin.data] == ["violin", "violin"]
+    assert [t.name for t in violin.data] == ["User · Intent alignment", "User · Completeness"]
+
+
+def test_dimension_distribution_edge_cases():
+    empty = dimension_distribution(dims([]))
+    assert len(empty.data) == 0
+    assert figure_messages(empty) == ["No dimension scores: no item has been scored with a dimension breakdown."]
+    single = dimension_distribution(dims([(3, "x", "Ratio", 0.4), (3, "x", "Confidence", 0.9)]))
+    assert len(single.data) == 2
+    assert figure_messages(single) == ["Only one scored item: a distribution needs at least two."]
+    with pytest.raises(ValueError, match="'box' or 'violin'"):
+        dimension_distribution(dims([]), kind="bar")
+    with pytest.raises(ValueError, match="no column"):
+        dimension_distribution(pd.DataFrame({"value": [1.0]}))
+
+
+def test_heatmap_rows_are_items_in_order_and_gaps_stay_empty():
+    frame = dims(
+        [
+            (1, "second", "Ratio", 0.5),
+            (0, "first", "Ratio", 1.0),
+            (0, "first", "Confidence", 0.25),
+        ]
+    )
+    fig = dimension_heatmap(frame)
+    (trace,) = fig.data
+    assert trace.type == "heatmap"
+    assert list(trace.x) == ["Ratio", "Confidence"]
+    assert list(trace.y) == ["first", "second"]
+    assert [list(r) for r in trace.z] == [[1.0, 0.25], [0.5, None]]
+    assert (trace.zmin, trace.zmax) == (0, 1)
+
+
+def test_heatmap_without_rows_is_a_message():
+    fig = dimension_heatmap(dims([]))
+    assert len(fig.data) == 0
+    assert figure_messages(fig)
+
+
+def test_group_comparison_one_bar_trace_per_scorer():
+    table = pd.DataFrame(
+        [
+            ("A", "Prompt alignment", 0.845, 2, 0),
+            ("B", "Prompt alignment", 0.84, 1, 1),
+            ("A", "Textual difference", 0.875, 2, 0),
+            ("B", "Textual difference", 0.5, 2, 0),
+        ],
+        columns=["group", "scorer", "mean", "n_scored", "n_failed"],
+    )
+    fig = group_comparison_chart(table, "variant")
+    assert [t.name for t in fig.data] == ["Prompt alignment", "Textual difference"]
+    assert list(fig.data[0].x) == ["A", "B"]
+    assert list(fig.data[0].y) == [0.845, 0.84]
+    assert list(fig.data[0].text) == ["n=2", "n=1, 1 failed"]
+    assert fig.layout.title.text == "Mean score by variant"
+    assert figure_messages(fig) == []
+
+
+def test_group_comparison_edge_cases():
+    nothing = pd.DataFrame([("A", "PA", math.nan, 0, 2)], columns=["group", "scorer", "mean", "n_scored", "n_failed"])
+    assert figure_messages(group_comparison_chart(nothing, "model")) == ["No scored items in any model group."]
+    one = pd.DataFrame([("A", "PA", 0.5, 1, 0)], columns=["group", "scorer", "mean", "n_scored", "n_failed"])
+    fig = group_comparison_chart(one, "model")
+    assert list(fig.data[0].y) == [0.5]
+    assert figure_messages(fig) == ["Only one model group has scored items: nothing to compare it with."]
