@@ -1,4 +1,4 @@
-"""SQLite storage: runs, their items and results, and the judge-call cache.
+"""SQLite storage: runs, their items and results, the judge-call cache, saved judges and human labels.
 
 The database lives in the user's data directory (``platformdirs``), or where
 ``SCORER_STUDIO_DB`` points. Numbered migrations (``m001_...``) are applied
@@ -98,7 +98,62 @@ def _m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (_m001_initial,)
+def _m002_judges(db: sqlite3.Connection) -> None:
+    """Saved judge definitions (:mod:`scorers.judge_store`): one row per judge, one per version.
+
+    A version is never changed or removed; deleting a judge only hides it, so a run that
+    names ``judge:<slug>@v<n>`` can always be rebuilt.
+    """
+    _run_script(
+        db,
+        """
+        CREATE TABLE judges (
+            slug TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            deleted_at TEXT
+        );
+        CREATE TABLE judge_versions (
+            slug TEXT NOT NULL REFERENCES judges(slug),
+            version INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (slug, version)
+        );
+        """
+    )
+
+
+def _m003_labels(db: sqlite3.Connection) -> None:
+    """Human labels of results (:mod:`scorers.labels`): every save appends a row, the latest is current.
+
+    A label concerns one run × item × scorer and keeps who gave it, when, and the judge's
+    score it was given against; the judge's result itself is never changed. Deleting the
+    run deletes its labels.
+    """
+    _run_script(
+        db,
+        """
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            item_index INTEGER NOT NULL,
+            scorer_id TEXT NOT NULL,
+            reviewer TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            human_score REAL,
+            human_pass INTEGER,
+            comment TEXT NOT NULL DEFAULT '',
+            judge_score REAL,
+            judge_status TEXT,
+            source TEXT NOT NULL DEFAULT 'review'
+        );
+        CREATE INDEX labels_by_row ON labels (run_id, scorer_id, item_index, id)
+        """
+    )
+
+
+MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (_m001_initial, _m002_judges, _m003_labels)
 
 
 def now_iso() -> str:

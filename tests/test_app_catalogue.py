@@ -1,0 +1,142 @@
+"""AppTest tests of the Catalogue page: every scorer's facts, judge calls next to Mastra's, and runnable examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from streamlit.testing.v1 import AppTest
+
+from scorers import SCORERS, Store
+from scorers.judge_store import save_judge
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "catalogue.db"
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
+    return path
+
+
+def start_catalogue() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    at.run()
+    at.switch_page("pages/catalogue.py").run()
+    assert not at.exception
+    return at
+
+
+def show(at: AppTest, scorer_id: str) -> AppTest:
+    at.selectbox(key="cat_scorer").set_value(scorer_id).run()
+    assert not at.exception
+    return at
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown).replace("\\", "")
+
+
+def test_every_scorer_is_listed_with_its_judge_calls():
+    at = start_catalogue()
+
+    table = at.dataframe[0].value.set_index("Id")
+    assert list(table.index) == list(SCORERS)
+    assert table.loc["answer-relevancy", "Judge calls"] == "1 (Mastra: 3)"
+    assert table.loc["prompt-alignment", "Judge calls"] == "1 (Mastra: 2)"
+    assert table.loc["checklist-rubric", "Judge calls"] == "1 (Mastra: 1)"
+    assert table.loc["gluten-checker", "Judge calls"] == "1"
+    assert table.loc["completeness", "Judge calls"] == "0 (code)"
+    assert table.loc["toxicity", "Higher is better"] == "no"
+    assert table.loc["textual-difference", "Kind"] == "code"
+    assert at.selectbox(key="cat_scorer").options[0] == "Prompt alignment · prompt-alignment"
+
+
+def test_a_scorer_shows_what_it_measures_its_formula_options_and_notes():
+    at = show(start_catalogue(), "hallucination")
+    text = markdown(at)
+    spec = SCORERS["hallucination"]
+    assert f"**What it measures:** {spec.measures}" in text
+    assert f"- **Formula:** {spec.formula}" in text
+    assert "- **Higher is better:** no: lower is better" in text
+    assert "- **Judge calls per run:** 1 (Mastra: 3)" in text
+    assert list(at.dataframe[1].value["Option"]) == [o.name for o in spec.options]
+    assert "**Notes:**" in text
+    assert "**Language processing**" not in text  # LLM judges use no NLP library
+
+
+@pytest.mark.parametrize(
+    ("scorer_id", "library"),
+    [
+        ("keyword-coverage", "[stop-words](https://pypi.org/project/stop-words/) 2018.7.23"),
+        ("tone-consistency", "[pysbd](https://pypi.org/project/pysbd/) splits the response into sentences"),
+        ("completeness", "[lemminflect](https://pypi.org/project/lemminflect/) gives the base form of verbs"),
+        ("textual-difference", "[rapidfuzz](https://pypi.org/project/rapidfuzz/)"),
+    ],
+)
+def test_code_scorers_say_which_language_libraries_they_use(scorer_id, library):
+    text = markdown(show(start_catalogue(), scorer_id))
+    assert "**Language processing**" in text
+    assert library in text
+
+
+def test_a_code_scorer_example_runs_without_a_key():
+    at = show(start_catalogue(), "textual-difference")
+    at.button(key="cat_run").click().run()
+
+    assert not at.exception
+    assert not at.error
+    # "The quick brown cat" vs "The quick brown fox": LCS "The quick brown " = 16 of 19 characters each;
+    # ratio = 2·16 / 38 = 0.842, equal lengths → confidence 1.
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Ratio"] == "0.842" and metrics["Changes"] == "1"
+
+
+def test_an_llm_example_without_a_key_says_how_to_configure():
+    at = show(start_catalogue(), "answer-relevancy")
+    at.button(key="cat_run").click().run()
+
+    assert not at.exception
+    assert "No API key for the judge" in at.error[0].value.replace("\\", "")
+
+
+def test_a_saved_judge_is_listed_and_its_example_runs(db: Path, fake_openai: FakeOpenAI,
+                                                      monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    store = Store(db)
+    try:
+        save_judge(store, {
+            "name": "Politeness",
+            "description": "Whether a customer-service reply is polite.",
+            "instructions": "You check the tone of customer-service replies.",
+            "prompt_template": "Is this reply polite?\n{output}",
+            "output_fields": [{"name": "rating", "type": "number", "min": 1, "max": 5, "integer": True}],
+            "score_rule": {"kind": "number", "field": "rating"},
+            "reason_template": "Rated {rating} of 5.",
+            "example": {"input": "Where is my parcel?", "output": "It arrives tomorrow, sorry for the wait!"},
+        })
+    finally:
+        store.close()
+    fake_openai.enqueue(Reply.json({"rating": 4}))
+
+    at = start_catalogue()
+    assert list(at.dataframe[0].value["Id"])[-1] == "judge:politeness"
+    show(at, "judge:politeness")
+    text = markdown(at)
+    assert "**What it measures:** Whether a customer-service reply is polite." in text
+    assert "- **Formula:** (rating − 1) / (5 − 1); × scale (1), rounded half up to 2 decimals" in text
+    assert "- **Judge calls per run:** 1" in text
+    at.button(key="cat_run").click().run()
+
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric} == {"Score": "0.75"}  # (4 − 1) / (5 − 1)
+    assert "**Reason:** Rated 4 of 5." in [m.value for m in at.markdown]
+    assert "It arrives tomorrow, sorry for the wait!" in fake_openai.last_prompt_text()

@@ -1,0 +1,263 @@
+"""AppTest tests of the Judges page: build, validate, try (fake judge), save, version, load, delete, import."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from streamlit.testing.v1 import AppTest
+
+from scorers import Store
+from scorers.judge_builder import GLUTEN_PROMPT
+from scorers.judge_store import judge_versions, list_judges
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "judges.db"
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def judge(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    """The fake judge as the app's endpoint (set before the app's first run reads the environment)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return fake_openai
+
+
+def start_judges() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    at.run()
+    at.switch_page("pages/judges.py").run()
+    assert not at.exception
+    return at
+
+
+def warnings(at: AppTest) -> list[str]:
+    return [w.value.replace("\\", "") for w in at.warning]  # the page escapes Markdown
+
+
+def saved(db: Path):
+    store = Store(db)
+    try:
+        return list_judges(store)
+    finally:
+        store.close()
+
+
+def build_politeness(at: AppTest) -> None:
+    """Fill the builder: a boolean verdict (the score) and a list of rude phrases."""
+    at.text_input(key="jb_name").input("Politeness")
+    at.text_area(key="jb_instructions").input("You check the tone of customer-service replies.")
+    at.text_area(key="jb_template").input('Is this reply polite?\n{output}\nAnswer like {"isPolite": true}.')
+    at.text_input(key="jb_f0_name").input("isPolite")
+    at.button(key="jb_add_field").click().run()
+    at.text_input(key="jb_f1_name").input("rudePhrases")
+    at.selectbox(key="jb_f1_type").set_value("list_of_strings").run()
+    at.text_input(key="jb_reason").input("Polite: {isPolite}. Rude phrases: {rudePhrases}.").run()
+
+
+def test_page_renders_with_the_built_in_gluten_checker_to_copy():
+    at = start_judges()
+
+    assert at.title[0].value == "Judges"
+    assert at.info[0].value.startswith("No saved judge yet")
+    assert at.selectbox(key="judges_pick").value == "builtin:gluten-checker"
+    assert at.button(key="jb_save").disabled  # the new judge is still empty
+
+    at.button(key="judges_load").click().run()
+    assert not at.exception
+    assert at.text_input(key="jb_name").value == "Gluten checker (copy)"
+    assert at.text_area(key="jb_template").value == GLUTEN_PROMPT
+    assert at.text_input(key="jb_f0_name").value == "isGlutenFree"
+    assert at.selectbox(key="jb_f1_type").value == "list_of_strings"
+    assert at.selectbox(key="jb_rule_kind").value == "boolean"
+    assert at.radio(key="jb_rule_good").value is True
+    assert warnings(at) == []
+    assert not at.button(key="jb_save").disabled
+    assert any("Placeholders found: `{output}`" in c.value for c in at.caption)
+
+
+def test_template_problems_are_named_as_you_type():
+    at = start_judges()
+    at.text_area(key="jb_template").input("Check it.\n{output} against {context}\n{{literal}} and {\"json\": 1}").run()
+
+    template_warnings = [w for w in warnings(at) if w.startswith("prompt_template")]
+    assert template_warnings == [
+        "prompt_template: unknown placeholder {context} at line 2, column 18; use one of {input}, {output}, "
+        "{ground_truth}, {system}, or write {{context}} for literal braces"
+    ]
+    assert any("Placeholders found: `{output}`" in c.value for c in at.caption)
+    assert at.button(key="jb_save").disabled and at.button(key="jb_try").disabled
+
+
+def test_the_rule_chooser_offers_only_rules_the_fields_allow():
+    at = start_judges()
+    at.text_input(key="jb_f0_name").input("comment")
+    at.selectbox(key="jb_f0_type").set_value("string").run()
+    assert "jb_rule_kind" not in [s.key for s in at.selectbox]
+    assert any(i.value.startswith("Add a boolean field") for i in at.info)
+
+    at.selectbox(key="jb_f0_type").set_value("number").run()
+    assert "jb_rule_kind" not in [s.key for s in at.selectbox]  # no range yet
+    at.number_input(key="jb_f0_min").set_value(1.0)
+    at.number_input(key="jb_f0_max").set_value(5.0).run()
+    assert at.selectbox(key="jb_rule_kind").options == ["Number field normalised by its range"]
+
+    at.button(key="jb_add_field").click().run()
+    at.text_input(key="jb_f1_name").input("verdict")
+    at.selectbox(key="jb_f1_type").set_value("label").run()
+    at.text_input(key="jb_f1_labels").input("good, partial, bad").run()
+    assert at.selectbox(key="jb_rule_kind").options == [
+        "Number field normalised by its range", "Label field → a score per label"]
+    at.selectbox(key="jb_rule_kind").set_value("label").run()
+    scores = {n.label: n.value for n in at.number_input if n.key.startswith("jb_rule_score_")}
+    assert scores == {"good": 1.0, "partial": 0.5, "bad": 0.0}
+    assert not at.exception
+
+
+def test_build_try_and_save_a_judge(judge: FakeOpenAI, db: Path):
+    judge.enqueue(Reply.json({"isPolite": False, "rudePhrases": ["calm down"]}))
+    at = start_judges()
+    build_politeness(at)
+    assert warnings(at) == []
+    assert at.selectbox(key="jb_rule_kind").options == ["Boolean field → 1 or 0", "List field: count the items"]
+
+    at.text_area(key="jb_try_prompt").input("Where is my parcel?")
+    at.text_area(key="jb_try_response").input("Calm down, it is coming.")
+    at.button(key="jb_try").click().run()
+
+    assert not at.exception
+    assert not at.error
+    assert {m.label: m.value for m in at.metric} == {"Score": "0"}  # isPolite false, true is good → 0
+    assert "**Reason:** Polite: false. Rude phrases: calm down." in [m.value for m in at.markdown]
+    codes = [c.value for c in at.code]
+    assert json.loads(codes[0]) == {"isPolite": False, "rudePhrases": ["calm down"]}  # the raw reply
+    assert any("<response>\nCalm down, it is coming.\n</response>" in c for c in codes)  # the rendered prompt
+    assert any(c.startswith("You check the tone of customer-service replies.") for c in codes)
+    assert json.loads(at.get("json")[0].proto.body) == {"isPolite": False, "rudePhrases": ["calm down"]}
+    request = judge.last_chat_request()
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["isPolite", "rudePhrases"]
+
+    at.button(key="jb_save").click().run()
+    assert not at.exception
+    assert at.success[0].value == "Saved Politeness as v1 (judge:politeness@v1)."
+    table = at.dataframe[0].value
+    assert list(table["Scorer id"]) == ["judge:politeness"]
+    assert list(table["Score rule"]) == ["1 if isPolite is true, else 0"]
+    [stored] = saved(db)
+    assert stored.definition.example.output == "Calm down, it is coming."
+    assert at.selectbox(key="judges_pick").value == "politeness"
+
+
+def test_saving_an_edit_creates_v2_and_v1_can_be_loaded(db: Path):
+    at = start_judges()
+    build_politeness(at)
+    at.button(key="jb_save").click().run()
+    at.text_area(key="jb_template").input("Second version: {output}").run()
+    assert any("Saves version 2 of judge:politeness" in c.value for c in at.caption)
+    at.button(key="jb_save").click().run()
+    assert at.success[0].value == "Saved Politeness as v2 (judge:politeness@v2)."
+
+    assert "No changes since v2 of judge:politeness." in [c.value for c in at.caption]
+    at.button(key="jb_save").click().run()
+    assert at.info[0].value == "No change since v2 of Politeness: nothing was saved."
+
+    at.selectbox(key="judges_version_politeness").set_value(1).run()
+    at.button(key="judges_load").click().run()
+    assert at.text_area(key="jb_template").value.startswith("Is this reply polite?")
+    assert "Editing Politeness, loaded from v1: saving a change creates v3." in [c.value for c in at.caption]
+    store = Store(db)
+    try:
+        assert [v.version for v in judge_versions(store, "politeness")] == [1, 2]
+    finally:
+        store.close()
+
+
+def test_try_it_shows_errors_with_the_raw_reply(judge: FakeOpenAI):
+    judge.enqueue(Reply.content("I think it is polite."), Reply.content("Yes, polite."))
+    at = start_judges()
+    build_politeness(at)
+    at.text_area(key="jb_try_response").input("Thank you for waiting!")
+    at.button(key="jb_try").click().run()
+
+    assert not at.exception
+    assert at.error[0].value.startswith("Not scored (judge output invalid): The judge")
+    assert "Yes, polite." in [c.value for c in at.code]
+    assert not at.metric
+
+
+def test_try_it_without_a_key_says_how_to_configure():
+    at = start_judges()
+    build_politeness(at)
+    at.text_area(key="jb_try_response").input("Thank you for waiting!")
+    at.button(key="jb_try").click().run()
+
+    assert not at.exception
+    assert "No API key for the judge" in at.error[0].value.replace("\\", "")
+
+
+def test_delete_needs_a_confirmation(db: Path):
+    at = start_judges()
+    build_politeness(at)
+    at.button(key="jb_save").click().run()
+    assert at.button(key="judges_delete").disabled
+    at.checkbox(key="judges_delete_confirm_politeness").check().run()
+    at.button(key="judges_delete").click().run()
+
+    assert not at.exception
+    assert at.success[0].value == "Deleted Politeness."
+    assert at.info[0].value.startswith("No saved judge yet")
+    assert saved(db) == []
+
+
+def test_import_pasted_json(db: Path):
+    definition = {
+        "name": "Conciseness",
+        "instructions": "You judge whether answers are concise.",
+        "prompt_template": "Answer: {output}",
+        "output_fields": [{"name": "fillerPhrases", "type": "list_of_strings"}],
+        "score_rule": {"kind": "list_count", "field": "fillerPhrases", "cap": 3},
+    }
+    at = start_judges()
+    at.button(key="judges_import").click().run()
+    assert at.warning[0].value == "Choose a JSON file or paste the JSON first."
+    at.text_area(key="judges_import_text").input(json.dumps(definition))
+    at.button(key="judges_import").click().run()
+
+    assert not at.exception
+    assert at.success[0].value.startswith("Imported Conciseness (v1).")
+    assert list(at.dataframe[0].value["Score rule"]) == [
+        "1 − min(k / 3, 1), k = the number of non-blank items of fillerPhrases"]
+
+    at.text_area(key="judges_import_text").input('{"name": "Broken"}')
+    at.button(key="judges_import").click().run()
+    assert at.error[0].value.replace("\\", "").startswith("nothing was imported: instructions: missing")
+    assert [j.name for j in saved(db)] == ["Conciseness"]
+
+
+def test_the_builder_survives_a_visit_to_another_page():
+    at = start_judges()
+    build_politeness(at)
+    at.text_area(key="jb_try_response").input("Thanks for waiting!").run()
+    at.switch_page("pages/catalogue.py").run()
+    at.switch_page("pages/judges.py").run()
+
+    assert not at.exception
+    assert at.text_input(key="jb_name").value == "Politeness"
+    assert at.text_input(key="jb_f1_name").value == "rudePhrases"
+    assert at.selectbox(key="jb_f1_type").value == "list_of_strings"
+    assert at.text_input(key="jb_reason").value == "Polite: {isPolite}. Rude phrases: {rudePhrases}."
+    assert at.text_area(key="jb_try_response").value == "Thanks for waiting!"
+    assert warnings(at) == []
