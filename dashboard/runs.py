@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scorers import (
-    JudgeSettings,
-    Scorer,
-    ScorerError,
-    ScoreResult,
-    ScoreStatus,
-    create_gluten_checker_scorer,
-    create_prompt_alignment_scorer,
-    create_textual_difference_scorer,
-)
-
-SCORER_LABELS = {
-    "prompt-alignment": "Prompt alignment",
-    "textual-difference": "Textual difference",
-    "gluten-checker": "Gluten checker",
-}
+from scorers import InvalidInputError, JudgeSettings, ScorerError, ScoreResult, ScoreStatus, Store, create_scorer
 
 _SEPARATOR = re.compile(r"^[ \t]*---[ \t]*$", flags=re.MULTILINE)
 
@@ -42,7 +28,9 @@ def split_system_messages(text: str) -> list[str]:
     return [part.strip() for part in _SEPARATOR.split(text) if part.strip()]
 
 
-def build_payload(*, system: str, prompt: str, response: str, ground_truth: str) -> dict[str, Any]:
+def build_payload(
+    *, system: str, prompt: str, response: str, ground_truth: str, context: str = "", tool_calls: str = ""
+) -> dict[str, Any]:
     """The seed-shaped run payload for the Evaluate form.
 
     Blank fields count as not given: a blank prompt sends no user message and a
@@ -54,12 +42,18 @@ def build_payload(*, system: str, prompt: str, response: str, ground_truth: str)
         prompt: the user prompt.
         response: the response to evaluate.
         ground_truth: the reference answer, or "".
+        context: context passages, several separated by a line with ``---``; "" for none.
+        tool_calls: the assistant's tool calls as a JSON list (``[{"name", "arguments"}]``); "" for none.
 
     Returns:
         ``{"input": {"inputMessages": [...], "systemMessages": [...]}, "output": {"text": ...},
-        "ground_truth": str | None}``.
+        "ground_truth": str | None, "context"?: [str], "tool_calls"?: [...]}``.
+
+    Raises:
+        InvalidInputError: the tool calls are not a JSON list (field ``tool_calls``, with the
+            JSON error's line and column).
     """
-    return {
+    payload: dict[str, Any] = {
         "input": {
             "inputMessages": [{"role": "user", "content": prompt}] if prompt.strip() else [],
             "systemMessages": [{"role": "system", "content": m} for m in split_system_messages(system)],
@@ -67,31 +61,19 @@ def build_payload(*, system: str, prompt: str, response: str, ground_truth: str)
         "output": {"text": response},
         "ground_truth": ground_truth if ground_truth.strip() else None,
     }
-
-
-def make_scorer(scorer_id: str, options: Mapping[str, Any], settings: JudgeSettings) -> Scorer:
-    """Create a scorer by id.
-
-    Args:
-        scorer_id: a key of :data:`SCORER_LABELS`.
-        options: prompt alignment: ``scale``, ``evaluation_mode``, ``reason``;
-            textual difference: ``scale``; gluten checker: none.
-        settings: the judge settings (unused by textual difference).
-
-    Returns:
-        The scorer.
-
-    Raises:
-        InvalidInputError: an option is out of range.
-        ValueError: ``scorer_id`` is unknown.
-    """
-    if scorer_id == "prompt-alignment":
-        return create_prompt_alignment_scorer(options=options, settings=settings)
-    if scorer_id == "textual-difference":
-        return create_textual_difference_scorer(**options)
-    if scorer_id == "gluten-checker":
-        return create_gluten_checker_scorer(settings=settings)
-    raise ValueError(f"unknown scorer {scorer_id!r}; expected one of {', '.join(SCORER_LABELS)}")
+    if context.strip():
+        payload["context"] = split_system_messages(context)
+    if tool_calls.strip():
+        try:
+            calls = json.loads(tool_calls)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                                    field="tool_calls") from None
+        if not isinstance(calls, list):
+            raise InvalidInputError('expected a JSON list such as [{"name": "search", "arguments": {}}]',
+                                    field="tool_calls")
+        payload["tool_calls"] = calls
+    return payload
 
 
 @dataclass(frozen=True)
@@ -108,21 +90,24 @@ def evaluate(
     options: Mapping[str, Any],
     payload: Mapping[str, Any],
     settings: Callable[[], JudgeSettings],
+    store: Store | None = None,
 ) -> ScoreResult | RunFailure:
     """Score one payload, turning every :class:`~scorers.ScorerError` into a :class:`RunFailure`.
 
     Args:
-        scorer_id: a key of :data:`SCORER_LABELS`.
-        options: the scorer's options (see :func:`make_scorer`).
+        scorer_id: a catalogue id (:func:`scorers.registry.scorer_specs`), saved judges included.
+        options: the scorer's options (its catalogue entry lists them).
         payload: a run payload, e.g. from :func:`build_payload`.
         settings: returns the judge settings; called inside the error handling, so a
             configuration error becomes a failure too.
+        store: the judge-reply cache and where saved judges are read from.
 
     Returns:
         The :class:`~scorers.ScoreResult`, or a :class:`RunFailure` whose message is the
         error's text (it names the field or says how to configure the judge).
     """
     try:
-        return make_scorer(scorer_id, options, settings()).run(dict(payload))
+        scorer = create_scorer(scorer_id, options, settings=settings(), cache=store, store=store)
+        return scorer.run(dict(payload))
     except ScorerError as exc:
         return RunFailure(str(exc), exc.status, getattr(exc, "raw_reply", None))

@@ -7,10 +7,14 @@ from typing import Any
 import streamlit as st
 
 from dashboard.layout import setup_page
+from dashboard.options import option_widget
 from dashboard.results import render_outcome
-from dashboard.runs import SCORER_LABELS, build_payload, evaluate
+from dashboard.run_view import get_store
+from dashboard.runs import RunFailure, build_payload, evaluate
 from dashboard.samples import render_sample_chooser
 from dashboard.settings import judge_settings
+from scorers import InvalidInputError
+from scorers.registry import scorer_specs
 
 # Example column -> the form field's session-state key.
 FIELDS = {
@@ -24,8 +28,7 @@ FIELDS = {
 def _load_example(example: dict[str, Any]) -> None:
     for column, key in FIELDS.items():
         st.session_state[key] = example[column]
-    if example["scorer"] in SCORER_LABELS:
-        st.session_state["eval_scorer"] = example["scorer"]
+    st.session_state["eval_scorer"] = example["scorer"]
     st.session_state.pop("eval_last", None)
 
 
@@ -54,10 +57,28 @@ with right:
         help="Textual difference compares the response with it, or with the user prompt when it is blank.",
     )
 
-scorer_id = st.radio("Scorer", list(SCORER_LABELS), format_func=SCORER_LABELS.get, horizontal=True, key="eval_scorer")
+with st.expander("Context passages and tool calls (for RAG and agent scorers)"):
+    context = st.text_area(
+        "Context passages",
+        key="eval_context",
+        help="For faithfulness, hallucination and the context scorers. Separate passages with a line that holds only ---.",
+    )
+    tool_calls = st.text_area(
+        "Tool calls (JSON)",
+        key="eval_tool_calls",
+        placeholder='[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        help="For the tool-call accuracy scorers: the tools the assistant called, as a JSON list.",
+    )
+
+store = get_store()
+specs = scorer_specs(store)
+scorer_id = st.selectbox("Scorer", list(specs), format_func=lambda sid: specs[sid].name, key="eval_scorer")
+spec = specs[scorer_id]
+st.caption(f"{spec.measures} Reads: {', '.join(spec.inputs)}. Judge calls: {spec.judge_calls}.")
+options: dict[str, Any] = {}
 if scorer_id == "prompt-alignment":
     mode_col, scale_col, reason_col = st.columns(3)
-    options: dict[str, Any] = {
+    options = {
         "evaluation_mode": mode_col.radio(
             "Evaluation mode", ["both", "user", "system"], horizontal=True, key="pa_mode"
         ),
@@ -69,15 +90,20 @@ if scorer_id == "prompt-alignment":
             key="pa_reason",
         ),
     }
-elif scorer_id == "textual-difference":
-    options = {"scale": st.number_input("Scale", min_value=0.01, value=1.0, step=1.0, key="td_scale")}
-else:
-    options = {}
+elif spec.options:
+    columns = st.columns(min(3, len(spec.options)))
+    for n, option in enumerate(spec.options):
+        options[option.name] = option_widget(columns[n % len(columns)], option, key=f"eval_opt_{scorer_id}_{option.name}")
 
 if st.button("Run", type="primary", key="eval_run"):
-    payload = build_payload(system=system, prompt=prompt, response=response, ground_truth=ground_truth)
-    with st.spinner(f"Scoring with {SCORER_LABELS[scorer_id]}..."):
-        st.session_state["eval_last"] = evaluate(scorer_id, options, payload, judge_settings)
+    try:
+        payload = build_payload(system=system, prompt=prompt, response=response, ground_truth=ground_truth,
+                                context=context, tool_calls=tool_calls)
+    except InvalidInputError as exc:
+        st.session_state["eval_last"] = RunFailure(str(exc), exc.status)
+    else:
+        with st.spinner(f"Scoring with {spec.name}..."):
+            st.session_state["eval_last"] = evaluate(scorer_id, options, payload, judge_settings, store)
 
 if "eval_last" in st.session_state:
     st.divider()

@@ -14,10 +14,11 @@ APP = str(ROOT / "app.py")
 
 
 @pytest.fixture(autouse=True)
-def no_judge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No judge configuration from the environment unless a test sets it."""
+def no_judge_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No judge configuration from the environment unless a test sets it; a database of the test's own."""
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
 
 
 def start_app() -> AppTest:
@@ -61,8 +62,13 @@ def test_page_renders_without_exceptions():
         "User prompt",
         "Response to evaluate",
         "Ground truth (optional)",
+        "Context passages",
+        "Tool calls (JSON)",
     ]
-    assert at.radio(key="eval_scorer").options == ["Prompt alignment", "Textual difference", "Gluten checker"]
+    options = at.selectbox(key="eval_scorer").options
+    assert options[:3] == ["Prompt alignment", "Textual difference", "Gluten checker"]
+    # every scorer of the catalogue can be chosen (MASTRA_SCORERS.md)
+    assert {"Faithfulness", "Toxicity", "Content similarity", "Tone consistency"} <= set(options)
     key_field = at.sidebar.text_input(key="judge_api_key")
     assert key_field.proto.type == key_field.proto.PASSWORD
     captions = [c.value for c in at.sidebar.caption]
@@ -73,7 +79,7 @@ def test_page_renders_without_exceptions():
 def test_textual_difference_metrics_and_diff():
     at = start_app()
     fill(at, response="The quick brown cat", ground_truth="The quick brown fox")
-    at.radio(key="eval_scorer").set_value("textual-difference").run()
+    at.selectbox(key="eval_scorer").set_value("textual-difference").run()
     at.button(key="eval_run").click().run()
 
     assert not at.exception
@@ -98,11 +104,11 @@ def test_textual_difference_metrics_and_diff():
 def test_result_is_kept_across_widget_interactions():
     at = start_app()
     fill(at, response="hello world", ground_truth="hello there world")
-    at.radio(key="eval_scorer").set_value("textual-difference").run()
+    at.selectbox(key="eval_scorer").set_value("textual-difference").run()
     at.button(key="eval_run").click().run()
     run_id = at.session_state["eval_last"].run_id
 
-    at.number_input(key="td_scale").set_value(10.0).run()
+    at.number_input(key="eval_opt_textual-difference_scale").set_value(10.0).run()
     at.text_area(key="eval_response").input("something else").run()
 
     assert at.session_state["eval_last"].run_id == run_id
@@ -113,7 +119,7 @@ def test_result_is_kept_across_widget_interactions():
 def test_llm_scorer_without_key_says_how_to_configure(scorer_id):
     at = start_app()
     fill(at, prompt="Give me a pasta recipe.", response="Boil pasta, add tomato sauce.")
-    at.radio(key="eval_scorer").set_value(scorer_id).run()
+    at.selectbox(key="eval_scorer").set_value(scorer_id).run()
     at.button(key="eval_run").click().run()
 
     assert not at.exception
@@ -139,7 +145,7 @@ def test_loading_a_sample_example_fills_the_form():
     assert at.text_area(key="eval_prompt").value == example["prompt"]
     assert at.text_area(key="eval_response").value == example["response"]
     assert at.text_area(key="eval_ground_truth").value == example["ground_truth"]
-    assert at.radio(key="eval_scorer").value == "textual-difference"
+    assert at.selectbox(key="eval_scorer").value == "textual-difference"
 
     at.button(key="eval_run").click().run()
     assert not at.error
@@ -265,7 +271,7 @@ def test_gluten_checker_shows_the_verdict_and_sources(fake_openai: FakeOpenAI, m
     fake_openai.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["soy sauce", "flour"]}))
     at = start_app()
     fill(at, response="Stir-fry beef with soy sauce; dust with flour.")
-    at.radio(key="eval_scorer").set_value("gluten-checker").run()
+    at.selectbox(key="eval_scorer").set_value("gluten-checker").run()
     at.button(key="eval_run").click().run()
 
     assert not at.exception
@@ -273,3 +279,36 @@ def test_gluten_checker_shows_the_verdict_and_sources(fake_openai: FakeOpenAI, m
     markdown = [m.value for m in at.markdown]
     assert "**Gluten sources**\n- soy sauce\n- flour" in markdown
     assert "**Reason:** This recipe contains gluten because of: soy sauce, flour." in markdown
+
+
+def test_catalogue_scorer_with_context_through_the_fake_judge(monkeypatch):
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        at = start_app()
+        fill(at, prompt="When was the Eiffel Tower finished?", response="It was finished in 1889 and is red.")
+        at.text_area(key="eval_context").input("The Eiffel Tower was completed in 1889.\n---\nIt is bronze.")
+        at.selectbox(key="eval_scorer").set_value("faithfulness").run()
+        # two claims, one supported: 1 / 2 = 0.5
+        fake.enqueue(Reply.json({"claims": [
+            {"claim": "It was finished in 1889.", "verdict": "yes", "reason": "Passage 1 says so."},
+            {"claim": "It is red.", "verdict": "no", "reason": "Passage 2 says bronze."}]}))
+        at.button(key="eval_run").click().run()
+        assert not at.exception
+        prompt = fake.last_prompt_text()
+    assert "The Eiffel Tower was completed in 1889." in prompt and "It is bronze." in prompt
+    assert "0.5" in rendered_text(at.main)
+
+
+def test_code_scorer_from_the_catalogue_and_a_tool_call_json_error():
+    at = start_app()
+    fill(at, prompt="q", response="night", ground_truth="nacht")
+    at.selectbox(key="eval_scorer").set_value("content-similarity").run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    # bigrams ni ig gh ht vs na ac ch ht: 1 common; 2·1 / (5 + 5 − 2) = 0.25
+    assert "0.25" in rendered_text(at.main)
+    at.text_area(key="eval_tool_calls").input("[{not json")
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    assert any("not valid JSON at line 1, column 3" in e.value and "tool" in e.value for e in at.error)

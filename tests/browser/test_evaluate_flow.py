@@ -55,6 +55,23 @@ def choose_radio(page: Page, group: str, option: str) -> None:
     expect(radiogroup.get_by_role("radio", name=option, exact=True)).to_be_checked()
 
 
+def scorer_box(page: Page) -> Locator:
+    """The Scorer selectbox."""
+    return page.get_by_test_id("stSelectbox").filter(has=page.get_by_text("Scorer", exact=True))
+
+
+def scorer_value(page: Page) -> Locator:
+    """The text input that shows the Scorer selectbox's current choice."""
+    return scorer_box(page).locator("input")
+
+
+def choose_scorer(page: Page, name: str) -> None:
+    """Open the Scorer selectbox, pick ``name`` and wait until it shows."""
+    scorer_box(page).click()
+    page.get_by_role("option", name=name, exact=True).click()
+    expect(scorer_value(page)).to_have_value(name)
+
+
 def metric(page: Page, label: str) -> Locator:
     """The value of the ``st.metric`` whose label is exactly ``label``."""
     box = page.get_by_test_id("stMetric").filter(
@@ -123,7 +140,7 @@ def test_prompt_alignment_both_mode_scale_10(page: Page, app_url: str, judge: Fa
 
 def test_textual_difference_without_a_judge(page: Page, app_url: str, judge: FakeOpenAI):
     open_evaluate(page, app_url)
-    choose_radio(page, "Scorer", "Textual difference")
+    choose_scorer(page, "Textual difference")
     expect(page.get_by_role("radiogroup", name="Evaluation mode")).to_have_count(0)
     text_area(page, "Response to evaluate").fill("The quick brown fox")
     text_area(page, "Ground truth (optional)").fill("The quick brown cat")
@@ -178,5 +195,5 @@ def test_loading_a_sample_fills_the_form(page: Page, app_url: str):
         expect(text_area(page, "User prompt")).to_have_value(example["prompt"])
         expect(text_area(page, "System message(s)")).to_have_value(example["system"])
         expect(text_area(page, "Ground truth (optional)")).to_have_value(example["ground_truth"])
-        expect(page.get_by_role("radio", name=labels[example["scorer"]], exact=True)).to_be_checked()
+        expect(scorer_value(page)).to_have_value(labels[example["scorer"]])
     expect(page.get_by_test_id("stException")).to_have_count(0)
