@@ -1,0 +1,138 @@
+"""The Review page in a real browser: label rows with the keyboard and watch the agreement numbers move.
+
+The run is stored in the served app's database before the page opens. Its scorer is the
+textual difference (no judge): against "abc", "abc" → 1; "abx" → 2·2/6 = 0.667; "xyz" → 0;
+"ab" → 2·2/5 × (1 − 1/3) = 0.533. At the default threshold 0.5 the judge passes rows 0, 1 and 3.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, expect
+
+from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
+from scorers.labels import current_labels
+
+FIRST_LOAD_TIMEOUT = 90_000
+
+
+def server_db(server) -> Path:
+    """The served app's database (``SCORER_STUDIO_DB`` beside the server's log)."""
+    return server.log_path.parent / "scorer_studio.db"
+
+
+def store_run(path: Path) -> str:
+    store = Store(path)
+    try:
+        items = [
+            EvalItem(f"row{n}", {"input": f"Say abc ({n})", "output": {"text": out}, "ground_truth": "abc"})
+            for n, out in enumerate(["abc", "abx", "xyz", "ab"])
+        ]
+        return run_evals(items, [create_textual_difference_scorer()], store=store, run_name="keyboard run").run_id
+    finally:
+        store.close()
+
+
+def metric(page: Page, label: str) -> Locator:
+    box = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
+    )
+    return box.get_by_test_id("stMetricValue")
+
+
+def wait_until_idle(page: Page) -> None:
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
+
+
+def heading(page: Page) -> Locator:
+    return page.get_by_test_id("stMarkdownContainer").filter(has_text="Row ").filter(has_text="(all rows)")
+
+
+def press(page: Page, key: str) -> None:
+    """Press a key with the focus on the page, not in a field, once the last rerun is over."""
+    wait_until_idle(page)
+    page.keyboard.press(key)
+
+
+def test_label_rows_with_the_keyboard(page: Page, app_url: str, streamlit_server, screenshot):
+    db = server_db(streamlit_server)
+    run_id = store_run(db)
+
+    page.goto(app_url)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review").click()
+    expect(page.get_by_role("heading", name="Review")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    expect(metric(page, "Labelled")).to_have_text("0 of 4", timeout=FIRST_LOAD_TIMEOUT)
+    expect(metric(page, "Agreement")).to_have_text("—")
+    expect(heading(page)).to_contain_text("Row 1 of 4")
+
+    name = page.get_by_role("textbox", name="Your name", exact=True)
+    name.fill("Ann")
+    name.press("Enter")
+    expect(page.get_by_role("button", name="Pass Shortcut U")).to_be_enabled()
+    wait_until_idle(page)
+    name.press("Escape")  # leave the field so the letter keys reach the buttons
+
+    press(page, "u")  # thumbs up on row0 (judge 1 → pass): agree
+    expect(metric(page, "Labelled")).to_have_text("1 of 4")
+    expect(metric(page, "Agreement")).to_have_text("100%")
+    expect(heading(page)).to_contain_text("Row 2 of 4")
+
+    press(page, "d")  # thumbs down on row1 (judge 0.667 → pass): disagree
+    expect(metric(page, "Labelled")).to_have_text("2 of 4")
+    expect(metric(page, "Agreement")).to_have_text("50%")
+    # judge T T, people T F: p_o = 1/2; p_e = 1·1/2 + 0·1/2 = 1/2; κ = 0.
+    expect(metric(page, "Cohen's κ")).to_have_text("0.000")
+    expect(heading(page)).to_contain_text("Row 3 of 4")
+
+    press(page, "k")
+    expect(heading(page)).to_contain_text("Row 2 of 4")
+    press(page, "j")
+    expect(heading(page)).to_contain_text("Row 3 of 4")
+
+    press(page, "s")  # the score field of row2 (judge 0 → fail)
+    score = page.get_by_role("spinbutton", name="Your score (0–1) · S")
+    expect(score).to_be_focused()
+    page.keyboard.type("0.1")
+    page.keyboard.press("Enter")  # saves: 0.1 < 0.5, the person fails it too
+    expect(metric(page, "Labelled")).to_have_text("3 of 4")
+    expect(metric(page, "Agreement")).to_have_text("67%")
+    # judge T T F, people T F F: p_o = 2/3; p_e = 2/3·1/3 + 1/3·2/3 = 4/9; κ = (2/9)/(5/9) = 0.4.
+    expect(metric(page, "Cohen's κ")).to_have_text("0.400")
+    expect(heading(page)).to_contain_text("Row 4 of 4")
+
+    press(page, "m")  # the comment of row3
+    comment = page.get_by_role("textbox", name="Comment · M")
+    expect(comment).to_be_focused()
+    page.keyboard.type("close enough")
+    page.keyboard.press("Escape")
+    expect(comment).not_to_be_focused()
+    press(page, "u")  # row3 (judge 0.533 → pass): agree
+    expect(metric(page, "Labelled")).to_have_text("4 of 4")
+    expect(metric(page, "Agreement")).to_have_text("75%")
+    # judge T T F T, people T F F T: p_o = 3/4; p_e = 3/4·1/2 + 1/4·1/2 = 1/2; κ = 0.5.
+    expect(metric(page, "Cohen's κ")).to_have_text("0.500")
+    wait_until_idle(page)
+    screenshot("review_keyboard_labelled")
+
+    page.get_by_test_id("stRadio").get_by_text("Agreement", exact=True).click()
+    expect(page.get_by_text("Only 4 labelled row(s): with fewer than 10", exact=False)).to_be_visible()
+    expect(metric(page, "Agreement rate")).to_have_text("75%")
+    expect(page.locator(".js-plotly-plot").filter(has_text="Judge vs people")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    wait_until_idle(page)
+    screenshot("review_agreement_panel")
+
+    store = Store(db)
+    try:
+        labels = current_labels(store, run_id)
+        assert [
+            (i, lb.reviewer, lb.human_pass, lb.human_score, lb.comment) for (i, _), lb in sorted(labels.items())
+        ] == [
+            (0, "Ann", True, None, ""),
+            (1, "Ann", False, None, ""),
+            (2, "Ann", None, 0.1, ""),
+            (3, "Ann", True, None, "close enough"),
+        ]
+    finally:
+        store.close()

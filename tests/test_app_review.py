@@ -1,0 +1,344 @@
+"""AppTest tests of the Review page: labelling rows, filters, the agreement panel, consistency, import and export.
+
+Runs are stored with run_evals + Store in a temporary database; textual-difference scores are
+worked out by hand (ratio = 2·LCS / (len a + len b), × (1 − |len a − len b| / max len)).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import settings_for
+from scipy import stats
+from streamlit.testing.v1 import AppTest
+
+from dashboard.review import queue_order, resolve_position, review_key, review_queue, step
+from scorers import (
+    EvalItem,
+    ItemOutcome,
+    ScoreResult,
+    ScoreStatus,
+    Store,
+    create_scorer,
+    create_textual_difference_scorer,
+    run_evals,
+)
+from scorers.labels import Label, current_labels, label_history, save_label
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TD = "textual-difference"
+
+
+@pytest.fixture(autouse=True)
+def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "review.db"
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
+    return path
+
+
+def stored_td_run(db: Path, outputs: list[str], reference: str) -> str:
+    store = Store(db)
+    try:
+        items = [
+            EvalItem(f"row{n}", {"input": f"question {n}", "output": {"text": out}, "ground_truth": reference})
+            for n, out in enumerate(outputs)
+        ]
+        return run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="pairs.csv").run_id
+    finally:
+        store.close()
+
+
+def start_review() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    at.run()
+    at.switch_page("pages/review.py").run()
+    assert not at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def row_heading(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Row "))
+
+
+def test_empty_store_says_how_to_make_a_run():
+    at = start_review()
+    assert at.title[0].value == "Review"
+    assert at.info[0].value.startswith("No runs yet. Score a dataset on the Batch page")
+
+
+def test_labelling_rows_with_the_buttons_and_the_form(db: Path):
+    # Against "abc": "abc" → 1; "abx" → LCS 2: 4/6 = 0.667; "xyz" → 0; "ab" → 4/5 × (1 − 1/3) = 0.533.
+    run_id = stored_td_run(db, ["abc", "abx", "xyz", "ab"], "abc")
+    key = review_key(run_id, TD)
+    at = start_review()
+    assert metrics(at)["Labelled"] == "0 of 4"
+    assert row_heading(at).startswith("**Row 1 of 4** (all rows) · item `row0`")
+    assert at.button(key=f"{key}_0_pass").disabled  # no reviewer name yet
+    assert at.button(key=f"{key}_previous").disabled and not at.button(key=f"{key}_next").disabled
+
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.button(key=f"{key}_0_pass").click().run()
+    assert not at.exception
+    # Saved and moved on: row0 judge 1 ≥ 0.5 passes, the person passes it → 1 of 1 agree.
+    assert row_heading(at).startswith("**Row 2 of 4** (all rows) · item `row1`")
+    assert metrics(at)["Labelled"] == "1 of 4" and metrics(at)["Agreement"] == "100%"
+
+    # A score below the threshold with no verdict: the person fails row1, the judge (0.667) passes it.
+    at.number_input(key=f"{key}_1_score").set_value(0.2)
+    at.text_input(key=f"{key}_1_comment").input("misses the point")
+    at.button(key=f"{key}_1_save").click().run()
+    assert not at.exception
+    assert metrics(at)["Labelled"] == "2 of 4" and metrics(at)["Agreement"] == "50%"
+    # MAE over the rows with a human score: |0.667 − 0.2| = 0.467.
+    assert metrics(at)["Judge vs human MAE"] == "0.467"
+    assert "fewer than 10 labelled rows: not meaningful yet" in " ".join(c.value for c in at.caption)
+
+    at.button(key=f"{key}_previous").click().run()
+    assert row_heading(at).startswith("**Row 2 of 4**")
+    assert at.number_input(key=f"{key}_1_score").value == 0.2
+    assert at.radio(key=f"{key}_1_verdict").value == "none"
+
+    # Override: thumbs down on row1 keeps the earlier save in the history.
+    at.button(key=f"{key}_1_fail").click().run()
+    store = Store(db)
+    try:
+        history = label_history(store, run_id, 1, TD)
+        assert [(h.reviewer, h.human_score, h.human_pass, h.comment) for h in history] == [
+            ("Ann", 0.2, None, "misses the point"),
+            ("Ann", 0.2, False, "misses the point"),
+        ]
+        assert history[0].judge_score == pytest.approx(4 / 6)
+        assert store.results(run_id)[1]["score"] == pytest.approx(4 / 6)  # the judge's score is kept
+    finally:
+        store.close()
+    at.button(key=f"{key}_previous").click().run()
+    assert "History of this label (2 saves)" in [e.label for e in at.expander]
+    assert at.radio(key=f"{key}_1_verdict").value == "fail"  # the form shows the saved label
+
+
+def test_filters_unlabelled_disagreements_and_low_scores(db: Path):
+    run_id = stored_td_run(db, ["abc", "abx", "xyz", "ab"], "abc")
+    store = Store(db)
+    save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)  # agrees (judge 1)
+    save_label(store, run_id, 1, TD, reviewer="ann", human_pass=False)  # disagrees (judge 0.667)
+    store.close()
+    key = review_key(run_id, TD)
+    at = start_review()
+
+    at.radio(key="review_filter").set_value("unlabelled").run()
+    assert row_heading(at).startswith("**Row 1 of 2** (unlabelled) · item `row2`")
+    at.button(key=f"{key}_next").click().run()
+    assert row_heading(at).startswith("**Row 2 of 2** (unlabelled) · item `row3`")
+    assert at.button(key=f"{key}_next").disabled
+
+    at.radio(key="review_filter").set_value("disagreements").run()
+    assert row_heading(at).startswith("**Row 1 of 1** (disagreements) · item `row1`")
+
+    # Below 0.5: only row2 (0); row3 is 0.533.
+    at.radio(key="review_filter").set_value("low").run()
+    assert row_heading(at).startswith("**Row 1 of 1** (low judge scores) · item `row2`")
+
+    # Labelling the last unlabelled rows empties the "Unlabelled" queue.
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.radio(key="review_filter").set_value("unlabelled").run()
+    at.button(key=f"{key}_2_fail").click().run()
+    assert row_heading(at).startswith("**Row 1 of 1** (unlabelled) · item `row3`")
+    at.button(key=f"{key}_3_pass").click().run()
+    assert at.info[0].value == "Every one of the 4 rows is labelled."
+
+
+TEN = ["abcd", "abcx", "abxy", "axyz", "wxyz"] * 2
+# Against "abcd": LCS 4, 3, 2, 1, 0 of 8 characters, equal lengths → 1, 0.75, 0.5, 0.25, 0 (twice).
+JUDGE = [1.0, 0.75, 0.5, 0.25, 0.0] * 2
+HUMAN = [0.9, 0.8, 0.3, 0.2, 0.1, 1.0, 0.4, 0.6, 0.7, 0.0]
+
+
+def test_agreement_panel_with_ten_labelled_rows(db: Path):
+    run_id = stored_td_run(db, TEN, "abcd")
+    store = Store(db)
+    for index, score in enumerate(HUMAN):
+        save_label(store, run_id, index, TD, reviewer="ann", human_score=score)
+    store.close()
+    key = review_key(run_id, TD)
+    at = start_review()
+    at.radio(key="review_view").set_value("Agreement").run()
+    assert not at.exception
+    assert not at.warning  # 10 rows: meaningful
+    shown = metrics(at)
+    # Verdicts at 0.5 — judge: T T T F F T T T F F; people (from their scores): T T F F F T F T T F.
+    # Both pass 4, judge pass · human fail 2, judge fail · human pass 1, both fail 3:
+    # p_o = 0.7; p_e = 0.6·0.5 + 0.4·0.5 = 0.5; κ = (0.7 − 0.5)/0.5 = 0.4.
+    assert shown["Labelled rows"] == "10"
+    assert shown["Agreement rate"] == "70%"
+    assert shown["Cohen's κ"] == "0.400"
+    # MAE: .1 + .05 + .2 + .05 + .1 + 0 + .35 + .1 + .45 + 0 = 1.4 → 0.14.
+    assert shown["Mean absolute error"] == "0.140"
+    assert shown["Spearman ρ"] == f"{stats.spearmanr(JUDGE, HUMAN).statistic:.3f}"
+    assert shown["Pearson r"] == f"{stats.pearsonr(JUDGE, HUMAN).statistic:.3f}"
+    charts = {c.key for c in at.get("plotly_chart")}
+    assert {f"{key}_confusion", f"{key}_calibration"} <= charts
+
+    # Largest |judge − human| first: row8 (|0.25 − 0.7| = 0.45), row6 (0.35), row2 (0.2).
+    opens = [b.key for b in at.button if b.key and b.key.startswith(f"{key}_open_")]
+    assert opens[:3] == [f"{key}_open_8", f"{key}_open_6", f"{key}_open_2"]
+    at.button(key=f"{key}_open_8").click().run()
+    assert at.radio(key="review_view").value == "Review"
+    assert row_heading(at).startswith("**Row 9 of 10** (all rows) · item `row8`")
+
+
+def test_agreement_panel_with_few_rows_and_one_class(db: Path):
+    run_id = stored_td_run(db, ["abc", "abc", "xyz"], "abc")
+    at = start_review()
+    at.radio(key="review_view").set_value("Agreement").run()
+    assert at.info[0].value.startswith("No labelled row of Textual difference has a judge score yet.")
+
+    store = Store(db)
+    save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)
+    save_label(store, run_id, 1, TD, reviewer="ann", human_pass=True)
+    store.close()
+    at.run()
+    assert not at.exception
+    assert at.warning[0].value == (
+        "Only 2 labelled row(s): with fewer than 10 the numbers below are not meaningful yet."
+    )
+    shown = metrics(at)
+    assert shown["Cohen's κ"] == "—" and shown["Agreement rate"] == "100%" and shown["Spearman ρ"] == "—"
+    captions = " ".join(c.value for c in at.caption)
+    assert "kappa is undefined" in captions
+
+
+def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
+    db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    def verdict(free: bool) -> Reply:
+        return Reply.json({"isGlutenFree": free, "glutenSources": [] if free else ["wheat flour"]})
+
+    asked: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def respond(body):
+        text = " ".join(str(m.get("content")) for m in body["messages"])
+        dish = re.search(r"dish(\d)", text).group(1)
+        with lock:
+            asked[dish] += 1
+            n = asked[dish]
+        # dish0 always gluten-free, dish2 never; dish1 alternates (fresh calls, so it flips).
+        return verdict({"0": True, "2": False}.get(dish, n % 2 == 1))
+
+    fake_openai.responder = respond
+    store = Store(db)
+    items = [EvalItem(f"d{n}", {"input": "A dinner", "output": f"dish{n}: stir-fried rice"}) for n in range(3)]
+    scorer = create_scorer("gluten-checker", settings=settings_for(fake_openai), cache=store)
+    run_id = run_evals(items, [scorer], store=store, dataset_name="dishes.csv").run_id
+    before = store.results(run_id)
+    store.close()
+    assert fake_openai.chat_call_count == 3
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    key = review_key(run_id, "gluten-checker")
+    at = start_review()
+    at.radio(key="review_view").set_value("Consistency").run()
+    at.number_input(key=f"{key}_c_rows").set_value(3)
+    at.number_input(key=f"{key}_c_repeats").set_value(3)
+    at.number_input(key=f"{key}_c_temperature").set_value(0.7)
+    at.run()
+    assert "9 judge call(s): 3 row(s) × 3 time(s)" in " ".join(c.value for c in at.caption)
+    at.button(key=f"{key}_c_run").click().run()
+    assert not at.exception
+    assert fake_openai.chat_call_count == 3 + 9  # no reply came from the cache
+    sent = fake_openai.chat_requests()[3:]
+    assert all(body["temperature"] == 0.7 and "seed" not in body for body in sent)
+    shown = metrics(at)
+    assert shown["Rows re-judged"] == "3"
+    assert shown["Verdict flips"] == "33%"  # only dish1 flips
+    assert shown["Failed calls"] == "0"
+    table = next(d.value for d in at.dataframe if "flips" in d.value.columns)
+    assert table["flips"].tolist() == [False, True, False]
+    assert table["scores"].tolist()[0] == "1, 1, 1"
+    assert f"{key}_c_chart" in {c.key for c in at.get("plotly_chart")}
+    store = Store(db)
+    try:
+        assert store.results(run_id) == before
+    finally:
+        store.close()
+
+
+def test_consistency_of_a_code_scorer_says_it_never_varies(db: Path):
+    stored_td_run(db, ["abc"], "abc")
+    at = start_review()
+    at.radio(key="review_view").set_value("Consistency").run()
+    assert at.info[0].value == "Textual difference uses no judge: its scores are computed in code and never vary."
+
+
+def test_import_labels_from_an_uploaded_file_and_export(db: Path):
+    run_id = stored_td_run(db, ["abc", "abx", "xyz"], "abc")
+    key = review_key(run_id, TD)
+    at = start_review()
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.radio(key="review_view").set_value("Import and export").run()
+    assert {f"{key}_export_csv", f"{key}_export_jsonl"} <= {b.key for b in at.get("download_button")}
+    data = b"id,human verdict\nrow2,fail\nrow0,pass\nrow7,pass\nrow1,perhaps\n"
+    at.file_uploader(key=f"{key}_upload").upload("verdicts.csv", data, "text/csv").run()
+    assert not at.exception
+    assert at.radio(key=next(r.key for r in at.radio if r.key and "_kind_" in r.key)).value == "verdict"
+    summary = next(m.value for m in at.markdown if "rows give a label" in m.value)
+    assert summary == "**2 of 4 rows give a label**; 2 do not; 1 of the run's 3 items get none."
+    problems = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert problems["row"].tolist() == ["line 4", "line 5"]
+    assert problems["reason"].tolist()[0] == "no item of the run has the id 'row7'"
+    import_button = next(b for b in at.button if b.key and b.key.endswith("_import"))
+    assert import_button.label == "Import 2 label(s)"
+    import_button.click().run()
+    assert not at.exception
+    assert at.success[0].value == "Imported 2 label(s) from verdicts.csv."
+    store = Store(db)
+    try:
+        labels = current_labels(store, run_id)
+        assert {(i, label.human_pass, label.source) for (i, _), label in labels.items()} == {
+            (0, True, "import: verdicts.csv"),
+            (2, False, "import: verdicts.csv"),
+        }
+    finally:
+        store.close()
+
+
+def test_queue_helpers_without_streamlit():
+    def scored(i: int, score: float) -> ItemOutcome:
+        return ItemOutcome(
+            i, f"r{i}", TD, ScoreStatus.SCORED, ScoreResult(scorer=TD, score=score, reason="", analyze_step_result={})
+        )
+
+    def label(i: int, human_pass: bool) -> Label:
+        return Label(i, "run", i, TD, "ann", "2026-01-01T00:00:00+00:00", None, human_pass, "", None, None, "review")
+
+    outcomes = {0: scored(0, 0.4), 1: scored(1, 0.1), 2: scored(2, 0.9), 3: scored(3, 0.3)}
+    outcomes[4] = ItemOutcome(4, "r4", TD, ScoreStatus.API_ERROR, error="boom")
+    labels = {1: label(1, True), 2: label(2, True)}
+    assert review_queue(5, outcomes, labels, "unlabelled", threshold=0.5) == [0, 3, 4]
+    assert review_queue(5, outcomes, labels, "disagreements", threshold=0.5) == [1]  # judge 0.1 fails, person passes
+    low = review_queue(5, outcomes, labels, "low", threshold=0.5)
+    assert low == [1, 3, 0]  # lowest first; the failed row has no score
+    order = queue_order(outcomes, "low")
+    assert step(low, 3, 1, order) == 0 and step(low, 3, -1, order) == 1
+    # Row 0 labelled under "Unlabelled": it left the queue, and the next one is still row 3.
+    unlabelled = review_queue(5, outcomes, {**labels, 0: label(0, False)}, "unlabelled", threshold=0.5)
+    assert step(unlabelled, 0, 1, queue_order(outcomes, "unlabelled")) == 3
+    assert resolve_position(unlabelled, 0, queue_order(outcomes, "unlabelled")) == 3
+    assert resolve_position([2], 4, lambda i: i) == 2 and resolve_position([], 0, lambda i: i) is None
+    with pytest.raises(ValueError, match="unknown review filter"):
+        review_queue(1, {}, {}, "mine", threshold=0.5)

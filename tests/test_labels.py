@@ -1,0 +1,367 @@
+"""Human labels in the Store: migration m003, history of edits, reloads, resumed runs, import matching, export."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from scorers import (
+    EvalItem,
+    InvalidInputError,
+    Store,
+    create_textual_difference_scorer,
+    load_dataset,
+    load_run,
+    run_evals,
+)
+from scorers.judge_store import save_judge
+from scorers.labels import (
+    LABEL_COLUMNS,
+    NewLabel,
+    current_labels,
+    edit_counts,
+    export_labelled_run,
+    import_labels,
+    label_history,
+    labelled_results_frame,
+    match_labels,
+    parse_score,
+    parse_verdict,
+    save_label,
+    save_labels,
+    scorer_scale,
+)
+from scorers.store import MIGRATIONS, _m001_initial, _m002_judges
+
+TD = "textual-difference"
+
+
+def td_items(outputs: list[str], reference: str = "abc") -> list[EvalItem]:
+    return [
+        EvalItem(f"row{n}", {"input": "q", "output": {"text": out}, "ground_truth": reference})
+        for n, out in enumerate(outputs)
+    ]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "labels.db"
+
+
+@pytest.fixture
+def store(db: Path):
+    s = Store(db)
+    yield s
+    s.close()
+
+
+def stored_run(store: Store, outputs=("abc", "abx", "xyz", "ab"), scale: float | None = None) -> str:
+    scorer = create_textual_difference_scorer(scale=scale) if scale else create_textual_difference_scorer()
+    options = {TD: {"scale": scale}} if scale else None
+    return run_evals(td_items(list(outputs)), [scorer], store=store, scorer_options=options).run_id
+
+
+# ---- migration
+
+
+def test_m003_is_appended_after_m002_and_upgrades_an_older_database(db: Path):
+    assert [m.__name__ for m in MIGRATIONS[:3]] == ["_m001_initial", "_m002_judges", "_m003_labels"]
+    old = sqlite3.connect(db)
+    old.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
+    _m001_initial(old)
+    _m002_judges(old)
+    old.executemany("INSERT INTO schema_migrations VALUES (?, '2025-01-01T00:00:00+00:00')", [(1,), (2,)])
+    old.execute(
+        "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers)"
+        " VALUES ('r1', 'old run', '2025-01-01T00:00:00+00:00', 'completed', 'x.csv', 1, ?)",
+        (json.dumps([{"id": TD, "name": "Textual difference", "options": {}}]),),
+    )
+    old.commit()
+    old.close()
+
+    store = Store(db)
+    try:
+        assert store.schema_version >= 3
+        assert [r["name"] for r in store.list_runs()] == ["old run"]
+        label = save_label(store, "r1", 0, TD, reviewer="ann", human_pass=True)
+        assert label.judge_score is None and label.judge_status is None  # the old run has no result for it
+    finally:
+        store.close()
+
+
+# ---- saving, history, reloads
+
+
+def test_a_label_records_who_when_and_the_judge_score_it_concerns(store: Store):
+    run_id = stored_run(store)
+    label = save_label(store, run_id, 1, TD, reviewer="  Ann  ", human_score=0.5, comment=" close enough ")
+    # "abx" vs "abc": LCS 2 → ratio 4/6; equal lengths → score 0.667 (the judge's score, kept as is).
+    assert label.judge_score == pytest.approx(4 / 6)
+    assert label.judge_status == "scored"
+    assert (label.reviewer, label.human_score, label.human_pass, label.comment) == ("Ann", 0.5, None, "close enough")
+    assert label.source == "review" and label.created_at.endswith("+00:00")
+    assert store.results(run_id)[1]["score"] == pytest.approx(4 / 6)  # the result itself is untouched
+
+
+def test_every_save_appends_and_the_latest_is_current(store: Store):
+    run_id = stored_run(store)
+    save_label(store, run_id, 2, TD, reviewer="ann", human_pass=True)
+    save_label(store, run_id, 2, TD, reviewer="bob", human_pass=False, comment="actually wrong")
+    save_label(store, run_id, 2, TD, reviewer="ann", human_score=0.1, human_pass=False)
+    save_label(store, run_id, 0, TD, reviewer="ann", human_score=1.0)
+    history = label_history(store, run_id, 2, TD)
+    assert [(h.reviewer, h.human_pass, h.human_score) for h in history] == [
+        ("ann", True, None),
+        ("bob", False, None),
+        ("ann", False, 0.1),
+    ]
+    assert [h.id for h in history] == sorted(h.id for h in history)
+    current = current_labels(store, run_id)
+    assert sorted(current) == [(0, TD), (2, TD)]
+    assert current[(2, TD)] == history[-1]
+    assert edit_counts(store, run_id) == {(0, TD): 1, (2, TD): 3}
+    assert current_labels(store, run_id, TD) == current
+    assert current_labels(store, run_id, "other") == {}
+
+
+def test_labels_survive_a_new_store_on_the_same_file(db: Path):
+    first = Store(db)
+    run_id = stored_run(first)
+    save_label(first, run_id, 0, TD, reviewer="ann", human_pass=True, comment="fine")
+    save_label(first, run_id, 0, TD, reviewer="ann", human_pass=False, comment="on second thought")
+    first.close()
+    again = Store(db)
+    try:
+        current = current_labels(again, run_id)
+        assert current[(0, TD)].comment == "on second thought" and current[(0, TD)].human_pass is False
+        assert len(label_history(again, run_id, 0, TD)) == 2
+    finally:
+        again.close()
+
+
+def test_a_resumed_run_keeps_its_labels(store: Store):
+    items = td_items(["abc", "abx", "xyz", "ab", "a"])
+    cancel = threading.Event()
+
+    def stop_after_two(index, item, outcomes):
+        if index >= 1:
+            cancel.set()
+
+    partial = run_evals(
+        items,
+        [create_textual_difference_scorer()],
+        store=store,
+        concurrency=1,
+        cancel=cancel,
+        on_item_complete=stop_after_two,
+    )
+    assert partial.status == "cancelled"
+    done = {o.item_index for o in partial.outcomes}
+    assert 0 in done and 4 not in done
+    save_label(store, partial.run_id, 0, TD, reviewer="ann", human_pass=True)
+    early = save_label(store, partial.run_id, 4, TD, reviewer="ann", human_pass=False)  # before it was scored
+    assert early.judge_score is None and early.judge_status is None
+
+    resumed = run_evals([], [create_textual_difference_scorer()], store=store, run_id=partial.run_id)
+    assert resumed.status == "completed"
+    current = current_labels(store, partial.run_id)
+    assert sorted(current) == [(0, TD), (4, TD)]
+    assert current[(4, TD)].judge_score is None  # the judge score it was given against is kept
+    assert store.results(partial.run_id)[4]["score"] is not None
+
+
+def test_deleting_a_run_deletes_its_labels(store: Store):
+    keep, doomed = stored_run(store), stored_run(store)
+    save_label(store, keep, 0, TD, reviewer="ann", human_pass=True)
+    save_label(store, doomed, 0, TD, reviewer="ann", human_pass=True)
+    store.delete_run(doomed)
+    assert current_labels(store, doomed) == {}
+    assert len(current_labels(store, keep)) == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"reviewer": " ", "human_pass": True}, "type your name first"),
+        ({"reviewer": "ann"}, "give a score, a pass/fail verdict or both"),
+        ({"reviewer": "ann", "human_score": 1.5}, "outside the scorer's scale 0..1"),
+        ({"reviewer": "ann", "human_score": -0.1}, "outside the scorer's scale"),
+        ({"reviewer": "ann", "human_score": float("nan")}, "finite number"),
+        ({"reviewer": "ann", "human_score": True}, "finite number"),
+        ({"reviewer": "ann", "human_pass": "yes"}, r"True \(pass\) or False \(fail\)"),
+    ],
+)
+def test_invalid_labels_are_rejected_with_the_reason(store: Store, kwargs, message):
+    run_id = stored_run(store)
+    with pytest.raises(InvalidInputError, match=message):
+        save_label(store, run_id, 0, TD, max_score=1.0, **kwargs)
+    assert current_labels(store, run_id) == {}
+
+
+def test_labels_must_name_a_row_of_the_run(store: Store):
+    run_id = stored_run(store)
+    with pytest.raises(InvalidInputError, match="has items 0..3"):
+        save_label(store, run_id, 4, TD, reviewer="ann", human_pass=True)
+    with pytest.raises(InvalidInputError, match="has no scorer 'prompt-alignment'"):
+        save_label(store, run_id, 0, "prompt-alignment", reviewer="ann", human_pass=True)
+    with pytest.raises(KeyError):
+        save_label(store, "nope", 0, TD, reviewer="ann", human_pass=True)
+    # One bad label in a batch saves none.
+    with pytest.raises(InvalidInputError):
+        save_labels(store, run_id, [NewLabel(0, TD, human_pass=True), NewLabel(1, TD)], reviewer="ann")
+    assert current_labels(store, run_id) == {}
+
+
+def test_scorer_scale(store: Store):
+    assert scorer_scale(store.get_run(stored_run(store)), TD) == 1.0
+    assert scorer_scale(store.get_run(stored_run(store, scale=10)), TD) == 10.0
+    save_judge(
+        store,
+        {
+            "name": "Polite",
+            "instructions": "Check the tone.",
+            "prompt_template": "Polite?\n{output}",
+            "output_fields": [{"name": "ok", "type": "boolean"}],
+            "score_rule": {"kind": "boolean", "field": "ok"},
+            "scale": 5,
+        },
+    )
+    run = {"scorers": [{"id": "judge:polite@v1", "options": {}}]}
+    assert scorer_scale(run, "judge:polite@v1", store) == 5.0
+    assert scorer_scale(run, "judge:gone@v1", store) == 1.0
+
+
+# ---- import
+
+
+def test_parse_verdict_and_score():
+    assert [parse_verdict(v) for v in ("Pass", "FAIL", "yes", "No", "true", "0", 1, True, "👍", "👎")] == [
+        True,
+        False,
+        True,
+        False,
+        True,
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
+    with pytest.raises(ValueError, match="'maybe' is not a verdict"):
+        parse_verdict("maybe")
+    assert parse_score("7.5", 10) == 7.5
+    for bad, why in (("abc", "not a number"), ("11", "outside the scorer's scale 0..10"), ("inf", "finite")):
+        with pytest.raises(ValueError, match=why):
+            parse_score(bad, 10)
+
+
+def test_match_by_id_reports_every_row_without_a_label():
+    items = td_items(["a", "b", "c", "d"])  # ids row0..row3
+    frame = pd.DataFrame(
+        {
+            "id": ["row2", "row0", "nope", "row3", "row3", "", "row1"],
+            "human": ["pass", "fail", "pass", "pass", "fail", "pass", "maybe"],
+            "note": ["good", None, "x", "y", "z", "w", "v"],
+        }
+    )
+    match = match_labels(
+        frame, items, column="human", kind="verdict", scorer_id=TD, id_column="id", comment_column="note"
+    )
+    assert [(lb.item_index, lb.human_pass, lb.comment) for lb in match.labels] == [(2, True, "good"), (0, False, "")]
+    assert [(p.row, p.key) for p in match.problems] == [
+        ("row 3", "nope"),
+        ("row 4", "row3"),
+        ("row 5", "row3"),
+        ("row 6", ""),
+        ("row 7", "row1"),
+    ]
+    reasons = [p.reason for p in match.problems]
+    assert reasons[0] == "no item of the run has the id 'nope'"
+    assert reasons[1] == reasons[2] == "the id 'row3' appears 2 times in the file: which label is meant is unclear"
+    assert reasons[3] == "the id column 'id' is blank"
+    assert reasons[4].startswith("'human': 'maybe' is not a verdict")
+    assert match.n_rows == 7 and len(match.labels) + len(match.problems) == 7  # nothing dropped silently
+    assert match.unlabelled_items == [1, 3]
+
+
+def test_match_by_row_order_with_scores_on_the_scale():
+    items = td_items(["a", "b", "c"])
+    frame = pd.DataFrame({"score": ["7", "", "12", "3.5"]})
+    match = match_labels(
+        frame,
+        items,
+        column="score",
+        kind="score",
+        scorer_id=TD,
+        max_score=10,
+        row_labels=["line 2", "line 3", "line 4", "line 5"],
+    )
+    assert [(lb.item_index, lb.human_score) for lb in match.labels] == [(0, 7.0)]
+    assert [(p.row, p.key, p.reason) for p in match.problems] == [
+        ("line 3", "2", "the 'score' cell is blank"),
+        ("line 4", "3", "'score': 12 is outside the scorer's scale 0..10"),
+        ("line 5", "4", "the run has only 3 items"),
+    ]
+    assert match.unlabelled_items == [1, 2]
+    with pytest.raises(InvalidInputError, match="no column 'missing'"):
+        match_labels(frame, items, column="missing", kind="score", scorer_id=TD)
+    with pytest.raises(InvalidInputError, match="unknown label kind"):
+        match_labels(frame, items, column="score", kind="stars", scorer_id=TD)
+
+
+def test_import_from_an_uploaded_csv_then_agreement_data_is_there(store: Store):
+    run_id = stored_run(store)
+    data = b"row_id,rating\nrow1,0.5\nrow3,1\nrow9,0.2\n"
+    dataset = load_dataset(data, name="rated.csv")
+    match = match_labels(
+        dataset.frame,
+        [EvalItem(r["item_id"], r["payload"]) for r in store.items(run_id)],
+        column="rating",
+        kind="score",
+        scorer_id=TD,
+        id_column="row_id",
+        row_labels=[dataset.row_label(i) for i in range(len(dataset.frame))],
+        max_score=1.0,
+    )
+    assert [(p.row, p.reason) for p in match.problems] == [("line 4", "no item of the run has the id 'row9'")]
+    saved = import_labels(store, run_id, match, reviewer="ann", file_name="rated.csv", max_score=1.0)
+    assert [(lb.item_index, lb.human_score, lb.source) for lb in saved] == [
+        (1, 0.5, "import: rated.csv"),
+        (3, 1.0, "import: rated.csv"),
+    ]
+    assert sorted(current_labels(store, run_id)) == [(1, TD), (3, TD)]
+    empty = match_labels(pd.DataFrame({"r": ["x"]}), [], column="r", kind="verdict", scorer_id=TD)
+    with pytest.raises(InvalidInputError, match="no row gave a label"):
+        import_labels(store, run_id, empty, reviewer="ann", file_name="x.csv")
+
+
+# ---- export
+
+
+def test_labelled_results_frame_joins_the_current_label(store: Store):
+    run_id = stored_run(store)
+    save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)
+    save_label(store, run_id, 0, TD, reviewer="bob", human_score=0.9, human_pass=True, comment='=HYPERLINK("x")')
+    _, items, result = load_run(store, run_id)
+    frame = labelled_results_frame(result, items, current_labels(store, run_id), edit_counts(store, run_id))
+    assert list(frame.columns[-len(LABEL_COLUMNS) :]) == list(LABEL_COLUMNS)
+    first = frame.iloc[0]
+    assert (first["score"], first["human_score"], first["human_pass"], first["reviewer"]) == (1.0, 0.9, True, "bob")
+    assert first["label_edits"] == 2 and first["judge_score_at_label"] == 1.0
+    assert pd.isna(frame.iloc[1]["human_score"]) and frame.iloc[1]["human_pass"] is None
+    assert frame.iloc[1]["label_edits"] == 0
+
+    csv = pd.read_csv(io.BytesIO(export_labelled_run(store, result, items, "csv")), keep_default_na=False)
+    assert csv.loc[0, "human_comment"] == '\'=HYPERLINK("x")'  # neutralised for spreadsheets
+    assert csv.loc[0, "human_score"] == "0.9" and csv.loc[1, "human_score"] == ""
+    lines = [json.loads(line) for line in export_labelled_run(store, result, items, "jsonl").decode().splitlines()]
+    assert lines[0]["human_comment"] == '=HYPERLINK("x")' and lines[0]["human_pass"] is True
+    assert lines[1]["human_score"] is None and lines[1]["score"] == pytest.approx(4 / 6)
+    with pytest.raises(ValueError, match="use csv or jsonl"):
+        export_labelled_run(store, result, items, "parquet")
