@@ -10,6 +10,10 @@ Usage::
     python -m scorers run --resume RUN_ID [--retry-failed] [--db PATH]
     python -m scorers runs [--db PATH]
     python -m scorers export RUN_ID --output FILE [--db PATH]
+    python -m scorers report RUN_ID [--compare-with RUN_ID] --output report.html [--db PATH]
+
+``report`` writes a self-contained HTML report of a stored run (or of the run against
+another run, ``--compare-with``): it opens offline and makes no request of its own.
 
 ``run`` loads the dataset (CSV, JSON Lines, JSON, Parquet, Excel; every record
 skipped is listed with its line and reason), maps its columns to roles (the
@@ -114,6 +118,7 @@ examples:
   python -m scorers run --resume 3f2a9c0d1e4b
   python -m scorers runs
   python -m scorers export 3f2a9c0d1e4b --output results.parquet
+  python -m scorers report 3f2a9c0d1e4b --compare-with 7c1d2e3f4a5b --output report.html
 """
 
 
@@ -189,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export,report}")
 
     run = commands.add_parser(
         "run",
@@ -276,6 +281,22 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("run_id", metavar="RUN_ID", help="the run's id (see `python -m scorers runs`)")
     export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
     export.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
+                                                     "data directory)")
+
+    report = commands.add_parser(
+        "report", help="write a self-contained HTML report of a stored run",
+        description="Write a self-contained HTML report of a stored run: setup, leaderboard with\n"
+                    "confidence intervals, charts and sample rows. With --compare-with, the run is\n"
+                    "compared item by item with another run (differences are RUN_ID − the other).\n"
+                    "The file opens offline and makes no request of its own.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    report.add_argument("run_id", metavar="RUN_ID", help="the run's id (see `python -m scorers runs`)")
+    report.add_argument("--compare-with", metavar="RUN_ID", dest="compare_with",
+                        help="a baseline run to compare with, matched by item id")
+    report.add_argument("--output", "-o", required=True, metavar="FILE", help="the HTML file to write")
+    report.add_argument("--rows", type=_positive_int, default=10, metavar="N",
+                        help="sample rows per scorer (default 10)")
+    report.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
                                                      "data directory)")
     return parser
 
@@ -869,6 +890,29 @@ def _cmd_export(args: argparse.Namespace, console: _Console) -> int:
     return EXIT_OK
 
 
+def _cmd_report(args: argparse.Namespace, console: _Console) -> int:
+    from .report import run_comparison_report, run_report
+
+    store = _open_store(args.db, must_exist=True)
+    try:
+        try:
+            if args.compare_with:
+                document = run_comparison_report(store, args.run_id, args.compare_with, max_rows=args.rows)
+            else:
+                document = run_report(store, args.run_id, max_rows=args.rows)
+        except KeyError as exc:
+            raise CLIError(f"{exc.args[0]} in {store.path}; `python -m scorers runs` lists the stored runs") from None
+    finally:
+        store.close()
+    try:
+        Path(args.output).expanduser().write_text(document, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"{args.output}: cannot write the report ({exc.strerror or exc})") from None
+    what = f"run {args.run_id} against {args.compare_with}" if args.compare_with else f"run {args.run_id}"
+    console.print(f"Wrote the report of {what} to {args.output} ({len(document) / 1e6:.1f} MB, self-contained).")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the command line and return its exit code (see the module docstring).
 
@@ -885,7 +929,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse prints its own message; --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    commands = {"run": _cmd_run, "runs": _cmd_runs, "export": _cmd_export}
+    commands = {"run": _cmd_run, "runs": _cmd_runs, "export": _cmd_export, "report": _cmd_report}
     try:
         return commands[args.command](args, console)
     except CLIError as exc:

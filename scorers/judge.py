@@ -14,6 +14,7 @@ never imports streamlit), then the environment (``OPENAI_BASE_URL``,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -216,6 +217,16 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return fix(schema)
 
 
+@functools.lru_cache(maxsize=128)
+def _request_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """:func:`strict_json_schema` of ``model``, built once per model class and shared (read only).
+
+    Pydantic's schema generation takes milliseconds, more than the rest of a judge
+    call's client-side work; rebuilding it on every call made a batch CPU bound.
+    """
+    return strict_json_schema(model)
+
+
 def extract_json(text: str) -> Any:
     """Parse a judge reply as JSON: the whole text, or the first fenced ```json block.
 
@@ -265,6 +276,22 @@ class JudgeReply:
     info: JudgeInfo
 
 
+@dataclass(frozen=True)
+class TextReply:
+    """A plain-text answer of a model (see :meth:`Judge.complete_text`).
+
+    Attributes:
+        text: the model's reply as received ("" when it answered nothing).
+        usage: tokens and calls spent (0 when the reply came from the cache).
+        info: model, endpoint and parameters actually sent; ``info.cached`` is True
+            when the reply came from the cache.
+    """
+
+    text: str
+    usage: JudgeUsage
+    info: JudgeInfo
+
+
 class JudgeCache(Protocol):
     """Where valid judge replies are kept so an unchanged request is never paid twice.
 
@@ -293,6 +320,23 @@ class _Capabilities:
 
 
 _capabilities = _Capabilities()
+
+_http_client: Any = None
+_http_client_lock = threading.Lock()
+
+
+def _shared_http_client() -> Any:
+    """The HTTP connection pool every judge's openai client sends through (it holds no API key).
+
+    Building one loads the CA bundle into a new SSL context, tens of milliseconds of CPU;
+    scorers build their judge lazily, so every worker of a batch that started at once used
+    to build its own. The pool is thread-safe and keyed by origin.
+    """
+    global _http_client
+    with _http_client_lock:
+        if _http_client is None:
+            _http_client = openai.DefaultHttpxClient()
+        return _http_client
 
 
 class _Rejected(Exception):
@@ -323,6 +367,7 @@ class Judge:
             base_url=settings.base_url,
             timeout=settings.timeout,
             max_retries=settings.max_retries,
+            http_client=_shared_http_client(),
         )
         self._key = (settings.endpoint, settings.model_name)
         self.cache = cache
@@ -443,7 +488,7 @@ class Judge:
             A reply found in the cache costs no call (``info.cached`` is True, usage 0).
             RateLimitedError, ContextWindowExceededError, JudgeAPIError: see their docs.
         """
-        schema = strict_json_schema(output_model)
+        schema = _request_schema(output_model)
         cache_key = self.cache_key(messages, schema)
         cached = self.cache.cache_get(cache_key) if self.cache is not None else None
         if cached is not None:
@@ -517,6 +562,125 @@ class Judge:
                 )
             return JudgeReply(parsed=parsed, raw=raw, usage=usage, info=info)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def complete_text(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> TextReply:
+        """Ask the model for a plain-text reply (no schema): to generate responses with a target model.
+
+        The same endpoint handling as :meth:`complete`: the openai client retries
+        408/409/429/5xx with backoff; a temperature or seed the model rejects is
+        dropped and remembered for this endpoint and model (and a temperature is
+        never sent to OpenAI's reasoning models); a reply is kept in the cache under
+        :meth:`text_cache_key`, so an unchanged request is never paid twice.
+
+        Args:
+            messages: chat messages ``[{"role": ..., "content": ...}]``.
+            temperature: sampling temperature in [0, 2]; None for the settings' temperature.
+            max_tokens: cap on the reply in tokens (>= 1); None for the settings' ``max_tokens``.
+            seed: sampling seed; None for the settings' seed.
+
+        Returns:
+            The :class:`TextReply`.
+
+        Raises:
+            JudgeConfigError: a parameter is out of range.
+            JudgeRefusalError: the model refused, or a content filter stopped it.
+            JudgeOutputTruncatedError: the reply hit the token limit (``finish_reason == "length"``);
+                ``raw_reply`` keeps the cut text.
+            RateLimitedError, ContextWindowExceededError, JudgeAPIError: see their docs.
+        """
+        s = self.settings
+        temperature = s.temperature if temperature is None else temperature
+        max_tokens = s.max_tokens if max_tokens is None else max_tokens
+        seed = s.seed if seed is None else seed
+        _check_parameters(replace(s, temperature=temperature, max_tokens=max_tokens, seed=seed))
+        cache_key = self.text_cache_key(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        cached = self.cache.cache_get(cache_key) if self.cache is not None else None
+        if cached is not None:
+            info = JudgeInfo(s.model_name, s.endpoint, cached.parameters, JudgeUsage(), cached=True)
+            return TextReply(text=cached.raw, usage=JudgeUsage(), info=info)
+        response, params = None, {}
+        for _ in range(3):  # at most one fallback per feature: temperature, seed
+            params = self._text_params(temperature, max_tokens, seed)
+            try:
+                response = self._call(list(messages), params)
+                break
+            except _Rejected as rejected:
+                _capabilities.mark(self._key, rejected.feature)
+        else:
+            raise JudgeAPIError("The endpoint kept rejecting the request parameters.")
+        if not getattr(response, "choices", None):
+            got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
+            raise JudgeAPIError(
+                f"The endpoint {s.endpoint} did not answer with a chat completion (got {got}); check that "
+                "the base URL is an OpenAI-compatible API (usually ending in /v1)."
+            )
+        usage = JudgeUsage(calls=1)
+        if response.usage is not None:
+            usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal:
+            raise JudgeRefusalError(f"{s.model_name} refused: {refusal}", raw_reply=refusal, usage=usage)
+        if choice.finish_reason == "content_filter":
+            raise JudgeRefusalError(f"{s.model_name}'s reply was stopped by a content filter.", raw_reply=text,
+                                    usage=usage)
+        if choice.finish_reason == "length":
+            raise JudgeOutputTruncatedError(
+                f"{s.model_name}'s reply was cut off by the token limit"
+                + (f" ({max_tokens} tokens); raise max_tokens." if max_tokens else "."),
+                raw_reply=text,
+                usage=usage,
+            )
+        summary = dict(params)
+        summary["responseFormat"] = "text"
+        info = JudgeInfo(model=s.model_name, base_url=s.endpoint, parameters=summary, usage=usage)
+        if self.cache is not None:
+            self.cache.cache_put(
+                cache_key,
+                model=info.model,
+                base_url=info.base_url,
+                reply=CachedReply(text, usage.prompt_tokens, usage.completion_tokens, summary),
+            )
+        return TextReply(text=text, usage=usage, info=info)
+
+    def _text_params(self, temperature: float | None, max_tokens: int | None, seed: int | None) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if (
+            temperature is not None
+            and not self.settings.model_name.lower().startswith(_NO_TEMPERATURE_PREFIXES)
+            and not _capabilities.rejects(self._key, "temperature")
+        ):
+            params["temperature"] = temperature
+        if seed is not None and not _capabilities.rejects(self._key, "seed"):
+            params["seed"] = seed
+        if max_tokens is not None:
+            params["max_completion_tokens"] = max_tokens
+        return params
+
+    def text_cache_key(
+        self, messages: list[dict[str, str]], *, temperature: float | None, max_tokens: int | None, seed: int | None
+    ) -> str:
+        """SHA-256 over the endpoint, model, messages and sampling parameters of a plain-text request.
+
+        Distinct from every :meth:`cache_key` (it has no schema and is marked as text), so a
+        generated response is never served to a structured request, or the other way round.
+        """
+        material = {
+            "kind": "text",
+            "base_url": self.settings.endpoint,
+            "model": self.settings.model_name,
+            "messages": messages,
+            "parameters": {"temperature": temperature, "seed": seed, "max_tokens": max_tokens},
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def cache_key(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
         """SHA-256 over the endpoint, model, rendered messages, schema and sampling parameters."""

@@ -1,0 +1,97 @@
+"""The Compare page in a real browser: generate two variants' responses, score them, read the comparison.
+
+Streamlit serves app.py, Chromium drives it; the target model and the judge are the fake
+OpenAI-compatible server (``judge`` fixture).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_openai import FakeOpenAI, Reply
+from judge_data import dimension_set, single_analysis
+from playwright.sync_api import Locator, Page, expect
+
+# The first run of a fresh server imports pandas, plotly and the scorers, and the Compare page's first
+# run scipy and the comparison modules: allow them time on a busy machine.
+FIRST_LOAD_TIMEOUT = 120_000
+JOB_TIMEOUT = 90_000
+
+USER = single_analysis(0.9, 0.8, 0.7, 1.0)
+BOTH = {"user": dimension_set(1.0, 1.0, 1.0, 1.0), "system": dimension_set(0.5, 0.5, 0.5, 0.5),
+        "overallAssessment": "Fine."}  # fmt: skip
+
+
+def respond(body: dict[str, Any]) -> Reply:
+    """The judge by its schema; the target model: a long answer without a system prompt, a short one with."""
+    schema = (body.get("response_format") or {}).get("json_schema", {}).get("name")
+    if schema is not None:
+        return Reply.json(BOTH if schema == "prompt_alignment_both" else USER)
+    if body["messages"][0]["role"] == "system":
+        return Reply.content("Short answer.")
+    return Reply.content("A longer answer that explains every step of the reasoning in detail.")
+
+
+def wait_until_idle(page: Page) -> None:
+    """Wait until Streamlit's running indicator is gone (see test_evaluate_flow.py)."""
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
+
+
+def metric(page: Page, label: str) -> Locator:
+    """The value of the ``st.metric`` whose label is exactly ``label``."""
+    box = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
+    )
+    return box.get_by_test_id("stMetricValue")
+
+
+def test_generate_score_and_compare_two_variants(page: Page, app_url: str, judge: FakeOpenAI, screenshot):
+    judge.responder = respond
+    page.goto(app_url)  # the router first (a deep link on a fresh server runs the page without st.navigation)
+    expect(page.get_by_role("heading", name="Evaluate")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    go = page.get_by_role("button").filter(has_text="Generate & score")  # its name also has the icon
+    expect(go).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    wait_until_idle(page)
+    expect(page.get_by_text("examples.csv: 34 rows loaded, 9 columns (csv).", exact=True)).to_be_visible()
+
+    # Fewer rows: 3 questions × 2 variants.
+    rows = page.get_by_role("spinbutton", name="Rows to use", exact=True)
+    rows.fill("3")
+    rows.press("Tab")
+    wait_until_idle(page)
+    expect(page.get_by_text("3 rows × 2 variants = 6 responses to generate", exact=False)).to_be_visible()
+
+    # An unknown column in a template is caught as it is typed, with where it is.
+    template = page.get_by_role("textbox", name="Prompt template").nth(1)
+    template.fill("Q: {question}")
+    template.press("Control+Enter")
+    expect(page.get_by_text("the prompt template uses {question} at line 1, column 4", exact=False)).to_be_visible()
+    expect(go).to_be_disabled()
+    template.fill("Q: {prompt}")
+    template.press("Control+Enter")
+    wait_until_idle(page)
+    expect(go).to_be_enabled()
+
+    go.click()
+    expect(page.get_by_text("Stored as run", exact=False)).to_be_visible(timeout=JOB_TIMEOUT)
+    expect(metric(page, "Responses generated").first).to_have_text("6", timeout=JOB_TIMEOUT)
+    # 6 generations, then prompt alignment judges the 6 responses.
+    assert judge.chat_call_count == 12
+
+    page.get_by_role("tab", name="2. Comparison").click()
+    expect(page.get_by_role("heading", name="Leaderboard")).to_be_visible(timeout=JOB_TIMEOUT)
+    board = page.get_by_test_id("stDataFrame").first
+    expect(board).to_be_visible()
+    # Prompt alignment: A has no system prompt (user mode) 0.84; B, with one, both mode 0.85.
+    chart = page.locator(".js-plotly-plot").filter(has_text="Prompt alignment: mean per variant")
+    expect(chart).to_be_visible()
+    expect(chart.locator(".barlayer .point path")).to_have_count(2)
+    expect(page.locator(".js-plotly-plot").filter(has_text="Textual difference: scores")).to_be_visible()
+    expect(page.get_by_role("heading", name="Head to head")).to_be_visible()
+    expect(page.get_by_text("Variant A scored", exact=False).first).to_be_visible()
+    expect(metric(page, "Wilcoxon p")).to_be_visible()
+    wait_until_idle(page)
+    screenshot("compare_two_variants")
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    assert "test-key" not in page.content()

@@ -1,0 +1,392 @@
+"""AppTest tests of the Compare page (no network: the target model and the judge are the fake OpenAI server).
+
+The page generates and scores in a background thread; a test presses the button, then
+reruns the script until the session's job has finished, as the page's refresh would.
+Expected scores are worked out by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import dimension_set, settings_for, single_analysis
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from scorers import EvalItem, Store, create_scorer, load_run, run_evals
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+# Six questions whose answers have distinct lengths L = 3..8.
+ANSWERS = {
+    "Which colour is a ripe tomato?": "Red",
+    "What is two plus two in words?": "Four",
+    "What is the capital of France?": "Paris",
+    "Which fruit shares its name with a colour?": "Orange",
+    "Which planet is the largest?": "Jupiter",
+    "Which day comes after Wednesday?": "Thursday",
+}
+CSV = "id,question,answer\n" + "".join(f"q{n},{q},{a}\n" for n, (q, a) in enumerate(ANSWERS.items(), 1))
+BRIEF = "Answer in one short sentence."
+
+# Variant A (no system prompt) answers with the ground truth itself: textual difference 1.
+# Variant B (system prompt BRIEF) lower-cases the first letter: "Paris" → "paris". Indel similarity
+# = 1 − 2/(2L) = (L − 1)/L, equal lengths → confidence 1, so its score is (L − 1)/L and A − B = 1/L.
+TD_B = {a: (len(a) - 1) / len(a) for a in ANSWERS.values()}
+MEAN_B = sum(TD_B.values()) / 6  # (2/3 + 3/4 + 4/5 + 5/6 + 6/7 + 7/8) / 6 ≈ 0.79702
+# Paired: A wins on all 6 questions, all |d| = 1/L distinct, so the exact two-sided Wilcoxon
+# signed-rank p-value is 2 · (1/2)^6 = 0.03125: "p = 0.03".
+
+# Prompt alignment: A has no system prompt → user mode: 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84.
+# B's system prompt → both mode: U = 1, S = 0.5 → 0.7·1 + 0.3·0.5 = 0.85.
+USER = single_analysis(0.9, 0.8, 0.7, 1.0)
+BOTH = {
+    "user": dimension_set(1.0, 1.0, 1.0, 1.0),
+    "system": dimension_set(0.5, 0.5, 0.5, 0.5),
+    "overallAssessment": "Right answer; the brevity rule is half followed.",
+}
+
+
+def responder(body: dict[str, Any]) -> Reply:
+    """Target model (no response_format): answer per variant; judge: by the requested schema."""
+    schema = (body.get("response_format") or {}).get("json_schema", {}).get("name")
+    if schema is not None:
+        return Reply.json(BOTH if schema == "prompt_alignment_both" else USER)
+    messages = body["messages"]
+    answer = ANSWERS[messages[-1]["content"]]
+    if messages[0]["role"] == "system":
+        return Reply.content(answer[0].lower() + answer[1:], usage={"prompt_tokens": 20, "completion_tokens": 2})
+    return Reply.content(answer, usage={"prompt_tokens": 10, "completion_tokens": 2})
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A fresh database per test, and no judge configuration unless a test sets it."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    db = tmp_path / "studio.db"
+    monkeypatch.setenv("SCORER_STUDIO_DB", str(db))
+    return db
+
+
+@pytest.fixture
+def judge(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_openai.responder = responder
+    return fake_openai
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """The bytes of every file handed to a download button, by media file id."""
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        file_id = original(self, path_or_data, mimetype, kind, filename)
+        files[file_id] = path_or_data if isinstance(path_or_data, bytes) else path_or_data.encode()
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return files
+
+
+def download(at: AppTest, files: dict[str, bytes], key: str) -> bytes:
+    url = at.get("download_button")[[b.key for b in at.get("download_button")].index(key)].proto.url
+    return files[url.rsplit("/", 1)[-1].split(".")[0]]
+
+
+def start_compare() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.secrets["OPENAI_API_KEY"] = ""
+    at.secrets["OPENAI_BASE_URL"] = ""
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    return at
+
+
+def upload(at: AppTest, name: str, data: str) -> None:
+    at.radio(key="compare_source").set_value("Upload a file").run()
+    at.file_uploader(key="compare_upload").upload(name, data.encode(), "text/plain")
+    at.run()
+    assert not at.exception
+
+
+def keyed(at: AppTest, kind: str, prefix: str, suffix: str = "") -> Any:
+    """The widget of ``kind`` whose key starts with ``prefix`` (and ends with ``suffix``)."""
+    (widget,) = [w for w in at.get(kind) if w.key and w.key.startswith(prefix) and w.key.endswith(suffix)]
+    return widget
+
+
+def wait_for_job(at: AppTest, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while at.session_state["compare_job"].running:
+        assert time.monotonic() < deadline, "the comparison job did not finish"
+        time.sleep(0.1)
+        at.run()
+    at.run()
+    assert not at.exception
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    return [c.key for c in at.get("plotly_chart")]
+
+
+def table_with(at: AppTest, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def markdown_text(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_page_renders_and_checks_templates_as_you_type():
+    at = start_compare()
+    assert at.title[0].value == "Compare"
+    assert [t.label for t in at.tabs] == ["1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report"]
+    assert "examples.csv: 34 rows loaded, 9 columns (csv)." in [c.value for c in at.caption]
+    # Two variants by default, each template over the guessed question column.
+    templates = [t for t in at.text_area if t.key and t.key.endswith("_template")]
+    assert [t.value for t in templates] == ["{prompt}", "{prompt}"]
+    assert "No comparison yet" in at.info[0].value
+    # Without a key nothing can be generated: the page says how to fix it, and the button is off.
+    assert any("No API key" in e.value for e in at.error)
+    assert at.button(key="compare_go").disabled
+
+    templates[1].input("Answer briefly.\nQuestion: {question}").run()
+    problem = [e.value for e in at.error if "{question}" in e.value]
+    assert problem and "line 2, column 11" in problem[0] and "no column 'question'" in problem[0]
+    assert at.button(key="compare_go").disabled
+
+
+def test_generate_two_variants_then_compare_and_report(judge: FakeOpenAI, downloads: dict[str, bytes], environment):
+    at = start_compare()
+    upload(at, "questions.csv", CSV)
+    assert keyed(at, "selectbox", "compare_input_").value == "question"
+    assert keyed(at, "selectbox", "compare_truth_").value == "answer"
+    assert keyed(at, "selectbox", "compare_id_").value == "id"
+    assert keyed(at, "number_input", "compare_rows_").value == 6
+    keyed(at, "text_area", "compare_v0_", "_system").input("").run()
+    keyed(at, "text_area", "compare_v1_", "_system").input(BRIEF).run()
+    keyed(at, "text_input", "compare_v1_", "_name").input("B").run()
+    at.multiselect(key="compare_scorers").set_value(["textual-difference", "prompt-alignment"]).run()
+    assert not at.error
+    assert "6 rows × 2 variants = 12 responses to generate" in "\n".join(c.value for c in at.caption)
+    at.text_input(key="compare_run_name").input("Brevity check").run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+
+    # 12 generations + 12 prompt-alignment judge calls; textual difference calls nothing.
+    assert judge.chat_call_count == 24
+    job = at.session_state["compare_job"]
+    run_id = job.run_id
+    assert at.success[0].value.startswith(f"Stored as run {run_id}")
+    assert not at.warning  # no generation failed, and every default is set once
+    assert metrics(at)["Responses generated"] == "12"
+    assert metrics(at)["Not generated"] == "0"
+    # Tokens: A 6 × (10 + 2), B 6 × (20 + 2).
+    assert metrics(at)["Generation tokens"] == "204"
+    assert at.selectbox(key="compare_run_pick").value == run_id
+
+    # Leaderboard: per variant and scorer, failures apart, CI around the mean.
+    board = table_with(at, "ci_low")
+    td = board[board["scorer"] == "Textual difference"].set_index("variant")
+    assert td.loc["A", "mean"] == pytest.approx(1.0)
+    assert td.loc["B", "mean"] == pytest.approx(MEAN_B)
+    assert td.loc["B", "ci_low"] <= MEAN_B <= td.loc["B", "ci_high"]
+    assert (td.loc["A", "n_scored"], td.loc["A", "n_failed"]) == (6, 0)
+    assert td.loc["A", "cost_usd"] == pytest.approx((60 * 0.15 + 12 * 0.60) / 1_000_000)  # gpt-4o-mini list price
+    pa = board[board["scorer"] == "Prompt alignment"].set_index("variant")
+    assert (pa.loc["A", "mean"], pa.loc["B", "mean"]) == (pytest.approx(0.84), pytest.approx(0.85))
+
+    key = f"compare_{run_id}"
+    charts = set(chart_keys(at))
+    for sid in ("textual-difference", "prompt-alignment"):
+        assert {f"{key}_board_{sid}", f"{key}_dist_{sid}", f"{key}_dims_{sid}"} <= charts
+    assert {f"{key}_wtl", f"{key}_h2h"} <= charts
+
+    # Head to head on textual difference: the paired test in words.
+    at.selectbox(key=f"{key}_scorer").set_value("textual-difference").run()
+    text = markdown_text(at)
+    assert "Variant A scored higher than B on 6 of 6 questions and lower on 0 (no ties)" in text
+    assert "unlikely if the two variants were equally good (p = 0.03)" in text
+    assert metrics(at)["A wins"] == "6" and metrics(at)["Ties"] == "0" and metrics(at)["Wilcoxon p"] == "0.031"
+    h2h = next(c for c in at.get("plotly_chart") if c.key == f"{key}_h2h")
+    points = {t["name"]: t for t in json.loads(h2h.proto.spec)["data"]}
+    assert sorted(points["A higher"]["y"]) == pytest.approx(sorted(TD_B.values()))
+
+    # Rows by |Δ|: the shortest answer first (Δ = 1/3), both responses side by side, with a diff.
+    rows = table_with(at, "Δ (A − B)")
+    assert rows["row_id"].tolist()[0] == "q1"
+    assert rows["Δ (A − B)"].tolist() == pytest.approx(sorted((1 / len(a) for a in ANSWERS.values()), reverse=True))
+    assert at.selectbox(key=f"{key}_row").value == "q1"
+    assert any("Red" in h.proto.body and "red" in h.proto.body for h in at.get("html"))
+    assert f"{key}_row_a_textual-difference_textual_difference" in chart_keys(at)
+
+    # Pairwise judge is optional: nothing is called until its button is pressed.
+    assert judge.chat_call_count == 24
+
+    # Report: built on request, one self-contained HTML file.
+    at.button(key=f"compare_report_cmp_{run_id}_build").click().run()
+    html = download(at, downloads, f"compare_report_cmp_{run_id}_download").decode()
+    assert html.startswith("<!DOCTYPE html>")
+    assert "Comparison report: Brevity check" in html and "test-key" not in html
+    at.button(key=f"compare_report_run_{run_id}_build").click().run()
+    assert download(at, downloads, f"compare_report_run_{run_id}_download").decode().startswith("<!DOCTYPE html>")
+
+    # Stored with its variant groups, so History can reopen it.
+    store = Store(environment)
+    run, items, result = load_run(store, run_id)
+    assert run["name"] == "Brevity check" and run["status"] == "completed"
+    assert run["config"]["source"] == "compare"
+    assert [v["name"] for v in run["config"]["variants"]] == ["A", "B"]
+    assert {it.groups["variant"] for it in items} == {"A", "B"}
+    assert sorted(it.groups["row_id"] for it in items if it.groups["variant"] == "A") == [f"q{n}" for n in range(1, 7)]
+    assert len(result.outcomes) == 24
+    store.close()
+
+
+def test_pairwise_judge_win_rates(judge: FakeOpenAI):
+    def pairwise(body: dict[str, Any]) -> Reply:
+        schema = (body.get("response_format") or {}).get("json_schema", {}).get("name")
+        if schema == "pairwise_choice":
+            # A's answer is the capitalised one: prefer it in whichever position it is shown.
+            prompt = body["messages"][-1]["content"]
+            first = prompt.split("response_first")[1]
+            choice = "first" if any(a in first for a in ANSWERS.values()) else "second"
+            return Reply.json({"reasoning": "Capitalised proper answer.", "choice": choice})
+        return responder(body)
+
+    judge.responder = pairwise
+    at = start_compare()
+    upload(at, "questions.csv", CSV)
+    keyed(at, "text_area", "compare_v0_", "_system").input("").run()
+    keyed(at, "text_area", "compare_v1_", "_system").input(BRIEF).run()
+    keyed(at, "number_input", "compare_rows_").set_value(3).run()
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    run_id = at.session_state["compare_job"].run_id
+    key = f"compare_{run_id}"
+    calls = judge.chat_call_count
+    assert calls == 6
+    at.button(key=f"{key}_pairwise_run").click().run()
+    assert not at.exception
+    assert judge.chat_call_count == calls + 6  # 3 pairs, both orders
+    assert f"{key}_winrate" in chart_keys(at)
+    verdicts = table_with(at, "winner")
+    assert verdicts["winner"].tolist() == ["A", "A", "A"]
+    assert any("3 pair(s) judged, 0 not judged" in c.value for c in at.caption)
+    assert any("Both orders agreed on 100% of the pairs" in c.value for c in at.caption)
+
+
+def test_existing_responses_in_columns_one_variant_edge_case():
+    csv = "question,reference,short,long\nSay hi.,hi,hi,hello there\nSay bye.,bye,bye,goodbye\nSay yes.,yes,yes,yes\n"
+    at = start_compare()
+    upload(at, "answers.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["short"]).run()
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    assert "3 responses of 1 variant(s): short." in [c.value for c in at.caption]
+    assert not at.error  # no judge and no generation: no key needed
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    run_id = at.session_state["compare_job"].run_id
+    assert any(i.value.startswith("Only one variant (short) is in this run") for i in at.info)
+    charts = {c.key: c for c in at.get("plotly_chart")}
+    board_chart = json.loads(charts[f"compare_{run_id}_board_textual-difference"].proto.spec)
+    assert board_chart["layout"]["annotations"][0]["text"].startswith("Only one variant has scored items")
+
+    # Both columns: "short" equals the reference (1 each); "long": "hello there" vs "hi": LCS "h" → 2·1/13,
+    # lengthDiff 9/11 → (2/13)(2/11); "goodbye" vs "bye": ratio 6/10, lengthDiff 4/7 → 0.6·3/7; "yes" → 1.
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["short", "long"]).run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    run_id = at.session_state["compare_job"].run_id
+    board = table_with(at, "ci_low").set_index("variant")
+    assert board.loc["short", "mean"] == pytest.approx(1.0)
+    assert board.loc["long", "mean"] == pytest.approx((2 / 13 * 2 / 11 + 0.6 * 3 / 7 + 1) / 3)
+    text = markdown_text(at)
+    assert "Variant short scored higher than long on 2 of 3 questions and lower on 0 (1 tie)" in text
+    assert "Only 2 questions have different scores, too few" in text
+
+
+def test_run_vs_run_regressions_and_a_different_dataset(
+    fake_openai: FakeOpenAI, environment: Path, downloads: dict[str, bytes]
+):
+    """Two runs of the same responses judged by two judge models; then a run over other questions."""
+
+    def by_model(body: dict[str, Any]) -> Reply:
+        # fake-judge is harsher on intent: 0.40·0.4 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.64 (vs 0.84).
+        low = body["model"] == "fake-judge" and "bye" in body["messages"][-1]["content"]
+        return Reply.json(single_analysis(0.4 if low else 0.9, 0.8, 0.7, 1.0))
+
+    fake_openai.responder = by_model
+    items = [
+        EvalItem("hi", {"input": "Say hi.", "output": "hi"}),
+        EvalItem("bye", {"input": "Say bye.", "output": "bye"}),
+    ]
+    store = Store(environment)
+    ids = []
+    for model, name in (("gpt-4o-mini", "Baseline judge"), ("fake-judge", "Stricter judge")):
+        scorer = create_scorer(
+            "prompt-alignment", {"evaluation_mode": "user"}, settings=settings_for(fake_openai, model=model)
+        )
+        result = run_evals(
+            items,
+            [scorer],
+            store=store,
+            run_name=name,
+            dataset_name="greetings.csv",
+            scorer_options={"prompt-alignment": {"evaluation_mode": "user"}},
+        )
+        ids.append(result.run_id)
+    other = run_evals(
+        [EvalItem("thanks", {"input": "Say thanks.", "output": "thanks"})],
+        [create_scorer("textual-difference")],
+        store=store,
+        run_name="Other questions",
+        dataset_name="other.csv",
+    )
+    store.close()
+
+    at = start_compare()
+    at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
+    at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
+    assert at.success[-1].value == "Both runs score the same dataset (2 rows matched by id)."
+    assert metrics(at)["Regressions"] == "1"
+    assert metrics(at)["Improvements"] == "0"
+    assert metrics(at)["Unchanged"] == "1"
+    regressions = table_with(at, "Δ (B − A)")
+    assert regressions["item_id"].tolist() == ["bye"]
+    assert regressions["Δ (B − A)"].tolist() == pytest.approx([0.64 - 0.84])
+    charts = set(chart_keys(at))
+    assert {f"compare_diff_{ids[0]}_{ids[1]}_scorers", f"compare_diff_{ids[0]}_{ids[1]}_dims"} <= charts
+    dims = next(c for c in at.get("plotly_chart") if c.key == f"compare_diff_{ids[0]}_{ids[1]}_dims")
+    bars = json.loads(dims.proto.spec)["data"][0]
+    intent = bars["x"][[n for n, label in enumerate(bars["y"]) if "Intent" in label][0]]
+    assert intent == pytest.approx((0.4 - 0.9) / 2)
+
+    build = f"compare_report_diff_{ids[0]}_{ids[1]}"
+    at.button(key=f"{build}_build").click().run()
+    html = download(at, downloads, f"{build}_download").decode()
+    assert "Run comparison: Stricter judge against Baseline judge" in html
+
+    at.selectbox(key="compare_diff_b").set_value(other.run_id).run()
+    warning = at.warning[0].value
+    assert warning.startswith("The runs are not over the same dataset")
+    assert "Only the rows with the same id in both runs are compared" in warning
+    assert any("The two runs have no scorer in common" in w.value for w in at.warning)

@@ -1,0 +1,303 @@
+"""Comparison statistics: bootstrap intervals, leaderboards, paired tests, dimensions, row and run diffs.
+
+Expected values are worked out by hand (or, for the bootstrap and the Wilcoxon test,
+by an independent numpy / scipy computation written here).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from scorers import ScoreStatus, Store
+from scorers.compare import (
+    MIN_WILCOXON_PAIRS,
+    bootstrap_ci,
+    dimension_means,
+    leaderboard,
+    paired,
+    rows_by_difference,
+    run_diff,
+)
+
+SCORED = ScoreStatus.SCORED.value
+
+
+def frame_of(rows: list[tuple[str, str, float | None]], scorer: str = "textual-difference") -> pd.DataFrame:
+    """A results frame: one row per (row id, variant, score); a None score is an API error."""
+    out = []
+    for i, (row_id, variant, score) in enumerate(rows):
+        ok = score is not None
+        out.append({
+            "item_index": i, "item_id": f"{row_id}::{variant}", "scorer": scorer,
+            "status": SCORED if ok else ScoreStatus.API_ERROR.value,
+            "score": score if ok else float("nan"), "reason": f"reason {variant} {row_id}" if ok else None,
+            "error": None if ok else "boom", "prompt_tokens": 10, "completion_tokens": 5, "judge_calls": 1,
+            "latency_s": 0.5, "input": f"question {row_id}", "system": "", "output": f"answer {variant} {row_id}",
+            "ground_truth": None, "group:variant": variant, "group:row_id": row_id,
+            "analysis": {"ratio": score, "confidence": 1.0, "changes": 1, "lengthDiff": 0.0} if ok else None,
+        })
+    return pd.DataFrame(out)
+
+
+def pairs_frame(a_scores, b_scores, **kw) -> pd.DataFrame:
+    rows = []
+    for i, (sa, sb) in enumerate(zip(a_scores, b_scores, strict=True)):
+        rows += [(f"r{i}", "A", sa), (f"r{i}", "B", sb)]
+    return frame_of(rows, **kw)
+
+
+# ---- bootstrap -----------------------------------------------------------------------------------------
+
+
+def test_bootstrap_matches_an_independent_numpy_computation():
+    values = np.array([0.2, 0.5, 0.9, 0.4, 0.7, 0.65, 0.1])
+    n, resamples = len(values), 2000
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, n, size=(resamples, n))
+    means = sorted(sum(values[j] for j in row) / n for row in idx)
+
+    def percentile(q: float) -> float:  # linear interpolation between order statistics
+        position = q * (resamples - 1)
+        lower = math.floor(position)
+        return means[lower] + (position - lower) * (means[min(lower + 1, resamples - 1)] - means[lower])
+
+    low, high = bootstrap_ci(values)
+    assert low == pytest.approx(percentile(0.025), abs=1e-12)
+    assert high == pytest.approx(percentile(0.975), abs=1e-12)
+    assert low < values.mean() < high
+    assert bootstrap_ci(values) == (low, high)  # same seed, same interval
+    assert bootstrap_ci(values, seed=1) != (low, high)
+
+
+def test_bootstrap_is_close_to_normal_theory_for_a_large_sample():
+    values = np.random.default_rng(123).normal(0.6, 0.1, size=400)
+    low, high = bootstrap_ci(values, n_resamples=4000)
+    half = 1.959964 * values.std(ddof=1) / math.sqrt(len(values))  # ≈ 0.0098
+    assert low == pytest.approx(values.mean() - half, abs=0.002)
+    assert high == pytest.approx(values.mean() + half, abs=0.002)
+
+
+def test_bootstrap_collapses_when_all_values_are_equal():
+    assert bootstrap_ci([0.7] * 9) == (0.7, 0.7)
+    assert bootstrap_ci([3.0]) == (3.0, 3.0)
+
+
+@pytest.mark.parametrize("kwargs", [{"values": []}, {"values": [1.0, float("nan")]},
+                                    {"values": [1.0, 2.0], "confidence": 1.0}, {"values": [1.0], "n_resamples": 0}])
+def test_bootstrap_rejects_bad_input(kwargs):
+    values = kwargs.pop("values")
+    with pytest.raises(ValueError):
+        bootstrap_ci(values, **kwargs)
+
+
+# ---- leaderboard ------------------------------------------------------------------------------------------
+
+
+def test_leaderboard_counts_failures_apart_and_passes_costs():
+    frame = frame_of([("r1", "A", 0.8), ("r2", "A", 0.6), ("r3", "A", None),
+                      ("r1", "B", 0.5), ("r2", "B", 0.5), ("r3", "B", 0.2)])
+    board = leaderboard(frame, costs={"A": 0.0123, "B": None})
+    assert board["variant"].tolist() == ["A", "B"]  # best mean first
+    a, b = board.iloc[0], board.iloc[1]
+    assert a["mean"] == pytest.approx(0.7)  # (0.8 + 0.6) / 2; the failure is not a 0
+    assert (a["n_scored"], a["n_failed"]) == (2, 1)
+    assert b["mean"] == pytest.approx(0.4)  # (0.5 + 0.5 + 0.2) / 3
+    assert (a["ci_low"], a["ci_high"]) == bootstrap_ci([0.8, 0.6])
+    assert (b["ci_low"], b["ci_high"]) == bootstrap_ci([0.5, 0.5, 0.2])
+    assert (a["prompt_tokens"], a["completion_tokens"]) == (30, 15)
+    assert a["cost_usd"] == 0.0123 and b["cost_usd"] is None
+    assert a["latency_s"] == pytest.approx(0.5)
+
+
+def test_leaderboard_of_a_variant_with_nothing_scored():
+    board = leaderboard(frame_of([("r1", "A", None), ("r1", "B", 0.4)]))
+    a = board.set_index("variant").loc["A"]
+    assert math.isnan(a["mean"]) and math.isnan(a["ci_low"]) and a["n_failed"] == 1
+    assert board["cost_usd"].tolist() == [None, None]
+
+
+def test_leaderboard_names_a_missing_group_column():
+    with pytest.raises(ValueError, match="group:model"):
+        leaderboard(frame_of([("r1", "A", 0.5)]), group_col="group:model")
+
+
+# ---- paired ---------------------------------------------------------------------------------------
+
+
+A8 = [0.9, 0.8, 0.5, 0.7, 0.6, 1.0, 0.3, 0.4]
+B8 = [0.6, 0.8, 0.6, 0.2, 0.6, 0.5, 0.1, 0.45]
+# d = a − b = 0.3, 0, −0.1, 0.5, 0, 0.5, 0.2, −0.05: wins 4, ties 2, losses 2; mean 1.35 / 8 = 0.16875.
+
+
+def test_paired_counts_by_hand_and_wilcoxon_as_scipy():
+    comparison = paired(pairs_frame(A8, B8), "textual-difference", "A", "B")
+    assert (comparison.n_pairs, comparison.wins, comparison.ties, comparison.losses) == (8, 4, 2, 2)
+    assert comparison.mean_diff == pytest.approx(0.16875)
+    d = np.array(A8) - np.array(B8)
+    expected = stats.wilcoxon(d, zero_method="wilcox").pvalue
+    assert comparison.wilcoxon_p == pytest.approx(expected)
+    assert comparison.ci == bootstrap_ci(np.where(np.abs(d) < 1e-9, 0.0, d))
+    assert comparison.ci_low < comparison.mean_diff < comparison.ci_high
+    assert comparison.note == ""
+
+
+def test_paired_reports_no_p_value_with_too_few_differences():
+    a = [0.9, 0.8, 0.7, 0.6, 0.5, 0.5, 0.5]
+    b = [0.5, 0.4, 0.3, 0.2, 0.1, 0.5, 0.5]  # 5 non-zero differences, 2 ties
+    comparison = paired(pairs_frame(a, b), "textual-difference", "A", "B")
+    assert comparison.wilcoxon_p is None
+    assert (comparison.wins, comparison.ties, comparison.losses) == (5, 2, 0)
+    assert f"at least {MIN_WILCOXON_PAIRS}" in comparison.note
+    summary = comparison.summary()
+    assert summary.startswith("Variant A scored higher than B on 5 of 7 questions and lower on 0 (2 ties)")
+    assert "too few to tell" in summary
+
+
+def test_summary_of_a_clear_difference():
+    # 14 wins of +0.2, 4 ties, 2 losses of −0.1: mean = (14·0.2 − 2·0.1) / 20 = 2.6 / 20 = 0.13.
+    a = [0.9] * 14 + [0.5] * 4 + [0.4] * 2
+    b = [0.7] * 14 + [0.5] * 4 + [0.5] * 2
+    comparison = paired(pairs_frame(a, b), "textual-difference", "A", "B")
+    assert (comparison.wins, comparison.ties, comparison.losses) == (14, 4, 2)
+    assert comparison.mean_diff == pytest.approx(0.13)
+    assert comparison.wilcoxon_p < 0.01
+    summary = comparison.summary()
+    assert summary.startswith(
+        "Variant A scored higher than B on 14 of 20 questions and lower on 2 (4 ties); the average difference "
+        "is +0.13 (95% CI ")
+    assert "would be unlikely if the two variants were equally good (p = 0.00" in summary or "p < 0.001" in summary
+
+
+def test_summary_when_the_difference_is_not_significant():
+    a = [0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6, 0.5]
+    b = [0.2, 0.9, 0.3, 0.8, 0.4, 0.7, 0.5, 0.6]  # 4 wins, 4 losses of equal sizes: mean 0
+    comparison = paired(pairs_frame(a, b), "textual-difference", "A", "B")
+    assert comparison.mean_diff == pytest.approx(0.0, abs=1e-12)
+    assert comparison.wilcoxon_p == pytest.approx(1.0)
+    assert "could easily arise by chance" in comparison.summary()
+    assert "do not show that either is better" in comparison.summary()
+
+
+def test_paired_leaves_out_pairs_with_a_failure_and_says_so():
+    frame = pairs_frame([0.9, 0.8], [0.5, None])
+    comparison = paired(frame, "textual-difference", "A", "B")
+    assert (comparison.n_pairs, comparison.n_unpaired) == (1, 1)
+    assert "1 more question was left out" in comparison.summary()
+    assert paired(frame_of([("r1", "A", 0.5)]), "textual-difference", "A", "B").summary().startswith(
+        "Variant A and B cannot be compared")
+
+
+def test_paired_says_when_lower_is_better():
+    comparison = paired(pairs_frame([0.2] * 3, [0.1] * 3, scorer="toxicity"), "toxicity", "A", "B")
+    assert "for toxicity, lower is better" in comparison.summary()
+
+
+def test_paired_rejects_two_results_for_one_row():
+    frame = frame_of([("r1", "A", 0.5), ("r1", "A", 0.6), ("r1", "B", 0.4)])
+    with pytest.raises(ValueError, match="more than one"):
+        paired(frame, "textual-difference", "A", "B")
+    with pytest.raises(ValueError, match="two different"):
+        paired(frame, "textual-difference", "A", "A")
+
+
+# ---- dimensions and rows ---------------------------------------------------------------------------------
+
+
+def test_dimension_means_use_the_scorers_dimension_scores():
+    frame = pairs_frame([0.8, 0.6], [0.4, None])
+    means = dimension_means(frame, "textual-difference", "group:variant")
+    table = {(r.variant, r.dimension): (r.mean, r.n) for r in means.itertuples()}
+    # textual difference's dimensions are ratio and confidence (the frame's analyses: ratio = score).
+    assert table[("A", "ratio")] == (pytest.approx(0.7), 2)
+    assert table[("B", "ratio")] == (pytest.approx(0.4), 1)
+    assert table[("A", "confidence")] == (1.0, 2)
+    assert set(means["label"]) == {"Ratio", "Confidence"}
+
+
+def test_dimension_means_of_a_custom_judge_read_named_scores_only():
+    frame = frame_of([("r1", "A", 0.5)], scorer="my-judge")
+    frame.at[0, "analysis"] = {"clarity": {"score": 0.25}, "depthScore": 0.75, "count": 1, "flag": True,
+                               "rawScore": 0.5, "note": "x"}
+    means = dimension_means(frame, "my-judge", "group:variant")
+    assert dict(zip(means["dimension"], means["mean"], strict=True)) == {"clarity": 0.25, "depthScore": 0.75}
+    # A catalogue scorer without a dimension breakdown has no dimensions (its counts are not scores).
+    plain = frame_of([("r1", "A", 0.5)], scorer="content-similarity")
+    plain.at[0, "analysis"] = {"similarity": 0.5, "commonBigrams": 1}
+    assert dimension_means(plain, "content-similarity", "group:variant").empty
+
+
+def test_rows_by_difference_sorted_by_absolute_difference():
+    frame = pairs_frame([0.9, 0.5, 0.2, 0.7], [0.8, 0.9, 0.2, None])
+    rows = rows_by_difference(frame, "textual-difference", "A", "B")
+    assert rows["row_id"].tolist() == ["r1", "r0", "r2"]  # |−0.4| > |0.1| > 0; r3 is not paired
+    first = rows.iloc[0]
+    assert first["diff"] == pytest.approx(-0.4)
+    assert (first["input"], first["output_a"], first["output_b"]) == ("question r1", "answer A r1", "answer B r1")
+    assert first["reason_b"] == "reason B r1"
+    assert len(rows_by_difference(frame, "textual-difference", "A", "B", limit=1)) == 1
+
+
+# ---- run_diff --------------------------------------------------------------------------------------------
+
+
+def stored_run(store: Store, name: str, rows: list[tuple[str, str, float | None]]) -> str:
+    """A stored run of textual-difference: rows are (item id, output, score or None for a failure)."""
+    items = [(item_id, {"input": [{"role": "user", "content": f"question {item_id}"}], "output": output}, {})
+             for item_id, output, _ in rows]
+    run_id = store.create_run(dataset_name="d.csv", items=items, name=name,
+                              scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+                              judge=None)
+    for i, (_, _, score) in enumerate(rows):
+        if score is None:
+            record = {"status": ScoreStatus.API_ERROR.value, "error": "boom"}
+        else:
+            record = {"status": SCORED, "score": score, "reason": "r",
+                      "analysis": {"ratio": score, "confidence": 1.0, "changes": 0, "lengthDiff": 0.0}}
+        store.save_result(run_id, i, "textual-difference", record)
+    store.finish_run(run_id, "completed")
+    return run_id
+
+
+def test_run_diff_matches_items_and_finds_regressions_and_improvements():
+    store = Store(":memory:")
+    base = stored_run(store, "baseline", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4),
+                                          ("q4", "a4", 0.7)])
+    new = stored_run(store, "new prompt", [("q1", "a1", 0.8), ("q2", "a2", 0.6), ("q3", "a3", 0.4),
+                                           ("q4", "a4", None)])
+    diff = run_diff(store, base, new)
+    assert diff.same_dataset and diff.dataset_note == ""
+    assert (diff.name_a, diff.name_b) == ("baseline", "new prompt")
+    deltas = dict(zip(diff.rows["item_id"], diff.rows["delta"], strict=True))
+    assert deltas["q1"] == pytest.approx(0.3) and deltas["q2"] == pytest.approx(-0.3)
+    assert deltas["q3"] == 0 and math.isnan(deltas["q4"])  # q4 failed in the new run: no delta
+    assert diff.regressions["item_id"].tolist() == ["q2"]
+    assert diff.improvements["item_id"].tolist() == ["q1"]
+    ratio = diff.dimensions.set_index("dimension").loc["ratio"]
+    # ratio means: baseline (0.5 + 0.9 + 0.4 + 0.7) / 4 = 0.625; new (0.8 + 0.6 + 0.4) / 3 = 0.6.
+    assert (ratio["mean_a"], ratio["mean_b"]) == (pytest.approx(0.625), pytest.approx(0.6))
+    assert ratio["delta"] == pytest.approx(-0.025)
+    comparison = diff.comparisons["textual-difference"]
+    assert (comparison.a, comparison.b) == ("new prompt", "baseline")
+    assert (comparison.n_pairs, comparison.wins, comparison.ties, comparison.losses) == (3, 1, 1, 1)
+    store.close()
+
+
+def test_run_diff_says_what_differs_between_the_datasets():
+    store = Store(":memory:")
+    base = stored_run(store, "same", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4)])
+    other = stored_run(store, "same", [("q1", "a1", 0.5), ("q2", "CHANGED", 0.9), ("q9", "a9", 0.4)])
+    diff = run_diff(store, base, other)
+    assert not diff.same_dataset
+    assert (diff.only_in_a, diff.only_in_b, diff.changed_inputs) == (["q3"], ["q9"], ["q2"])
+    assert diff.name_a == f"same ({base})" and diff.name_b == f"same ({other})"  # equal names get their ids
+    note = diff.dataset_note
+    assert note.startswith("The runs are not over the same dataset")
+    assert "'q3'" in note and "'q9'" in note and "different input or response: 'q2'" in note
+    with pytest.raises(KeyError):
+        run_diff(store, base, "nope")
+    store.close()
