@@ -8,5 +8,11 @@ import streamlit as st
 
 pages = [
     st.Page("pages/evaluate.py", title="Evaluate", icon=":material/rule:", default=True),
+    st.Page("pages/batch.py", title="Batch", icon=":material/table_view:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("pages/history.py", title="History", icon=":material/history:"),
+    st.Page("pages/review.py", title="Review", icon=":material/reviews:"),
+    st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
+    st.Page("pages/catalogue.py", title="Catalogue", icon=":material/menu_book:"),
 ]
 st.navigation(pages).run()
