@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from scorers import (
-    SCORERS,
     EvalItem,
     EvalRunResult,
     JudgeSettings,
@@ -158,7 +157,7 @@ def create_batch_run(
     Returns:
         The new run's id.
     """
-    uses_judge = any(SCORERS[s.id].uses_judge for s in scorers if s.id in SCORERS)
+    uses_judge = any(getattr(s, "settings", None) is not None for s in scorers)
     return store.create_run(
         dataset_name=dataset_name,
         items=[(it.item_id, it.payload, it.groups) for it in items],
@@ -214,9 +213,7 @@ def scorers_for_run(run: Mapping[str, Any], settings: JudgeSettings | None, cach
         InvalidInputError: a scorer id is unknown or an option is invalid.
     """
     return [
-        create_scorer(
-            sid, options, settings=settings if sid in SCORERS and SCORERS[sid].uses_judge else None, cache=cache
-        )
+        create_scorer(sid, options, settings=settings, cache=cache, store=cache if isinstance(cache, Store) else None)
         for sid, options in stored_scorer_options(run).items()
     ]
 

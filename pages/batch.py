@@ -22,7 +22,6 @@ from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
 from dashboard.settings import judge_settings
 from scorers import (
-    SCORERS,
     DatasetError,
     LoadedDataset,
     ScorerError,
@@ -32,6 +31,7 @@ from scorers import (
     load_dataset,
 )
 from scorers.datasets import ROLES
+from scorers.registry import scorer_spec, scorer_specs
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
 
@@ -132,15 +132,15 @@ def _preview(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: l
 def _scorer_choice() -> dict[str, dict[str, Any]]:
     chosen = st.multiselect(
         "Scorers",
-        list(SCORERS),
-        default=[sid for sid in ("prompt-alignment", "textual-difference") if sid in SCORERS],
-        format_func=lambda sid: SCORERS[sid].name,
+        list(scorer_specs(store)),
+        default=["prompt-alignment", "textual-difference"],
+        format_func=lambda sid: scorer_spec(sid, store).name,
         key="batch_scorers",
         **SESSION,
     )
     options: dict[str, dict[str, Any]] = {}
     for sid in chosen:
-        spec = SCORERS[sid]
+        spec = scorer_spec(sid, store)
         st.markdown(f"**{spec.name}** — {md_escape(spec.measures)}")
         st.caption(md_escape(f"Reads: {', '.join(spec.inputs)}. Formula: {spec.formula}"))
         values: dict[str, Any] = {}
@@ -209,10 +209,10 @@ if dataset is not None:
     scorers, problem, settings = [], None, None
     if scorer_options:
         try:
-            if any(SCORERS[sid].uses_judge for sid in scorer_options):
+            if any(scorer_spec(sid, store).uses_judge for sid in scorer_options):
                 settings = judge_settings()
             scorers = [
-                create_scorer(sid, opts, settings=settings if SCORERS[sid].uses_judge else None, cache=store)
+                create_scorer(sid, opts, settings=settings, cache=store, store=store)
                 for sid, opts in scorer_options.items()
             ]
             problem = check_judges(scorers)

@@ -34,7 +34,6 @@ from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store
 from dashboard.settings import judge_settings
 from scorers import (
-    SCORERS,
     DatasetError,
     InvalidInputError,
     Judge,
@@ -46,6 +45,7 @@ from scorers import (
 from scorers import load_dataset as read_dataset
 from scorers.compare import run_diff
 from scorers.generate import Variant, items_from_responses, template_columns, validate_variant
+from scorers.registry import scorer_spec, scorer_specs
 from scorers.report import comparison_report, run_comparison_report, run_report
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -242,9 +242,9 @@ def _scorers(needs_settings: bool) -> tuple[list[Any], dict[str, dict[str, Any]]
     """The chosen scorers (default options), their options, a problem to show, and the judge settings."""
     chosen = st.multiselect(
         "Scorers",
-        list(SCORERS),
-        default=[sid for sid in ("prompt-alignment", "textual-difference") if sid in SCORERS],
-        format_func=lambda sid: SCORERS[sid].name,
+        list(scorer_specs(store)),
+        default=["prompt-alignment", "textual-difference"],
+        format_func=lambda sid: scorer_spec(sid, store).name,
         key="compare_scorers",
         help="Each scorer runs with its default options on every response. Textual difference compares a response "
         "with the ground truth column (or the question when there is none) and needs no judge.",
@@ -255,10 +255,10 @@ def _scorers(needs_settings: bool) -> tuple[list[Any], dict[str, dict[str, Any]]
     options: dict[str, dict[str, Any]] = {sid: {} for sid in chosen}
     settings = None
     try:
-        if needs_settings or any(SCORERS[sid].uses_judge for sid in chosen):
+        if needs_settings or any(scorer_spec(sid, store).uses_judge for sid in chosen):
             settings = judge_settings()
         scorers = [
-            create_scorer(sid, {}, settings=settings if SCORERS[sid].uses_judge else None, cache=store)
+            create_scorer(sid, {}, settings=settings, cache=store, store=store)
             for sid in chosen
         ]
     except ScorerError as exc:
