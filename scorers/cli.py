@@ -44,7 +44,7 @@ Exit codes:
 * 2: usage or input error, before any scoring: bad flags, an unreadable
   dataset, a missing column, an unknown run id, no API key and no base URL
   for an LLM judge, an output file that cannot be written.
-* 3: some outcomes are not scored (invalid input, judge errors, ...); they are
+* 3: some outcomes are not scored (invalid input, judge errors, records skipped at load, ...); they are
   listed with their item and reason. Every threshold was met.
 * 130: interrupted (Ctrl-C, or the confirmation declined); the run id and the
   command to resume it are printed.
@@ -102,7 +102,7 @@ exit codes:
   1    a --fail-under threshold was not met (printed: scorer, mean vs threshold)
   2    usage or input error (bad flags, unreadable dataset, missing column,
        unknown run id, no API key and no base URL for an LLM judge)
-  3    some items could not be scored (listed with their row and reason)
+  3    some items could not be scored or loaded (listed with their row and reason)
   130  interrupted by Ctrl-C (the run id and the resume command are printed)
   precedence: 2 > 130 > 1 > 3 > 0
 
@@ -529,7 +529,7 @@ def _items(dataset: LoadedDataset, mapping: Mapping[str, str | None], groups: Se
 
 
 def _report_load(console: _Console, dataset: LoadedDataset) -> None:
-    console.note(f"Loaded {len(dataset.frame)} rows from {dataset.source_name} ({dataset.format}).")
+    console.note(f"Loaded {len(dataset.frame)} row(s) from {dataset.source_name} ({dataset.format}).")
     if dataset.skipped:
         console.note(f"Skipped {len(dataset.skipped)} record(s) that could not be loaded:")
         for skipped in dataset.skipped:
@@ -742,7 +742,8 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
                     "concurrency": concurrency, "item_timeout": args.item_timeout, "cache": not args.no_cache},
         )
         labels = {i: dataset.row_label(i) for i in range(len(items))}
-        return _execute(args, console, store, run_id, scorers, items, concurrency, labels, out_fmt)
+        return _execute(args, console, store, run_id, scorers, items, concurrency, labels, out_fmt,
+                        skipped_at_load=len(dataset.skipped))
     finally:
         store.close()
 
@@ -785,7 +786,8 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
 
 def _execute(args: argparse.Namespace, console: _Console, store: Store, run_id: str, scorers: Sequence[Scorer],
              items: Sequence[EvalItem], concurrency: int, labels: Mapping[int, str], out_fmt: str | None, *,
-             item_timeout: float | None = None, retry_failed: bool = False) -> int:
+             item_timeout: float | None = None, retry_failed: bool = False,
+             skipped_at_load: int = 0) -> int:
     """Score the run's remaining outcomes with a progress bar and Ctrl-C handling; summary; exit code."""
     if item_timeout is None:
         item_timeout = args.item_timeout
@@ -838,7 +840,9 @@ def _execute(args: argparse.Namespace, console: _Console, store: Store, run_id: 
         return EXIT_INTERRUPTED
     if not thresholds_met:
         return EXIT_THRESHOLD
-    if result.n_failed:
+    if skipped_at_load:
+        console.note(f"{skipped_at_load} record(s) of the dataset could not be loaded and were not scored (listed above).")
+    if result.n_failed or skipped_at_load:
         return EXIT_UNSCORED
     return EXIT_OK
 

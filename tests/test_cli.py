@@ -116,7 +116,7 @@ def test_run_on_real_ifeval_rows_detects_prompt_and_response(env, tmp_path, caps
     code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
                              "textual-difference", "--concurrency", "4")
     assert code == 0, err
-    assert "Loaded 30 rows from" in err
+    assert "Loaded 30 row(s) from" in err
     assert "input = 'prompt' (detected), output = 'response' (detected), system = none" in err
     assert env.chat_call_count == 30
     sent = "\n".join(env.prompt_text(i) for i in range(30))
@@ -245,8 +245,9 @@ def test_skipped_records_are_listed_with_line_and_reason(env, tmp_path, capsys):
     data = write(tmp_path, "bad.jsonl", '{"prompt": "Q1", "response": "A1"}\n{"prompt": "Q2", \n[1, 2]\n'
                                         '{"prompt": "Q4", "response": "A4"}\n')
     code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
-    assert code == 0
+    assert code == 3  # records that could not be loaded were not scored: not a clean pass
     assert "Skipped 2 record(s)" in err
+    assert "2 record(s) of the dataset could not be loaded and were not scored" in err
     assert "line 2: invalid JSON" in err
     assert "line 3: not a JSON object (found an array)" in err
 
