@@ -330,6 +330,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # never join handler threads on close (a delayed reply may still sleep)
     allow_reuse_address = True
+    request_queue_size = 128  # many clients connecting at once (the default backlog of 5 drops some)
     fake: FakeOpenAI
 
     def handle_error(self, request: Any, client_address: Any) -> None:
