@@ -12,10 +12,10 @@ from dashboard.batch import (
     DEFAULT_ITEM_TIMEOUT_S,
     ROLE_LABELS,
     SAMPLE_DATASETS,
-    UPLOAD_TYPES,
     build_items,
     create_batch_run,
 )
+from dashboard.dataset_picker import pick_dataset
 from dashboard.layout import setup_page
 from dashboard.options import option_widget
 from dashboard.results import md_escape
@@ -28,53 +28,11 @@ from scorers import (
     create_scorer,
     estimate_run,
     guess_columns,
-    load_dataset,
 )
 from scorers.datasets import ROLES
 from scorers.registry import scorer_spec, scorer_specs
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
-
-
-def _load(source: Any, name: str) -> tuple[LoadedDataset | None, str | None]:
-    try:
-        return load_dataset(source, name=name), None
-    except DatasetError as exc:
-        return None, str(exc)
-
-
-def _dataset() -> LoadedDataset | None:
-    """The chosen dataset, loaded once per file (kept in the session), with its problems shown."""
-    origin = st.radio("Dataset", ["Upload a file", "Sample dataset"], horizontal=True, key="batch_source", **SESSION)
-    if origin == "Upload a file":
-        uploaded = st.file_uploader(
-            "CSV, TSV, JSON Lines, JSON, Parquet or Excel",
-            type=list(UPLOAD_TYPES),
-            key="batch_upload",
-            help="UTF-8 text files; one row per response to score. Nothing is sent anywhere until you press Run.",
-        )
-        if uploaded is None:
-            previous = st.session_state.get("batch_dataset")
-            if previous is not None and previous[0].startswith("upload:"):
-                st.caption(f"Using {previous[1].source_name}, uploaded earlier in this session.")
-                return previous[1]
-            return None
-        data = uploaded.getvalue()
-        token = "upload:" + hashlib.sha256(data).hexdigest()[:16] + ":" + uploaded.name
-        source, name = data, uploaded.name
-    else:
-        name = st.selectbox("Sample dataset", list(SAMPLE_DATASETS), key="batch_sample", **SESSION)
-        path = SAMPLE_DATASETS[name]
-        token = f"sample:{name}:{path.stat().st_mtime_ns}"
-        source = path
-    cached = st.session_state.get("batch_dataset")
-    if cached is None or cached[0] != token:
-        dataset, error = _load(source, name)
-        if error:
-            st.error(error)
-            return None
-        st.session_state["batch_dataset"] = (token, dataset)
-    return st.session_state["batch_dataset"][1]
 
 
 def _show_problems(dataset: LoadedDataset) -> None:
@@ -161,7 +119,11 @@ st.caption(
 store = get_store()
 
 st.header("1. Dataset", divider="gray")
-dataset = _dataset()
+dataset = pick_dataset(
+    "batch",
+    samples=SAMPLE_DATASETS,
+    upload_help="UTF-8 text files; one row per response to score. Nothing is sent anywhere until you press Run.",
+)
 if dataset is not None:
     token = st.session_state["batch_dataset"][0]
     short = hashlib.sha256(token.encode()).hexdigest()[:8]

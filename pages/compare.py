@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.batch import UPLOAD_TYPES, runs_table
+from dashboard.batch import runs_table
 from dashboard.compare import (
     VARIANT_GROUP,
     CompareJob,
@@ -29,12 +29,12 @@ from dashboard.compare import (
     session_job,
     start_job,
 )
+from dashboard.dataset_picker import pick_dataset
 from dashboard.layout import setup_page
 from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store
 from dashboard.settings import judge_settings
 from scorers import (
-    DatasetError,
     InvalidInputError,
     Judge,
     LoadedDataset,
@@ -42,7 +42,6 @@ from scorers import (
     create_scorer,
     guess_columns,
 )
-from scorers import load_dataset as read_dataset
 from scorers.compare import run_diff
 from scorers.generate import Variant, items_from_responses, template_columns, validate_variant
 from scorers.registry import scorer_spec, scorer_specs
@@ -62,39 +61,15 @@ def _none(value: str | None) -> str:
 
 
 def _dataset() -> LoadedDataset | None:
-    """The chosen dataset, loaded once per file (kept in the session), with its problems shown."""
-    origin = st.radio("Dataset", ["Sample dataset", "Upload a file"], horizontal=True, key="compare_source", **SESSION)
-    if origin == "Upload a file":
-        uploaded = st.file_uploader(
-            "CSV, TSV, JSON Lines, JSON, Parquet or Excel",
-            type=list(UPLOAD_TYPES),
-            key="compare_upload",
-            help="One row per question (to generate responses), or rows with the responses to compare.",
-        )
-        if uploaded is None:
-            previous = st.session_state.get("compare_dataset")
-            if previous is not None and previous[0].startswith("upload:"):
-                st.caption(f"Using {previous[1].source_name}, uploaded earlier in this session.")
-                return previous[1]
-            return None
-        data = uploaded.getvalue()
-        token = "upload:" + hashlib.sha256(data).hexdigest()[:16] + ":" + uploaded.name
-        source, name = data, uploaded.name
-    else:
-        samples = sample_datasets()
-        name = st.selectbox("Sample dataset", list(samples), key="compare_sample", **SESSION)
-        path = samples[name]
-        token = f"sample:{name}:{path.stat().st_mtime_ns}"
-        source = path
-    cached = st.session_state.get("compare_dataset")
-    if cached is None or cached[0] != token:
-        try:
-            dataset = read_dataset(source, name=name)
-        except DatasetError as exc:
-            st.error(str(exc))
-            return None
-        st.session_state["compare_dataset"] = (token, dataset)
-    dataset = st.session_state["compare_dataset"][1]
+    """The chosen dataset, with its size and loading problems shown."""
+    dataset = pick_dataset(
+        "compare",
+        samples=sample_datasets(),
+        upload_help="One row per question (to generate responses), or rows with the responses to compare.",
+        sample_first=True,
+    )
+    if dataset is None:
+        return None
     st.caption(
         f"{dataset.source_name}: {len(dataset.frame)} rows loaded, {len(dataset.columns)} columns ({dataset.format})."
     )
