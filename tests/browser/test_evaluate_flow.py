@@ -173,7 +173,9 @@ def load_sample(page: Page, example: dict) -> None:
     chooser.click()
     chooser.fill(example["title"])
     option = f"{example['title']} · {example['scorer']}"
-    page.get_by_role("option", name=option, exact=True).click()
+    # The typed title leaves one option; Enter picks it (the list renders lazily under load).
+    expect(page.get_by_role("option", name=option, exact=True)).to_have_count(1, timeout=RESULT_TIMEOUT)
+    chooser.press("Enter")
     expect(chooser).to_have_value(option)
     wait_until_idle(page)
     page.get_by_role("button", name="Load example", exact=True).click()
