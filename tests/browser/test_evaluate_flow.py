@@ -6,7 +6,6 @@ are worked out by hand from the formulas in the comments.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from fake_openai import FakeOpenAI, Reply
@@ -164,38 +163,4 @@ def test_textual_difference_without_a_judge(page: Page, app_url: str, judge: Fak
     expect(added).to_have_css("background-color", "rgba(245, 158, 11, 0.35)")
     expect(page.locator(".js-plotly-plot").filter(has_text="1 word-level change")).to_be_visible(timeout=RESULT_TIMEOUT)
     assert judge.requests == [], "textual difference must not call the judge"
-    expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def load_sample(page: Page, example: dict) -> None:
-    """Pick ``example`` in the sample chooser (its title, typed in, filters the list) and load it."""
-    chooser = page.get_by_role("combobox", name="Sample example", exact=True)
-    chooser.click()
-    chooser.fill(example["title"])
-    option = f"{example['title']} · {example['scorer']}"
-    # The typed title leaves one option; Enter picks it (the list renders lazily under load).
-    expect(page.get_by_role("option", name=option, exact=True)).to_have_count(1, timeout=RESULT_TIMEOUT)
-    chooser.press("Enter")
-    expect(chooser).to_have_value(option)
-    wait_until_idle(page)
-    page.get_by_role("button", name="Load example", exact=True).click()
-
-
-def test_loading_a_sample_fills_the_form(page: Page, app_url: str):
-    lines = (ROOT / "sample_data" / "examples.jsonl").read_text(encoding="utf-8").splitlines()
-    examples = [json.loads(line) for line in lines if line.strip()]
-    with_system = next(e for e in examples if e["scorer"] == "prompt-alignment" and e["system"] and e["prompt"])
-    with_reference = next(e for e in examples if e["scorer"] == "textual-difference" and e["ground_truth"])
-    labels = {"prompt-alignment": "Prompt alignment", "textual-difference": "Textual difference"}
-
-    open_evaluate(page, app_url)
-    page.get_by_text("Load a sample example", exact=True).click()
-    # The second example replaces every field of the first, the blank ones included.
-    for example in (with_system, with_reference):
-        load_sample(page, example)
-        expect(text_area(page, "Response to evaluate")).to_have_value(example["response"])
-        expect(text_area(page, "User prompt")).to_have_value(example["prompt"])
-        expect(text_area(page, "System message(s)")).to_have_value(example["system"])
-        expect(text_area(page, "Ground truth (optional)")).to_have_value(example["ground_truth"])
-        expect(scorer_value(page)).to_have_value(labels[example["scorer"]])
     expect(page.get_by_test_id("stException")).to_have_count(0)
