@@ -100,6 +100,7 @@ def judge_server(mode: str, latency: float) -> Iterator[tuple[str, object]]:
     if mode == "thread":
         fake, in_flight = _fake_judge(latency)
         with fake:
+
             def stats() -> dict:
                 out = {"calls": fake.chat_call_count, "peak": in_flight.peak}
                 fake.reset()
@@ -125,13 +126,16 @@ def judge_server(mode: str, latency: float) -> Iterator[tuple[str, object]]:
 
 
 def measure(mode: str, args: argparse.Namespace) -> dict:
-    items = [{"id": f"item-{i}", **run_payload(user=f"Write a Python factorial function (variant {i}).")}
-             for i in range(args.items)]
+    items = [
+        {"id": f"item-{i}", **run_payload(user=f"Write a Python factorial function (variant {i}).")}
+        for i in range(args.items)
+    ]
     best: dict | None = None
     walls: list[float] = []
     with judge_server(mode, args.latency) as (base_url, stats):
-        settings = JudgeSettings(model="openai/gpt-4o-mini", base_url=base_url, api_key="bench-key",
-                                 timeout=30.0, max_retries=0)
+        settings = JudgeSettings(
+            model="openai/gpt-4o-mini", base_url=base_url, api_key="bench-key", timeout=30.0, max_retries=0
+        )
         for _ in range(args.repeats):
             scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings)
             cpu = time.process_time()
@@ -142,7 +146,9 @@ def measure(mode: str, args: argparse.Namespace) -> dict:
             served = stats()
             scored = sum(o.status is ScoreStatus.SCORED for o in result.outcomes)
             if scored != args.items or served["calls"] != args.items:
-                raise SystemExit(f"{mode}: {scored} of {args.items} scored with {served['calls']} calls: not a clean run")
+                raise SystemExit(
+                    f"{mode}: {scored} of {args.items} scored with {served['calls']} calls: not a clean run"
+                )
             run = {"wall": wall, "cpu": cpu, **served}
             walls.append(wall)
             best = run if best is None or wall < best["wall"] else best
@@ -159,16 +165,20 @@ def main() -> None:
     args = parser.parse_args()
 
     ideal = args.items / args.concurrency * args.latency
-    print(f"items: {args.items}, concurrency: {args.concurrency}, judge latency: {args.latency * 1000:.0f} ms, "
-          f"best of {args.repeats}; load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"items: {args.items}, concurrency: {args.concurrency}, judge latency: {args.latency * 1000:.0f} ms, "
+        f"best of {args.repeats}; load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
     print(f"ideal (items / concurrency x latency): {ideal:.3f} s; target wall/ideal <= {TARGET_RATIO}")
     for mode in ("thread", "process") if args.server == "both" else (args.server,):
         m = measure(mode, args)
         ratio = m["wall"] / ideal
-        print(f"fake judge in a {mode:7s}: wall {m['wall']:.3f} s, ratio {ratio:.3f} "
-              f"({'met' if ratio <= TARGET_RATIO else 'NOT met'}); peak in flight {m['peak']}, "
-              f"CPU {m['cpu'] * 1000 / m['calls']:.2f} ms per call in this process; "
-              f"every run: {', '.join(f'{w:.2f}' for w in m['walls'])} s")
+        print(
+            f"fake judge in a {mode:7s}: wall {m['wall']:.3f} s, ratio {ratio:.3f} "
+            f"({'met' if ratio <= TARGET_RATIO else 'NOT met'}); peak in flight {m['peak']}, "
+            f"CPU {m['cpu'] * 1000 / m['calls']:.2f} ms per call in this process; "
+            f"every run: {', '.join(f'{w:.2f}' for w in m['walls'])} s"
+        )
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 Run from the repository root: ``python bench/textual_difference.py``.
 
 Text pairs of about 1k, 10k and 100k characters are cut from the IFEval GPT-4
-responses in ``../shared/realdata`` (or ``$SCORER_STUDIO_REALDATA``), or built from
-seeded random words when that data is absent; the response is the reference with
+responses copied into ``tests/data``, or built from seeded random words when that
+data is absent; the response is the reference with
 about 5% of its words replaced, deleted or inserted. For each size the scorer's
 best time over a few runs is printed next to a plain ``O(n*m)`` dynamic-programme
 LCS computing the same character ratio. The baseline runs only where its time,
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import resource
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scorers.textual_difference import create_textual_difference_scorer  # noqa: E402
+from scorers.catalogue.textual_difference import create_textual_difference_scorer  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 BASELINE_BUDGET_S = 60.0
@@ -55,24 +54,17 @@ def baseline_ratio(a: str, b: str) -> float:
 
 
 def source_text() -> tuple[str, str]:
-    """About 650k characters of real English prose, or seeded random words without the data."""
-    candidates = [REPO.parent / "shared" / "realdata"]
-    if os.environ.get("SCORER_STUDIO_REALDATA"):
-        candidates.append(Path(os.environ["SCORER_STUDIO_REALDATA"]))
-    for directory in candidates:
-        path = directory / IFEVAL_RESPONSES
-        if path.is_file():
-            with path.open(encoding="utf-8") as lines:
-                text = " ".join(json.loads(line)["response"] for line in lines)
-            return unicodedata.normalize("NFC", text), f"IFEval GPT-4 responses ({path})"
+    """About 190k characters of real English prose (120 IFEval responses), or seeded random words without the data."""
+    path = REPO / "tests" / "data" / IFEVAL_RESPONSES
+    if path.is_file():
+        with path.open(encoding="utf-8") as lines:
+            text = " ".join(json.loads(line)["response"] for line in lines)
+        return unicodedata.normalize("NFC", text), f"IFEval GPT-4 responses ({path})"
     rng = random.Random(0)
     vocabulary = [
-        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 9)))
-        for _ in range(3000)
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 9))) for _ in range(3000)
     ]
-    return " ".join(
-        rng.choice(vocabulary) for _ in range(150_000)
-    ), "seeded random words (no real data found)"
+    return " ".join(rng.choice(vocabulary) for _ in range(150_000)), "seeded random words (no real data found)"
 
 
 def make_pair(text: str, size: int, rng: random.Random) -> tuple[str, str]:
@@ -115,9 +107,7 @@ def main() -> None:
     calibration_a, calibration_b = make_pair(text, 2_000, rng)
     calibration_s, _ = best_time(lambda: lcs_length(calibration_a, calibration_b), 1)
     seconds_per_cell = calibration_s / (len(calibration_a) * len(calibration_b))
-    print(
-        f"baseline calibration: {seconds_per_cell * 1e9:.0f} ns per DP cell; budget {BASELINE_BUDGET_S:.0f} s"
-    )
+    print(f"baseline calibration: {seconds_per_cell * 1e9:.0f} ns per DP cell; budget {BASELINE_BUDGET_S:.0f} s")
     print()
 
     header = ("chars a/b", "words a/b", "changes", "ratio", "scorer s", "baseline s", "baseline/scorer")

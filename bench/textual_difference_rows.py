@@ -45,8 +45,9 @@ VARIANTS = (("plain loop", None), ("run_evals, concurrency 1", 1), ("run_evals, 
 def make_rows(n: int) -> list[dict]:
     """``n`` payloads: a ~500-character reference and a response with 1 to 3 word edits."""
     rng = random.Random(SEED)
-    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 10)))
-                  for _ in range(5000)]
+    vocabulary = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 10))) for _ in range(5000)
+    ]
     rows = []
     for _ in range(n):
         words: list[str] = []
@@ -99,8 +100,18 @@ def child(rows: int, concurrency: int | None) -> None:
             raise SystemExit("run_evals did not score every row")
         scores = [o.score for o in result.outcomes]
     cpu = cpu_seconds() - cpu
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak_rss_mb(), "rows_mb": rss_before,
-                      "score_sum": sum(scores), "mean_chars": sum(len(p["ground_truth"]) for p in payloads) / rows}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu": cpu,
+                "peak_mb": peak_rss_mb(),
+                "rows_mb": rss_before,
+                "score_sum": sum(scores),
+                "mean_chars": sum(len(p["ground_truth"]) for p in payloads) / rows,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -113,25 +124,58 @@ def main() -> None:
         return
 
     print(f"rows: {args.rows:,} pairs of ~{TEXT_CHARS} characters (seed {SEED}), 1-3 word edits each")
-    header = ("variant", "seconds", "rows/s", "x plain", "CPU s", "CPU x plain", "peak RSS MB", "added by scoring MB",
-              "sum of scores")
+    header = (
+        "variant",
+        "seconds",
+        "rows/s",
+        "x plain",
+        "CPU s",
+        "CPU x plain",
+        "peak RSS MB",
+        "added by scoring MB",
+        "sum of scores",
+    )
     table = [header]
     baseline = baseline_cpu = None
     sums = set()
     for name, concurrency in VARIANTS:
-        out = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--child",
-                              str(-1 if concurrency is None else concurrency)],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--rows",
+                str(args.rows),
+                "--child",
+                str(-1 if concurrency is None else concurrency),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         m = json.loads(out.strip().splitlines()[-1])
         baseline = baseline or m["seconds"]
         baseline_cpu = baseline_cpu or m["cpu"]
         sums.add(round(m["score_sum"], 6))
-        table.append((name, f"{m['seconds']:.2f}", f"{args.rows / m['seconds']:,.0f}", f"{m['seconds'] / baseline:.2f}",
-                      f"{m['cpu']:.2f}", f"{m['cpu'] / baseline_cpu:.2f}",
-                      f"{m['peak_mb']:,.0f}", f"{m['peak_mb'] - m['rows_mb']:,.0f}", f"{m['score_sum']:.6f}"))
+        table.append(
+            (
+                name,
+                f"{m['seconds']:.2f}",
+                f"{args.rows / m['seconds']:,.0f}",
+                f"{m['seconds'] / baseline:.2f}",
+                f"{m['cpu']:.2f}",
+                f"{m['cpu'] / baseline_cpu:.2f}",
+                f"{m['peak_mb']:,.0f}",
+                f"{m['peak_mb'] - m['rows_mb']:,.0f}",
+                f"{m['score_sum']:.6f}",
+            )
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for i, row in enumerate(table):
-        print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(zip(row, widths, strict=True))))
+        print(
+            "  ".join(
+                cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
         if i == 0:
             print("  ".join("-" * w for w in widths))
     print("scores agree across variants" if len(sums) == 1 else f"SCORES DIFFER: {sorted(sums)}")

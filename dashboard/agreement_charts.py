@@ -1,6 +1,6 @@
 """Plotly chart builders of the Review page: pure functions returning ``go.Figure`` (no Streamlit).
 
-They draw what :mod:`scorers.agreement` computes. Empty input gives a figure with a
+They draw what :mod:`scorers.analysis.agreement` computes. Empty input gives a figure with a
 message annotation (see :func:`dashboard.distributions.figure_messages`), never an error.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from scorers.agreement import CalibrationBin, Confusion, ConsistencyRow
+from scorers.analysis.agreement import CalibrationBin, Confusion, ConsistencyRow
 
 from .distributions import HEATMAP_SCALE, SCORE_COLOR, message_figure
 
@@ -25,7 +25,7 @@ def confusion_heatmap(table: Confusion, *, title: str = "Judge vs people") -> go
     Each cell shows its count and its share of all rows; the diagonal is agreement.
 
     Args:
-        table: the counts (:func:`scorers.agreement.confusion`).
+        table: the counts (:func:`scorers.analysis.agreement.confusion`).
         title: the chart title.
 
     Returns:
@@ -69,7 +69,7 @@ def calibration_chart(
     reads as a probability of passing would lie; a dotted vertical line marks the threshold.
 
     Args:
-        bins: :func:`scorers.agreement.calibration_bins` (empty bins are left out).
+        bins: :func:`scorers.analysis.agreement.calibration_bins` (empty bins are left out).
         scale: the top of the scorer's scale.
         threshold: the pass threshold, drawn when given.
         title: the chart title.
@@ -129,7 +129,7 @@ def consistency_chart(
     Rows whose verdict flips are drawn in red; a dotted line marks the threshold.
 
     Args:
-        rows: :class:`scorers.agreement.ConsistencyRow` per row.
+        rows: :class:`scorers.analysis.agreement.ConsistencyRow` per row.
         threshold: the pass threshold.
         title: the chart title.
     """

@@ -37,7 +37,7 @@ from scorers import (
     load_run,
     run_evals,
 )
-from scorers.export import results_frame
+from scorers.runs.export import results_frame
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 SAMPLE_DATASETS: dict[str, Path] = {
@@ -58,7 +58,7 @@ ROLE_LABELS: dict[str, str] = {
     "context": "Context passages",
     "tool_calls": "Tool calls",
 }
-"""Dataset roles (``scorers.datasets.ROLES``) and their labels on the page."""
+"""Dataset roles (``scorers.runs.datasets.ROLES``) and their labels on the page."""
 
 TEXT_COLUMNS: tuple[str, ...] = ("input", "system", "output", "ground_truth", "reason", "error")
 """Columns of :func:`result_rows` holding free text (truncated in the table, searched in full)."""

@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from scorers import JudgeSettings, ScorerError, ScoreResult, Store
-from scorers.registry import create_scorer
-from scorers.spec import ScorerSpec
+from scorers.catalogue.registry import create_scorer
+from scorers.catalogue.spec import ScorerSpec
 
 from .results import md_escape
 from .runs import RunFailure
@@ -49,7 +49,7 @@ _LIBRARIES_WITHOUT_SECTION = {
     ),
     "tool-call-accuracy-code": "None: it compares tool names; no text processing is involved.",
 }
-_MODULES = {"textual-difference": "scorers.textual_difference"}
+_MODULES = {"textual-difference": "scorers.catalogue.textual_difference"}
 _RST_LINK = re.compile(r"`([^`<]+?)\s*<([^>]+)>`_")
 
 

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from scorers import dimension_breakdown, interpretation_band
-from scorers.prompt_alignment import BANDS, DIMENSION_LABELS
+from scorers.catalogue.prompt_alignment import BANDS, DIMENSION_LABELS
 
 SOURCE_NAMES = {"user": "User prompt", "system": "System messages"}
 SOURCE_COLORS = {"user": "#4C78A8", "system": "#F58518"}

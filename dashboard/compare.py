@@ -2,12 +2,12 @@
 
 A comparison is always a stored run whose items carry a variant group (``group:variant``)
 and the dataset row they answer (``group:row_id``): :class:`CompareJob` generates the
-responses of every variant (:func:`scorers.generate.generate_responses`), turns them into
-items (:func:`scorers.generate.comparison_items`) or takes existing responses as they are
-(:func:`scorers.generate.items_from_responses`), and scores them with
+responses of every variant (:func:`scorers.analysis.generate.generate_responses`), turns them into
+items (:func:`scorers.analysis.generate.comparison_items`) or takes existing responses as they are
+(:func:`scorers.analysis.generate.items_from_responses`), and scores them with
 :func:`scorers.run_evals` into the store. The views read the run back from the store, so
 a comparison reopened later (or a Batch run with a variant column) shows the same thing.
-The statistics are :mod:`scorers.compare`'s; the charts :mod:`dashboard.compare_charts`'.
+The statistics are :mod:`scorers.analysis.compare`'s; the charts :mod:`dashboard.compare_charts`'.
 """
 
 from __future__ import annotations
@@ -35,16 +35,16 @@ from scorers import (
     load_run,
     run_evals,
 )
-from scorers.compare import RunDiff, dimension_means, leaderboard, paired, rows_by_difference
-from scorers.export import results_frame
-from scorers.generate import (
+from scorers.analysis.compare import RunDiff, dimension_means, leaderboard, paired, rows_by_difference
+from scorers.analysis.generate import (
     Variant,
     comparison_items,
     failed_generations,
     generate_responses,
     generation_costs,
 )
-from scorers.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items, win_rates
+from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items, win_rates
+from scorers.runs.export import results_frame
 
 from .batch import format_duration, truncate
 from .compare_charts import (
@@ -83,7 +83,7 @@ def sample_datasets() -> dict[str, Path]:
 def variant_label(value: Any) -> str:
     """A variant (or row id) value as the comparison shows it: text, ``"(blank)"`` when missing.
 
-    The same rule as :func:`scorers.compare.leaderboard` applies to its ``variant`` column.
+    The same rule as :func:`scorers.analysis.compare.leaderboard` applies to its ``variant`` column.
 
     >>> variant_label(None), variant_label(" "), variant_label(3)
     ('(blank)', '(blank)', '3')
@@ -431,7 +431,7 @@ class Comparison:
         run: the run's record.
         items: its items.
         result: its outcomes.
-        frame: :func:`scorers.export.results_frame` of the run (with the texts and groups).
+        frame: :func:`scorers.runs.export.results_frame` of the run (with the texts and groups).
         groups: the frame's ``group:<name>`` columns.
     """
 
@@ -508,7 +508,7 @@ def response_diff(text_a: str, text_b: str, *, title_a: str, title_b: str) -> st
 
 
 def win_rate_table(rates: Mapping[str, Any], a: str, b: str) -> pd.DataFrame:
-    """:func:`scorers.metrics.pairwise.win_rates` as rows for :func:`dashboard.compare_charts.win_rate_chart`.
+    """:func:`scorers.catalogue.metrics.pairwise.win_rates` as rows for :func:`dashboard.compare_charts.win_rate_chart`.
 
     Returns:
         Columns ``name`` (``"<a> wins"``, ``"tie"``, ``"<b> wins"``), ``rate``, ``ci_low``,
@@ -850,7 +850,7 @@ def _diff_table(rows: pd.DataFrame, names: Mapping[str, str], label_a: str, labe
 
 
 def render_run_diff(diff: RunDiff, *, key: str) -> None:
-    """Two stored runs compared row by row (:func:`scorers.compare.run_diff`): what regressed and what improved.
+    """Two stored runs compared row by row (:func:`scorers.analysis.compare.run_diff`): what regressed and what improved.
 
     Args:
         diff: the comparison (deltas are run B − run A).

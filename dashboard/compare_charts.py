@@ -72,7 +72,7 @@ def leaderboard_chart(board: pd.DataFrame, scorer: str, *, title: str | None = N
     """Mean score per variant for one scorer, with its 95 % confidence interval as error bars.
 
     Args:
-        board: the leaderboard (:func:`scorers.compare.leaderboard`): columns
+        board: the leaderboard (:func:`scorers.analysis.compare.leaderboard`): columns
             ``variant``, ``scorer``, ``mean`` (NaN when nothing was scored),
             ``ci_low``, ``ci_high`` (NaN when undefined), ``n_scored``, ``n_failed``.
         scorer: the scorer whose rows are drawn (the value of the ``scorer`` column).

@@ -16,8 +16,9 @@ UPLOAD = "Upload a file"
 SAMPLE = "Sample dataset"
 
 
-def pick_dataset(prefix: str, *, samples: Mapping[str, Path], upload_help: str, sample_first: bool = False
-                 ) -> LoadedDataset | None:
+def pick_dataset(
+    prefix: str, *, samples: Mapping[str, Path], upload_help: str, sample_first: bool = False
+) -> LoadedDataset | None:
     """Draw the chooser and return the chosen dataset, loaded once per file and kept in the session.
 
     Args:
@@ -36,7 +37,9 @@ def pick_dataset(prefix: str, *, samples: Mapping[str, Path], upload_help: str, 
     state_key = f"{prefix}_dataset"
     if origin == UPLOAD:
         uploaded = st.file_uploader(
-            "CSV, TSV, JSON Lines, JSON, Parquet or Excel", type=list(UPLOAD_TYPES), key=f"{prefix}_upload",
+            "CSV, TSV, JSON Lines, JSON, Parquet or Excel",
+            type=list(UPLOAD_TYPES),
+            key=f"{prefix}_upload",
             help=upload_help,
         )
         if uploaded is None:

@@ -2,7 +2,7 @@
 
 The builder's widgets keep their values in ``st.session_state`` under ``jb_*`` keys. The
 pure functions here (:func:`builder_state`, :func:`definition_data`, :func:`rule_choices`)
-convert between a :class:`~scorers.judge_builder.JudgeDefinition` and those values, so
+convert between a :class:`~scorers.catalogue.judge_builder.JudgeDefinition` and those values, so
 loading, copying and validating a judge is testable without Streamlit.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from scorers.judge_builder import (
+from scorers.catalogue.judge_builder import (
     FIELD_TYPES,
     RESERVED_NAMES,
     JudgeDefinition,
@@ -24,15 +24,19 @@ from scorers.judge_builder import (
     scan_prompt_template,
     scan_reason_template,
 )
-from scorers.judge_store import SavedJudge
+from scorers.catalogue.judge_store import SavedJudge
 
 from .results import md_escape
 
 PREFIX = "jb_"
 ROWS = "jb_rows"
 """Session-state key: the ids of the output-field rows, in order (a row's widgets are ``jb_f<id>_*``)."""
-TRY_FIELDS = {"input": "jb_try_prompt", "output": "jb_try_response", "ground_truth": "jb_try_ground_truth",
-              "system": "jb_try_system"}
+TRY_FIELDS = {
+    "input": "jb_try_prompt",
+    "output": "jb_try_response",
+    "ground_truth": "jb_try_ground_truth",
+    "system": "jb_try_system",
+}
 """Example text → the session-state key of its "Try it" text area."""
 
 FIELD_TYPE_LABELS = {
@@ -164,7 +168,8 @@ def rule_choices(fields: list[dict[str, Any]]) -> dict[str, list[str]]:
         if not f["name"]:
             continue
         kind = {"boolean": "boolean", "number": "number", "label": "label", "list_of_strings": "list_count"}.get(
-            f["type"])
+            f["type"]
+        )
         if kind == "number" and (f.get("min") is None or f.get("max") is None):
             continue
         if kind == "label" and len(f.get("labels", [])) < 2:
@@ -190,20 +195,27 @@ def rule_data(state: Mapping[str, Any], fields: list[dict[str, Any]]) -> dict[st
     if kind == "label":
         labels = next(f["labels"] for f in fields if f["name"] == name)
         defaults = default_label_scores(labels)
-        return {"kind": kind, "field": name,
-                "scores": {label: state.get(score_key(name, label), defaults[label]) for label in labels}}
-    return {"kind": kind, "field": name, "cap": int(state.get("jb_rule_cap", 3)),
-            "fewer_is_better": bool(state.get("jb_rule_fewer", True))}
+        return {
+            "kind": kind,
+            "field": name,
+            "scores": {label: state.get(score_key(name, label), defaults[label]) for label in labels},
+        }
+    return {
+        "kind": kind,
+        "field": name,
+        "cap": int(state.get("jb_rule_cap", 3)),
+        "fewer_is_better": bool(state.get("jb_rule_fewer", True)),
+    }
 
 
 def example_data(state: Mapping[str, Any]) -> dict[str, str]:
-    """The "Try it" texts as a :class:`~scorers.judge_builder.JudgeExample` dict."""
+    """The "Try it" texts as a :class:`~scorers.catalogue.judge_builder.JudgeExample` dict."""
     return {name: state.get(key) or "" for name, key in TRY_FIELDS.items()}
 
 
 def definition_data(state: Mapping[str, Any], *, with_example: bool = False) -> dict[str, Any]:
     """The definition the builder's values describe, in JSON shape (validate it with
-    :func:`scorers.judge_builder.validate_definition`).
+    :func:`scorers.catalogue.judge_builder.validate_definition`).
 
     Args:
         state: ``st.session_state``.
@@ -266,24 +278,41 @@ def render_field_rows() -> None:
     for position, row in enumerate(st.session_state.get(ROWS, [])):
         with st.container(border=True):
             name_col, type_col, remove_col = st.columns([3, 2, 1], vertical_alignment="bottom")
-            name_col.text_input(f"Field {position + 1} name", key=_row_key(row, "name"),
-                                help="An identifier: letters, digits and _, e.g. isGlutenFree.")
+            name_col.text_input(
+                f"Field {position + 1} name",
+                key=_row_key(row, "name"),
+                help="An identifier: letters, digits and _, e.g. isGlutenFree.",
+            )
             st.session_state.setdefault(_row_key(row, "type"), "boolean")
-            kind = type_col.selectbox(f"Field {position + 1} type", FIELD_TYPES, format_func=FIELD_TYPE_LABELS.get,
-                                      key=_row_key(row, "type"))
-            remove_col.button("Remove", key=_row_key(row, "remove"), on_click=_remove_row, args=(row,),
-                              icon=":material/delete:")
+            kind = type_col.selectbox(
+                f"Field {position + 1} type", FIELD_TYPES, format_func=FIELD_TYPE_LABELS.get, key=_row_key(row, "type")
+            )
+            remove_col.button(
+                "Remove", key=_row_key(row, "remove"), on_click=_remove_row, args=(row,), icon=":material/delete:"
+            )
             if kind == "number":
                 low, high, whole = st.columns(3, vertical_alignment="bottom")
-                low.number_input(f"Field {position + 1} min", value=None, key=_row_key(row, "min"), step=1.0,
-                                 help="Needed to score by this number.")
+                low.number_input(
+                    f"Field {position + 1} min",
+                    value=None,
+                    key=_row_key(row, "min"),
+                    step=1.0,
+                    help="Needed to score by this number.",
+                )
                 high.number_input(f"Field {position + 1} max", value=None, key=_row_key(row, "max"), step=1.0)
                 whole.checkbox("Whole numbers", key=_row_key(row, "integer"))
             elif kind == "label":
-                st.text_input(f"Field {position + 1} labels", key=_row_key(row, "labels"),
-                              placeholder="good, partial, bad", help="At least two, separated by commas.")
-            st.text_input(f"Field {position + 1} description", key=_row_key(row, "description"),
-                          help="What the judge should put in this field; the judge sees it in the schema.")
+                st.text_input(
+                    f"Field {position + 1} labels",
+                    key=_row_key(row, "labels"),
+                    placeholder="good, partial, bad",
+                    help="At least two, separated by commas.",
+                )
+            st.text_input(
+                f"Field {position + 1} description",
+                key=_row_key(row, "description"),
+                help="What the judge should put in this field; the judge sees it in the schema.",
+            )
     st.button("Add a field", key="jb_add_field", on_click=_add_row, icon=":material/add:")
 
 
@@ -296,8 +325,10 @@ def render_rule_chooser(fields: list[dict[str, Any]]) -> None:
     """The score-rule chooser: only the safe rules the fields allow, and each rule's settings."""
     choices = rule_choices(fields)
     if not choices:
-        st.info("Add a boolean field, a number field with a min and a max, a label field with two labels or "
-                "more, or a list-of-strings field: the score is computed from one of them.")
+        st.info(
+            "Add a boolean field, a number field with a min and a max, a label field with two labels or "
+            "more, or a list-of-strings field: the score is computed from one of them."
+        )
         return
     _keep_valid("jb_rule_kind", list(choices))
     kind_col, field_col = st.columns(2)
@@ -306,45 +337,71 @@ def render_rule_chooser(fields: list[dict[str, Any]]) -> None:
     name = field_col.selectbox("Field to score", choices[kind], key="jb_rule_field")
     if kind == "boolean":
         st.session_state.setdefault("jb_rule_good", True)
-        st.radio("Polarity", [True, False], key="jb_rule_good", horizontal=True,
-                 format_func={True: f"{name} = true is good (1)", False: f"{name} = true is bad (0)"}.get)
+        st.radio(
+            "Polarity",
+            [True, False],
+            key="jb_rule_good",
+            horizontal=True,
+            format_func={True: f"{name} = true is good (1)", False: f"{name} = true is bad (0)"}.get,
+        )
     elif kind == "number":
         st.session_state.setdefault("jb_rule_higher", True)
-        st.radio("Direction", [True, False], key="jb_rule_higher", horizontal=True,
-                 format_func={True: "Higher is better", False: "Lower is better"}.get)
+        st.radio(
+            "Direction",
+            [True, False],
+            key="jb_rule_higher",
+            horizontal=True,
+            format_func={True: "Higher is better", False: "Lower is better"}.get,
+        )
     elif kind == "label":
         labels = next(f["labels"] for f in fields if f["name"] == name)
         st.caption("The score of each label, from 0 to 1 (every label needs one).")
         columns = st.columns(min(len(labels), 4))
         for i, (label, default) in enumerate(default_label_scores(labels).items()):
             st.session_state.setdefault(score_key(name, label), default)
-            columns[i % len(columns)].number_input(label, min_value=0.0, max_value=1.0, step=0.1,
-                                                   key=score_key(name, label))
+            columns[i % len(columns)].number_input(
+                label, min_value=0.0, max_value=1.0, step=0.1, key=score_key(name, label)
+            )
     else:
         st.session_state.setdefault("jb_rule_cap", 3)
         st.session_state.setdefault("jb_rule_fewer", True)
         cap_col, direction_col = st.columns(2)
-        cap_col.number_input("Cap (items)", min_value=1, step=1, key="jb_rule_cap",
-                             help="k items of n (the cap) or more give the extreme score.")
-        direction_col.radio("Direction", [True, False], key="jb_rule_fewer", horizontal=True,
-                            format_func={True: "Fewer is better: 1 − min(k/cap, 1)",
-                                         False: "More is better: min(k/cap, 1)"}.get)
+        cap_col.number_input(
+            "Cap (items)",
+            min_value=1,
+            step=1,
+            key="jb_rule_cap",
+            help="k items of n (the cap) or more give the extreme score.",
+        )
+        direction_col.radio(
+            "Direction",
+            [True, False],
+            key="jb_rule_fewer",
+            horizontal=True,
+            format_func={True: "Fewer is better: 1 − min(k/cap, 1)", False: "More is better: min(k/cap, 1)"}.get,
+        )
 
 
 def render_template_check(template: str) -> None:
     """Under the template: the placeholders found, or each problem with its line and column."""
     used, problems = scan_prompt_template(template)
     if used:
-        st.caption("Placeholders found: " + ", ".join(f"`{{{p}}}`" for p in used)
-                   + " · other braces are literal text; write `{{name}}` for a literal `{name}`.")
+        st.caption(
+            "Placeholders found: "
+            + ", ".join(f"`{{{p}}}`" for p in used)
+            + " · other braces are literal text; write `{{name}}` for a literal `{name}`."
+        )
     show_problems(problems)
 
 
 def render_reason_check(reason: str, fields: list[dict[str, Any]]) -> None:
     """Under the reason template: the names it may use, and its problems."""
     names = {f["name"] for f in fields if f["name"]}
-    st.caption("Names you can use: " + ", ".join(f"`{{{n}}}`" for n in [*sorted(names), *RESERVED_NAMES])
-               + ". Empty: the reason lists every field.")
+    st.caption(
+        "Names you can use: "
+        + ", ".join(f"`{{{n}}}`" for n in [*sorted(names), *RESERVED_NAMES])
+        + ". Empty: the reason lists every field."
+    )
     show_problems(scan_reason_template(reason, names)[1])
 
 
@@ -415,9 +472,21 @@ def start_new(state: MutableMapping[str, Any]) -> None:
 
 KEPT = "judges_builder_kept"
 """Session-state key: a copy of the builder's widget values from the page's last complete run."""
-_KEPT_KEYS = ("jb_name", "jb_description", "jb_instructions", "jb_template", "jb_reason", "jb_scale",
-              "jb_rule_kind", "jb_rule_field", "jb_rule_good", "jb_rule_higher", "jb_rule_cap", "jb_rule_fewer",
-              *TRY_FIELDS.values())
+_KEPT_KEYS = (
+    "jb_name",
+    "jb_description",
+    "jb_instructions",
+    "jb_template",
+    "jb_reason",
+    "jb_scale",
+    "jb_rule_kind",
+    "jb_rule_field",
+    "jb_rule_good",
+    "jb_rule_higher",
+    "jb_rule_cap",
+    "jb_rule_fewer",
+    *TRY_FIELDS.values(),
+)
 _KEPT_ROW_PARTS = ("name", "type", "description", "min", "max", "integer", "labels")
 
 

@@ -1,4 +1,4 @@
-"""Scorer options as widgets, from the catalogue's :class:`~scorers.spec.OptionSpec` list."""
+"""Scorer options as widgets, from the catalogue's :class:`~scorers.catalogue.spec.OptionSpec` list."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ from scorers import (
     load_dataset,
     load_run,
 )
-from scorers.agreement import (
+from scorers.analysis.agreement import (
     AgreementReport,
     AgreementRow,
     agreement_report,
@@ -49,8 +49,7 @@ from scorers.agreement import (
     rejudge,
     sample_indexes,
 )
-from scorers.export import item_texts
-from scorers.labels import (
+from scorers.analysis.labels import (
     Label,
     current_labels,
     export_labelled_run,
@@ -61,7 +60,8 @@ from scorers.labels import (
     save_label,
     scorer_scale,
 )
-from scorers.registry import scorer_spec
+from scorers.catalogue.registry import scorer_spec
+from scorers.runs.export import item_texts
 
 from .agreement_charts import calibration_chart, confusion_heatmap, consistency_chart
 from .batch import UPLOAD_TYPES, resume_settings, stored_scorer_options

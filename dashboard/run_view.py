@@ -27,7 +27,7 @@ from scorers import (
     default_db_path,
     load_run,
 )
-from scorers.export import export_run, item_texts
+from scorers.runs.export import export_run, item_texts
 
 from .batch import (
     DEFAULT_CONCURRENCY,

@@ -67,11 +67,13 @@ def build_payload(
         try:
             calls = json.loads(tool_calls)
         except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                                    field="tool_calls") from None
+            raise InvalidInputError(
+                f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", field="tool_calls"
+            ) from None
         if not isinstance(calls, list):
-            raise InvalidInputError('expected a JSON list such as [{"name": "search", "arguments": {}}]',
-                                    field="tool_calls")
+            raise InvalidInputError(
+                'expected a JSON list such as [{"name": "search", "arguments": {}}]', field="tool_calls"
+            )
         payload["tool_calls"] = calls
     return payload
 
@@ -95,7 +97,7 @@ def evaluate(
     """Score one payload, turning every :class:`~scorers.ScorerError` into a :class:`RunFailure`.
 
     Args:
-        scorer_id: a catalogue id (:func:`scorers.registry.scorer_specs`), saved judges included.
+        scorer_id: a catalogue id (:func:`scorers.catalogue.registry.scorer_specs`), saved judges included.
         options: the scorer's options (its catalogue entry lists them).
         payload: a run payload, e.g. from :func:`build_payload`.
         settings: returns the judge settings; called inside the error handling, so a

@@ -29,8 +29,8 @@ from scorers import (
     estimate_run,
     guess_columns,
 )
-from scorers.datasets import ROLES
-from scorers.registry import scorer_spec, scorer_specs
+from scorers.catalogue.registry import scorer_spec, scorer_specs
+from scorers.runs.datasets import ROLES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
 
@@ -105,7 +105,9 @@ def _scorer_choice() -> dict[str, dict[str, Any]]:
         if spec.options:
             columns = st.columns(min(4, len(spec.options)))
             for n, option in enumerate(spec.options):
-                values[option.name] = option_widget(columns[n % len(columns)], option, key=f"batch_opt_{sid}_{option.name}")
+                values[option.name] = option_widget(
+                    columns[n % len(columns)], option, key=f"batch_opt_{sid}_{option.name}"
+                )
         options[sid] = values
     return options
 

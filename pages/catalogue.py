@@ -9,7 +9,7 @@ from dashboard.layout import setup_page
 from dashboard.results import render_outcome
 from dashboard.run_view import get_store
 from dashboard.settings import judge_settings
-from scorers.registry import scorer_specs
+from scorers.catalogue.registry import scorer_specs
 
 setup_page()
 st.title("Catalogue")
@@ -21,8 +21,7 @@ store = get_store()
 specs = scorer_specs(store)
 st.dataframe(catalogue_frame(specs), hide_index=True, key="cat_table")
 
-scorer_id = st.selectbox("Scorer", list(specs), format_func=lambda sid: f"{specs[sid].name} · {sid}",
-                         key="cat_scorer")
+scorer_id = st.selectbox("Scorer", list(specs), format_func=lambda sid: f"{specs[sid].name} · {sid}", key="cat_scorer")
 spec = specs[scorer_id]
 st.subheader(spec.name)
 render_facts(spec)

@@ -42,10 +42,10 @@ from scorers import (
     create_scorer,
     guess_columns,
 )
-from scorers.compare import run_diff
-from scorers.generate import Variant, items_from_responses, template_columns, validate_variant
-from scorers.registry import scorer_spec, scorer_specs
-from scorers.report import comparison_report, run_comparison_report, run_report
+from scorers.analysis.compare import run_diff
+from scorers.analysis.generate import Variant, items_from_responses, template_columns, validate_variant
+from scorers.analysis.report import comparison_report, run_comparison_report, run_report
+from scorers.catalogue.registry import scorer_spec, scorer_specs
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
 GENERATE, EXISTING = "Generate responses with variants", "Use existing responses"
@@ -232,10 +232,7 @@ def _scorers(needs_settings: bool) -> tuple[list[Any], dict[str, dict[str, Any]]
     try:
         if needs_settings or any(scorer_spec(sid, store).uses_judge for sid in chosen):
             settings = judge_settings()
-        scorers = [
-            create_scorer(sid, {}, settings=settings, cache=store, store=store)
-            for sid in chosen
-        ]
+        scorers = [create_scorer(sid, {}, settings=settings, cache=store, store=store) for sid in chosen]
     except ScorerError as exc:
         return [], options, str(exc), settings
     return scorers, options, check_judges(scorers), settings

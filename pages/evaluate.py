@@ -14,7 +14,7 @@ from dashboard.runs import RunFailure, build_payload, evaluate
 from dashboard.samples import render_sample_chooser
 from dashboard.settings import judge_settings
 from scorers import InvalidInputError
-from scorers.registry import scorer_specs
+from scorers.catalogue.registry import scorer_specs
 
 # Example column -> the form field's session-state key.
 FIELDS = {
@@ -93,12 +93,20 @@ if scorer_id == "prompt-alignment":
 elif spec.options:
     columns = st.columns(min(3, len(spec.options)))
     for n, option in enumerate(spec.options):
-        options[option.name] = option_widget(columns[n % len(columns)], option, key=f"eval_opt_{scorer_id}_{option.name}")
+        options[option.name] = option_widget(
+            columns[n % len(columns)], option, key=f"eval_opt_{scorer_id}_{option.name}"
+        )
 
 if st.button("Run", type="primary", key="eval_run"):
     try:
-        payload = build_payload(system=system, prompt=prompt, response=response, ground_truth=ground_truth,
-                                context=context, tool_calls=tool_calls)
+        payload = build_payload(
+            system=system,
+            prompt=prompt,
+            response=response,
+            ground_truth=ground_truth,
+            context=context,
+            tool_calls=tool_calls,
+        )
     except InvalidInputError as exc:
         st.session_state["eval_last"] = RunFailure(str(exc), exc.status)
     else:

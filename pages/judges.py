@@ -29,7 +29,7 @@ from dashboard.results import md_escape
 from dashboard.run_view import get_store
 from dashboard.settings import judge_settings
 from scorers import InvalidInputError
-from scorers.judge_builder import (
+from scorers.catalogue.judge_builder import (
     BUILT_IN_DEFINITIONS,
     JudgeDefinition,
     JudgeExample,
@@ -37,7 +37,14 @@ from scorers.judge_builder import (
     try_definition,
     validate_definition,
 )
-from scorers.judge_store import delete_judge, export_judges, import_judges, judge_versions, list_judges, save_judge
+from scorers.catalogue.judge_store import (
+    delete_judge,
+    export_judges,
+    import_judges,
+    judge_versions,
+    list_judges,
+    save_judge,
+)
 
 BUILT_IN = "builtin:"
 
@@ -82,35 +89,70 @@ pick = st.selectbox("Judge", options, format_func=labels.get, key="judges_pick")
 if pick.startswith(BUILT_IN):
     built_in = BUILT_IN_DEFINITIONS[pick.removeprefix(BUILT_IN)]
     copy = built_in.model_copy(update={"name": f"{built_in.name} (copy)"})
-    st.button("Copy into the builder", key="judges_load", icon=":material/content_copy:", on_click=load_definition,
-              args=(state, copy, f"A copy of the built-in {built_in.name}: rename it, change it, save it."))
-    st.download_button("Export as JSON", data=export_judges([built_in]), file_name=f"{pick.removeprefix(BUILT_IN)}.json",
-                       mime="application/json", on_click="ignore", key="judges_export_one")
+    st.button(
+        "Copy into the builder",
+        key="judges_load",
+        icon=":material/content_copy:",
+        on_click=load_definition,
+        args=(state, copy, f"A copy of the built-in {built_in.name}: rename it, change it, save it."),
+    )
+    st.download_button(
+        "Export as JSON",
+        data=export_judges([built_in]),
+        file_name=f"{pick.removeprefix(BUILT_IN)}.json",
+        mime="application/json",
+        on_click="ignore",
+        key="judges_export_one",
+    )
 else:
     versions = {v.version: v for v in judge_versions(store, pick)}
-    version = st.selectbox("Version", sorted(versions, reverse=True), format_func=lambda n: f"v{n}",
-                           key=f"judges_version_{pick}")
+    version = st.selectbox(
+        "Version", sorted(versions, reverse=True), format_func=lambda n: f"v{n}", key=f"judges_version_{pick}"
+    )
     chosen = versions[version]
     load_col, export_col = st.columns(2)
-    load_col.button("Load into the builder", key="judges_load", icon=":material/edit:", on_click=load_definition,
-                    args=(state, chosen.definition,
-                          f"Editing {chosen.name}, loaded from v{chosen.version}: saving a change creates "
-                          f"v{chosen.latest_version + 1}."))
-    export_col.download_button("Export this version as JSON", data=export_judges([chosen]),
-                               file_name=f"{chosen.slug}-v{chosen.version}.json", mime="application/json",
-                               on_click="ignore", key="judges_export_one")
-    confirm = st.checkbox(f"Delete {chosen.name}: hide it from the lists (runs that used it keep its versions)",
-                          key=f"judges_delete_confirm_{pick}")
+    load_col.button(
+        "Load into the builder",
+        key="judges_load",
+        icon=":material/edit:",
+        on_click=load_definition,
+        args=(
+            state,
+            chosen.definition,
+            f"Editing {chosen.name}, loaded from v{chosen.version}: saving a change creates "
+            f"v{chosen.latest_version + 1}.",
+        ),
+    )
+    export_col.download_button(
+        "Export this version as JSON",
+        data=export_judges([chosen]),
+        file_name=f"{chosen.slug}-v{chosen.version}.json",
+        mime="application/json",
+        on_click="ignore",
+        key="judges_export_one",
+    )
+    confirm = st.checkbox(
+        f"Delete {chosen.name}: hide it from the lists (runs that used it keep its versions)",
+        key=f"judges_delete_confirm_{pick}",
+    )
     if st.button("Delete", key="judges_delete", icon=":material/delete:", disabled=not confirm):
         delete_judge(store, pick)
         state["judges_flash"] = ("success", f"Deleted {chosen.name}.")
         st.rerun()
-st.download_button("Export all saved judges as JSON", data=export_judges(saved), file_name="judges.json",
-                   mime="application/json", on_click="ignore", key="judges_export_all", disabled=not saved)
+st.download_button(
+    "Export all saved judges as JSON",
+    data=export_judges(saved),
+    file_name="judges.json",
+    mime="application/json",
+    on_click="ignore",
+    key="judges_export_all",
+    disabled=not saved,
+)
 
 with st.expander("Import judges from JSON"):
-    upload = st.file_uploader("A judges JSON file (an export, one definition, or a list of them)", type=["json"],
-                              key="judges_import_file")
+    upload = st.file_uploader(
+        "A judges JSON file (an export, one definition, or a list of them)", type=["json"], key="judges_import_file"
+    )
     pasted = st.text_area("…or paste the JSON", key="judges_import_text", height=120)
     if st.button("Import", key="judges_import"):
         if upload is None and not pasted.strip():
@@ -138,14 +180,19 @@ problems = validate_definition(data)
 
 name_col, description_col = st.columns(2)
 name = name_col.text_input("Name", key="jb_name", help="Its slug (lower case, dashes) is the judge's id: judge:<slug>.")
-description_col.text_input("What it measures (optional)", key="jb_description",
-                           help="One sentence for the Catalogue.")
+description_col.text_input("What it measures (optional)", key="jb_description", help="One sentence for the Catalogue.")
 show_problems(problems_under(problems, "name", "description"))
-st.text_area("Instructions (the judge's role, its system message)", key="jb_instructions", height=90,
-             placeholder="You are a careful reviewer who checks whether ...")
+st.text_area(
+    "Instructions (the judge's role, its system message)",
+    key="jb_instructions",
+    height=90,
+    placeholder="You are a careful reviewer who checks whether ...",
+)
 show_problems(problems_under(problems, "instructions"))
 template = st.text_area(
-    "Prompt template", key="jb_template", height=240,
+    "Prompt template",
+    key="jb_template",
+    height=240,
     placeholder="Check whether the response answers the question.\n\nQuestion: {input}\nResponse: {output}",
     help="Placeholders: {input} (the user prompt), {output} (the response), {ground_truth}, {system}. Each "
     "value is sent wrapped in tags as data. Other braces are literal text, so JSON examples need no escaping.",
@@ -164,7 +211,9 @@ if rule_choices(fields):
 
 reason_col, scale_col = st.columns([3, 1])
 with reason_col:
-    reason = st.text_input("Reason template", key="jb_reason", placeholder="Verdict: {verdict}. Score {score} of {scale}.")
+    reason = st.text_input(
+        "Reason template", key="jb_reason", placeholder="Verdict: {verdict}. Score {score} of {scale}."
+    )
     render_reason_check(reason, fields)
 scale_col.number_input("Scale", min_value=0.01, step=1.0, key="jb_scale", help="Multiplies the 0..1 score.")
 show_problems(problems_under(problems, "scale"))
@@ -179,8 +228,13 @@ left.text_area("System message (optional)", key="jb_try_system", height=80)
 left.text_area("User prompt", key="jb_try_prompt", height=120)
 right.text_area("Response to evaluate", key="jb_try_response", height=120)
 right.text_area("Ground truth (optional)", key="jb_try_ground_truth", height=80)
-if st.button("Try it", key="jb_try", icon=":material/play_arrow:", disabled=bool(problems),
-             help="Fix the problems above first." if problems else None):
+if st.button(
+    "Try it",
+    key="jb_try",
+    icon=":material/play_arrow:",
+    disabled=bool(problems),
+    help="Fix the problems above first." if problems else None,
+):
     with st.spinner("Asking the judge..."):
         state["jb_try_last"] = try_definition(data, JudgeExample(**example_data(state)).payload(), judge_settings)
 if "jb_try_last" in state:

@@ -3,9 +3,48 @@
 Public API (SPEC §2). This package never imports streamlit.
 """
 
-from .base import JudgeInfo, JudgeUsage, Message, RunInput, Scorer, ScoreResult, normalize_run, round_half_up
-from .datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
-from .errors import (
+from scorers.catalogue.llm_judge import (
+    LLMJudgeScorer,
+    create_gluten_checker_scorer,
+    create_llm_judge_scorer,
+    template_placeholders,
+)
+from scorers.catalogue.metrics.answer_relevancy import create_answer_relevancy_scorer
+from scorers.catalogue.metrics.answer_similarity import create_answer_similarity_scorer
+from scorers.catalogue.metrics.bias import create_bias_scorer
+from scorers.catalogue.metrics.completeness import create_completeness_scorer
+from scorers.catalogue.metrics.content_similarity import create_content_similarity_scorer
+from scorers.catalogue.metrics.context_precision import create_context_precision_scorer
+from scorers.catalogue.metrics.context_relevance import create_context_relevance_scorer
+from scorers.catalogue.metrics.faithfulness import create_faithfulness_scorer
+from scorers.catalogue.metrics.hallucination import create_hallucination_scorer
+from scorers.catalogue.metrics.keyword_coverage import create_keyword_coverage_scorer
+from scorers.catalogue.metrics.noise_sensitivity import create_noise_sensitivity_scorer
+from scorers.catalogue.metrics.rubric import create_checklist_rubric_scorer, create_rubric_scorer
+from scorers.catalogue.metrics.summarization import create_summarization_scorer
+from scorers.catalogue.metrics.tone_consistency import create_tone_consistency_scorer
+from scorers.catalogue.metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
+from scorers.catalogue.metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer
+from scorers.catalogue.metrics.toxicity import create_toxicity_scorer
+from scorers.catalogue.prompt_alignment import (
+    PromptAlignmentScorer,
+    create_prompt_alignment_scorer,
+    dimension_breakdown,
+    interpretation_band,
+)
+from scorers.catalogue.registry import SCORERS, OptionSpec, ScorerSpec, create_scorer
+from scorers.catalogue.textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
+from scorers.core.base import (
+    JudgeInfo,
+    JudgeUsage,
+    Message,
+    RunInput,
+    Scorer,
+    ScoreResult,
+    normalize_run,
+    round_half_up,
+)
+from scorers.core.errors import (
     ContextWindowExceededError,
     InvalidInputError,
     JudgeAPIError,
@@ -18,40 +57,19 @@ from .errors import (
     ScorerError,
     ScoreStatus,
 )
-from .judge import DEFAULT_MODEL, Judge, JudgeSettings, check_connection, resolve_judge_settings
-from .llm_judge import (
-    LLMJudgeScorer,
-    create_gluten_checker_scorer,
-    create_llm_judge_scorer,
-    template_placeholders,
+from scorers.core.judge import DEFAULT_MODEL, Judge, JudgeSettings, check_connection, resolve_judge_settings
+from scorers.runs.datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
+from scorers.runs.runner import (
+    Estimate,
+    EvalItem,
+    EvalRunResult,
+    ItemOutcome,
+    Summary,
+    estimate_run,
+    load_run,
+    run_evals,
 )
-from .metrics.answer_relevancy import create_answer_relevancy_scorer
-from .metrics.answer_similarity import create_answer_similarity_scorer
-from .metrics.bias import create_bias_scorer
-from .metrics.completeness import create_completeness_scorer
-from .metrics.content_similarity import create_content_similarity_scorer
-from .metrics.context_precision import create_context_precision_scorer
-from .metrics.context_relevance import create_context_relevance_scorer
-from .metrics.faithfulness import create_faithfulness_scorer
-from .metrics.hallucination import create_hallucination_scorer
-from .metrics.keyword_coverage import create_keyword_coverage_scorer
-from .metrics.noise_sensitivity import create_noise_sensitivity_scorer
-from .metrics.rubric import create_checklist_rubric_scorer, create_rubric_scorer
-from .metrics.summarization import create_summarization_scorer
-from .metrics.tone_consistency import create_tone_consistency_scorer
-from .metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
-from .metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer
-from .metrics.toxicity import create_toxicity_scorer
-from .prompt_alignment import (
-    PromptAlignmentScorer,
-    create_prompt_alignment_scorer,
-    dimension_breakdown,
-    interpretation_band,
-)
-from .registry import SCORERS, OptionSpec, ScorerSpec, create_scorer
-from .runner import Estimate, EvalItem, EvalRunResult, ItemOutcome, Summary, estimate_run, load_run, run_evals
-from .store import Store, default_db_path
-from .textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
+from scorers.runs.store import Store, default_db_path
 
 __all__ = [
     "DEFAULT_MODEL",

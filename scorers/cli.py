@@ -25,7 +25,7 @@ directory). At the end it prints a summary per scorer and per dimension, the
 tokens and cost actually spent and the run id, and writes ``--output``. Ctrl-C
 stops the run after the judge calls in flight and prints how to resume it.
 
-The judge is configured as in the library (:func:`scorers.judge.resolve_judge_settings`):
+The judge is configured as in the library (:func:`scorers.core.judge.resolve_judge_settings`):
 ``--model`` / ``--base-url``, then ``.streamlit/secrets.toml``, then the
 environment (``OPENAI_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); a
 resumed run keeps the model and endpoint it was started with unless
@@ -68,15 +68,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .base import Scorer
-from .datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
-from .errors import InvalidInputError, JudgeConfigError, ScoreStatus
-from .export import export_run, format_for_path, json_safe, results_frame
-from .judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
-from .pricing import price_for
-from .registry import SCORERS, create_scorer
-from .runner import EvalItem, EvalRunResult, Summary, estimate_run, load_run, run_evals
-from .store import Store, default_db_path
+from scorers.catalogue.registry import SCORERS, create_scorer
+from scorers.core.base import Scorer
+from scorers.core.errors import InvalidInputError, JudgeConfigError, ScoreStatus
+from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
+from scorers.core.pricing import price_for
+from scorers.runs.datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
+from scorers.runs.export import export_run, format_for_path, json_safe, results_frame
+from scorers.runs.runner import EvalItem, EvalRunResult, Summary, estimate_run, load_run, run_evals
+from scorers.runs.store import Store, default_db_path
 
 EXIT_OK = 0
 EXIT_THRESHOLD = 1
@@ -206,98 +206,179 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("dataset", nargs="?", metavar="DATASET",
-                     help="the dataset file: .csv/.tsv, .jsonl, .json, .parquet or .xlsx (omit with --resume)")
+    run.add_argument(
+        "dataset",
+        nargs="?",
+        metavar="DATASET",
+        help="the dataset file: .csv/.tsv, .jsonl, .json, .parquet or .xlsx (omit with --resume)",
+    )
     scoring = run.add_argument_group("scorers")
-    scoring.add_argument("--scorer", action="append", choices=SCORER_IDS, dest="scorers", metavar="ID",
-                         help=f"a scorer to run; repeat for several. One of: {', '.join(SCORER_IDS)}")
-    scoring.add_argument("--mode", choices=("user", "system", "both"), default=None,
-                         help="prompt-alignment: judge the response against the user prompt, the system "
-                              "messages, or both (0.7·user + 0.3·system; default both, user mode for rows "
-                              "without a system message)")
-    scoring.add_argument("--scale", type=_positive_float, default=None, metavar="N",
-                         help="scorers with a scale option (prompt-alignment, textual-difference) score in "
-                              "[0, N] instead of [0, 1]")
-    scoring.add_argument("--fail-under", action="append", type=_threshold, default=[], metavar="SCORER=T",
-                         help="exit 1 if the mean score of SCORER's scored items is below T (on the scorer's "
-                              "scale); repeatable, e.g. --fail-under prompt-alignment=0.7")
+    scoring.add_argument(
+        "--scorer",
+        action="append",
+        choices=SCORER_IDS,
+        dest="scorers",
+        metavar="ID",
+        help=f"a scorer to run; repeat for several. One of: {', '.join(SCORER_IDS)}",
+    )
+    scoring.add_argument(
+        "--mode",
+        choices=("user", "system", "both"),
+        default=None,
+        help="prompt-alignment: judge the response against the user prompt, the system "
+        "messages, or both (0.7·user + 0.3·system; default both, user mode for rows "
+        "without a system message)",
+    )
+    scoring.add_argument(
+        "--scale",
+        type=_positive_float,
+        default=None,
+        metavar="N",
+        help="scorers with a scale option (prompt-alignment, textual-difference) score in [0, N] instead of [0, 1]",
+    )
+    scoring.add_argument(
+        "--fail-under",
+        action="append",
+        type=_threshold,
+        default=[],
+        metavar="SCORER=T",
+        help="exit 1 if the mean score of SCORER's scored items is below T (on the scorer's "
+        "scale); repeatable, e.g. --fail-under prompt-alignment=0.7",
+    )
 
     judge = run.add_argument_group("judge (LLM scorers)")
-    judge.add_argument("--model", help="judge model, e.g. gpt-4o-mini or openai/gpt-4o (default $OPENAI_MODEL "
-                                       "or openai/gpt-4o-mini)")
-    judge.add_argument("--base-url", metavar="URL",
-                       help="an OpenAI-compatible endpoint ending in /v1, e.g. http://localhost:11434/v1 "
-                            "(default $OPENAI_BASE_URL or OpenAI's)")
-    judge.add_argument("--timeout", type=_positive_float, default=None, metavar="S",
-                       help="seconds to wait for one judge HTTP response (default 60)")
-    judge.add_argument("--no-cache", action="store_true",
-                       help="do not reuse judge replies cached in the store for identical requests")
+    judge.add_argument(
+        "--model", help="judge model, e.g. gpt-4o-mini or openai/gpt-4o (default $OPENAI_MODEL or openai/gpt-4o-mini)"
+    )
+    judge.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="an OpenAI-compatible endpoint ending in /v1, e.g. http://localhost:11434/v1 "
+        "(default $OPENAI_BASE_URL or OpenAI's)",
+    )
+    judge.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=None,
+        metavar="S",
+        help="seconds to wait for one judge HTTP response (default 60)",
+    )
+    judge.add_argument(
+        "--no-cache", action="store_true", help="do not reuse judge replies cached in the store for identical requests"
+    )
 
     batch = run.add_argument_group("batch")
-    batch.add_argument("--concurrency", type=_positive_int, default=None, metavar="N",
-                       help=f"items scored at once (default {DEFAULT_CONCURRENCY})")
-    batch.add_argument("--item-timeout", type=_positive_float, default=None, metavar="S",
-                       help="seconds one item may take for all its scorers; later, it is recorded as an "
-                            "API error (default: no limit beyond --timeout)")
-    batch.add_argument("--output", "-o", metavar="FILE",
-                       help="also write the results to FILE; the format follows the extension: .csv "
-                            "(spreadsheet-safe), .jsonl (one object per item × scorer), .json (the seeds' "
-                            "runEvals shape), .parquet")
-    batch.add_argument("--resume", metavar="RUN_ID",
-                       help="continue a stopped run: only the item × scorer outcomes not stored yet are scored "
-                            "(the run keeps its dataset, scorers, options and judge model and endpoint; "
-                            "--model/--base-url override the judge)")
-    batch.add_argument("--retry-failed", action="store_true",
-                       help="with --resume: also score again the outcomes that were not scored")
-    batch.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
-                                                    "data directory)")
-    batch.add_argument("--yes", "-y", action="store_true",
-                       help="do not ask for confirmation before paid judge calls (only asked on a terminal)")
+    batch.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=f"items scored at once (default {DEFAULT_CONCURRENCY})",
+    )
+    batch.add_argument(
+        "--item-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="S",
+        help="seconds one item may take for all its scorers; later, it is recorded as an "
+        "API error (default: no limit beyond --timeout)",
+    )
+    batch.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="also write the results to FILE; the format follows the extension: .csv "
+        "(spreadsheet-safe), .jsonl (one object per item × scorer), .json (the seeds' "
+        "runEvals shape), .parquet",
+    )
+    batch.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="continue a stopped run: only the item × scorer outcomes not stored yet are scored "
+        "(the run keeps its dataset, scorers, options and judge model and endpoint; "
+        "--model/--base-url override the judge)",
+    )
+    batch.add_argument(
+        "--retry-failed", action="store_true", help="with --resume: also score again the outcomes that were not scored"
+    )
+    batch.add_argument(
+        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+    )
+    batch.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="do not ask for confirmation before paid judge calls (only asked on a terminal)",
+    )
 
     columns = run.add_argument_group(
-        "columns", "Which column plays which role. Without a flag, the role is detected from the\n"
-                   "header (prompt/input/question... for input, response/output/answer... for\n"
-                   "output) and the columns used are printed. An empty value (--system-col '')\n"
-                   "leaves a role unmapped.")
+        "columns",
+        "Which column plays which role. Without a flag, the role is detected from the\n"
+        "header (prompt/input/question... for input, response/output/answer... for\n"
+        "output) and the columns used are printed. An empty value (--system-col '')\n"
+        "leaves a role unmapped.",
+    )
     columns.add_argument("--input-col", metavar="COL", help="the user prompt")
     columns.add_argument("--output-col", metavar="COL", help="the response to evaluate")
     columns.add_argument("--system-col", metavar="COL", help="the system message (optional)")
-    columns.add_argument("--ground-truth-col", metavar="COL",
-                         help="the reference answer (optional; textual-difference compares with it)")
+    columns.add_argument(
+        "--ground-truth-col", metavar="COL", help="the reference answer (optional; textual-difference compares with it)"
+    )
     columns.add_argument("--id-col", metavar="COL", help="a unique item id (optional; default the row's line)")
-    columns.add_argument("--group-col", action="append", default=[], metavar="COL",
-                         help="a column to group results by (e.g. model or prompt variant); repeatable")
+    columns.add_argument(
+        "--group-col",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="a column to group results by (e.g. model or prompt variant); repeatable",
+    )
 
-    runs = commands.add_parser("runs", help="list the stored runs",
-                               description="List the stored runs, newest first: id, date, status, dataset,\n"
-                                           "judge model, and per scorer the mean and counts.")
-    runs.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
-                                                   "data directory)")
+    runs = commands.add_parser(
+        "runs",
+        help="list the stored runs",
+        description="List the stored runs, newest first: id, date, status, dataset,\n"
+        "judge model, and per scorer the mean and counts.",
+    )
+    runs.add_argument(
+        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+    )
     runs.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="show the N newest runs")
 
-    export = commands.add_parser("export", help="write a stored run's results to a file",
-                                 description="Write a stored run's results to FILE; the format follows the\n"
-                                             "extension (.csv, .jsonl, .json, .parquet).")
+    export = commands.add_parser(
+        "export",
+        help="write a stored run's results to a file",
+        description="Write a stored run's results to FILE; the format follows the\n"
+        "extension (.csv, .jsonl, .json, .parquet).",
+    )
     export.add_argument("run_id", metavar="RUN_ID", help="the run's id (see `python -m scorers runs`)")
     export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
-    export.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
-                                                     "data directory)")
+    export.add_argument(
+        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+    )
 
     report = commands.add_parser(
-        "report", help="write a self-contained HTML report of a stored run",
+        "report",
+        help="write a self-contained HTML report of a stored run",
         description="Write a self-contained HTML report of a stored run: setup, leaderboard with\n"
-                    "confidence intervals, charts and sample rows. With --compare-with, the run is\n"
-                    "compared item by item with another run (differences are RUN_ID − the other).\n"
-                    "The file opens offline and makes no request of its own.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "confidence intervals, charts and sample rows. With --compare-with, the run is\n"
+        "compared item by item with another run (differences are RUN_ID − the other).\n"
+        "The file opens offline and makes no request of its own.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     report.add_argument("run_id", metavar="RUN_ID", help="the run's id (see `python -m scorers runs`)")
-    report.add_argument("--compare-with", metavar="RUN_ID", dest="compare_with",
-                        help="a baseline run to compare with, matched by item id")
+    report.add_argument(
+        "--compare-with",
+        metavar="RUN_ID",
+        dest="compare_with",
+        help="a baseline run to compare with, matched by item id",
+    )
     report.add_argument("--output", "-o", required=True, metavar="FILE", help="the HTML file to write")
-    report.add_argument("--rows", type=_positive_int, default=10, metavar="N",
-                        help="sample rows per scorer (default 10)")
-    report.add_argument("--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user "
-                                                     "data directory)")
+    report.add_argument(
+        "--rows", type=_positive_int, default=10, metavar="N", help="sample rows per scorer (default 10)"
+    )
+    report.add_argument(
+        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+    )
     return parser
 
 
@@ -312,7 +393,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(c).rjust(w) if r else str(c).ljust(w) for c, w, r in zip(cells, widths, right, strict=True))
+        return "  ".join(
+            str(c).rjust(w) if r else str(c).ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
+        )
 
     return [line(headers).rstrip(), *(line(r).rstrip() for r in rows)]
 
@@ -391,8 +474,10 @@ class Progress:
             eta = _duration(elapsed / session * remaining)
         else:
             eta = "?"
-        return (f"[{bar}] {self.done}/{self.total} items, {self.failed} with failures, "
-                f"{_duration(elapsed)} elapsed, ETA {eta}")
+        return (
+            f"[{bar}] {self.done}/{self.total} items, {self.failed} with failures, "
+            f"{_duration(elapsed)} elapsed, ETA {eta}"
+        )
 
     def start(self) -> None:
         with self._lock:
@@ -445,16 +530,18 @@ def _scorer_options(scorer_ids: Sequence[str], scale: float | None, mode: str | 
     return options
 
 
-def _make_scorers(options: Mapping[str, Mapping[str, Any]], settings: JudgeSettings | None,
-                  cache: Store | None) -> list[Scorer]:
+def _make_scorers(
+    options: Mapping[str, Mapping[str, Any]], settings: JudgeSettings | None, cache: Store | None
+) -> list[Scorer]:
     try:
         return [create_scorer(sid, dict(opts), settings=settings, cache=cache) for sid, opts in options.items()]
     except InvalidInputError as exc:
         raise CLIError(str(exc)) from None
 
 
-def _judge_settings(args: argparse.Namespace, scorer_ids: Sequence[str],
-                    stored: Mapping[str, Any] | None = None) -> JudgeSettings | None:
+def _judge_settings(
+    args: argparse.Namespace, scorer_ids: Sequence[str], stored: Mapping[str, Any] | None = None
+) -> JudgeSettings | None:
     """Resolved judge settings, or None when no scorer needs a judge; exit 2 without a key or base URL."""
     llm = [sid for sid in scorer_ids if sid in LLM_SCORER_IDS]
     if not llm:
@@ -487,8 +574,12 @@ def _judge_settings(args: argparse.Namespace, scorer_ids: Sequence[str],
 def _judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:
     if settings is None:
         return None
-    return {"model": settings.model_name, "baseUrl": settings.endpoint, "temperature": settings.temperature,
-            "seed": settings.seed}
+    return {
+        "model": settings.model_name,
+        "baseUrl": settings.endpoint,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+    }
 
 
 # ---- dataset → items ----------------------------------------------------------------------------
@@ -541,8 +632,12 @@ def _report_load(console: _Console, dataset: LoadedDataset) -> None:
 # ---- estimate and summary -----------------------------------------------------------------------
 
 
-def _print_estimate(console: _Console, items_per_scorer: Mapping[str, Sequence[EvalItem]],
-                    scorers: Sequence[Scorer], settings: JudgeSettings | None) -> int:
+def _print_estimate(
+    console: _Console,
+    items_per_scorer: Mapping[str, Sequence[EvalItem]],
+    scorers: Sequence[Scorer],
+    settings: JudgeSettings | None,
+) -> int:
     calls = prompt = completion = 0
     cost: float | None = 0.0
     for scorer in scorers:
@@ -558,8 +653,10 @@ def _print_estimate(console: _Console, items_per_scorer: Mapping[str, Sequence[E
         cost_text = f"cost unknown (no list price for model {settings.model_name!r})"
     else:
         cost_text = f"about ${cost:.4f} at {settings.model_name}'s list price"
-    console.note(f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
-                 f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}.")
+    console.note(
+        f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
+        f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
+    )
     return calls
 
 
@@ -570,22 +667,34 @@ def _summary_rows(name: str, summary: Summary, *, failures: bool = True) -> list
     return row + [_fmt(summary.mean), _fmt(summary.median), _fmt(summary.std), _fmt(summary.min), _fmt(summary.max)]
 
 
-def _print_summary(console: _Console, result: EvalRunResult, items: Sequence[EvalItem],
-                   scorers: Sequence[Scorer], labels: Mapping[int, str]) -> None:
+def _print_summary(
+    console: _Console,
+    result: EvalRunResult,
+    items: Sequence[EvalItem],
+    scorers: Sequence[Scorer],
+    labels: Mapping[int, str],
+) -> None:
     console.print("")
     console.print(f"Scores ({result.n_items} items; statistics over scored items only, failures counted apart):")
     rows = [_summary_rows(sid, s) for sid, s in result.scores().items()]
-    for line in _table(["scorer", "n scored", "n failed", "mean", "median", "std", "min", "max"], rows,
-                       [False, True, True, True, True, True, True, True]):
+    for line in _table(
+        ["scorer", "n scored", "n failed", "mean", "median", "std", "min", "max"],
+        rows,
+        [False, True, True, True, True, True, True, True],
+    ):
         console.print("  " + line)
     dims = result.dimensions(scorers)
-    dim_rows = [[sid, *_summary_rows(name, s, failures=False)]
-                for sid, by_dim in dims.items() for name, s in by_dim.items()]
+    dim_rows = [
+        [sid, *_summary_rows(name, s, failures=False)] for sid, by_dim in dims.items() for name, s in by_dim.items()
+    ]
     if dim_rows:
         console.print("")
         console.print("Dimensions (0..1, scored items):")
-        for line in _table(["scorer", "dimension", "n", "mean", "median", "std", "min", "max"], dim_rows,
-                           [False, False, True, True, True, True, True, True]):
+        for line in _table(
+            ["scorer", "dimension", "n", "mean", "median", "std", "min", "max"],
+            dim_rows,
+            [False, False, True, True, True, True, True, True],
+        ):
             console.print("  " + line)
     group_names = list(dict.fromkeys(k for item in items for k in item.groups))
     if group_names:
@@ -601,8 +710,9 @@ def _print_summary(console: _Console, result: EvalRunResult, items: Sequence[Eva
             scored = [o.score for o in outcomes if o.status is ScoreStatus.SCORED]
             s = Summary.of(scored, n_failed=len(outcomes) - len(scored))
             group_rows.append([sid, f"{name}={value}", str(s.n_scored), str(s.n_failed), _fmt(s.mean)])
-        for line in _table(["scorer", "group", "n scored", "n failed", "mean"], group_rows,
-                           [False, False, True, True, True]):
+        for line in _table(
+            ["scorer", "group", "n scored", "n failed", "mean"], group_rows, [False, False, True, True, True]
+        ):
             console.print("  " + line)
     failed = [o for o in result.outcomes if o.status is not ScoreStatus.SCORED]
     if failed:
@@ -625,10 +735,15 @@ def _print_summary(console: _Console, result: EvalRunResult, items: Sequence[Eva
         console.print("Judge usage: none (code-based scoring only).")
     else:
         cost = result.cost_usd
-        cost_text = (f"cost ${cost:.4f}" if cost is not None
-                     else f"cost unknown (no list price for model {result.judge_model!r})")
-        console.print(f"Judge usage: {usage.calls} calls, {usage.prompt_tokens:,} prompt + "
-                      f"{usage.completion_tokens:,} completion tokens, {cost_text}.")
+        cost_text = (
+            f"cost ${cost:.4f}"
+            if cost is not None
+            else f"cost unknown (no list price for model {result.judge_model!r})"
+        )
+        console.print(
+            f"Judge usage: {usage.calls} calls, {usage.prompt_tokens:,} prompt + "
+            f"{usage.completion_tokens:,} completion tokens, {cost_text}."
+        )
 
 
 def _check_thresholds(console: _Console, result: EvalRunResult, thresholds: Sequence[tuple[str, float]]) -> bool:
@@ -655,10 +770,15 @@ def _write_output(console: _Console, path: str, fmt: str, result: EvalRunResult,
     try:
         Path(path).expanduser().write_bytes(data)
     except OSError as exc:
-        raise CLIError(f"{path}: cannot write the results ({exc.strerror or exc}); the run is stored: write it "
-                       f"again with `python -m scorers export {result.run_id} --output FILE`") from None
-    what = (f"{len(items)} items in the seeds' JSON shape" if fmt == "json"
-            else f"{len(results_frame(result))} rows (item × scorer)")
+        raise CLIError(
+            f"{path}: cannot write the results ({exc.strerror or exc}); the run is stored: write it "
+            f"again with `python -m scorers export {result.run_id} --output FILE`"
+        ) from None
+    what = (
+        f"{len(items)} items in the seeds' JSON shape"
+        if fmt == "json"
+        else f"{len(results_frame(result))} rows (item × scorer)"
+    )
     console.print(f"Wrote {what} to {path}.")
 
 
@@ -673,8 +793,10 @@ def _resume_hint(run_id: str, db: str | None) -> str:
 def _check_thresholds_names(thresholds: Sequence[tuple[str, float]], scorer_ids: Sequence[str]) -> None:
     unknown = [name for name, _ in thresholds if name not in scorer_ids]
     if unknown:
-        raise CLIError(f"--fail-under names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
-                       f"not a scorer of this run; the run's scorers are {', '.join(scorer_ids)}")
+        raise CLIError(
+            f"--fail-under names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
+            f"not a scorer of this run; the run's scorers are {', '.join(scorer_ids)}"
+        )
 
 
 def _confirm(console: _Console, calls: int, assume_yes: bool) -> bool:
@@ -693,13 +815,23 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         raise CLIError("--retry-failed applies to --resume RUN_ID only")
     out_fmt = _check_output_path(args.output) if args.output else None
     if args.resume:
-        fixed = [flag for flag, value in (
-            ("DATASET", args.dataset), ("--scorer", args.scorers), ("--mode", args.mode), ("--scale", args.scale),
-            *((flag, getattr(args, flag[2:].replace("-", "_"))) for flag in COLUMN_FLAGS.values()),
-            ("--group-col", args.group_col)) if value]
+        fixed = [
+            flag
+            for flag, value in (
+                ("DATASET", args.dataset),
+                ("--scorer", args.scorers),
+                ("--mode", args.mode),
+                ("--scale", args.scale),
+                *((flag, getattr(args, flag[2:].replace("-", "_"))) for flag in COLUMN_FLAGS.values()),
+                ("--group-col", args.group_col),
+            )
+            if value
+        ]
         if fixed:
-            raise CLIError(f"{', '.join(fixed)} cannot be combined with --resume: a resumed run keeps its dataset, "
-                           "scorers, options and columns")
+            raise CLIError(
+                f"{', '.join(fixed)} cannot be combined with --resume: a resumed run keeps its dataset, "
+                "scorers, options and columns"
+            )
         return _resume(args, console, out_fmt)
     if not args.dataset:
         raise CLIError("give the DATASET file to score, or --resume RUN_ID")
@@ -738,12 +870,28 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             scorers=[{"id": s.id, "name": s.name, "options": options[s.id]} for s in scorers],
             judge=_judge_record(settings),
             mapping={**mapping, "groups": list(args.group_col)},
-            config={"source": "cli", "dataset": str(dataset.source_name), "scorerOptions": options,
-                    "concurrency": concurrency, "item_timeout": args.item_timeout, "cache": not args.no_cache},
+            config={
+                "source": "cli",
+                "dataset": str(dataset.source_name),
+                "scorerOptions": options,
+                "concurrency": concurrency,
+                "item_timeout": args.item_timeout,
+                "cache": not args.no_cache,
+            },
         )
         labels = {i: dataset.row_label(i) for i in range(len(items))}
-        return _execute(args, console, store, run_id, scorers, items, concurrency, labels, out_fmt,
-                        skipped_at_load=len(dataset.skipped))
+        return _execute(
+            args,
+            console,
+            store,
+            run_id,
+            scorers,
+            items,
+            concurrency,
+            labels,
+            out_fmt,
+            skipped_at_load=len(dataset.skipped),
+        )
     finally:
         store.close()
 
@@ -754,8 +902,9 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         try:
             run, items, previous = load_run(store, args.resume)
         except KeyError:
-            raise CLIError(f"no run with id {args.resume!r} in {store.path}; `python -m scorers runs` lists the "
-                           "stored runs") from None
+            raise CLIError(
+                f"no run with id {args.resume!r} in {store.path}; `python -m scorers runs` lists the stored runs"
+            ) from None
         config = run["config"] or {}
         stored_options = config.get("scorerOptions") or {}
         scorer_ids = [s["id"] for s in run["scorers"]]
@@ -767,10 +916,14 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         console.secret = settings.api_key if settings else None
         no_cache = args.no_cache or config.get("cache") is False
         scorers = _make_scorers(options, settings, None if no_cache else store)
-        console.note(f"Resuming run {args.resume} ({run['name']}): {len(items)} items, scorers "
-                     f"{', '.join(scorer_ids)}.")
-        redo = {(o.item_index, o.scorer_id) for o in previous.outcomes
-                if not (args.retry_failed and o.status is not ScoreStatus.SCORED)}
+        console.note(
+            f"Resuming run {args.resume} ({run['name']}): {len(items)} items, scorers {', '.join(scorer_ids)}."
+        )
+        redo = {
+            (o.item_index, o.scorer_id)
+            for o in previous.outcomes
+            if not (args.retry_failed and o.status is not ScoreStatus.SCORED)
+        }
         todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
         calls = _print_estimate(console, todo, scorers, settings)
         if not _confirm(console, calls, args.yes):
@@ -778,29 +931,59 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             return EXIT_INTERRUPTED
         concurrency = args.concurrency or config.get("concurrency") or DEFAULT_CONCURRENCY
         item_timeout = args.item_timeout if args.item_timeout is not None else config.get("item_timeout")
-        return _execute(args, console, store, args.resume, scorers, items, concurrency, {}, out_fmt,
-                        item_timeout=item_timeout, retry_failed=args.retry_failed)
+        return _execute(
+            args,
+            console,
+            store,
+            args.resume,
+            scorers,
+            items,
+            concurrency,
+            {},
+            out_fmt,
+            item_timeout=item_timeout,
+            retry_failed=args.retry_failed,
+        )
     finally:
         store.close()
 
 
-def _execute(args: argparse.Namespace, console: _Console, store: Store, run_id: str, scorers: Sequence[Scorer],
-             items: Sequence[EvalItem], concurrency: int, labels: Mapping[int, str], out_fmt: str | None, *,
-             item_timeout: float | None = None, retry_failed: bool = False,
-             skipped_at_load: int = 0) -> int:
+def _execute(
+    args: argparse.Namespace,
+    console: _Console,
+    store: Store,
+    run_id: str,
+    scorers: Sequence[Scorer],
+    items: Sequence[EvalItem],
+    concurrency: int,
+    labels: Mapping[int, str],
+    out_fmt: str | None,
+    *,
+    item_timeout: float | None = None,
+    retry_failed: bool = False,
+    skipped_at_load: int = 0,
+) -> int:
     """Score the run's remaining outcomes with a progress bar and Ctrl-C handling; summary; exit code."""
     if item_timeout is None:
         item_timeout = args.item_timeout
     _, _, before = load_run(store, run_id)
-    keep = {(o.item_index, o.scorer_id): o for o in before.outcomes
-            if not (retry_failed and o.status is not ScoreStatus.SCORED)}
+    keep = {
+        (o.item_index, o.scorer_id): o
+        for o in before.outcomes
+        if not (retry_failed and o.status is not ScoreStatus.SCORED)
+    }
     complete = [i for i in range(len(items)) if all((i, s.id) in keep for s in scorers)]
-    progress = Progress(console.err, len(items), done=len(complete),
-                        failed=sum(any(keep[(i, s.id)].status is not ScoreStatus.SCORED for s in scorers)
-                                   for i in complete))
-    console.note(f"Run {run_id}: scoring {len(items) - len(complete)} of {len(items)} items with "
-                 f"{', '.join(s.id for s in scorers)} (concurrency {concurrency}); results are stored in "
-                 f"{store.path}. Ctrl-C stops and keeps what is done.")
+    progress = Progress(
+        console.err,
+        len(items),
+        done=len(complete),
+        failed=sum(any(keep[(i, s.id)].status is not ScoreStatus.SCORED for s in scorers) for i in complete),
+    )
+    console.note(
+        f"Run {run_id}: scoring {len(items) - len(complete)} of {len(items)} items with "
+        f"{', '.join(s.id for s in scorers)} (concurrency {concurrency}); results are stored in "
+        f"{store.path}. Ctrl-C stops and keeps what is done."
+    )
     cancel = threading.Event()
 
     def on_sigint(signum: int, frame: Any) -> None:
@@ -815,8 +998,17 @@ def _execute(args: argparse.Namespace, console: _Console, store: Store, run_id: 
     previous_handler = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     progress.start()
     try:
-        result = run_evals([], scorers, concurrency=concurrency, item_timeout=item_timeout, store=store,
-                           run_id=run_id, retry_failed=retry_failed, on_item_complete=on_item, cancel=cancel)
+        result = run_evals(
+            [],
+            scorers,
+            concurrency=concurrency,
+            item_timeout=item_timeout,
+            store=store,
+            run_id=run_id,
+            retry_failed=retry_failed,
+            on_item_complete=on_item,
+            cancel=cancel,
+        )
     except KeyboardInterrupt:
         progress.close()
         store.finish_run(run_id, "cancelled")
@@ -834,14 +1026,18 @@ def _execute(args: argparse.Namespace, console: _Console, store: Store, run_id: 
     if out_fmt is not None:
         _write_output(console, args.output, out_fmt, result, items)
     if stopped:
-        console.note(f"Interrupted: run {run_id} stopped with {len(result.outcomes)} of "
-                     f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: "
-                     f"{_resume_hint(run_id, args.db)}")
+        console.note(
+            f"Interrupted: run {run_id} stopped with {len(result.outcomes)} of "
+            f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: "
+            f"{_resume_hint(run_id, args.db)}"
+        )
         return EXIT_INTERRUPTED
     if not thresholds_met:
         return EXIT_THRESHOLD
     if skipped_at_load:
-        console.note(f"{skipped_at_load} record(s) of the dataset could not be loaded and were not scored (listed above).")
+        console.note(
+            f"{skipped_at_load} record(s) of the dataset could not be loaded and were not scored (listed above)."
+        )
     if result.n_failed or skipped_at_load:
         return EXIT_UNSCORED
     return EXIT_OK
@@ -865,17 +1061,31 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
     rows = []
     for run in runs:
         judge = run["judge"] or {}
-        rows.append([run["id"], run["created_at"][:16].replace("T", " "), run["status"], str(run["n_items"]),
-                     judge.get("model") or "-", run["dataset_name"], run["name"]])
-    lines = _table(["id", "created (UTC)", "status", "items", "model", "dataset", "name"], rows,
-                   [False, False, False, True, False, False, False])
+        rows.append(
+            [
+                run["id"],
+                run["created_at"][:16].replace("T", " "),
+                run["status"],
+                str(run["n_items"]),
+                judge.get("model") or "-",
+                run["dataset_name"],
+                run["name"],
+            ]
+        )
+    lines = _table(
+        ["id", "created (UTC)", "status", "items", "model", "dataset", "name"],
+        rows,
+        [False, False, False, True, False, False, False],
+    )
     console.print(lines[0])
     for line, run in zip(lines[1:], runs, strict=True):
         console.print(line)
         for scorer in run["scorers"]:
             stats = run["stats"].get(scorer["id"], {"n_scored": 0, "n_failed": 0, "mean": None})
-            console.print(f"    {scorer['id']}: mean {_fmt(stats['mean'])}, {stats['n_scored']} scored, "
-                          f"{stats['n_failed'] or 0} failed")
+            console.print(
+                f"    {scorer['id']}: mean {_fmt(stats['mean'])}, {stats['n_scored']} scored, "
+                f"{stats['n_failed'] or 0} failed"
+            )
     return EXIT_OK
 
 
@@ -886,8 +1096,9 @@ def _cmd_export(args: argparse.Namespace, console: _Console) -> int:
         try:
             _, items, result = load_run(store, args.run_id)
         except KeyError:
-            raise CLIError(f"no run with id {args.run_id!r} in {store.path}; `python -m scorers runs` lists the "
-                           "stored runs") from None
+            raise CLIError(
+                f"no run with id {args.run_id!r} in {store.path}; `python -m scorers runs` lists the stored runs"
+            ) from None
     finally:
         store.close()
     _write_output(console, args.output, fmt, result, items)
@@ -895,7 +1106,7 @@ def _cmd_export(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, console: _Console) -> int:
-    from .report import run_comparison_report, run_report
+    from scorers.analysis.report import run_comparison_report, run_report
 
     store = _open_store(args.db, must_exist=True)
     try:
@@ -944,8 +1155,16 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         return EXIT_INTERRUPTED
 
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_THRESHOLD", "EXIT_UNSCORED", "EXIT_USAGE", "Progress", "build_parser",
-           "main"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_THRESHOLD",
+    "EXIT_UNSCORED",
+    "EXIT_USAGE",
+    "Progress",
+    "build_parser",
+    "main",
+]
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

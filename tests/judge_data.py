@@ -7,24 +7,46 @@ from scorers import JudgeSettings
 
 def settings_for(fake, **overrides) -> JudgeSettings:
     """Judge settings pointed at a FakeOpenAI server: short timeout, fast retries."""
-    values = {"model": "openai/fake-judge", "base_url": fake.base_url, "api_key": "test-key", "timeout": 5.0, "max_retries": 2}
+    values = {
+        "model": "openai/fake-judge",
+        "base_url": fake.base_url,
+        "api_key": "test-key",
+        "timeout": 5.0,
+        "max_retries": 2,
+    }
     values.update(overrides)
     return JudgeSettings(**values)
 
 
-def dimension_set(intent: float, requirements: float, completeness: float, appropriateness: float, *,
-                  unmet: tuple[str, ...] = (), missing: tuple[str, ...] = (), format_ok: bool = True,
-                  tone_ok: bool = True) -> dict:
+def dimension_set(
+    intent: float,
+    requirements: float,
+    completeness: float,
+    appropriateness: float,
+    *,
+    unmet: tuple[str, ...] = (),
+    missing: tuple[str, ...] = (),
+    format_ok: bool = True,
+    tone_ok: bool = True,
+) -> dict:
     """A valid four-dimension set with the given 0..1 scores."""
     reqs = [{"requirement": "Use Python", "isFulfilled": True, "reasoning": "The code is Python."}]
     reqs += [{"requirement": r, "isFulfilled": False, "reasoning": f"No {r} found."} for r in unmet]
     return {
-        "intentAlignment": {"score": intent, "primaryIntent": "Write a factorial function", "isAddressed": intent >= 0.5,
-                            "reasoning": "The function is there."},
+        "intentAlignment": {
+            "score": intent,
+            "primaryIntent": "Write a factorial function",
+            "isAddressed": intent >= 0.5,
+            "reasoning": "The function is there.",
+        },
         "requirementsFulfillment": {"requirements": reqs, "overallScore": requirements},
         "completeness": {"score": completeness, "missingElements": list(missing), "reasoning": "Mostly complete."},
-        "responseAppropriateness": {"score": appropriateness, "formatAlignment": format_ok, "toneAlignment": tone_ok,
-                                    "reasoning": "Code block, neutral tone."},
+        "responseAppropriateness": {
+            "score": appropriateness,
+            "formatAlignment": format_ok,
+            "toneAlignment": tone_ok,
+            "reasoning": "Code block, neutral tone.",
+        },
     }
 
 
@@ -38,9 +60,11 @@ def both_analysis(user: tuple[float, float, float, float], system: tuple[float, 
     return {"user": dimension_set(*user), "system": dimension_set(*system), "overallAssessment": "Mixed."}
 
 
-def run_payload(user: str = "Write a Python function to calculate factorial with error handling",
-                output: str = "def factorial(n):\n    if n < 0:\n        raise ValueError('negative')\n    return 1 if n < 2 else n * factorial(n - 1)",
-                system: str | None = None) -> dict:
+def run_payload(
+    user: str = "Write a Python function to calculate factorial with error handling",
+    output: str = "def factorial(n):\n    if n < 0:\n        raise ValueError('negative')\n    return 1 if n < 2 else n * factorial(n - 1)",
+    system: str | None = None,
+) -> dict:
     """A seed-shaped run payload."""
     payload_input: dict = {"inputMessages": [{"role": "user", "content": user}]}
     if system is not None:

@@ -1,16 +1,15 @@
-"""Where the shared real datasets live: ../shared/realdata beside the repo, or $SCORER_STUDIO_REALDATA."""
+"""The real public datasets the tests use, copied into ``tests/data`` with their SOURCE and licence."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-REALDATA = Path(os.environ.get("SCORER_STUDIO_REALDATA", Path(__file__).resolve().parents[2] / "shared" / "realdata"))
+REALDATA = Path(__file__).resolve().parent / "data"
 
 
 def read_jsonl(relative: str, limit: int | None = None) -> list[dict]:
-    """The first ``limit`` JSON objects of a realdata JSONL file."""
+    """The first ``limit`` JSON objects of a JSONL file under ``tests/data``."""
     rows = []
     with (REALDATA / relative).open(encoding="utf-8") as fh:
         for line in fh:

@@ -1,4 +1,4 @@
-"""scorers.agreement: statistics worked by hand and checked against scipy; re-judging through the fake judge.
+"""scorers.analysis.agreement: statistics worked by hand and checked against scipy; re-judging through the fake judge.
 
 scikit-learn is not a dependency, so Cohen's kappa is checked against tables worked by hand.
 """
@@ -19,7 +19,7 @@ from scipy import stats
 from dashboard.agreement_charts import calibration_chart, confusion_heatmap, consistency_chart
 from dashboard.distributions import figure_messages
 from scorers import EvalItem, Store, create_scorer, run_evals
-from scorers.agreement import (
+from scorers.analysis.agreement import (
     MIN_MEANINGFUL,
     AgreementRow,
     Confusion,
@@ -37,7 +37,7 @@ from scorers.agreement import (
     rejudge,
     sample_indexes,
 )
-from scorers.labels import current_labels, save_label
+from scorers.analysis.labels import current_labels, save_label
 
 
 def table(both_pass: int, judge_pass_human_fail: int, judge_fail_human_pass: int, both_fail: int):

@@ -9,7 +9,7 @@ from fake_openai import FakeOpenAI, Reply
 from streamlit.testing.v1 import AppTest
 
 from scorers import SCORERS, Store
-from scorers.judge_store import save_judge
+from scorers.catalogue.judge_store import save_judge
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -107,22 +107,26 @@ def test_an_llm_example_without_a_key_says_how_to_configure():
     assert "No API key for the judge" in at.error[0].value.replace("\\", "")
 
 
-def test_a_saved_judge_is_listed_and_its_example_runs(db: Path, fake_openai: FakeOpenAI,
-                                                      monkeypatch: pytest.MonkeyPatch):
+def test_a_saved_judge_is_listed_and_its_example_runs(
+    db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     store = Store(db)
     try:
-        save_judge(store, {
-            "name": "Politeness",
-            "description": "Whether a customer-service reply is polite.",
-            "instructions": "You check the tone of customer-service replies.",
-            "prompt_template": "Is this reply polite?\n{output}",
-            "output_fields": [{"name": "rating", "type": "number", "min": 1, "max": 5, "integer": True}],
-            "score_rule": {"kind": "number", "field": "rating"},
-            "reason_template": "Rated {rating} of 5.",
-            "example": {"input": "Where is my parcel?", "output": "It arrives tomorrow, sorry for the wait!"},
-        })
+        save_judge(
+            store,
+            {
+                "name": "Politeness",
+                "description": "Whether a customer-service reply is polite.",
+                "instructions": "You check the tone of customer-service replies.",
+                "prompt_template": "Is this reply polite?\n{output}",
+                "output_fields": [{"name": "rating", "type": "number", "min": 1, "max": 5, "integer": True}],
+                "score_rule": {"kind": "number", "field": "rating"},
+                "reason_template": "Rated {rating} of 5.",
+                "example": {"input": "Where is my parcel?", "output": "It arrives tomorrow, sorry for the wait!"},
+            },
+        )
     finally:
         store.close()
     fake_openai.enqueue(Reply.json({"rating": 4}))

@@ -290,9 +290,16 @@ def test_catalogue_scorer_with_context_through_the_fake_judge(monkeypatch):
         at.text_area(key="eval_context").input("The Eiffel Tower was completed in 1889.\n---\nIt is bronze.")
         at.selectbox(key="eval_scorer").set_value("faithfulness").run()
         # two claims, one supported: 1 / 2 = 0.5
-        fake.enqueue(Reply.json({"claims": [
-            {"claim": "It was finished in 1889.", "verdict": "yes", "reason": "Passage 1 says so."},
-            {"claim": "It is red.", "verdict": "no", "reason": "Passage 2 says bronze."}]}))
+        fake.enqueue(
+            Reply.json(
+                {
+                    "claims": [
+                        {"claim": "It was finished in 1889.", "verdict": "yes", "reason": "Passage 1 says so."},
+                        {"claim": "It is red.", "verdict": "no", "reason": "Passage 2 says bronze."},
+                    ]
+                }
+            )
+        )
         at.button(key="eval_run").click().run()
         assert not at.exception
         prompt = fake.last_prompt_text()

@@ -10,8 +10,8 @@ from fake_openai import FakeOpenAI, Reply
 from streamlit.testing.v1 import AppTest
 
 from scorers import Store
-from scorers.judge_builder import GLUTEN_PROMPT
-from scorers.judge_store import judge_versions, list_judges
+from scorers.catalogue.judge_builder import GLUTEN_PROMPT
+from scorers.catalogue.judge_store import judge_versions, list_judges
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -91,7 +91,7 @@ def test_page_renders_with_the_built_in_gluten_checker_to_copy():
 
 def test_template_problems_are_named_as_you_type():
     at = start_judges()
-    at.text_area(key="jb_template").input("Check it.\n{output} against {context}\n{{literal}} and {\"json\": 1}").run()
+    at.text_area(key="jb_template").input('Check it.\n{output} against {context}\n{{literal}} and {"json": 1}').run()
 
     template_warnings = [w for w in warnings(at) if w.startswith("prompt_template")]
     assert template_warnings == [
@@ -120,7 +120,9 @@ def test_the_rule_chooser_offers_only_rules_the_fields_allow():
     at.selectbox(key="jb_f1_type").set_value("label").run()
     at.text_input(key="jb_f1_labels").input("good, partial, bad").run()
     assert at.selectbox(key="jb_rule_kind").options == [
-        "Number field normalised by its range", "Label field → a score per label"]
+        "Number field normalised by its range",
+        "Label field → a score per label",
+    ]
     at.selectbox(key="jb_rule_kind").set_value("label").run()
     scores = {n.label: n.value for n in at.number_input if n.key.startswith("jb_rule_score_")}
     assert scores == {"good": 1.0, "partial": 0.5, "bad": 0.0}
@@ -239,7 +241,8 @@ def test_import_pasted_json(db: Path):
     assert not at.exception
     assert at.success[0].value.startswith("Imported Conciseness (v1).")
     assert list(at.dataframe[0].value["Score rule"]) == [
-        "1 − min(k / 3, 1), k = the number of non-blank items of fillerPhrases"]
+        "1 − min(k / 3, 1), k = the number of non-blank items of fillerPhrases"
+    ]
 
     at.text_area(key="judges_import_text").input('{"name": "Broken"}')
     at.button(key="judges_import").click().run()

@@ -28,7 +28,7 @@ from scorers import (
     create_textual_difference_scorer,
     run_evals,
 )
-from scorers.labels import Label, current_labels, label_history, save_label
+from scorers.analysis.labels import Label, current_labels, label_history, save_label
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

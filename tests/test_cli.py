@@ -21,7 +21,7 @@ from realdata import REALDATA
 
 from scorers import EvalItem, Store, create_prompt_alignment_scorer, create_textual_difference_scorer, run_evals
 from scorers.cli import Progress, main
-from scorers.judge import resolve_judge_settings
+from scorers.core.judge import resolve_judge_settings
 
 REPO = Path(__file__).resolve().parents[1]
 IFEVAL = REALDATA / "ifeval_gpt4" / "input_response_data_gpt4_20231107_145030.jsonl"
@@ -88,8 +88,17 @@ def summary_row(out: str, scorer: str) -> list[str]:
 
 def test_run_scores_every_row_and_prints_the_summary(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
-    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
-                             "textual-difference", "--model", "gpt-4o-mini")
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        str(data),
+        "--scorer",
+        "prompt-alignment",
+        "--scorer",
+        "textual-difference",
+        "--model",
+        "gpt-4o-mini",
+    )
     assert code == 0, err
     assert env.chat_call_count == 3
     assert summary_row(out, "prompt-alignment") == ["3", "0", "0.840", "0.840", "0.000", "0.840", "0.840"]
@@ -113,8 +122,9 @@ def test_run_scores_every_row_and_prints_the_summary(env, tmp_path, capsys):
 
 def test_run_on_real_ifeval_rows_detects_prompt_and_response(env, tmp_path, capsys):
     data, rows = ifeval_copy(tmp_path)
-    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
-                             "textual-difference", "--concurrency", "4")
+    code, out, err = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference", "--concurrency", "4"
+    )
     assert code == 0, err
     assert "Loaded 30 row(s) from" in err
     assert "input = 'prompt' (detected), output = 'response' (detected), system = none" in err
@@ -133,8 +143,19 @@ def test_run_on_real_ifeval_rows_detects_prompt_and_response(env, tmp_path, caps
 
 def test_fail_under_above_the_mean_exits_1_and_names_the_scorer(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
-    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference",
-                           "--fail-under", "prompt-alignment=0.85", "--fail-under", "textual-difference=0")
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        str(data),
+        "--scorer",
+        "prompt-alignment",
+        "--scorer",
+        "textual-difference",
+        "--fail-under",
+        "prompt-alignment=0.85",
+        "--fail-under",
+        "textual-difference=0",
+    )
     assert code == 1
     assert "FAIL prompt-alignment: mean 0.8400 < threshold 0.85" in out
     assert "ok   textual-difference" in out
@@ -142,8 +163,17 @@ def test_fail_under_above_the_mean_exits_1_and_names_the_scorer(env, tmp_path, c
 
 def test_fail_under_uses_the_scorers_scale(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
-    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scale", "10",
-                           "--fail-under", "prompt-alignment=8.4")
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        str(data),
+        "--scorer",
+        "prompt-alignment",
+        "--scale",
+        "10",
+        "--fail-under",
+        "prompt-alignment=8.4",
+    )
     assert code == 0
     assert summary_row(out, "prompt-alignment")[2] == "8.400"
     assert "ok   prompt-alignment: mean 8.4000 >= threshold 8.4" in out
@@ -151,8 +181,9 @@ def test_fail_under_uses_the_scorers_scale(env, tmp_path, capsys):
 
 def test_fail_under_an_unknown_scorer_is_a_usage_error(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
-    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference",
-                           "--fail-under", "prompt-alignment=0.5")
+    code, _, err = run_cli(
+        capsys, "run", str(data), "--scorer", "textual-difference", "--fail-under", "prompt-alignment=0.5"
+    )
     assert code == 2
     assert "'prompt-alignment'" in err and "textual-difference" in err
     assert env.chat_call_count == 0
@@ -171,8 +202,9 @@ def test_an_empty_response_exits_3_and_reports_the_row(env, tmp_path, capsys):
 
 def test_a_failed_threshold_wins_over_unscored_items(env, tmp_path, capsys):
     data = write(tmp_path, "gaps.csv", "prompt,response\nSay hi,hello\nSay bye,\n")
-    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment",
-                           "--fail-under", "prompt-alignment=0.9")
+    code, out, _ = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--fail-under", "prompt-alignment=0.9"
+    )
     assert code == 1
     assert "FAIL prompt-alignment" in out and "Not scored" in out
 
@@ -216,18 +248,21 @@ def test_code_scorers_need_no_key(env, tmp_path, capsys, monkeypatch):
     assert "Judge usage: none" in out
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "x.csv", "--scorer", "bleu"],
-    ["run", "x.csv", "--scorer", "textual-difference", "--concurrency", "0"],
-    ["run", "x.csv", "--scorer", "textual-difference", "--fail-under", "textual-difference"],
-    ["run", "x.csv", "--scorer", "textual-difference", "--scale", "-1"],
-    ["run", "x.csv"],
-    ["run", "--scorer", "textual-difference"],
-    ["run", "x.csv", "--scorer", "textual-difference", "--output", "out.xlsx"],
-    ["run", "x.csv", "--scorer", "textual-difference", "--retry-failed"],
-    ["run", "x.csv", "--scorer", "textual-difference", "--resume", "abc"],
-    ["frobnicate"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "x.csv", "--scorer", "bleu"],
+        ["run", "x.csv", "--scorer", "textual-difference", "--concurrency", "0"],
+        ["run", "x.csv", "--scorer", "textual-difference", "--fail-under", "textual-difference"],
+        ["run", "x.csv", "--scorer", "textual-difference", "--scale", "-1"],
+        ["run", "x.csv"],
+        ["run", "--scorer", "textual-difference"],
+        ["run", "x.csv", "--scorer", "textual-difference", "--output", "out.xlsx"],
+        ["run", "x.csv", "--scorer", "textual-difference", "--retry-failed"],
+        ["run", "x.csv", "--scorer", "textual-difference", "--resume", "abc"],
+        ["frobnicate"],
+    ],
+)
 def test_bad_flags_exit_2(env, tmp_path, capsys, argv):
     write(tmp_path, "x.csv", "prompt,response\nQ,A\n")
     code = main(argv)
@@ -242,8 +277,11 @@ def test_an_unreadable_dataset_exits_2(env, tmp_path, capsys):
 
 
 def test_skipped_records_are_listed_with_line_and_reason(env, tmp_path, capsys):
-    data = write(tmp_path, "bad.jsonl", '{"prompt": "Q1", "response": "A1"}\n{"prompt": "Q2", \n[1, 2]\n'
-                                        '{"prompt": "Q4", "response": "A4"}\n')
+    data = write(
+        tmp_path,
+        "bad.jsonl",
+        '{"prompt": "Q1", "response": "A1"}\n{"prompt": "Q2", \n[1, 2]\n{"prompt": "Q4", "response": "A4"}\n',
+    )
     code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
     assert code == 3  # records that could not be loaded were not scored: not a clean pass
     assert "Skipped 2 record(s)" in err
@@ -265,8 +303,17 @@ def test_help_lists_the_exit_codes(capsys):
 def _run_with_output(capsys, tmp_path, name: str) -> Path:
     data = write(tmp_path, "gaps.csv", "id,prompt,response\nq1,=SUM(A1),-2 apples\nq2,Say bye,\n")
     out_path = tmp_path / name
-    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer",
-                           "textual-difference", "--output", str(out_path))
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        str(data),
+        "--scorer",
+        "prompt-alignment",
+        "--scorer",
+        "textual-difference",
+        "--output",
+        str(out_path),
+    )
     assert code == 3
     assert f"to {out_path}" in out
     return out_path
@@ -276,8 +323,11 @@ def test_output_csv(env, tmp_path, capsys):
     path = _run_with_output(capsys, tmp_path, "results.csv")
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
     assert [(r["item_id"], r["scorer"], r["status"]) for r in rows] == [
-        ("q1", "prompt-alignment", "scored"), ("q1", "textual-difference", "scored"),
-        ("q2", "prompt-alignment", "invalid_input"), ("q2", "textual-difference", "scored")]
+        ("q1", "prompt-alignment", "scored"),
+        ("q1", "textual-difference", "scored"),
+        ("q2", "prompt-alignment", "invalid_input"),
+        ("q2", "textual-difference", "scored"),
+    ]
     assert rows[0]["input"] == "'=SUM(A1)" and rows[0]["output"] == "'-2 apples"
     assert rows[0]["score"] == "0.84" and rows[2]["score"] == ""
     assert rows[2]["error"] == "output: the response to evaluate is empty"
@@ -314,8 +364,9 @@ def test_output_parquet(env, tmp_path, capsys):
 def test_groups_are_summarised_and_exported(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
     out_path = tmp_path / "r.jsonl"
-    code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--group-col", "variant",
-                           "--output", str(out_path))
+    code, out, _ = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--group-col", "variant", "--output", str(out_path)
+    )
     assert code == 0
     assert "variant=A" in out and "variant=B" in out
     records = [json.loads(line) for line in out_path.read_text().splitlines()]
@@ -471,8 +522,14 @@ def test_progress_writes_occasional_lines_elsewhere():
 
 def _child_env(fake, tmp_path: Path) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SCORER_STUDIO_"))}
-    return {**keep, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": KEY, "HOME": str(tmp_path),
-            "SCORER_STUDIO_DB": str(tmp_path / "studio.db"), "PYTHONPATH": str(REPO)}
+    return {
+        **keep,
+        "OPENAI_BASE_URL": fake.base_url,
+        "OPENAI_API_KEY": KEY,
+        "HOME": str(tmp_path),
+        "SCORER_STUDIO_DB": str(tmp_path / "studio.db"),
+        "PYTHONPATH": str(REPO),
+    }
 
 
 def test_python_m_scorers_run_in_a_subprocess(fake_openai, tmp_path):
@@ -480,9 +537,26 @@ def test_python_m_scorers_run_in_a_subprocess(fake_openai, tmp_path):
     data, _ = ifeval_copy(tmp_path, 10)
     out_path = tmp_path / "results.csv"
     proc = subprocess.run(
-        [sys.executable, "-m", "scorers", "run", str(data), "--scorer", "prompt-alignment", "--scorer",
-         "textual-difference", "--output", str(out_path), "--fail-under", "prompt-alignment=0.8"],
-        cwd=tmp_path, env=_child_env(fake_openai, tmp_path), capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "scorers",
+            "run",
+            str(data),
+            "--scorer",
+            "prompt-alignment",
+            "--scorer",
+            "textual-difference",
+            "--output",
+            str(out_path),
+            "--fail-under",
+            "prompt-alignment=0.8",
+        ],
+        cwd=tmp_path,
+        env=_child_env(fake_openai, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert summary_row(proc.stdout, "prompt-alignment") == ["10", "0", "0.840", "0.840", "0.000", "0.840", "0.840"]
@@ -506,7 +580,11 @@ def test_ctrl_c_stops_the_run_exits_130_and_resume_finishes_it(fake_openai, tmp_
     fake_openai.responder = responder
     proc = subprocess.Popen(
         [sys.executable, "-m", "scorers", "run", str(data), "--scorer", "prompt-alignment", "--concurrency", "1"],
-        cwd=tmp_path, env=_child_env(fake_openai, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        env=_child_env(fake_openai, tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     child["proc"] = proc
     stdout, stderr = proc.communicate(timeout=120)

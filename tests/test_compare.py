@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from scorers import ScoreStatus, Store
-from scorers.compare import (
+from scorers.analysis.compare import (
     MIN_WILCOXON_PAIRS,
     bootstrap_ci,
     dimension_means,
@@ -32,15 +32,28 @@ def frame_of(rows: list[tuple[str, str, float | None]], scorer: str = "textual-d
     out = []
     for i, (row_id, variant, score) in enumerate(rows):
         ok = score is not None
-        out.append({
-            "item_index": i, "item_id": f"{row_id}::{variant}", "scorer": scorer,
-            "status": SCORED if ok else ScoreStatus.API_ERROR.value,
-            "score": score if ok else float("nan"), "reason": f"reason {variant} {row_id}" if ok else None,
-            "error": None if ok else "boom", "prompt_tokens": 10, "completion_tokens": 5, "judge_calls": 1,
-            "latency_s": 0.5, "input": f"question {row_id}", "system": "", "output": f"answer {variant} {row_id}",
-            "ground_truth": None, "group:variant": variant, "group:row_id": row_id,
-            "analysis": {"ratio": score, "confidence": 1.0, "changes": 1, "lengthDiff": 0.0} if ok else None,
-        })
+        out.append(
+            {
+                "item_index": i,
+                "item_id": f"{row_id}::{variant}",
+                "scorer": scorer,
+                "status": SCORED if ok else ScoreStatus.API_ERROR.value,
+                "score": score if ok else float("nan"),
+                "reason": f"reason {variant} {row_id}" if ok else None,
+                "error": None if ok else "boom",
+                "prompt_tokens": 10,
+                "completion_tokens": 5,
+                "judge_calls": 1,
+                "latency_s": 0.5,
+                "input": f"question {row_id}",
+                "system": "",
+                "output": f"answer {variant} {row_id}",
+                "ground_truth": None,
+                "group:variant": variant,
+                "group:row_id": row_id,
+                "analysis": {"ratio": score, "confidence": 1.0, "changes": 1, "lengthDiff": 0.0} if ok else None,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -87,8 +100,15 @@ def test_bootstrap_collapses_when_all_values_are_equal():
     assert bootstrap_ci([3.0]) == (3.0, 3.0)
 
 
-@pytest.mark.parametrize("kwargs", [{"values": []}, {"values": [1.0, float("nan")]},
-                                    {"values": [1.0, 2.0], "confidence": 1.0}, {"values": [1.0], "n_resamples": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"values": []},
+        {"values": [1.0, float("nan")]},
+        {"values": [1.0, 2.0], "confidence": 1.0},
+        {"values": [1.0], "n_resamples": 0},
+    ],
+)
 def test_bootstrap_rejects_bad_input(kwargs):
     values = kwargs.pop("values")
     with pytest.raises(ValueError):
@@ -99,8 +119,9 @@ def test_bootstrap_rejects_bad_input(kwargs):
 
 
 def test_leaderboard_counts_failures_apart_and_passes_costs():
-    frame = frame_of([("r1", "A", 0.8), ("r2", "A", 0.6), ("r3", "A", None),
-                      ("r1", "B", 0.5), ("r2", "B", 0.5), ("r3", "B", 0.2)])
+    frame = frame_of(
+        [("r1", "A", 0.8), ("r2", "A", 0.6), ("r3", "A", None), ("r1", "B", 0.5), ("r2", "B", 0.5), ("r3", "B", 0.2)]
+    )
     board = leaderboard(frame, costs={"A": 0.0123, "B": None})
     assert board["variant"].tolist() == ["A", "B"]  # best mean first
     a, b = board.iloc[0], board.iloc[1]
@@ -169,7 +190,8 @@ def test_summary_of_a_clear_difference():
     summary = comparison.summary()
     assert summary.startswith(
         "Variant A scored higher than B on 14 of 20 questions and lower on 2 (4 ties); the average difference "
-        "is +0.13 (95% CI ")
+        "is +0.13 (95% CI "
+    )
     assert "would be unlikely if the two variants were equally good (p = 0.00" in summary or "p < 0.001" in summary
 
 
@@ -188,8 +210,11 @@ def test_paired_leaves_out_pairs_with_a_failure_and_says_so():
     comparison = paired(frame, "textual-difference", "A", "B")
     assert (comparison.n_pairs, comparison.n_unpaired) == (1, 1)
     assert "1 more question was left out" in comparison.summary()
-    assert paired(frame_of([("r1", "A", 0.5)]), "textual-difference", "A", "B").summary().startswith(
-        "Variant A and B cannot be compared")
+    assert (
+        paired(frame_of([("r1", "A", 0.5)]), "textual-difference", "A", "B")
+        .summary()
+        .startswith("Variant A and B cannot be compared")
+    )
 
 
 def test_paired_says_when_lower_is_better():
@@ -221,8 +246,14 @@ def test_dimension_means_use_the_scorers_dimension_scores():
 
 def test_dimension_means_of_a_custom_judge_read_named_scores_only():
     frame = frame_of([("r1", "A", 0.5)], scorer="my-judge")
-    frame.at[0, "analysis"] = {"clarity": {"score": 0.25}, "depthScore": 0.75, "count": 1, "flag": True,
-                               "rawScore": 0.5, "note": "x"}
+    frame.at[0, "analysis"] = {
+        "clarity": {"score": 0.25},
+        "depthScore": 0.75,
+        "count": 1,
+        "flag": True,
+        "rawScore": 0.5,
+        "note": "x",
+    }
     means = dimension_means(frame, "my-judge", "group:variant")
     assert dict(zip(means["dimension"], means["mean"], strict=True)) == {"clarity": 0.25, "depthScore": 0.75}
     # A catalogue scorer without a dimension breakdown has no dimensions (its counts are not scores).
@@ -247,17 +278,27 @@ def test_rows_by_difference_sorted_by_absolute_difference():
 
 def stored_run(store: Store, name: str, rows: list[tuple[str, str, float | None]]) -> str:
     """A stored run of textual-difference: rows are (item id, output, score or None for a failure)."""
-    items = [(item_id, {"input": [{"role": "user", "content": f"question {item_id}"}], "output": output}, {})
-             for item_id, output, _ in rows]
-    run_id = store.create_run(dataset_name="d.csv", items=items, name=name,
-                              scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
-                              judge=None)
+    items = [
+        (item_id, {"input": [{"role": "user", "content": f"question {item_id}"}], "output": output}, {})
+        for item_id, output, _ in rows
+    ]
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=items,
+        name=name,
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
     for i, (_, _, score) in enumerate(rows):
         if score is None:
             record = {"status": ScoreStatus.API_ERROR.value, "error": "boom"}
         else:
-            record = {"status": SCORED, "score": score, "reason": "r",
-                      "analysis": {"ratio": score, "confidence": 1.0, "changes": 0, "lengthDiff": 0.0}}
+            record = {
+                "status": SCORED,
+                "score": score,
+                "reason": "r",
+                "analysis": {"ratio": score, "confidence": 1.0, "changes": 0, "lengthDiff": 0.0},
+            }
         store.save_result(run_id, i, "textual-difference", record)
     store.finish_run(run_id, "completed")
     return run_id
@@ -265,10 +306,8 @@ def stored_run(store: Store, name: str, rows: list[tuple[str, str, float | None]
 
 def test_run_diff_matches_items_and_finds_regressions_and_improvements():
     store = Store(":memory:")
-    base = stored_run(store, "baseline", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4),
-                                          ("q4", "a4", 0.7)])
-    new = stored_run(store, "new prompt", [("q1", "a1", 0.8), ("q2", "a2", 0.6), ("q3", "a3", 0.4),
-                                           ("q4", "a4", None)])
+    base = stored_run(store, "baseline", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4), ("q4", "a4", 0.7)])
+    new = stored_run(store, "new prompt", [("q1", "a1", 0.8), ("q2", "a2", 0.6), ("q3", "a3", 0.4), ("q4", "a4", None)])
     diff = run_diff(store, base, new)
     assert diff.same_dataset and diff.dataset_note == ""
     assert (diff.name_a, diff.name_b) == ("baseline", "new prompt")

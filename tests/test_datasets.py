@@ -1,4 +1,4 @@
-"""Tests of scorers.datasets: loading evaluation datasets and turning rows into run payloads.
+"""Tests of scorers.runs.datasets: loading evaluation datasets and turning rows into run payloads.
 
 Every file is small and written by hand in the test, so the expected frame,
 line numbers and reasons are read off the file text, not copied from the code.
@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from realdata import REALDATA
 
-from scorers.base import normalize_run
-from scorers.datasets import (
+from scorers.core.base import normalize_run
+from scorers.core.errors import InvalidInputError, ScoreStatus
+from scorers.runs.datasets import (
     ROLES,
     SUPPORTED_FORMATS,
     DatasetError,
@@ -30,7 +31,6 @@ from scorers.datasets import (
     load_dataset,
     require_columns,
 )
-from scorers.errors import InvalidInputError, ScoreStatus
 
 RECIPES_CSV = REALDATA / "recipes_public_domain" / "recipes.csv"
 RECIPES_JSONL = REALDATA / "recipes_public_domain" / "recipes.jsonl"
@@ -758,14 +758,14 @@ def test_skipped_row_str():
 def test_realdata_recipes_csv_and_jsonl_agree():
     csv_data = load_dataset(RECIPES_CSV)
     jsonl_data = load_dataset(RECIPES_JSONL)
-    assert len(csv_data.frame) == len(jsonl_data.frame) == 410
+    assert len(csv_data.frame) == len(jsonl_data.frame) == 60
     assert csv_data.skipped == [] and jsonl_data.skipped == [] and csv_data.warnings == []
     assert list(csv_data.frame.columns) == ["id", "title", "author", "tags", "ingredients", "directions", "recipe_text"]
     assert csv_data.frame["id"].tolist() == jsonl_data.frame["id"].tolist()
     assert csv_data.frame["recipe_text"].tolist() == jsonl_data.frame["recipe_text"].tolist()
     # Multi-line quoted fields: the CSV has far more lines than records.
     multiline = csv_data.frame["ingredients"].str.contains("\n")
-    assert multiline.sum() > 300
+    assert multiline.sum() > 50
     assert csv_data.source_rows[0] == 2 and csv_data.source_rows[-1] < RECIPES_CSV.read_bytes().count(b"\n")
     # The CSV's ingredient lines are the JSONL's list joined by newlines.
     assert csv_data.frame["ingredients"][0].split("\n") == jsonl_data.frame["ingredients"][0]
@@ -776,12 +776,16 @@ def test_realdata_recipes_csv_and_jsonl_agree():
 
 def test_realdata_ifeval_responses_run_through_normalize_run():
     dataset = load_dataset(IFEVAL_RESPONSES)
-    assert len(dataset.frame) == 541 and dataset.skipped == []
+    assert len(dataset.frame) == 120 and dataset.skipped == []
     mapping = guess_columns(dataset.frame.columns)
-    assert mapping == {"input": "prompt", "output": "response", **dict.fromkeys(("system", "ground_truth", "id", "context", "tool_calls"))}
+    assert mapping == {
+        "input": "prompt",
+        "output": "response",
+        **dict.fromkeys(("system", "ground_truth", "id", "context", "tool_calls")),
+    }
     runs = list(iter_runs(dataset, mapping))
-    assert len(runs) == 541
-    assert runs[0][1] == "line 1" and runs[-1][1] == "line 541"
+    assert len(runs) == 120
+    assert runs[0][1] == "line 1" and runs[-1][1] == "line 120"
     first = json.loads(IFEVAL_RESPONSES.read_text(encoding="utf-8").split("\n", 1)[0])
     run = normalize_run(runs[0][2])
     assert (run.user_text, run.output) == (first["prompt"], first["response"])
@@ -804,9 +808,9 @@ def test_tsv_format_means_tab(tmp_path):
 
 def test_iter_runs_context_and_tool_calls(tmp_path):
     text = (
-        'q,a,context,tool_calls\n'
+        "q,a,context,tool_calls\n"
         'What?,Paris,"[""Paris is in France."", ""It is the capital.""]","[{""name"": ""search"", ""arguments"": {}}]"\n'
-        'Q2,A2,one plain passage,\n'
+        "Q2,A2,one plain passage,\n"
     )
     dataset = load_dataset(write(tmp_path, "tools.csv", text))
     runs = list(iter_runs(dataset, {"input": "q", "output": "a", "context": "context", "tool_calls": "tool_calls"}))

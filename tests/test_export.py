@@ -23,7 +23,7 @@ from scorers import (
     create_textual_difference_scorer,
     run_evals,
 )
-from scorers.export import (
+from scorers.runs.export import (
     export_run,
     format_for_path,
     item_texts,
@@ -35,8 +35,11 @@ from scorers.export import (
 )
 
 ITEMS = [
-    EvalItem("a", {"input": [{"role": "user", "content": "Say hi"}], "output": {"text": "hi there"},
-                   "ground_truth": "hello"}, {"variant": "A"}),
+    EvalItem(
+        "a",
+        {"input": [{"role": "user", "content": "Say hi"}], "output": {"text": "hi there"}, "ground_truth": "hello"},
+        {"variant": "A"},
+    ),
     EvalItem("b", {"input": "=SUM(A1)", "output": "-2 apples"}, {"variant": "B"}),
     EvalItem("c", {"input": "Explain", "output": {"text": ""}}, {"variant": "A"}),
 ]
@@ -44,9 +47,15 @@ ITEMS = [
 
 def _result() -> EvalRunResult:
     """Two scorers over three items; item c failed for one of them (hand-written scores)."""
+
     def scored(index: int, scorer: str, score: float, analysis: dict) -> ItemOutcome:
-        return ItemOutcome(index, ITEMS[index].item_id, scorer, ScoreStatus.SCORED,
-                           ScoreResult(scorer, score, f"{scorer} reason {index}", analysis))
+        return ItemOutcome(
+            index,
+            ITEMS[index].item_id,
+            scorer,
+            ScoreStatus.SCORED,
+            ScoreResult(scorer, score, f"{scorer} reason {index}", analysis),
+        )
 
     outcomes = [
         scored(0, "judge", 0.5, {"verdict": "ok", "parts": [1, 2]}),
@@ -81,12 +90,14 @@ def test_csv_leaves_normal_text_alone(cell):
 
 
 def test_csv_leaves_numeric_columns_and_numbers_in_text_columns_alone():
-    frame = pd.DataFrame({
-        "score": [-1.5, 2.0],
-        "tokens": [-3, 4],
-        "mixed": pd.Series([-7, "-7"], dtype=object),  # a number in a text column is still a number
-        "text": pd.Series(["-1.5", "ok"], dtype="str"),
-    })
+    frame = pd.DataFrame(
+        {
+            "score": [-1.5, 2.0],
+            "tokens": [-3, 4],
+            "mixed": pd.Series([-7, "-7"], dtype=object),  # a number in a text column is still a number
+            "text": pd.Series(["-1.5", "ok"], dtype="str"),
+        }
+    )
     rows = _csv_rows(to_csv_bytes(frame))
     assert [r["score"] for r in rows] == ["-1.5", "2.0"]
     assert [r["tokens"] for r in rows] == ["-3", "4"]
@@ -133,7 +144,13 @@ def test_jsonl_has_one_object_per_item_and_scorer_with_null_for_nan():
     lines = to_jsonl_bytes(results_frame(_result(), ITEMS)).decode("utf-8").splitlines()
     records = [json.loads(line) for line in lines]
     assert [(r["item_id"], r["scorer"]) for r in records] == [
-        ("a", "judge"), ("a", "diff"), ("b", "judge"), ("b", "diff"), ("c", "judge"), ("c", "diff")]
+        ("a", "judge"),
+        ("a", "diff"),
+        ("b", "judge"),
+        ("b", "diff"),
+        ("c", "judge"),
+        ("c", "diff"),
+    ]
     failed = records[4]
     assert failed["status"] == "invalid_input" and failed["score"] is None and failed["reason"] is None
     assert failed["error"] == "output: the response to evaluate is empty"
@@ -165,8 +182,15 @@ def test_seed_json_shape_scores_and_failures():
     doc = json.loads(to_seed_json_bytes(_result(), ITEMS))
     assert doc["runId"] == "run123"
     # judge: scored 0.5 and 1.0, one failure -> mean 0.75, sample std sqrt(2 * 0.25**2 / 1)
-    assert doc["scores"]["judge"] == {"mean": 0.75, "median": 0.75, "std": pytest.approx(math.sqrt(0.125)),
-                                      "min": 0.5, "max": 1.0, "nScored": 2, "nFailed": 1}
+    assert doc["scores"]["judge"] == {
+        "mean": 0.75,
+        "median": 0.75,
+        "std": pytest.approx(math.sqrt(0.125)),
+        "min": 0.5,
+        "max": 1.0,
+        "nScored": 2,
+        "nFailed": 1,
+    }
     # diff: 0.25, 0.0, 0.75 -> mean 1/3, median 0.25
     assert doc["scores"]["diff"]["mean"] == pytest.approx(1 / 3)
     assert doc["scores"]["diff"]["median"] == 0.25
@@ -174,12 +198,21 @@ def test_seed_json_shape_scores_and_failures():
     first = doc["items"][0]
     assert first["itemId"] == "a" and first["input"] == "Say hi" and first["output"] == "hi there"
     assert first["groundTruth"] == "hello"
-    assert first["scorerResults"]["judge"] == {"status": "scored", "score": 0.5, "reason": "judge reason 0",
-                                               "analyzeStepResult": {"verdict": "ok", "parts": [1, 2]},
-                                               "error": None}
+    assert first["scorerResults"]["judge"] == {
+        "status": "scored",
+        "score": 0.5,
+        "reason": "judge reason 0",
+        "analyzeStepResult": {"verdict": "ok", "parts": [1, 2]},
+        "error": None,
+    }
     failed = doc["items"][2]["scorerResults"]["judge"]
-    assert failed == {"status": "invalid_input", "score": None, "reason": None, "analyzeStepResult": None,
-                      "error": "output: the response to evaluate is empty"}
+    assert failed == {
+        "status": "invalid_input",
+        "score": None,
+        "reason": None,
+        "analyzeStepResult": None,
+        "error": "output: the response to evaluate is empty",
+    }
     assert doc["items"][1]["groundTruth"] is None
 
 
@@ -187,8 +220,15 @@ def test_seed_json_of_a_stopped_run_lists_items_without_outcomes():
     result = EvalRunResult("r", [], "cancelled", 3, ["judge"], None)
     doc = json.loads(to_seed_json_bytes(result, ITEMS))
     assert [i["scorerResults"] for i in doc["items"]] == [{}, {}, {}]
-    assert doc["scores"]["judge"] == {"mean": None, "median": None, "std": None, "min": None, "max": None,
-                                      "nScored": 0, "nFailed": 0}
+    assert doc["scores"]["judge"] == {
+        "mean": None,
+        "median": None,
+        "std": None,
+        "min": None,
+        "max": None,
+        "nScored": 0,
+        "nFailed": 0,
+    }
 
 
 # ---- Parquet
@@ -231,8 +271,9 @@ def test_results_frame_of_a_run_with_a_malformed_payload():
     assert frame["output"].tolist() == [None]
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("r.csv", "csv"), ("R.JSONL", "jsonl"), ("x/r.json", "json"),
-                                           ("r.parquet", "parquet")])
+@pytest.mark.parametrize(
+    ("name", "fmt"), [("r.csv", "csv"), ("R.JSONL", "jsonl"), ("x/r.json", "json"), ("r.parquet", "parquet")]
+)
 def test_format_for_path(name, fmt):
     assert format_for_path(name) == fmt
 
@@ -253,8 +294,10 @@ def test_no_export_contains_the_api_key(fake_openai, tmp_path):
     fake_openai.responder = lambda body: Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
     store = Store(tmp_path / "db.sqlite")
     settings = settings_for(fake_openai, api_key=SECRET, model="openai/gpt-4o-mini")
-    scorers = [create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings, cache=store),
-               create_textual_difference_scorer()]
+    scorers = [
+        create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings, cache=store),
+        create_textual_difference_scorer(),
+    ]
     items = [EvalItem(f"i{i}", {"input": f"Question {i}", "output": f"Answer {i}"}) for i in range(3)]
     result = run_evals(items, scorers, store=store)
     store.close()

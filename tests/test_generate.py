@@ -21,9 +21,8 @@ from scorers import (
     create_textual_difference_scorer,
     run_evals,
 )
-from scorers.compare import paired
-from scorers.export import results_frame
-from scorers.generate import (
+from scorers.analysis.compare import paired
+from scorers.analysis.generate import (
     Variant,
     comparison_items,
     failed_generations,
@@ -34,7 +33,8 @@ from scorers.generate import (
     template_columns,
     validate_variant,
 )
-from scorers.judge import Judge
+from scorers.core.judge import Judge
+from scorers.runs.export import results_frame
 
 ROWS = [
     {"id": "q1", "question": "What is 2+2?", "answer": "4"},
@@ -42,8 +42,15 @@ ROWS = [
     {"id": "q3", "question": "Colour of the sky?", "answer": "Blue"},
 ]
 A = Variant("A", "gpt-4o-mini", prompt_template="Question: {question}")
-B = Variant("B", "fake-target", system_prompt="Answer in one word.", prompt_template="Q: {question}\nA:",
-            temperature=0.7, max_tokens=50, seed=7)
+B = Variant(
+    "B",
+    "fake-target",
+    system_prompt="Answer in one word.",
+    prompt_template="Q: {question}\nA:",
+    temperature=0.7,
+    max_tokens=50,
+    seed=7,
+)
 
 
 def user_text(body: dict) -> str:
@@ -109,8 +116,9 @@ def test_render_variant_fills_once_and_keeps_literal_braces():
 def test_complete_text_sends_no_schema_and_returns_the_text(fake_openai):
     fake_openai.enqueue(Reply.content("Paris.", usage={"prompt_tokens": 11, "completion_tokens": 2}))
     judge = Judge(settings_for(fake_openai, model="openai/gpt-4o-mini"))
-    reply = judge.complete_text([{"role": "user", "content": "Capital of France?"}], temperature=0.5, seed=3,
-                                max_tokens=20)
+    reply = judge.complete_text(
+        [{"role": "user", "content": "Capital of France?"}], temperature=0.5, seed=3, max_tokens=20
+    )
     assert reply.text == "Paris."
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.calls) == (11, 2, 1)
     body = fake_openai.last_chat_request()
@@ -144,8 +152,7 @@ def test_complete_text_retries_server_errors(fake_openai):
 
 def test_complete_text_drops_a_rejected_temperature(fake_openai):
     fake_openai.enqueue(
-        Reply.error(400, "Unsupported value: 'temperature' does not support 0.7 with this model.",
-                    param="temperature"),
+        Reply.error(400, "Unsupported value: 'temperature' does not support 0.7 with this model.", param="temperature"),
         Reply.content("ok"),
     )
     judge = Judge(settings_for(fake_openai, model="strict-model"))
@@ -179,10 +186,22 @@ def test_complete_text_cache_key_includes_the_parameters(fake_openai, tmp_path):
 def test_two_variants_times_rows_carry_the_rendered_templates(fake_openai):
     fake_openai.responder = echo
     progress = []
-    responses = generate_responses(ROWS, [A, B], settings=settings_for(fake_openai), item_ids=[r["id"] for r in ROWS],
-                                   concurrency=3, on_progress=lambda done, total: progress.append((done, total)))
+    responses = generate_responses(
+        ROWS,
+        [A, B],
+        settings=settings_for(fake_openai),
+        item_ids=[r["id"] for r in ROWS],
+        concurrency=3,
+        on_progress=lambda done, total: progress.append((done, total)),
+    )
     assert [(r.item_id, r.variant.name) for r in responses] == [
-        ("q1", "A"), ("q1", "B"), ("q2", "A"), ("q2", "B"), ("q3", "A"), ("q3", "B")]
+        ("q1", "A"),
+        ("q1", "B"),
+        ("q2", "A"),
+        ("q2", "B"),
+        ("q3", "A"),
+        ("q3", "B"),
+    ]
     assert all(r.status is ScoreStatus.SCORED and r.error is None and not r.cached for r in responses)
     assert responses[0].text == "gpt-4o-mini says: Question: What is 2+2?"
     assert responses[3].text == "fake-target says: Q: Capital of France?\nA:"
@@ -300,10 +319,17 @@ def test_generation_costs_use_list_prices(fake_openai):
 
 
 def test_items_from_responses_wide_layout():
-    frame = pd.DataFrame({"id": ["a", "b"], "q": ["Q1", "Q2"], "old": ["R1", None], "new": ["S1", "S2"],
-                          "gt": ["G1", "G2"]})
-    items = items_from_responses(frame, input_col="q", response_cols={"old": "old", "new": "new"}, id_col="id",
-                                 ground_truth_col="gt", models={"old": "gpt-4o-mini"})
+    frame = pd.DataFrame(
+        {"id": ["a", "b"], "q": ["Q1", "Q2"], "old": ["R1", None], "new": ["S1", "S2"], "gt": ["G1", "G2"]}
+    )
+    items = items_from_responses(
+        frame,
+        input_col="q",
+        response_cols={"old": "old", "new": "new"},
+        id_col="id",
+        ground_truth_col="gt",
+        models={"old": "gpt-4o-mini"},
+    )
     assert [i.item_id for i in items] == ["a::old", "a::new", "b::old", "b::new"]
     assert items[0].groups == {"variant": "old", "row_id": "a", "model": "gpt-4o-mini"}
     assert items[1].groups == {"variant": "new", "row_id": "a"}
@@ -315,14 +341,20 @@ def test_items_from_responses_wide_layout():
 
 
 def test_items_from_responses_long_layout_pairs_by_question():
-    frame = pd.DataFrame({"q": ["Q1", "Q1", "Q2", "Q2"], "model": ["m1", "m2", "m1", "m2"],
-                          "response": ["a", "b", "c", "d"]})
+    frame = pd.DataFrame(
+        {"q": ["Q1", "Q1", "Q2", "Q2"], "model": ["m1", "m2", "m1", "m2"], "response": ["a", "b", "c", "d"]}
+    )
     items = items_from_responses(frame, input_col="q", variant_col="model", output_col="response", model_col="model")
     assert [(i.item_id, i.groups["row_id"], i.groups["model"]) for i in items] == [
-        ("Q1::m1", "Q1", "m1"), ("Q1::m2", "Q1", "m2"), ("Q2::m1", "Q2", "m1"), ("Q2::m2", "Q2", "m2")]
+        ("Q1::m1", "Q1", "m1"),
+        ("Q1::m2", "Q1", "m2"),
+        ("Q2::m1", "Q2", "m1"),
+        ("Q2::m2", "Q2", "m2"),
+    ]
     with pytest.raises(InvalidInputError, match="second response"):
-        items_from_responses(pd.concat([frame, frame.head(1)]), input_col="q", variant_col="model",
-                             output_col="response")
+        items_from_responses(
+            pd.concat([frame, frame.head(1)]), input_col="q", variant_col="model", output_col="response"
+        )
     with pytest.raises(InvalidInputError, match="either response_cols"):
         items_from_responses(frame, input_col="q")
     with pytest.raises(InvalidInputError, match="no column 'nope'"):

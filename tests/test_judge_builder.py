@@ -12,7 +12,7 @@ from fake_openai import Reply
 from judge_data import settings_for
 
 from scorers import InvalidInputError, JudgeSettings, ScoreStatus, create_gluten_checker_scorer
-from scorers.judge_builder import (
+from scorers.catalogue.judge_builder import (
     GLUTEN_CHECKER,
     BooleanRule,
     JudgeDefinition,
@@ -31,7 +31,7 @@ from scorers.judge_builder import (
     try_definition,
     validate_definition,
 )
-from scorers.llm_judge import GLUTEN_INSTRUCTIONS, GLUTEN_PROMPT, template_placeholders
+from scorers.catalogue.llm_judge import GLUTEN_INSTRUCTIONS, GLUTEN_PROMPT, template_placeholders
 
 
 def definition(**overrides) -> dict:
@@ -41,8 +41,14 @@ def definition(**overrides) -> dict:
         "instructions": "You judge how helpful an answer is.",
         "prompt_template": "Question:\n{input}\n\nAnswer:\n{output}\n\nReply as JSON.",
         "output_fields": [
-            {"name": "rating", "type": "number", "min": 1, "max": 5, "integer": True,
-             "description": "1 (useless) to 5 (perfect)"},
+            {
+                "name": "rating",
+                "type": "number",
+                "min": 1,
+                "max": 5,
+                "integer": True,
+                "description": "1 (useless) to 5 (perfect)",
+            },
             {"name": "verdict", "type": "label", "labels": ["good", "partial", "bad"]},
             {"name": "issues", "type": "list_of_strings"},
             {"name": "onTopic", "type": "boolean"},
@@ -86,7 +92,8 @@ def test_literal_braces_are_allowed_and_placeholders_are_listed():
 
 def test_a_template_without_placeholders_is_a_problem():
     assert validate_definition(definition(prompt_template="Rate the answer."))[0].startswith(
-        "prompt_template: uses no placeholder")
+        "prompt_template: uses no placeholder"
+    )
 
 
 @pytest.mark.parametrize(
@@ -103,8 +110,11 @@ def test_a_template_without_placeholders_is_a_problem():
         (fields_with(1, labels=["good", "bad", "good"]), "output_fields[1].labels: listed twice: good"),
         (fields_with(3, min=0), "output_fields[3].min: only number fields have a range"),
         (fields_with(2, labels=["a", "b"]), "output_fields[2].labels: only label fields have labels"),
-        (fields_with(4, type="float"), "output_fields[4].type: Input should be 'boolean', 'number', 'string', "
-                                       "'list_of_strings' or 'label' (got 'float')"),
+        (
+            fields_with(4, type="float"),
+            "output_fields[4].type: Input should be 'boolean', 'number', 'string', "
+            "'list_of_strings' or 'label' (got 'float')",
+        ),
         ([], "output_fields: add at least one field"),
     ],
 )
@@ -117,18 +127,30 @@ def test_field_problems_name_the_field(fields, problem):
     ("rule", "problem"),
     [
         ({"kind": "boolean", "field": "x"}, "score_rule.field: no field named 'x'; the fields are: rating, verdict"),
-        ({"kind": "boolean", "field": "rating"}, "score_rule.field: a boolean rule needs a boolean field; "
-                                                 "rating is a number field"),
-        ({"kind": "list_count", "field": "comment"}, "score_rule.field: a list_count rule needs a list of strings "
-                                                     "field; comment is a string field"),
-        ({"kind": "label", "field": "verdict", "scores": {"good": 1, "bad": 0}},
-         "score_rule.scores: no score for label 'partial' of verdict"),
-        ({"kind": "label", "field": "verdict", "scores": {"good": 1, "partial": 0.5, "bad": 0, "meh": 0.2}},
-         "score_rule.scores: 'meh' is not a label of verdict (good, partial, bad)"),
-        ({"kind": "label", "field": "verdict", "scores": {"good": 1.5, "partial": 0.5, "bad": 0}},
-         "score_rule.scores.good: must be a number in 0..1, got 1.5"),
-        ({"kind": "label", "field": "verdict", "scores": {"good": 1, "partial": 0.5, "bad": -0.1}},
-         "score_rule.scores.bad: must be a number in 0..1, got -0.1"),
+        (
+            {"kind": "boolean", "field": "rating"},
+            "score_rule.field: a boolean rule needs a boolean field; rating is a number field",
+        ),
+        (
+            {"kind": "list_count", "field": "comment"},
+            "score_rule.field: a list_count rule needs a list of strings field; comment is a string field",
+        ),
+        (
+            {"kind": "label", "field": "verdict", "scores": {"good": 1, "bad": 0}},
+            "score_rule.scores: no score for label 'partial' of verdict",
+        ),
+        (
+            {"kind": "label", "field": "verdict", "scores": {"good": 1, "partial": 0.5, "bad": 0, "meh": 0.2}},
+            "score_rule.scores: 'meh' is not a label of verdict (good, partial, bad)",
+        ),
+        (
+            {"kind": "label", "field": "verdict", "scores": {"good": 1.5, "partial": 0.5, "bad": 0}},
+            "score_rule.scores.good: must be a number in 0..1, got 1.5",
+        ),
+        (
+            {"kind": "label", "field": "verdict", "scores": {"good": 1, "partial": 0.5, "bad": -0.1}},
+            "score_rule.scores.bad: must be a number in 0..1, got -0.1",
+        ),
         ({"kind": "list_count", "field": "issues", "cap": 0}, "score_rule.cap: must be a whole number ≥ 1, got 0"),
     ],
 )
@@ -158,8 +180,11 @@ def test_only_the_safe_rule_forms_exist(rule):
 @pytest.mark.parametrize(
     ("reason", "problem"),
     [
-        ("Rated {stars}.", "reason_template: unknown name {stars} at line 1, column 7; use one of {comment}, "
-                           "{issues}, {onTopic}, {rating}, {verdict}, {score}, {scale}"),
+        (
+            "Rated {stars}.",
+            "reason_template: unknown name {stars} at line 1, column 7; use one of {comment}, "
+            "{issues}, {onTopic}, {rating}, {verdict}, {score}, {scale}",
+        ),
         ("{verdict.__class__}", "reason_template: {verdict.__class__} at line 1, column 1 is not a plain {name}"),
         ("{issues[0]}", "reason_template: {issues[0]} at line 1, column 1 is not a plain {name}"),
         ("{score:.2f}", "reason_template: {score:.2f} at line 1, column 1 is not a plain {name}"),
@@ -180,10 +205,13 @@ def test_scale_must_be_positive_and_finite(scale):
 
 def test_name_and_instructions_are_required():
     problems = validate_definition(definition(name="  ", instructions=""))
-    assert problems[:2] == ["name: empty; give the judge a name",
-                            "instructions: empty; say who the judge is and what it checks"]
+    assert problems[:2] == [
+        "name: empty; give the judge a name",
+        "instructions: empty; say who the judge is and what it checks",
+    ]
     assert validate_definition(definition(name="???")) == [
-        "name: needs at least one letter or digit (it becomes the judge's id)"]
+        "name: needs at least one letter or digit (it becomes the judge's id)"
+    ]
 
 
 def test_unknown_keys_are_rejected():
@@ -244,7 +272,8 @@ def test_rules_are_described_as_formulas():
     assert describe_rule(d) == "(rating − 1) / (5 − 1)"
     assert describe_rule(GLUTEN_CHECKER) == "1 if isGlutenFree is true, else 0"
     label = JudgeDefinition.model_validate(
-        definition(score_rule={"kind": "label", "field": "verdict", "scores": {"good": 1, "partial": 0.5, "bad": 0}}))
+        definition(score_rule={"kind": "label", "field": "verdict", "scores": {"good": 1, "partial": 0.5, "bad": 0}})
+    )
     assert describe_rule(label) == "by the label of verdict: good → 1, partial → 0.5, bad → 0"
     count = JudgeDefinition.model_validate(definition(score_rule={"kind": "list_count", "field": "issues", "cap": 2}))
     assert describe_rule(count) == "1 − min(k / 2, 1), k = the number of non-blank items of issues"
@@ -254,7 +283,8 @@ def test_reason_is_substituted_once_without_formatting():
     template = "Verdict {verdict}; issues: {issues}; on topic: {onTopic}; {score}/{scale} {{literal}}"
     answer = {"verdict": "{score.__class__}", "issues": [], "onTopic": True}
     assert render_reason(template, answer, 0.75, 1.0) == (
-        "Verdict {score.__class__}; issues: none; on topic: true; 0.75/1 {literal}")
+        "Verdict {score.__class__}; issues: none; on topic: true; 0.75/1 {literal}"
+    )
 
 
 # ---------------------------------------------------------------- JSON
@@ -266,14 +296,20 @@ def test_json_round_trip():
     assert JudgeDefinition.model_validate_json(text) == d
     assert JudgeDefinition.model_validate(json.loads(text)) == d
     assert json.loads(GLUTEN_CHECKER.model_dump_json())["score_rule"] == {
-        "kind": "boolean", "field": "isGlutenFree", "true_is_good": True}
+        "kind": "boolean",
+        "field": "isGlutenFree",
+        "true_is_good": True,
+    }
 
 
 def test_the_rule_classes_are_the_json_shapes():
     d = JudgeDefinition.model_validate(definition())
     assert isinstance(d.score_rule, NumberRule)
-    for rule in (BooleanRule(field="onTopic"), LabelRule(field="verdict", scores={"good": 1, "partial": 0, "bad": 0}),
-                 ListCountRule(field="issues", cap=2)):
+    for rule in (
+        BooleanRule(field="onTopic"),
+        LabelRule(field="verdict", scores={"good": 1, "partial": 0, "bad": 0}),
+        ListCountRule(field="issues", cap=2),
+    ):
         assert validate_definition(d.model_copy(update={"score_rule": rule})) == []
 
 
@@ -281,8 +317,12 @@ def test_json_schema_sent_to_the_judge():
     schema = json_schema(JudgeDefinition.model_validate(definition()))
     assert schema["required"] == ["rating", "verdict", "issues", "onTopic", "comment"]
     assert schema["additionalProperties"] is False
-    assert schema["properties"]["rating"] == {"description": "1 (useless) to 5 (perfect)", "type": "integer",
-                                              "minimum": 1, "maximum": 5}
+    assert schema["properties"]["rating"] == {
+        "description": "1 (useless) to 5 (perfect)",
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 5,
+    }
     assert schema["properties"]["verdict"]["enum"] == ["good", "partial", "bad"]
     assert schema["properties"]["issues"]["items"] == {"type": "string"}
     assert schema["properties"]["onTopic"]["type"] == "boolean"
@@ -291,13 +331,18 @@ def test_json_schema_sent_to_the_judge():
 # ---------------------------------------------------------------- building and running
 
 
-PAYLOAD = {"input": [{"role": "user", "content": "How do I boil an egg?"}],
-           "output": "Put it in boiling water for 8 minutes."}
+PAYLOAD = {
+    "input": [{"role": "user", "content": "How do I boil an egg?"}],
+    "output": "Put it in boiling water for 8 minutes.",
+}
 
 
 def test_build_and_run_through_the_fake_judge(fake_openai):
-    fake_openai.enqueue(Reply.json({"rating": 4, "verdict": "partial", "issues": ["no cooling step"],
-                                    "onTopic": True, "comment": "Fine."}))
+    fake_openai.enqueue(
+        Reply.json(
+            {"rating": 4, "verdict": "partial", "issues": ["no cooling step"], "onTopic": True, "comment": "Fine."}
+        )
+    )
     scorer = build_scorer(definition(scale=10), settings_for(fake_openai))
     result = scorer.run(PAYLOAD)
 
@@ -373,8 +418,10 @@ def test_gluten_definition_matches_the_python_gluten_checker(fake_openai):
     assert {k: v["type"] for k, v in ours.items()} == {"isGlutenFree": "boolean", "glutenSources": "array"}
     assert ours["glutenSources"]["items"] == {"type": "string"}
 
-    fake_openai.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["soy sauce"]}),
-                        Reply.json({"isGlutenFree": True, "glutenSources": []}))
+    fake_openai.enqueue(
+        Reply.json({"isGlutenFree": False, "glutenSources": ["soy sauce"]}),
+        Reply.json({"isGlutenFree": True, "glutenSources": []}),
+    )
     with_gluten = from_definition.run({"input": "x", "output": "Beef with soy sauce."})
     without = from_definition.run({"input": "x", "output": "Rice and beans."})
     assert (with_gluten.score, without.score) == (0.0, 1.0)
@@ -383,10 +430,15 @@ def test_gluten_definition_matches_the_python_gluten_checker(fake_openai):
 
 
 def test_a_copy_of_the_gluten_checker_can_be_edited():
-    copy = GLUTEN_CHECKER.model_copy(update={
-        "name": "Gluten checker (strict)",
-        "output_fields": (*GLUTEN_CHECKER.output_fields, OutputField(name="confidence", type="number", min=0, max=1)),
-    })
+    copy = GLUTEN_CHECKER.model_copy(
+        update={
+            "name": "Gluten checker (strict)",
+            "output_fields": (
+                *GLUTEN_CHECKER.output_fields,
+                OutputField(name="confidence", type="number", min=0, max=1),
+            ),
+        }
+    )
     assert validate_definition(copy) == []
     assert build_scorer(copy, JudgeSettings(api_key="k")).id == "judge:gluten-checker-strict"
 
@@ -394,8 +446,10 @@ def test_a_copy_of_the_gluten_checker_can_be_edited():
 def test_example_payload():
     example = JudgeExample(input="Q", output="A", ground_truth="", system="Be brief.")
     assert example.payload() == {
-        "input": {"inputMessages": [{"role": "user", "content": "Q"}],
-                  "systemMessages": [{"role": "system", "content": "Be brief."}]},
+        "input": {
+            "inputMessages": [{"role": "user", "content": "Q"}],
+            "systemMessages": [{"role": "system", "content": "Be brief."}],
+        },
         "output": {"text": "A"},
         "ground_truth": None,
     }

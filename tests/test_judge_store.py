@@ -11,8 +11,8 @@ from fake_openai import Reply
 from judge_data import settings_for
 
 from scorers import SCORERS, EvalItem, InvalidInputError, JudgeSettings, Store, create_scorer, run_evals
-from scorers.judge_builder import GLUTEN_CHECKER, JudgeDefinition
-from scorers.judge_store import (
+from scorers.catalogue.judge_builder import GLUTEN_CHECKER, JudgeDefinition
+from scorers.catalogue.judge_store import (
     delete_judge,
     export_judges,
     get_judge,
@@ -23,8 +23,8 @@ from scorers.judge_store import (
     read_export,
     save_judge,
 )
-from scorers.registry import scorer_spec, scorer_specs
-from scorers.store import MIGRATIONS, _m001_initial
+from scorers.catalogue.registry import scorer_spec, scorer_specs
+from scorers.runs.store import MIGRATIONS, _m001_initial
 
 
 def polite(template: str = "Is this reply polite?\n{output}", **overrides) -> dict:
@@ -32,8 +32,7 @@ def polite(template: str = "Is this reply polite?\n{output}", **overrides) -> di
         "name": "Politeness",
         "instructions": "You check the tone of customer-service replies.",
         "prompt_template": template,
-        "output_fields": [{"name": "isPolite", "type": "boolean"},
-                          {"name": "rudePhrases", "type": "list_of_strings"}],
+        "output_fields": [{"name": "isPolite", "type": "boolean"}, {"name": "rudePhrases", "type": "list_of_strings"}],
         "score_rule": {"kind": "boolean", "field": "isPolite"},
         "reason_template": "Polite: {isPolite}. Rude phrases: {rudePhrases}.",
     }
@@ -85,8 +84,9 @@ def test_a_scorer_id_pins_the_version(store, fake_openai):
     save_judge(store, polite("V1 template: {output}"))
     save_judge(store, polite("V2 template: {output}"))
     settings = settings_for(fake_openai)
-    fake_openai.enqueue(Reply.json({"isPolite": True, "rudePhrases": []}),
-                        Reply.json({"isPolite": False, "rudePhrases": ["whatever"]}))
+    fake_openai.enqueue(
+        Reply.json({"isPolite": True, "rudePhrases": []}), Reply.json({"isPolite": False, "rudePhrases": ["whatever"]})
+    )
 
     old = create_scorer("judge:politeness@v1", settings=settings, store=store)
     latest = create_scorer("judge:politeness", settings=settings, store=store)
@@ -137,8 +137,13 @@ def test_delete_hides_a_judge_but_keeps_its_versions(store):
 def test_scorer_specs_add_saved_judges(store):
     assert scorer_specs() == SCORERS
     assert scorer_specs(store) == SCORERS  # none saved yet
-    save_judge(store, polite(description="Whether a reply is polite.",
-                             example={"input": "Where is my parcel?", "output": "Calm down, it is coming."}))
+    save_judge(
+        store,
+        polite(
+            description="Whether a reply is polite.",
+            example={"input": "Where is my parcel?", "output": "Calm down, it is coming."},
+        ),
+    )
     specs = scorer_specs(store)
     assert list(specs)[: len(SCORERS)] == list(SCORERS)
     spec = specs["judge:politeness"]
@@ -182,7 +187,9 @@ def test_export_and_import_into_another_database(store, tmp_path):
     try:
         imported = import_judges(other, text)
         assert [(j.versioned_id, j.name) for j in imported] == [
-            ("judge:gluten-copy@v1", "Gluten copy"), ("judge:politeness@v1", "Politeness")]
+            ("judge:gluten-copy@v1", "Gluten copy"),
+            ("judge:politeness@v1", "Politeness"),
+        ]
         assert [j.definition for j in list_judges(other)] == [j.definition for j in list_judges(store)]
     finally:
         other.close()
@@ -229,8 +236,10 @@ def test_m002_is_applied_when_an_m001_database_is_opened(tmp_path):
     db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
     _m001_initial(db)
     db.execute("INSERT INTO schema_migrations VALUES (1, '2025-01-01T00:00:00+00:00')")
-    db.execute("INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers)"
-               " VALUES ('r1', 'old run', '2025-01-01T00:00:00+00:00', 'completed', 'x.csv', 0, '[]')")
+    db.execute(
+        "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers)"
+        " VALUES ('r1', 'old run', '2025-01-01T00:00:00+00:00', 'completed', 'x.csv', 0, '[]')"
+    )
     db.commit()
     db.close()
 

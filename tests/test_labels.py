@@ -20,8 +20,7 @@ from scorers import (
     load_run,
     run_evals,
 )
-from scorers.judge_store import save_judge
-from scorers.labels import (
+from scorers.analysis.labels import (
     LABEL_COLUMNS,
     NewLabel,
     current_labels,
@@ -37,7 +36,8 @@ from scorers.labels import (
     save_labels,
     scorer_scale,
 )
-from scorers.store import MIGRATIONS, _m001_initial, _m002_judges
+from scorers.catalogue.judge_store import save_judge
+from scorers.runs.store import MIGRATIONS, _m001_initial, _m002_judges
 
 TD = "textual-difference"
 

@@ -15,7 +15,7 @@ from scorers import (
     create_llm_judge_scorer,
     template_placeholders,
 )
-from scorers.llm_judge import GLUTEN_PROMPT
+from scorers.catalogue.llm_judge import GLUTEN_PROMPT
 
 RECIPE = "Mix flour, water and soy sauce; knead the dough and boil the noodles."
 
@@ -23,7 +23,8 @@ RECIPE = "Mix flour, water and soy sauce; knead the dough and boil the noodles."
 def test_gluten_checker_contains_gluten(fake_openai):
     fake_openai.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["flour", "soy sauce"]}))
     result = create_gluten_checker_scorer(settings=settings_for(fake_openai)).run(
-        {"input": "Make noodles", "output": RECIPE})
+        {"input": "Make noodles", "output": RECIPE}
+    )
     assert result.score == 0
     assert result.analyze_step_result == {"isGlutenFree": False, "glutenSources": ["flour", "soy sauce"]}
     assert result.reason == "This recipe contains gluten because of: flour, soy sauce."
@@ -36,7 +37,8 @@ def test_gluten_checker_contains_gluten(fake_openai):
 def test_gluten_checker_gluten_free(fake_openai):
     fake_openai.enqueue(Reply.json({"isGlutenFree": True, "glutenSources": []}))
     result = create_gluten_checker_scorer(settings=settings_for(fake_openai)).run(
-        {"input": "rice and beans", "output": "Simmer rice, black beans and peppers."})
+        {"input": "rice and beans", "output": "Simmer rice, black beans and peppers."}
+    )
     assert result.score == 1
     assert "gluten-free" in result.reason
     assert result.to_dict()["analyzeStepResult"] == {"isGlutenFree": True, "glutenSources": []}
@@ -95,10 +97,15 @@ class Verdict(BaseModel):
 
 
 def make_judge(fake, **kw):
-    values = dict(name="Answer checker", instructions="You check answers against a reference.",
-                  prompt_template="Question: {input}\nAnswer: {output}\nReference: {ground_truth}",
-                  output_schema=Verdict, score=lambda a: 1.0 if a["correct"] else 0.0,
-                  reason="Correct: {correct} (confidence {confidence}); score {score}.", settings=settings_for(fake))
+    values = dict(
+        name="Answer checker",
+        instructions="You check answers against a reference.",
+        prompt_template="Question: {input}\nAnswer: {output}\nReference: {ground_truth}",
+        output_schema=Verdict,
+        score=lambda a: 1.0 if a["correct"] else 0.0,
+        reason="Correct: {correct} (confidence {confidence}); score {score}.",
+        settings=settings_for(fake),
+    )
     values.update(kw)
     return create_llm_judge_scorer(**values)
 
@@ -122,17 +129,23 @@ def test_custom_judge_needs_the_fields_its_template_uses(fake_openai):
 
 
 def test_custom_judge_with_a_json_schema(fake_openai):
-    schema = {"type": "object", "properties": {
-        "label": {"type": "string", "enum": ["good", "bad"]},
-        "rating": {"type": "integer", "minimum": 1, "maximum": 5},
-        "issues": {"type": "array", "items": {"type": "string"}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", "enum": ["good", "bad"]},
+            "rating": {"type": "integer", "minimum": 1, "maximum": 5},
+            "issues": {"type": "array", "items": {"type": "string"}},
+        },
+    }
     judge = make_judge(fake_openai, output_schema=schema, score=lambda a: (a["rating"] - 1) / 4, reason=None)
     fake_openai.enqueue(Reply.json({"label": "good", "rating": 4, "issues": []}))
     result = judge.run({"input": "q", "output": "a", "ground_truth": "a"})
     assert result.score == 0.75  # (4 − 1) / 4
     sent = fake_openai.last_chat_request()["response_format"]["json_schema"]["schema"]
     assert sent["additionalProperties"] is False and sent["required"] == ["label", "rating", "issues"]
-    fake_openai.enqueue(Reply.json({"label": "meh", "rating": 9, "issues": []}), Reply.json({"label": "meh", "rating": 9, "issues": []}))
+    fake_openai.enqueue(
+        Reply.json({"label": "meh", "rating": 9, "issues": []}), Reply.json({"label": "meh", "rating": 9, "issues": []})
+    )
     with pytest.raises(JudgeOutputInvalidError) as info:
         judge.run({"input": "q", "output": "a", "ground_truth": "a"})
     assert "label" in str(info.value) and "rating" in str(info.value)
@@ -141,15 +154,21 @@ def test_custom_judge_with_a_json_schema(fake_openai):
 def test_a_score_rule_outside_0_1_is_not_a_score(fake_openai):
     fake_openai.enqueue(Reply.json({"correct": True, "confidence": 0.9}))
     with pytest.raises(JudgeOutputInvalidError, match="expected a number in"):
-        make_judge(fake_openai, score=lambda a: a["confidence"] * 10).run({"input": "q", "output": "a", "ground_truth": "a"})
+        make_judge(fake_openai, score=lambda a: a["confidence"] * 10).run(
+            {"input": "q", "output": "a", "ground_truth": "a"}
+        )
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
-    [({"name": " "}, "needs a name"), ({"instructions": ""}, "instructions"),
-     ({"reason": "{verdict}"}, "not an output field"), ({"scale": 0}, "scale"),
-     ({"output_schema": {"type": "object", "properties": {"x": {"type": "object"}}}}, "unsupported type"),
-     ({"prompt_template": "{output} {answer}"}, "unknown placeholder")],
+    [
+        ({"name": " "}, "needs a name"),
+        ({"instructions": ""}, "instructions"),
+        ({"reason": "{verdict}"}, "not an output field"),
+        ({"scale": 0}, "scale"),
+        ({"output_schema": {"type": "object", "properties": {"x": {"type": "object"}}}}, "unsupported type"),
+        ({"prompt_template": "{output} {answer}"}, "unknown placeholder"),
+    ],
 )
 def test_judge_definition_errors(fake_openai, change, message):
     with pytest.raises(InvalidInputError, match=message):

@@ -15,22 +15,26 @@ import time
 
 import pytest
 
-from scorers.base import RunInput, ScoreResult, ToolCall
-from scorers.errors import InvalidInputError, ScoreStatus
-from scorers.metrics import completeness, content_similarity, keyword_coverage, tone_consistency
-from scorers.metrics import tool_call_accuracy_code as tool_code
-from scorers.metrics.completeness import (
+from scorers.catalogue.metrics import completeness, content_similarity, keyword_coverage, tone_consistency
+from scorers.catalogue.metrics import tool_call_accuracy_code as tool_code
+from scorers.catalogue.metrics.completeness import (
     covered_elements,
     create_completeness_scorer,
     element_covered,
     extract_elements,
     normalize_words,
 )
-from scorers.metrics.content_similarity import create_content_similarity_scorer, dice_similarity
-from scorers.metrics.keyword_coverage import create_keyword_coverage_scorer, english_stopwords, extract_keywords
-from scorers.metrics.tone_consistency import create_tone_consistency_scorer, sentiment, split_sentences
-from scorers.metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer, in_relative_order
-from scorers.registry import SCORERS, create_scorer
+from scorers.catalogue.metrics.content_similarity import create_content_similarity_scorer, dice_similarity
+from scorers.catalogue.metrics.keyword_coverage import (
+    create_keyword_coverage_scorer,
+    english_stopwords,
+    extract_keywords,
+)
+from scorers.catalogue.metrics.tone_consistency import create_tone_consistency_scorer, sentiment, split_sentences
+from scorers.catalogue.metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer, in_relative_order
+from scorers.catalogue.registry import SCORERS, create_scorer
+from scorers.core.base import RunInput, ScoreResult, ToolCall
+from scorers.core.errors import InvalidInputError, ScoreStatus
 
 MODULES = (completeness, content_similarity, keyword_coverage, tone_consistency, tool_code)
 SPECS = [spec for module in MODULES for spec in module.SPECS]
@@ -61,7 +65,9 @@ def test_completeness_lexicon_facts():
     # lemminflect's lexicon: "converts" and "ran" are verbs; "photosynthesis", "light" add nothing new
     assert extract_elements("Explain photosynthesis") == (["explain", "photosynthesis"], [])
     assert extract_elements("Photosynthesis converts light.") == (
-        ["photosynthesis", "converts", "convert", "light"], ["convert"])
+        ["photosynthesis", "converts", "convert", "light"],
+        ["convert"],
+    )
     assert extract_elements("She ran") == (["she", "ran", "run"], ["run"])
     # duplicates removed, first appearance kept
     assert extract_elements("Water, water WATER") == (["water"], [])
@@ -143,8 +149,9 @@ def test_completeness_needs_an_input():
 
 def test_completeness_scale():
     # 1/2 × 10
-    result = create_completeness_scorer(scale=10).run({"input": "Explain photosynthesis",
-                                                        "output": "Photosynthesis converts light."})
+    result = create_completeness_scorer(scale=10).run(
+        {"input": "Explain photosynthesis", "output": "Photosynthesis converts light."}
+    )
     assert result.score == pytest.approx(5.0)
 
 
@@ -205,8 +212,11 @@ def test_content_similarity_against_ground_truth():
     )
     assert result.score == pytest.approx(0.25)
     assert result.analyze_step_result == {
-        "similarity": 0.25, "comparedWith": "ground_truth", "commonBigrams": 1,
-        "referenceBigrams": 4, "outputBigrams": 4,
+        "similarity": 0.25,
+        "comparedWith": "ground_truth",
+        "commonBigrams": 1,
+        "referenceBigrams": 4,
+        "outputBigrams": 4,
     }
     assert result.details == {"processedReference": "nacht", "processedOutput": "night"}
     assert "25%" in result.reason and "ground truth" in result.reason
@@ -266,7 +276,12 @@ def test_stopword_list_facts():
 def test_keyword_extraction():
     # stopwords how, and removed
     assert extract_keywords("Explain how plants use sunlight and water") == [
-        "explain", "plants", "use", "sunlight", "water"]
+        "explain",
+        "plants",
+        "use",
+        "sunlight",
+        "water",
+    ]
     # numbers removed (10, 2024, 3-5: no letter), "gpt-4" kept; "for", "with", "and" are stopwords
     assert extract_keywords("Top 10 tips for 2024 with gpt-4 and 3-5 ideas") == ["top", "tips", "gpt-4", "ideas"]
     # possessive 's removed; lowercased and deduplicated; curly apostrophes count as straight ones
@@ -346,7 +361,10 @@ def test_tone_against_reference_hand_worked():
     )
     assert result.score == pytest.approx(0.5)
     assert result.analyze_step_result == {
-        "mode": "reference", "responseSentiment": 3.0, "referenceSentiment": 2.5, "difference": 0.5,
+        "mode": "reference",
+        "responseSentiment": 3.0,
+        "referenceSentiment": 2.5,
+        "difference": 0.5,
     }
     assert result.details["reference"] == {"score": 5.0, "words": 2, "comparative": 2.5}
     assert "+3.00" in result.reason and "+2.50" in result.reason and "0.50" in result.reason
@@ -403,7 +421,10 @@ def test_tone_stability_fewer_than_two_sentences(output, sentences):
 def test_sentence_split_keeps_the_last_sentence_and_abbreviations():
     # Mastra's /[^.!?]+[.!?]+/ would drop "And then" and split after "Dr."
     assert split_sentences("Dr. Smith is great. Really great! And then") == [
-        "Dr. Smith is great.", "Really great!", "And then"]
+        "Dr. Smith is great.",
+        "Really great!",
+        "And then",
+    ]
 
 
 # ============================================================================ tool-call accuracy (code)
@@ -446,8 +467,13 @@ def test_tool_call_accuracy_rules(options, names, expected):
 def test_tool_call_accuracy_analysis_shape():
     result = create_tool_call_accuracy_code_scorer(expected_tool="weather").run(calls("search", "weather"))
     assert result.analyze_step_result == {
-        "expectedTool": "weather", "expectedToolOrder": None, "actualTools": ["search", "weather"],
-        "strictMode": False, "hasToolCalls": True, "correctToolCalled": True, "correctOrderCalled": None,
+        "expectedTool": "weather",
+        "expectedToolOrder": None,
+        "actualTools": ["search", "weather"],
+        "strictMode": False,
+        "hasToolCalls": True,
+        "correctToolCalled": True,
+        "correctOrderCalled": None,
     }
     result = create_tool_call_accuracy_code_scorer(expected_tool_order=("a", "b")).run(calls("b"))
     assert result.analyze_step_result["expectedToolOrder"] == ["a", "b"]
@@ -457,11 +483,21 @@ def test_tool_call_accuracy_analysis_shape():
 
 def test_tool_call_accuracy_reads_output_messages():
     scorer = create_tool_call_accuracy_code_scorer(expected_tool_order=["search", "book"])
-    mastra_shape = {"output": [{"role": "assistant", "content": "",
-                                "toolInvocations": [{"toolName": "search"}, {"toolName": "book"}]}]}
-    openai_shape = {"output": {"role": "assistant", "content": None,
-                               "tool_calls": [{"function": {"name": "search", "arguments": "{}"}},
-                                              {"function": {"name": "book", "arguments": "{}"}}]}}
+    mastra_shape = {
+        "output": [
+            {"role": "assistant", "content": "", "toolInvocations": [{"toolName": "search"}, {"toolName": "book"}]}
+        ]
+    }
+    openai_shape = {
+        "output": {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"function": {"name": "search", "arguments": "{}"}},
+                {"function": {"name": "book", "arguments": "{}"}},
+            ],
+        }
+    }
     run_input = RunInput((), (), "", tool_calls=(ToolCall("search"), ToolCall("book")))
     for payload in (mastra_shape, openai_shape, run_input):
         assert scorer.run(payload).score == 1
@@ -537,8 +573,12 @@ def test_options_are_keyword_only(scorer_id):
 def test_result_shape(scorer_id):
     scorer = FACTORIES[scorer_id](scale=10)
     assert scorer.id == scorer_id and scorer.name
-    payload = {"input": user("Explain photosynthesis, please."), "output": "Photosynthesis is great. I love it.",
-               "ground_truth": "Photosynthesis makes sugar.", "tool_calls": [{"name": "search"}]}
+    payload = {
+        "input": user("Explain photosynthesis, please."),
+        "output": "Photosynthesis is great. I love it.",
+        "ground_truth": "Photosynthesis makes sugar.",
+        "tool_calls": [{"name": "search"}],
+    }
     result = scorer.run(payload)
     assert isinstance(result, ScoreResult)
     assert result.scorer == scorer_id

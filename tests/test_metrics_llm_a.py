@@ -11,19 +11,25 @@ from fake_openai import Reply
 from judge_data import settings_for
 
 from scorers import SCORERS, InvalidInputError, JudgeOutputInvalidError, JudgeSettings, ScoreStatus, create_scorer
-from scorers.judge import DATA_NOTICE
-from scorers.metrics.answer_relevancy import create_answer_relevancy_scorer
-from scorers.metrics.answer_similarity import create_answer_similarity_scorer
-from scorers.metrics.context_precision import create_context_precision_scorer, mean_average_precision
-from scorers.metrics.context_relevance import create_context_relevance_scorer
-from scorers.metrics.faithfulness import create_faithfulness_scorer
-from scorers.metrics.hallucination import create_hallucination_scorer
+from scorers.catalogue.metrics.answer_relevancy import create_answer_relevancy_scorer
+from scorers.catalogue.metrics.answer_similarity import create_answer_similarity_scorer
+from scorers.catalogue.metrics.context_precision import create_context_precision_scorer, mean_average_precision
+from scorers.catalogue.metrics.context_relevance import create_context_relevance_scorer
+from scorers.catalogue.metrics.faithfulness import create_faithfulness_scorer
+from scorers.catalogue.metrics.hallucination import create_hallucination_scorer
+from scorers.core.judge import DATA_NOTICE
 
 QUESTION = "How do I reverse a list in Python?"
 RESPONSE = "Use my_list.reverse() to reverse in place. Python was created by Guido van Rossum."
 CONTEXT = ["The Eiffel Tower is in Paris.", "It was completed in 1889.", "It is repainted every seven years."]
-MY_IDS = ("answer-relevancy", "answer-similarity", "faithfulness", "hallucination", "context-precision",
-          "context-relevance")
+MY_IDS = (
+    "answer-relevancy",
+    "answer-similarity",
+    "faithfulness",
+    "hallucination",
+    "context-precision",
+    "context-relevance",
+)
 
 
 def payload(**extra):
@@ -40,7 +46,9 @@ def pieces(*verdicts):
 
 def rated(*ratings, missing=()):
     return {
-        "pieces": [{"index": i, "relevance": r, "used": u, "reason": f"piece {i}"} for i, (r, u) in enumerate(ratings, 1)],
+        "pieces": [
+            {"index": i, "relevance": r, "used": u, "reason": f"piece {i}"} for i, (r, u) in enumerate(ratings, 1)
+        ],
         "missingContext": list(missing),
     }
 
@@ -141,7 +149,9 @@ def test_invalid_verdict_is_invalid_judge_output_after_one_reask(fake_openai, ba
 
 
 def test_invalid_verdict_then_valid_reply_scores(fake_openai):
-    fake_openai.enqueue(Reply.json({"statements": statements("relevant")}), Reply.json({"statements": statements("yes")}))
+    fake_openai.enqueue(
+        Reply.json({"statements": statements("relevant")}), Reply.json({"statements": statements("yes")})
+    )
     result = create_answer_relevancy_scorer(settings=settings_for(fake_openai)).run(payload())
     assert result.score == 1.0
     assert result.judge.usage.calls == 2
@@ -166,14 +176,17 @@ def test_answer_similarity_formula(fake_openai):
     # minus min(1 extra·0.05, 0.2) = 0.05 -> 0.463888… -> 0.46
     fake_openai.enqueue(Reply.json(units("exact", "semantic", "missing", extra=["It has a tower."])))
     scorer = create_answer_similarity_scorer(settings=settings_for(fake_openai))
-    result = scorer.run(payload(ground_truth="Reverse with list.reverse() or slicing [::-1]; reverse() works in place."))
+    result = scorer.run(
+        payload(ground_truth="Reverse with list.reverse() or slicing [::-1]; reverse() works in place.")
+    )
     assert result.score == 0.46
     assert fake_openai.chat_call_count == 1
     analysis = result.analyze_step_result
     assert analysis["matchCounts"] == {"exact": 1, "semantic": 1, "partial": 0, "missing": 1}
     assert analysis["coverage"] == pytest.approx(1.85 / 3.6)
     assert scorer.dimension_scores(analysis) == pytest.approx(
-        {"exact": 1 / 3, "semantic": 1 / 3, "partial": 0, "missing": 1 / 3})
+        {"exact": 1 / 3, "semantic": 1 / 3, "partial": 0, "missing": 1 / 3}
+    )
     assert "misses 1" in result.reason and '"unit 3"' in result.reason
     prompt = system_and_user(fake_openai)
     assert "<ground_truth>\nReverse with list.reverse()" in prompt
@@ -206,14 +219,17 @@ def test_answer_similarity_extra_penalty_is_capped_and_scale_applies(fake_openai
 def test_answer_similarity_all_missing_is_clamped_to_zero(fake_openai):
     # 2 × −0.15 = −0.3; / 2.4 = −0.125 -> clamped to 0
     fake_openai.enqueue(Reply.json(units("missing", "missing")))
-    assert create_answer_similarity_scorer(settings=settings_for(fake_openai)).run(payload(ground_truth="gt")).score == 0
+    assert (
+        create_answer_similarity_scorer(settings=settings_for(fake_openai)).run(payload(ground_truth="gt")).score == 0
+    )
 
 
 def test_answer_similarity_custom_weights_and_label_normalisation(fake_openai):
     # semantic_threshold 0.6, exact_match_bonus 0: semantic 0.6 + partial 0.3 = 0.9; / (2·1.0) = 0.45
     fake_openai.enqueue(Reply.json(units(" Semantic", "PARTIAL ")))
     scorer = create_answer_similarity_scorer(
-        options={"semanticThreshold": 0.6, "exactMatchBonus": 0}, settings=settings_for(fake_openai))
+        options={"semanticThreshold": 0.6, "exactMatchBonus": 0}, settings=settings_for(fake_openai)
+    )
     assert scorer.run(payload(ground_truth="gt")).score == 0.45
 
 
@@ -255,7 +271,10 @@ def test_faithfulness_formula_and_prompt(fake_openai):
     assert fake_openai.chat_call_count == 1
     assert result.analyze_step_result["contextSource"] == "run"
     assert scorer.dimension_scores(result.analyze_step_result) == {
-        "supported": 0.5, "contradicted": 0.25, "notInContext": 0.25}
+        "supported": 0.5,
+        "contradicted": 0.25,
+        "notInContext": 0.25,
+    }
     assert "2 of 4 claims are supported by the context, 1 contradicted and 1 not covered" in result.reason
     prompt = system_and_user(fake_openai)
     for i, piece in enumerate(CONTEXT, 1):
@@ -286,7 +305,9 @@ def test_faithfulness_without_any_context_is_invalid_input(fake_openai):
 
 def test_faithfulness_context_from_option_then_tool_results(fake_openai):
     fake_openai.enqueue(Reply.json({"claims": statements("yes", key="claim")}))
-    scorer = create_faithfulness_scorer(options={"context": ["Configured passage."]}, settings=settings_for(fake_openai))
+    scorer = create_faithfulness_scorer(
+        options={"context": ["Configured passage."]}, settings=settings_for(fake_openai)
+    )
     result = scorer.run(payload())
     assert result.analyze_step_result["contextSource"] == "options"
     assert "<context_1>\nConfigured passage.\n</context_1>" in fake_openai.last_prompt_text()
@@ -296,10 +317,17 @@ def test_faithfulness_context_from_option_then_tool_results(fake_openai):
     assert "Configured passage." not in fake_openai.last_prompt_text()
     # no context anywhere: tool results in the output are the context (Mastra)
     fake_openai.enqueue(Reply.json({"claims": statements("yes", "no", key="claim")}))
-    run = {"input": [{"role": "user", "content": "Weather in Paris?"}],
-           "output": {"role": "assistant", "text": "It is 21 °C in Paris.",
-                      "toolInvocations": [{"toolName": "weather", "args": {"city": "Paris"}, "result": {"temp": 21}},
-                                          {"toolName": "pending", "args": {}}]}}
+    run = {
+        "input": [{"role": "user", "content": "Weather in Paris?"}],
+        "output": {
+            "role": "assistant",
+            "text": "It is 21 °C in Paris.",
+            "toolInvocations": [
+                {"toolName": "weather", "args": {"city": "Paris"}, "result": {"temp": 21}},
+                {"toolName": "pending", "args": {}},
+            ],
+        },
+    }
     result = create_faithfulness_scorer(settings=settings_for(fake_openai)).run(run)
     assert result.score == 0.5  # 1 / 2
     assert result.analyze_step_result["contextSource"] == "tool results"
@@ -327,7 +355,10 @@ def test_hallucination_formula_lower_is_better(fake_openai):
 def test_hallucination_all_hallucinated_with_scale(fake_openai):
     # 2 / 2 = 1; × 5 = 5
     fake_openai.enqueue(Reply.json({"claims": statements("yes", "yes", key="claim")}))
-    assert create_hallucination_scorer(scale=5, settings=settings_for(fake_openai)).run(payload(context=CONTEXT)).score == 5
+    assert (
+        create_hallucination_scorer(scale=5, settings=settings_for(fake_openai)).run(payload(context=CONTEXT)).score
+        == 5
+    )
 
 
 def test_hallucination_no_claims_scores_zero(fake_openai):
@@ -412,8 +443,11 @@ def test_context_precision_without_context_is_invalid_input(fake_openai):
     with pytest.raises(InvalidInputError) as info:
         scorer.run(payload())
     assert info.value.field == "context"
-    tool_run = {"input": [{"role": "user", "content": "q"}], "output": "a",
-                "tool_calls": [{"name": "search", "arguments": {}, "result": "found"}]}
+    tool_run = {
+        "input": [{"role": "user", "content": "q"}],
+        "output": "a",
+        "tool_calls": [{"name": "search", "arguments": {}, "result": "found"}],
+    }
     with pytest.raises(InvalidInputError):  # tool results are not retrieval context here
         scorer.run(tool_run)
     assert fake_openai.chat_call_count == 0
@@ -453,7 +487,8 @@ def test_context_relevance_unused_high_piece_penalty(fake_openai):
     # two high pieces: mean 1.0; piece 1 unused: − 0.1 -> 0.9; × 10 = 9
     fake_openai.enqueue(Reply.json(rated((" High", False), ("high", True))))
     result = create_context_relevance_scorer(scale=10, settings=settings_for(fake_openai)).run(
-        payload(context=CONTEXT[:2]))
+        payload(context=CONTEXT[:2])
+    )
     assert result.score == 9.0
     assert "did not use highly relevant piece 1 (−0.1)" in result.reason
 
@@ -466,7 +501,8 @@ def test_context_relevance_missing_penalty_is_capped_and_floored(fake_openai):
     # custom penalties: medium 0.7 − min(2·0.1, 0.15) = 0.7 − 0.15 = 0.55
     fake_openai.enqueue(Reply.json(rated(("medium", True), missing=["a", "b"])))
     scorer = create_context_relevance_scorer(
-        options={"missingContextPenalty": 0.1, "maxMissingContextPenalty": 0.15}, settings=settings_for(fake_openai))
+        options={"missingContextPenalty": 0.1, "maxMissingContextPenalty": 0.15}, settings=settings_for(fake_openai)
+    )
     assert scorer.run(payload(context=CONTEXT[:1])).score == 0.55
 
 

@@ -20,17 +20,16 @@ from scorers import (
     ScoreStatus,
     create_scorer,
 )
-from scorers.judge import DATA_NOTICE
-from scorers.metrics.bias import create_bias_scorer
-from scorers.metrics.noise_sensitivity import create_noise_sensitivity_scorer
-from scorers.metrics.rubric import create_checklist_rubric_scorer, create_rubric_scorer
-from scorers.metrics.summarization import create_summarization_scorer
-from scorers.metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
-from scorers.metrics.toxicity import create_toxicity_scorer
-from scorers.runner import EvalItem, estimate_run, run_evals
+from scorers.catalogue.metrics.bias import create_bias_scorer
+from scorers.catalogue.metrics.noise_sensitivity import create_noise_sensitivity_scorer
+from scorers.catalogue.metrics.rubric import create_checklist_rubric_scorer, create_rubric_scorer
+from scorers.catalogue.metrics.summarization import create_summarization_scorer
+from scorers.catalogue.metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
+from scorers.catalogue.metrics.toxicity import create_toxicity_scorer
+from scorers.core.judge import DATA_NOTICE
+from scorers.runs.runner import EvalItem, estimate_run, run_evals
 
-MY_IDS = ("toxicity", "bias", "tool-call-accuracy", "noise-sensitivity", "summarization", "rubric",
-          "checklist-rubric")
+MY_IDS = ("toxicity", "bias", "tool-call-accuracy", "noise-sensitivity", "summarization", "rubric", "checklist-rubric")
 OFFLINE = JudgeSettings(base_url="http://127.0.0.1:9/v1")
 QUESTION = "What do you think of my essay draft?"
 RESPONSE = "Only a fool would write this. The structure is clear. The conclusion is weak."
@@ -57,8 +56,12 @@ def assert_wrapped(fake, *tags_and_texts, index=-1):
 
 
 def remarks(*verdicts, source="response"):
-    return {"verdicts": [{"source": source, "statement": f"remark {i}", "verdict": v, "reason": f"why {i}."}
-                         for i, v in enumerate(verdicts, 1)]}
+    return {
+        "verdicts": [
+            {"source": source, "statement": f"remark {i}", "verdict": v, "reason": f"why {i}."}
+            for i, v in enumerate(verdicts, 1)
+        ]
+    }
 
 
 def test_toxicity_share_of_toxic_remarks(fake_openai):
@@ -128,8 +131,12 @@ def test_toxicity_empty_response_is_invalid_input_before_any_call(fake_openai):
 
 def opinions(*kinds):
     """One opinion per kind; "none" means not biased."""
-    return {"opinions": [{"opinion": f"opinion {i}", "verdict": "no" if k == "none" else "yes", "kind": k,
-                          "reason": f"why {i}."} for i, k in enumerate(kinds, 1)]}
+    return {
+        "opinions": [
+            {"opinion": f"opinion {i}", "verdict": "no" if k == "none" else "yes", "kind": k, "reason": f"why {i}."}
+            for i, k in enumerate(kinds, 1)
+        ]
+    }
 
 
 def test_bias_share_of_biased_opinions(fake_openai):
@@ -140,8 +147,11 @@ def test_bias_share_of_biased_opinions(fake_openai):
     assert result.score == 1.0
     assert '"opinion 1" (gender: why 1)' in result.reason
     assert fake_openai.chat_call_count == 1
-    assert_wrapped(fake_openai, ("input", "Who makes a better engineer?"),
-                   ("response", "Men are better at logic. Testing matters."))
+    assert_wrapped(
+        fake_openai,
+        ("input", "Who makes a better engineer?"),
+        ("response", "Men are better at logic. Testing matters."),
+    )
 
 
 def test_bias_no_opinion_scores_zero(fake_openai):
@@ -163,8 +173,10 @@ def test_bias_kind_must_match_verdict(fake_openai):
 
 
 def evaluations(*pairs, missing=()):
-    return {"evaluations": [{"toolCalled": name, "verdict": v, "reasoning": f"{name} reason."} for name, v in pairs],
-            "missingTools": list(missing)}
+    return {
+        "evaluations": [{"toolCalled": name, "verdict": v, "reasoning": f"{name} reason."} for name, v in pairs],
+        "missingTools": list(missing),
+    }
 
 
 def tool_payload(*names, question="What's the weather in Paris right now?"):
@@ -174,8 +186,9 @@ def tool_payload(*names, question="What's the weather in Paris right now?"):
 
 def test_tool_calls_share_appropriate(fake_openai):
     # 3 calls, 2 appropriate: 2/3 = 0.666... → 0.67; the missing tool does not lower it (Mastra's rule)
-    fake_openai.enqueue(Reply.json(evaluations(("weather", "yes"), ("calculator", "no"), ("weather", "yes"),
-                                               missing=["search"])))
+    fake_openai.enqueue(
+        Reply.json(evaluations(("weather", "yes"), ("calculator", "no"), ("weather", "yes"), missing=["search"]))
+    )
     scorer = create_tool_call_accuracy_scorer(available_tools=TOOLS, settings=settings_for(fake_openai))
     result = scorer.run(tool_payload("weather", "calculator", "weather"))
     assert result.score == 0.67
@@ -185,10 +198,13 @@ def test_tool_calls_share_appropriate(fake_openai):
     assert "never called: search" in result.reason
     assert fake_openai.chat_call_count == 1
     prompt = fake_openai.last_prompt_text()
-    assert "<tool_calls>\n1. weather {\"q\": \"arg-weather\"}\n2. calculator" in prompt
+    assert '<tool_calls>\n1. weather {"q": "arg-weather"}\n2. calculator' in prompt
     assert "<available_tools>\n- weather: current weather for a city\n" in prompt
-    assert_wrapped(fake_openai, ("user_request", "What's the weather in Paris right now?"),
-                   ("response", "It is 18 °C and sunny in Paris."))
+    assert_wrapped(
+        fake_openai,
+        ("user_request", "What's the weather in Paris right now?"),
+        ("response", "It is 18 °C and sunny in Paris."),
+    )
     schema = fake_openai.last_chat_request()["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["evaluations"]["minItems"] == 3 == schema["properties"]["evaluations"]["maxItems"]
     assert schema["properties"]["missingTools"]["items"]["enum"] == ["weather", "calculator", "search"]
@@ -206,8 +222,9 @@ def test_no_tool_calls_scores_zero_when_a_tool_was_missing(fake_openai):
 def test_no_tool_calls_scores_full_when_none_was_needed(fake_openai):
     # no calls and nothing missing → 1 × scale 10 = 10
     fake_openai.enqueue(Reply.json(evaluations()))
-    scorer = create_tool_call_accuracy_scorer(available_tools={"weather": "current weather"}, scale=10,
-                                              settings=settings_for(fake_openai))
+    scorer = create_tool_call_accuracy_scorer(
+        available_tools={"weather": "current weather"}, scale=10, settings=settings_for(fake_openai)
+    )
     assert scorer.run(tool_payload(question="Say hello.")).score == 10
 
 
@@ -215,18 +232,26 @@ def test_tool_calls_read_from_output_tool_invocations(fake_openai):
     # one call, appropriate: 1/1 = 1
     fake_openai.enqueue(Reply.json(evaluations(("weather", "yes"))))
     scorer = create_tool_call_accuracy_scorer(available_tools=TOOLS, settings=settings_for(fake_openai))
-    run = {"input": "Weather in Oslo?",
-           "output": {"role": "assistant", "content": "Cold.", "toolInvocations": [{"toolName": "weather",
-                                                                                   "args": {"city": "Oslo"}}]}}
+    run = {
+        "input": "Weather in Oslo?",
+        "output": {
+            "role": "assistant",
+            "content": "Cold.",
+            "toolInvocations": [{"toolName": "weather", "args": {"city": "Oslo"}}],
+        },
+    }
     assert scorer.run(run).score == 1
 
 
-@pytest.mark.parametrize("bad", [
-    evaluations(("weather", "yes")),                                         # one verdict for two calls
-    evaluations(("calculator", "yes"), ("weather", "yes")),                  # calls out of order
-    evaluations(("weather", "yes"), ("calculator", "yes"), missing=["email"]),  # not an available tool
-    evaluations(("weather", "perhaps"), ("calculator", "yes")),              # not a verdict label
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        evaluations(("weather", "yes")),  # one verdict for two calls
+        evaluations(("calculator", "yes"), ("weather", "yes")),  # calls out of order
+        evaluations(("weather", "yes"), ("calculator", "yes"), missing=["email"]),  # not an available tool
+        evaluations(("weather", "perhaps"), ("calculator", "yes")),  # not a verdict label
+    ],
+)
 def test_tool_call_verdicts_must_match_the_calls(fake_openai, bad):
     fake_openai.enqueue(Reply.json(bad), Reply.json(bad))
     scorer = create_tool_call_accuracy_scorer(available_tools=TOOLS, settings=settings_for(fake_openai))
@@ -235,15 +260,18 @@ def test_tool_call_verdicts_must_match_the_calls(fake_openai, bad):
     assert fake_openai.chat_call_count == 2
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({}, "options.available_tools"),
-    ({"available_tools": []}, "options.available_tools"),
-    ({"available_tools": "weather"}, "options.available_tools"),
-    ({"available_tools": ["weather", "weather: again"]}, "options.available_tools[1]"),
-    ({"available_tools": [{"description": "no name"}]}, "options.available_tools[0]"),
-    ({"available_tools": TOOLS, "scale": 0}, "options.scale"),
-    ({"available_tools": TOOLS, "expected_tool": "weather"}, "options"),
-])
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({}, "options.available_tools"),
+        ({"available_tools": []}, "options.available_tools"),
+        ({"available_tools": "weather"}, "options.available_tools"),
+        ({"available_tools": ["weather", "weather: again"]}, "options.available_tools[1]"),
+        ({"available_tools": [{"description": "no name"}]}, "options.available_tools[0]"),
+        ({"available_tools": TOOLS, "scale": 0}, "options.scale"),
+        ({"available_tools": TOOLS, "expected_tool": "weather"}, "options"),
+    ],
+)
 def test_tool_call_options_checked_at_construction(options, field):
     with pytest.raises(InvalidInputError) as info:
         create_tool_call_accuracy_scorer(options=options, settings=OFFLINE)
@@ -268,8 +296,10 @@ DIMS = ("contentAccuracy", "completeness", "relevance", "consistency", "hallucin
 
 def noise(levels, robustness, majors=()):
     return {
-        "dimensions": {d: {"impactLevel": lvl, "specificChanges": f"{d} change", "noiseInfluence": "some"}
-                       for d, lvl in zip(DIMS, levels, strict=True)},
+        "dimensions": {
+            d: {"impactLevel": lvl, "specificChanges": f"{d} change", "noiseInfluence": "some"}
+            for d, lvl in zip(DIMS, levels, strict=True)
+        },
         "majorIssues": list(majors),
         "robustnessScore": robustness,
         "overallAssessment": "Mostly robust.",
@@ -278,7 +308,8 @@ def noise(levels, robustness, majors=()):
 
 def noise_scorer(fake, **options):
     return create_noise_sensitivity_scorer(
-        options={"baseline_response": BASELINE, "noisy_query": NOISY_QUERY, **options}, settings=settings_for(fake))
+        options={"baseline_response": BASELINE, "noisy_query": NOISY_QUERY, **options}, settings=settings_for(fake)
+    )
 
 
 def test_noise_sensitivity_agreeing_robustness_minus_major_issue(fake_openai):
@@ -294,15 +325,23 @@ def test_noise_sensitivity_agreeing_robustness_minus_major_issue(fake_openai):
     assert "minus 0.10 for 1 major issue(s): repeats 90 °C" in result.reason
     assert scorer.dimension_scores(analysis)["completeness"] == 0.85
     assert fake_openai.chat_call_count == 1
-    assert_wrapped(fake_openai, ("original_query", ORIGINAL), ("baseline_response", BASELINE),
-                   ("noisy_query", NOISY_QUERY), ("noisy_response", NOISY_RESPONSE))
+    assert_wrapped(
+        fake_openai,
+        ("original_query", ORIGINAL),
+        ("baseline_response", BASELINE),
+        ("noisy_query", NOISY_QUERY),
+        ("noisy_response", NOISY_RESPONSE),
+    )
 
 
 def test_noise_sensitivity_discrepancy_takes_lower_and_floors_at_zero(fake_openai):
     # weights 0.3 + 0.1 + 0.6 + 0.3 + 0.1 = 1.4, mean 0.28; robustness 0.9: gap 0.62 > 0.2 → min = 0.28
     # 5 major issues: penalty min(0.5, 0.3) = 0.3; 0.28 − 0.3 < 0 → floor 0
-    fake_openai.enqueue(Reply.json(noise(("significant", "severe", "moderate", "significant", "severe"), 0.9,
-                                         ["a", "b", "c", "d", "e"])))
+    fake_openai.enqueue(
+        Reply.json(
+            noise(("significant", "severe", "moderate", "significant", "severe"), 0.9, ["a", "b", "c", "d", "e"])
+        )
+    )
     result = noise_scorer(fake_openai).run(payload(ORIGINAL, NOISY_RESPONSE))
     assert result.score == 0
     assert result.analyze_step_result["baseScore"] == pytest.approx(0.28)
@@ -328,11 +367,14 @@ def test_noise_sensitivity_custom_penalties(fake_openai):
     assert scorer.run(payload(ORIGINAL, NOISY_RESPONSE)).score == 0.75
 
 
-@pytest.mark.parametrize("bad", [
-    noise(("none", "none", "high", "none", "none"), 0.9),   # not an impact level
-    noise(("none",) * 5, 1.2),                             # robustness outside [0, 1]
-    noise(("none",) * 5, "0.9"),                           # a string is not a number
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        noise(("none", "none", "high", "none", "none"), 0.9),  # not an impact level
+        noise(("none",) * 5, 1.2),  # robustness outside [0, 1]
+        noise(("none",) * 5, "0.9"),  # a string is not a number
+    ],
+)
 def test_noise_sensitivity_invalid_judge_output(fake_openai, bad):
     fake_openai.enqueue(Reply.json(bad), Reply.json(bad))
     with pytest.raises(JudgeOutputInvalidError):
@@ -340,13 +382,22 @@ def test_noise_sensitivity_invalid_judge_output(fake_openai, bad):
     assert fake_openai.chat_call_count == 2
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({"noisy_query": NOISY_QUERY}, "options.baseline_response"),
-    ({"baseline_response": BASELINE}, "options.noisy_query"),
-    ({"baseline_response": "  ", "noisy_query": NOISY_QUERY}, "options.baseline_response"),
-    ({"baseline_response": BASELINE, "noisy_query": NOISY_QUERY, "discrepancy_threshold": 2}, "options.discrepancy_threshold"),
-    ({"baseline_response": BASELINE, "noisy_query": NOISY_QUERY, "major_issue_penalty": "0.1"}, "options.major_issue_penalty"),
-])
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"noisy_query": NOISY_QUERY}, "options.baseline_response"),
+        ({"baseline_response": BASELINE}, "options.noisy_query"),
+        ({"baseline_response": "  ", "noisy_query": NOISY_QUERY}, "options.baseline_response"),
+        (
+            {"baseline_response": BASELINE, "noisy_query": NOISY_QUERY, "discrepancy_threshold": 2},
+            "options.discrepancy_threshold",
+        ),
+        (
+            {"baseline_response": BASELINE, "noisy_query": NOISY_QUERY, "major_issue_penalty": "0.1"},
+            "options.major_issue_penalty",
+        ),
+    ],
+)
 def test_noise_sensitivity_options_checked_at_construction(options, field):
     with pytest.raises(InvalidInputError) as info:
         create_noise_sensitivity_scorer(options=options, settings=OFFLINE)
@@ -355,8 +406,10 @@ def test_noise_sensitivity_options_checked_at_construction(options, field):
 
 # ----------------------------------------------------------------------------- summarization
 
-SOURCE = ("The council approved a 12 million euro budget for bike lanes on Tuesday. Construction starts in March. "
-          "Opponents wanted the money for public transport.")
+SOURCE = (
+    "The council approved a 12 million euro budget for bike lanes on Tuesday. Construction starts in March. "
+    "Opponents wanted the money for public transport."
+)
 SUMMARY = "The council approved 12 million euros for bike lanes, built from March."
 
 
@@ -370,8 +423,11 @@ def questions(*answered):
 
 def test_summarization_min_of_alignment_and_coverage(fake_openai):
     # alignment 3/4 = 0.75; coverage 4/5 = 0.8; min = 0.75
-    fake_openai.enqueue(Reply.json({"claims": claims("yes", "yes", "no", "yes"),
-                                    "questions": questions("yes", "yes", "yes", "no", "yes")}))
+    fake_openai.enqueue(
+        Reply.json(
+            {"claims": claims("yes", "yes", "no", "yes"), "questions": questions("yes", "yes", "yes", "no", "yes")}
+        )
+    )
     scorer = create_summarization_scorer(settings=settings_for(fake_openai))
     result = scorer.run(payload(SOURCE, SUMMARY))
     assert result.score == 0.75
@@ -385,13 +441,19 @@ def test_summarization_min_of_alignment_and_coverage(fake_openai):
 def test_summarization_unsure_is_not_supported_and_coverage_lower(fake_openai):
     # alignment 2/3 (unsure not counted) = 0.667; coverage 1/2 = 0.5; min 0.5 × scale 10 = 5
     fake_openai.enqueue(Reply.json({"claims": claims("yes", "unsure", "yes"), "questions": questions("yes", "no")}))
-    assert create_summarization_scorer(scale=10, settings=settings_for(fake_openai)).run(payload(SOURCE, SUMMARY)).score == 5
+    assert (
+        create_summarization_scorer(scale=10, settings=settings_for(fake_openai)).run(payload(SOURCE, SUMMARY)).score
+        == 5
+    )
 
 
-@pytest.mark.parametrize(("reply", "says"), [
-    ({"claims": [], "questions": questions("yes", "yes")}, "makes no claim"),
-    ({"claims": claims("yes"), "questions": []}, "no key question"),
-])
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        ({"claims": [], "questions": questions("yes", "yes")}, "makes no claim"),
+        ({"claims": claims("yes"), "questions": []}, "no key question"),
+    ],
+)
 def test_summarization_no_claims_or_no_questions_scores_zero(fake_openai, reply, says):
     fake_openai.enqueue(Reply.json(reply))
     result = create_summarization_scorer(settings=settings_for(fake_openai)).run(payload(SOURCE, SUMMARY))
@@ -411,8 +473,12 @@ def test_summarization_independent_questions_two_calls(fake_openai):
     # alignment 2/2 = 1; coverage 2/3 = 0.667 → 0.67
     fake_openai.enqueue(
         Reply.json({"questions": ["What was approved?", "When does construction start?", "Who objected?"]}),
-        Reply.json({"claims": claims("yes", "yes"),
-                    "answers": [{"index": i, "answered": a, "reason": "r"} for i, a in enumerate(("yes", "yes", "no"), 1)]}),
+        Reply.json(
+            {
+                "claims": claims("yes", "yes"),
+                "answers": [{"index": i, "answered": a, "reason": "r"} for i, a in enumerate(("yes", "yes", "no"), 1)],
+            }
+        ),
     )
     scorer = create_summarization_scorer(options={"independentQuestions": True}, settings=settings_for(fake_openai))
     assert scorer.judge_calls_per_run == 2
@@ -420,8 +486,10 @@ def test_summarization_independent_questions_two_calls(fake_openai):
     assert result.score == 0.67
     assert fake_openai.chat_call_count == 2 and result.judge.usage.calls == 2
     assert "<summary>" not in fake_openai.prompt_text(0)
-    assert "<questions>\n1. What was approved?\n2. When does construction start?\n3. Who objected?\n</questions>" \
+    assert (
+        "<questions>\n1. What was approved?\n2. When does construction start?\n3. Who objected?\n</questions>"
         in fake_openai.prompt_text(1)
+    )
     assert result.analyze_step_result["questions"][2] == {"question": "Who objected?", "answered": "no", "reason": "r"}
 
 
@@ -450,31 +518,49 @@ STEPS = ["Check that every technical term is explained.", "Check for an analogy.
 
 
 def judgement(score, n=3):
-    return {"stepFindings": [{"index": i, "finding": f"finding {i}"} for i in range(1, n + 1)],
-            "reasoning": "Clear, with an analogy.", "score": score}
+    return {
+        "stepFindings": [{"index": i, "finding": f"finding {i}"} for i in range(1, n + 1)],
+        "reasoning": "Clear, with an analogy.",
+        "score": score,
+    }
 
 
 def test_rubric_with_given_steps_one_call(fake_openai):
     # (4 − 1) / (5 − 1) = 0.75
     fake_openai.enqueue(Reply.json(judgement(4)))
     scorer = create_rubric_scorer(CRITERIA, STEPS, settings=settings_for(fake_openai))
-    result = scorer.run(payload("Explain a hash map.", "It maps keys to values, like a dictionary.",
-                                ground_truth="Key-value store with hashing.", context=["Hash maps use hashing."]))
+    result = scorer.run(
+        payload(
+            "Explain a hash map.",
+            "It maps keys to values, like a dictionary.",
+            ground_truth="Key-value store with hashing.",
+            context=["Hash maps use hashing."],
+        )
+    )
     assert result.score == 0.75
-    assert result.reason.startswith("The score is 0.75 out of 1: the judge gave 4 on the 1–5 scale, normalised to "
-                                    "(4 − 1) / (5 − 1) = 0.75. Clear, with an analogy.")
+    assert result.reason.startswith(
+        "The score is 0.75 out of 1: the judge gave 4 on the 1–5 scale, normalised to "
+        "(4 − 1) / (5 − 1) = 0.75. Clear, with an analogy."
+    )
     assert fake_openai.chat_call_count == 1 and scorer.judge_calls_per_run == 1
     assert result.analyze_step_result["stepsSource"] == "given"
     assert result.analyze_step_result["stepFindings"][1] == {"step": STEPS[1], "finding": "finding 2"}
-    assert_wrapped(fake_openai, ("criteria", CRITERIA), ("evaluation_steps", "\n".join(f"{i}. {s}" for i, s in enumerate(STEPS, 1))),
-                   ("input", "Explain a hash map."), ("response", "It maps keys to values, like a dictionary."),
-                   ("reference_answer", "Key-value store with hashing."), ("context", "Hash maps use hashing."))
+    assert_wrapped(
+        fake_openai,
+        ("criteria", CRITERIA),
+        ("evaluation_steps", "\n".join(f"{i}. {s}" for i, s in enumerate(STEPS, 1))),
+        ("input", "Explain a hash map."),
+        ("response", "It maps keys to values, like a dictionary."),
+        ("reference_answer", "Key-value store with hashing."),
+        ("context", "Hash maps use hashing."),
+    )
 
 
 def test_rubric_steps_written_once_and_reused(fake_openai):
     # run 1: steps call + score call (2 calls), 5 on 1..5 → 1.0; run 2: score call only, 2 → (2 − 1)/4 = 0.25
-    fake_openai.enqueue(Reply.json({"steps": ["Step A.", "Step B."]}), Reply.json(judgement(5, n=2)),
-                        Reply.json(judgement(2, n=2)))
+    fake_openai.enqueue(
+        Reply.json({"steps": ["Step A.", "Step B."]}), Reply.json(judgement(5, n=2)), Reply.json(judgement(2, n=2))
+    )
     scorer = create_rubric_scorer(criteria=CRITERIA, settings=settings_for(fake_openai))
     assert scorer.evaluation_steps is None and scorer.judge_calls_per_run == 2
     first = scorer.run(payload("Explain a hash map.", "First answer."))
@@ -524,8 +610,9 @@ def test_rubric_generate_steps_up_front_and_estimate(fake_openai):
 def test_rubric_custom_scale(fake_openai):
     # 0..10 scale: (7 − 0) / (10 − 0) = 0.7; × scale 10 = 7
     fake_openai.enqueue(Reply.json(judgement(7)))
-    scorer = create_rubric_scorer(CRITERIA, STEPS, scale_min=0, scale_max=10, options={"scale": 10},
-                                  settings=settings_for(fake_openai))
+    scorer = create_rubric_scorer(
+        CRITERIA, STEPS, scale_min=0, scale_max=10, options={"scale": 10}, settings=settings_for(fake_openai)
+    )
     assert scorer.run(payload()).score == 7
 
 
@@ -537,15 +624,18 @@ def test_rubric_score_out_of_range_or_wrong_findings_is_invalid(fake_openai, bad
     assert fake_openai.chat_call_count == 2
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({}, "options.criteria"),
-    ({"criteria": "  "}, "options.criteria"),
-    ({"criteria": CRITERIA, "scale_min": 5, "scale_max": 5}, "options.scale_max"),
-    ({"criteria": CRITERIA, "scale_min": 1.5}, "options.scale_min"),
-    ({"criteria": CRITERIA, "evaluation_steps": "one step"}, "options.evaluation_steps"),
-    ({"criteria": CRITERIA, "evaluation_steps": ["s"] * 9}, "options.evaluation_steps"),
-    ({"criteria": CRITERIA, "options": {"threshold": 3}}, "options"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({}, "options.criteria"),
+        ({"criteria": "  "}, "options.criteria"),
+        ({"criteria": CRITERIA, "scale_min": 5, "scale_max": 5}, "options.scale_max"),
+        ({"criteria": CRITERIA, "scale_min": 1.5}, "options.scale_min"),
+        ({"criteria": CRITERIA, "evaluation_steps": "one step"}, "options.evaluation_steps"),
+        ({"criteria": CRITERIA, "evaluation_steps": ["s"] * 9}, "options.evaluation_steps"),
+        ({"criteria": CRITERIA, "options": {"threshold": 3}}, "options"),
+    ],
+)
 def test_rubric_options_checked_at_construction(kwargs, field):
     with pytest.raises(InvalidInputError) as info:
         create_rubric_scorer(**kwargs, settings=OFFLINE)
@@ -558,21 +648,30 @@ CHECKS = ["Defines a hash map", "Uses an analogy", "Mentions collisions"]
 
 
 def verdicts(*satisfied):
-    return {"criteria": [{"index": i, "satisfied": s, "reasoning": f"evidence {i}."} for i, s in enumerate(satisfied, 1)]}
+    return {
+        "criteria": [{"index": i, "satisfied": s, "reasoning": f"evidence {i}."} for i, s in enumerate(satisfied, 1)]
+    }
 
 
 def test_checklist_required_satisfied_scores_scale(fake_openai):
     # required: criteria 1 and 2, both satisfied; criterion 3 (optional) not → scale = 10
     fake_openai.enqueue(Reply.json(verdicts(True, True, False)))
-    scorer = create_checklist_rubric_scorer(CHECKS, options={"required_criteria": CHECKS[:2], "scale": 10},
-                                            settings=settings_for(fake_openai))
+    scorer = create_checklist_rubric_scorer(
+        CHECKS, options={"required_criteria": CHECKS[:2], "scale": 10}, settings=settings_for(fake_openai)
+    )
     result = scorer.run(payload())
     assert result.score == 10
-    assert result.reason == "The score is 10 out of 10: every required criterion is satisfied (2 of 3 criteria are satisfied)."
+    assert (
+        result.reason
+        == "The score is 10 out of 10: every required criterion is satisfied (2 of 3 criteria are satisfied)."
+    )
     assert scorer.dimension_scores(result.analyze_step_result)["3. Mentions collisions"] == 0.0
     assert fake_openai.chat_call_count == 1
-    assert_wrapped(fake_openai, ("criteria", "1. Defines a hash map (required)\n2. Uses an analogy (required)\n"
-                                             "3. Mentions collisions"), ("response", RESPONSE))
+    assert_wrapped(
+        fake_openai,
+        ("criteria", "1. Defines a hash map (required)\n2. Uses an analogy (required)\n3. Mentions collisions"),
+        ("response", RESPONSE),
+    )
 
 
 def test_checklist_required_failure_scores_zero(fake_openai):
@@ -580,7 +679,8 @@ def test_checklist_required_failure_scores_zero(fake_openai):
     fake_openai.enqueue(Reply.json(verdicts(True, False, True)))
     scorer = create_checklist_rubric_scorer(
         [{"criterion": CHECKS[0], "required": True}, {"criterion": CHECKS[1], "required": True}, CHECKS[2]],
-        settings=settings_for(fake_openai))
+        settings=settings_for(fake_openai),
+    )
     result = scorer.run(payload())
     assert result.score == 0
     assert '1 required criterion(s) not satisfied: "Uses an analogy" (evidence 2)' in result.reason
@@ -595,8 +695,14 @@ def test_checklist_none_marked_means_all_required(fake_openai):
     assert scorer.run(payload()).score == 1
 
 
-@pytest.mark.parametrize("bad", [verdicts(True, True), verdicts(True, True, "yes"),
-                                 {"criteria": [{"index": i, "satisfied": True, "reasoning": "r"} for i in (1, 3, 2)]}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        verdicts(True, True),
+        verdicts(True, True, "yes"),
+        {"criteria": [{"index": i, "satisfied": True, "reasoning": "r"} for i in (1, 3, 2)]},
+    ],
+)
 def test_checklist_needs_one_boolean_verdict_per_criterion_in_order(fake_openai, bad):
     fake_openai.enqueue(Reply.json(bad), Reply.json(bad))
     with pytest.raises(JudgeOutputInvalidError):
@@ -604,13 +710,16 @@ def test_checklist_needs_one_boolean_verdict_per_criterion_in_order(fake_openai,
     assert fake_openai.chat_call_count == 2
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({}, "options.criteria"),
-    ({"criteria": "one string"}, "options.criteria"),
-    ({"criteria": ["a", "a"]}, "options.criteria[1]"),
-    ({"criteria": [{"criterion": "a", "required": "yes"}]}, "options.criteria[0].required"),
-    ({"criteria": ["a"], "options": {"required_criteria": ["b"]}}, "options.required_criteria[0]"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({}, "options.criteria"),
+        ({"criteria": "one string"}, "options.criteria"),
+        ({"criteria": ["a", "a"]}, "options.criteria[1]"),
+        ({"criteria": [{"criterion": "a", "required": "yes"}]}, "options.criteria[0].required"),
+        ({"criteria": ["a"], "options": {"required_criteria": ["b"]}}, "options.required_criteria[0]"),
+    ],
+)
 def test_checklist_options_checked_at_construction(kwargs, field):
     with pytest.raises(InvalidInputError) as info:
         create_checklist_rubric_scorer(**kwargs, settings=OFFLINE)

@@ -12,8 +12,7 @@ from fake_openai import Reply
 from judge_data import settings_for
 
 from scorers import EvalItem, InvalidInputError, ScoreStatus, Store
-from scorers.base import JudgeUsage
-from scorers.metrics.pairwise import (
+from scorers.catalogue.metrics.pairwise import (
     PairwiseOutcome,
     PairwiseVerdict,
     create_pairwise_judge_scorer,
@@ -21,7 +20,8 @@ from scorers.metrics.pairwise import (
     wilson_interval,
     win_rates,
 )
-from scorers.registry import SCORERS
+from scorers.catalogue.registry import SCORERS
+from scorers.core.base import JudgeUsage
 
 RUBRIC = "The better response answers the question correctly and briefly."
 
@@ -170,8 +170,9 @@ def test_pairwise_over_items_matches_rows_and_records_failures(fake_openai):
     items_b = [item("r2", "B", "GOOD two"), item("r1", "B", "meh"), item("r3", "B", "y")]
     judge = create_pairwise_judge_scorer(RUBRIC, settings=settings_for(fake_openai))
     progress = []
-    outcomes = pairwise_over_items(items_a, items_b, judge, concurrency=2,
-                                   on_progress=lambda done, total: progress.append(total))
+    outcomes = pairwise_over_items(
+        items_a, items_b, judge, concurrency=2, on_progress=lambda done, total: progress.append(total)
+    )
     assert [o.row_id for o in outcomes] == ["r1", "r2", "r3"]  # r4 has no B response
     assert outcomes[0].verdict.winner == "a" and outcomes[1].verdict.winner == "b"
     assert outcomes[2].status is ScoreStatus.JUDGE_OUTPUT_INVALID and outcomes[2].verdict is None

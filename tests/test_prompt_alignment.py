@@ -94,8 +94,10 @@ def test_both_without_system_scores_as_user_and_says_so(fake_openai):
 
 def test_system_role_messages_in_a_plain_list_count_as_system(fake_openai):
     fake_openai.enqueue(Reply.json(both_analysis((1, 1, 1, 1), (1, 1, 1, 1))))
-    payload = {"input": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Explain recursion"}],
-               "output": "Recursion is a function calling itself."}
+    payload = {
+        "input": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Explain recursion"}],
+        "output": "Recursion is a function calling itself.",
+    }
     assert scorer(fake_openai).run(payload).analyze_step_result["effectiveMode"] == "both"
 
 
@@ -118,8 +120,16 @@ def test_invalid_input_is_reported_before_any_judge_call(fake_openai, mode, payl
 
 @pytest.mark.parametrize(
     "options",
-    [{"scale": 0}, {"scale": -1}, {"scale": float("nan")}, {"scale": True}, {"scale": "10"},
-     {"evaluation_mode": "users"}, {"reason": "llm"}, {"weights": 1}],
+    [
+        {"scale": 0},
+        {"scale": -1},
+        {"scale": float("nan")},
+        {"scale": True},
+        {"scale": "10"},
+        {"evaluation_mode": "users"},
+        {"reason": "llm"},
+        {"weights": 1},
+    ],
 )
 def test_bad_options_rejected_at_construction(options):
     with pytest.raises(InvalidInputError):
@@ -128,7 +138,9 @@ def test_bad_options_rejected_at_construction(options):
 
 def test_camel_case_option_and_model_prefix(fake_openai):
     fake_openai.enqueue(Reply.json(single_analysis(1, 1, 1, 1)))
-    s = create_prompt_alignment_scorer("openai/gpt-4o-mini", {"evaluationMode": "user"}, settings=settings_for(fake_openai))
+    s = create_prompt_alignment_scorer(
+        "openai/gpt-4o-mini", {"evaluationMode": "user"}, settings=settings_for(fake_openai)
+    )
     assert s.run(run_payload()).score == 1.0
     body = fake_openai.last_chat_request()
     assert body["model"] == "gpt-4o-mini"
@@ -136,8 +148,10 @@ def test_camel_case_option_and_model_prefix(fake_openai):
 
 
 def test_judge_written_reason_is_a_second_call_and_states_the_score(fake_openai):
-    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)),
-                        Reply.json({"reason": "Good function, but the docstring is missing."}))
+    fake_openai.enqueue(
+        Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)),
+        Reply.json({"reason": "Good function, but the docstring is missing."}),
+    )
     result = scorer(fake_openai, evaluation_mode="user", reason="judge").run(run_payload())
     assert fake_openai.chat_call_count == 2
     assert result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
@@ -180,8 +194,16 @@ def test_no_key_and_no_base_url_says_how_to_configure(monkeypatch):
 
 @pytest.mark.parametrize(
     ("score", "scale", "band"),
-    [(0.95, 1, "excellent"), (0.9, 1, "excellent"), (0.84, 1, "very good"), (7.0, 10, "good alignment"),
-     (0.65, 1, "moderate"), (0.4, 1, "poor"), (0.39, 1, "very poor"), (0, 1, "very poor")],
+    [
+        (0.95, 1, "excellent"),
+        (0.9, 1, "excellent"),
+        (0.84, 1, "very good"),
+        (7.0, 10, "good alignment"),
+        (0.65, 1, "moderate"),
+        (0.4, 1, "poor"),
+        (0.39, 1, "very poor"),
+        (0, 1, "very poor"),
+    ],
 )
 def test_interpretation_bands(score, scale, band):
     assert interpretation_band(score, scale).startswith(band)

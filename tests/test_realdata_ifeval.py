@@ -1,4 +1,4 @@
-"""Real input: IFEval prompts with GPT-4's responses (../shared/realdata/ifeval_gpt4)."""
+"""Real input: IFEval prompts with GPT-4's responses (tests/data/ifeval_gpt4)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def test_prompt_alignment_on_real_rows_sends_the_real_texts(fake_openai):
     fake_openai.responder = lambda body: Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
     scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings_for(fake_openai))
     for i, row in enumerate(ROWS):
-        result = scorer.run({"input": [{"role": "user", "content": row["prompt"]}], "output": {"text": row["response"]}})
+        result = scorer.run(
+            {"input": [{"role": "user", "content": row["prompt"]}], "output": {"text": row["response"]}}
+        )
         assert result.score == 0.84  # the scripted dimensions 0.9/0.8/0.7/1.0 in user mode
         prompt = fake_openai.prompt_text(i)
         assert f"<user_prompt>\n{row['prompt']}\n</user_prompt>" in prompt

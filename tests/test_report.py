@@ -13,10 +13,8 @@ import plotly.graph_objects as go
 import pytest
 
 from scorers import Store, create_content_similarity_scorer, create_textual_difference_scorer, run_evals
-from scorers.cli import main
-from scorers.export import results_frame
-from scorers.generate import items_from_responses
-from scorers.report import (
+from scorers.analysis.generate import items_from_responses
+from scorers.analysis.report import (
     CONTENT_SECURITY_POLICY,
     MAX_CELL_CHARS,
     build_report,
@@ -25,6 +23,8 @@ from scorers.report import (
     run_comparison_report,
     run_report,
 )
+from scorers.cli import main
+from scorers.runs.export import results_frame
 
 XSS = '<script>window.__pwned = 1</script><img src="http://example.com/x.png">'
 
@@ -65,9 +65,14 @@ def simple_figure(name: str) -> go.Figure:
 
 def test_build_report_inlines_plotly_once_and_loads_nothing():
     rows = pd.DataFrame({"row_id": ["r1"], "input": [XSS], "score": [0.5]})
-    document = build_report(title="T <b>", setup={"dataset": "d.csv"}, leaderboard=None,
-                            figures=[simple_figure("one"), simple_figure("two"), simple_figure("three")], rows=rows,
-                            notes=["Variant A & B"])
+    document = build_report(
+        title="T <b>",
+        setup={"dataset": "d.csv"},
+        leaderboard=None,
+        figures=[simple_figure("one"), simple_figure("two"), simple_figure("three")],
+        rows=rows,
+        notes=["Variant A & B"],
+    )
     assert document.startswith("<!DOCTYPE html>")
     assert document.count("* plotly.js v") == 1  # the library's banner: inlined once
     assert document.count("Plotly.newPlot(") == 3
@@ -75,8 +80,10 @@ def test_build_report_inlines_plotly_once_and_loads_nothing():
     assert_self_contained(document)
     assert "<title>T &lt;b&gt;</title>" in document
     assert "Variant A &amp; B" in document
-    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;&lt;img src=&quot;http://example.com/x.png&quot;&gt;" \
+    assert (
+        "&lt;script&gt;window.__pwned = 1&lt;/script&gt;&lt;img src=&quot;http://example.com/x.png&quot;&gt;"
         in document
+    )
     assert XSS not in document
 
 
@@ -89,11 +96,18 @@ def test_no_figure_no_plotly_and_long_cells_are_cut():
 
 
 def test_setup_never_shows_a_key():
-    setup = {"judge": {"model": "gpt-4o-mini", "api_key": "sk-abc123", "apiKey": "k2", "temperature": 0},
-             "variants": [{"name": "A", "OPENAI_API_KEY": "k3"}], "token": "t", "prompt_tokens": 12,
-             "stray": "sk-proj-xyz"}
-    assert redact_setup(setup) == {"judge": {"model": "gpt-4o-mini", "temperature": 0},
-                                   "variants": [{"name": "A"}], "prompt_tokens": 12}
+    setup = {
+        "judge": {"model": "gpt-4o-mini", "api_key": "sk-abc123", "apiKey": "k2", "temperature": 0},
+        "variants": [{"name": "A", "OPENAI_API_KEY": "k3"}],
+        "token": "t",
+        "prompt_tokens": 12,
+        "stray": "sk-proj-xyz",
+    }
+    assert redact_setup(setup) == {
+        "judge": {"model": "gpt-4o-mini", "temperature": 0},
+        "variants": [{"name": "A"}],
+        "prompt_tokens": 12,
+    }
     document = build_report(title="T", setup=setup, leaderboard=None, figures=[], rows=pd.DataFrame())
     assert "sk-abc123" not in document and "sk-proj-xyz" not in document
     assert ">k2<" not in document and ">k3<" not in document
@@ -104,17 +118,29 @@ def test_setup_never_shows_a_key():
 
 
 def comparison_run(store: Store) -> str:
-    frame = pd.DataFrame({
-        "id": [f"q{i}" for i in range(8)],
-        "question": [f"What is {i} + {i}?" for i in range(8)],
-        "answer": [str(2 * i) for i in range(8)],
-        "terse": [str(2 * i) for i in range(8)],
-        "chatty": [f"Well, {i} + {i} is {2 * i}." if i % 2 else XSS for i in range(8)],
-    })
-    items = items_from_responses(frame, input_col="question", response_cols={"terse": "terse", "chatty": "chatty"},
-                                 id_col="id", ground_truth_col="answer")
-    result = run_evals(items, [create_textual_difference_scorer(), create_content_similarity_scorer()], store=store,
-                       dataset_name="arithmetic.csv", run_name="terse vs chatty")
+    frame = pd.DataFrame(
+        {
+            "id": [f"q{i}" for i in range(8)],
+            "question": [f"What is {i} + {i}?" for i in range(8)],
+            "answer": [str(2 * i) for i in range(8)],
+            "terse": [str(2 * i) for i in range(8)],
+            "chatty": [f"Well, {i} + {i} is {2 * i}." if i % 2 else XSS for i in range(8)],
+        }
+    )
+    items = items_from_responses(
+        frame,
+        input_col="question",
+        response_cols={"terse": "terse", "chatty": "chatty"},
+        id_col="id",
+        ground_truth_col="answer",
+    )
+    result = run_evals(
+        items,
+        [create_textual_difference_scorer(), create_content_similarity_scorer()],
+        store=store,
+        dataset_name="arithmetic.csv",
+        run_name="terse vs chatty",
+    )
     return result.run_id
 
 
@@ -135,8 +161,10 @@ def test_run_report_of_a_comparison_run(tmp_path):
 
 def test_run_report_of_a_plain_run_lists_failures(tmp_path):
     store = Store(tmp_path / "r.db")
-    items = [{"id": "a", "input": "Say hi", "output": "hi", "groundTruth": "hi"},
-             {"id": "b", "input": "Say bye", "output": None}]
+    items = [
+        {"id": "a", "input": "Say hi", "output": "hi", "groundTruth": "hi"},
+        {"id": "b", "input": "Say bye", "output": None},
+    ]
     result = run_evals(items, [create_textual_difference_scorer()], store=store, run_name="plain")
     document = run_report(store, result.run_id)
     assert_self_contained(document)
@@ -150,12 +178,18 @@ def test_run_report_of_a_plain_run_lists_failures(tmp_path):
 def test_comparison_report_needs_two_variants(tmp_path):
     store = Store(tmp_path / "r.db")
     run_id = comparison_run(store)
-    from scorers.runner import load_run
+    from scorers.runs.runner import load_run
 
     _, items, result = load_run(store, run_id)
     frame = results_frame(result, items)
-    document = comparison_report(frame, a="chatty", b="terse", scorers=["textual-difference"],
-                                 costs={"terse": 0.5, "chatty": None}, setup={"api_key": "sk-zzz", "model": "m"})
+    document = comparison_report(
+        frame,
+        a="chatty",
+        b="terse",
+        scorers=["textual-difference"],
+        costs={"terse": 0.5, "chatty": None},
+        setup={"api_key": "sk-zzz", "model": "m"},
+    )
     assert "Variant chatty scored higher than terse on 0 of 8" in document
     assert "$0.5000" in document and "sk-zzz" not in document
     with pytest.raises(ValueError, match="two variants"):
@@ -166,12 +200,24 @@ def test_comparison_report_needs_two_variants(tmp_path):
 def test_run_comparison_report_and_the_cli(tmp_path):
     db = tmp_path / "cli.db"
     store = Store(db)
-    base = run_evals([{"id": "a", "input": "Say hi", "output": "hello", "groundTruth": "hi"},
-                      {"id": "b", "input": "Say bye", "output": "bye", "groundTruth": "bye"}],
-                     [create_textual_difference_scorer()], store=store, run_name="baseline").run_id
-    new = run_evals([{"id": "a", "input": "Say hi", "output": "hi", "groundTruth": "hi"},
-                     {"id": "c", "input": "Say yo", "output": "yo", "groundTruth": "yo"}],
-                    [create_textual_difference_scorer()], store=store, run_name="candidate").run_id
+    base = run_evals(
+        [
+            {"id": "a", "input": "Say hi", "output": "hello", "groundTruth": "hi"},
+            {"id": "b", "input": "Say bye", "output": "bye", "groundTruth": "bye"},
+        ],
+        [create_textual_difference_scorer()],
+        store=store,
+        run_name="baseline",
+    ).run_id
+    new = run_evals(
+        [
+            {"id": "a", "input": "Say hi", "output": "hi", "groundTruth": "hi"},
+            {"id": "c", "input": "Say yo", "output": "yo", "groundTruth": "yo"},
+        ],
+        [create_textual_difference_scorer()],
+        store=store,
+        run_name="candidate",
+    ).run_id
     document = run_comparison_report(store, new, base)
     assert "Run comparison: candidate against baseline" in document
     assert "The runs are not over the same dataset" in document

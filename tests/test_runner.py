@@ -140,13 +140,15 @@ def test_aggregates_count_scored_items_only(fake_openai):
     def dims(*scores):
         return Reply.json(single_analysis(*scores))
 
-    fake_openai.responder = Script({
-        0: [dims(1.0, 1.0, 1.0, 1.0)],  # W = 1.0
-        1: [dims(0.5, 0.5, 0.5, 0.5)],  # W = 0.5
-        2: [dims(0.9, 0.8, 0.7, 1.0)],  # W = 0.84
-        3: [Reply.refusal()],
-        4: [dims(0.0, 0.0, 0.0, 0.0)],  # W = 0: a real zero, counted
-    })
+    fake_openai.responder = Script(
+        {
+            0: [dims(1.0, 1.0, 1.0, 1.0)],  # W = 1.0
+            1: [dims(0.5, 0.5, 0.5, 0.5)],  # W = 0.5
+            2: [dims(0.9, 0.8, 0.7, 1.0)],  # W = 0.84
+            3: [Reply.refusal()],
+            4: [dims(0.0, 0.0, 0.0, 0.0)],  # W = 0: a real zero, counted
+        }
+    )
     pairs = [("abcd", "abcd"), ("abcd", "abce"), ("abcd", "ab"), ("abcd", "wxyz"), ("kitten", "sitting")]
     payloads = [item_payload(i, ground_truth=gt, output=out) for i, (gt, out) in enumerate(pairs)]
     payloads.append(no_reference_payload(5))
@@ -191,8 +193,12 @@ def test_aggregates_count_scored_items_only(fake_openai):
     dims_summary = result.dimensions([TD, pa])
     # user.<dimension> over items 0, 1, 2, 4: intent 1, 0.5, 0.9, 0 ...
     user = dims_summary[PA_ID]
-    assert set(user) == {"user.intentAlignment", "user.requirementsFulfillment", "user.completeness",
-                         "user.responseAppropriateness"}
+    assert set(user) == {
+        "user.intentAlignment",
+        "user.requirementsFulfillment",
+        "user.completeness",
+        "user.responseAppropriateness",
+    }
     intent = user["user.intentAlignment"]
     assert (intent.n_scored, intent.n_failed) == (4, 2)
     assert intent.mean == pytest.approx(0.6) and intent.median == pytest.approx(0.7)
@@ -205,8 +211,9 @@ def test_aggregates_count_scored_items_only(fake_openai):
     confidence = dims_summary[TD_ID]["confidence"]  # 1, 1, 1/2, 1, 6/7
     assert confidence.mean == pytest.approx((3.5 + 6 / 7) / 5) and confidence.min == 0.5
 
-    assert stored_statuses(store, result.run_id) == {(o.item_index, o.scorer_id): o.status.value
-                                                     for o in result.outcomes}
+    assert stored_statuses(store, result.run_id) == {
+        (o.item_index, o.scorer_id): o.status.value for o in result.outcomes
+    }
 
 
 # ---------------------------------------------------------------- fault injection
@@ -217,14 +224,21 @@ def test_fault_storm_accounts_for_every_item_once(fake_openai):
     server_error = Reply.server_error(headers={"retry-after-ms": "20"})
     slow = OK.delayed(4.0)  # longer than the judge timeout of 2 s
     plans = {i: [rate_limited] * 4 + [OK] for i in range(10)}  # 2 runner tries of 2 requests fail, the third wins
-    plans.update({
-        10: [rate_limited],  # 429 for ever
-        11: [server_error, OK], 12: [server_error, OK], 13: [server_error],
-        14: [slow, OK], 15: [slow],
-        16: [Reply.content(BROKEN)], 17: [Reply.content(BROKEN)], 18: [Reply.content(BROKEN), OK],
-        19: [Reply.refusal()],
-        20: [Reply.truncated('{"intentAlignment": {"sco')],
-    })
+    plans.update(
+        {
+            10: [rate_limited],  # 429 for ever
+            11: [server_error, OK],
+            12: [server_error, OK],
+            13: [server_error],
+            14: [slow, OK],
+            15: [slow],
+            16: [Reply.content(BROKEN)],
+            17: [Reply.content(BROKEN)],
+            18: [Reply.content(BROKEN), OK],
+            19: [Reply.refusal()],
+            20: [Reply.truncated('{"intentAlignment": {"sco')],
+        }
+    )
     script = Script(plans)
     fake_openai.responder = script
     payloads = [item_payload(i) for i in range(39)] + [no_reference_payload(39)]
@@ -236,10 +250,18 @@ def test_fault_storm_accounts_for_every_item_once(fake_openai):
     assert result.status == "completed"
     assert_each_once(result, 40, [TD_ID, PA_ID])
     expected = {i: ScoreStatus.SCORED for i in range(39)}
-    expected.update({10: ScoreStatus.RATE_LIMITED, 13: ScoreStatus.API_ERROR, 15: ScoreStatus.API_ERROR,
-                     16: ScoreStatus.JUDGE_OUTPUT_INVALID, 17: ScoreStatus.JUDGE_OUTPUT_INVALID,
-                     19: ScoreStatus.JUDGE_REFUSED, 20: ScoreStatus.JUDGE_OUTPUT_TRUNCATED,
-                     39: ScoreStatus.INVALID_INPUT})
+    expected.update(
+        {
+            10: ScoreStatus.RATE_LIMITED,
+            13: ScoreStatus.API_ERROR,
+            15: ScoreStatus.API_ERROR,
+            16: ScoreStatus.JUDGE_OUTPUT_INVALID,
+            17: ScoreStatus.JUDGE_OUTPUT_INVALID,
+            19: ScoreStatus.JUDGE_REFUSED,
+            20: ScoreStatus.JUDGE_OUTPUT_TRUNCATED,
+            39: ScoreStatus.INVALID_INPUT,
+        }
+    )
     pa_outcomes = {o.item_index: o for o in result.outcomes if o.scorer_id == PA_ID}
     assert {i: o.status for i, o in pa_outcomes.items()} == expected
     td_statuses = {o.item_index: o.status for o in result.outcomes if o.scorer_id == TD_ID}
@@ -259,8 +281,9 @@ def test_fault_storm_accounts_for_every_item_once(fake_openai):
     calls.update({11: 2, 12: 2, 13: 2, 14: 2, 15: 2, 16: 2, 17: 2, 18: 2})
     assert script.snapshot() == collections.Counter(calls)
 
-    assert stored_statuses(store, result.run_id) == {(o.item_index, o.scorer_id): o.status.value
-                                                     for o in result.outcomes}
+    assert stored_statuses(store, result.run_id) == {
+        (o.item_index, o.scorer_id): o.status.value for o in result.outcomes
+    }
     assert store.get_run(result.run_id)["status"] == "completed"
 
 
@@ -277,8 +300,12 @@ def test_rate_limit_pauses_everyone_for_retry_after_and_halves_concurrency(fake_
             state["arrivals"] += 1
             limited = state["arrivals"] <= 8  # the first request of each of the 8 workers
             state["in_flight"] += 1
-            entry = {"start": time.monotonic(), "limited": limited, "in_flight": state["in_flight"],
-                     "item": item_of(request)}
+            entry = {
+                "start": time.monotonic(),
+                "limited": limited,
+                "in_flight": state["in_flight"],
+                "item": item_of(request),
+            }
             log.append(entry)
         time.sleep(0.6 if limited else 0.05)
         with lock:
@@ -315,8 +342,14 @@ def test_item_past_its_timeout_is_an_api_error_once_even_when_its_worker_finishe
     completed: list[tuple[int, list]] = []
     pa = alignment(fake_openai, max_retries=0)
 
-    result = run_evals(items_of([item_payload(i) for i in range(3)]), [TD, pa], concurrency=2,
-                       item_timeout=1.5, store=store, on_item_complete=lambda i, item, o: completed.append((i, o)))
+    result = run_evals(
+        items_of([item_payload(i) for i in range(3)]),
+        [TD, pa],
+        concurrency=2,
+        item_timeout=1.5,
+        store=store,
+        on_item_complete=lambda i, item, o: completed.append((i, o)),
+    )
 
     assert_each_once(result, 3, [TD_ID, PA_ID])
     late = next(o for o in result.outcomes if (o.item_index, o.scorer_id) == (1, PA_ID))
@@ -326,8 +359,10 @@ def test_item_past_its_timeout_is_an_api_error_once_even_when_its_worker_finishe
     assert all(o.status is ScoreStatus.SCORED for o in others)  # the text diff of item 1 was done in time
     # The worker of item 1 did finish (its judge call returned after 3 s), but its result was dropped.
     assert sorted(i for i, _ in completed) == [0, 1, 2]
-    assert [o.status for i, outcomes in completed if i == 1 for o in outcomes] == [ScoreStatus.SCORED,
-                                                                                   ScoreStatus.API_ERROR]
+    assert [o.status for i, outcomes in completed if i == 1 for o in outcomes] == [
+        ScoreStatus.SCORED,
+        ScoreStatus.API_ERROR,
+    ]
     assert fake_openai.chat_call_count == 3
     row = next(r for r in store.results(result.run_id) if (r["item_index"], r["scorer_id"]) == (1, PA_ID))
     assert (row["status"], row["error"]) == ("api_error", TIMEOUT_MESSAGE.format(1.5))
@@ -362,14 +397,21 @@ def test_cancelled_run_keeps_its_results_and_resumes_only_the_rest(fake_openai):
             cancel.set()
 
     scorers = [TD, alignment(fake_openai)]
-    first = run_evals(items_of([item_payload(i) for i in range(20)]), scorers, concurrency=1, store=store,
-                      cancel=cancel, on_item_complete=stop_after_five)
+    first = run_evals(
+        items_of([item_payload(i) for i in range(20)]),
+        scorers,
+        concurrency=1,
+        store=store,
+        cancel=cancel,
+        on_item_complete=stop_after_five,
+    )
 
     assert first.status == "cancelled"
     assert store.get_run(first.run_id)["status"] == "cancelled"
     assert len(first.outcomes) == 10
     assert {(r["item_index"], r["scorer_id"]) for r in store.results(first.run_id)} == {
-        (i, s) for i in range(5) for s in (TD_ID, PA_ID)}
+        (i, s) for i in range(5) for s in (TD_ID, PA_ID)
+    }
     assert script.snapshot() == collections.Counter(range(5))
 
     resumed = run_evals([], scorers, store=store, run_id=first.run_id, concurrency=4)
@@ -382,7 +424,8 @@ def test_cancelled_run_keeps_its_results_and_resumes_only_the_rest(fake_openai):
     run, items, loaded = load_run(store, first.run_id)
     assert run["status"] == "completed" and [it.item_id for it in items] == [f"q{i}" for i in range(20)]
     assert [(o.item_index, o.scorer_id, o.status, o.score) for o in loaded.outcomes] == [
-        (o.item_index, o.scorer_id, o.status, o.score) for o in resumed.outcomes]
+        (o.item_index, o.scorer_id, o.status, o.score) for o in resumed.outcomes
+    ]
 
 
 _CRASHING_RUN = """
@@ -416,8 +459,12 @@ def test_run_killed_with_sigkill_resumes_without_judging_finished_items_again(fa
     items = [{"item_id": f"q{i}", "payload": item_payload(i)} for i in range(30)]
     items_file.write_text(json.dumps(items), encoding="utf-8")
 
-    child = subprocess.Popen([sys.executable, "-c", _CRASHING_RUN, str(REPO), str(db), fake_openai.base_url,
-                              str(items_file)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CRASHING_RUN, str(REPO), str(db), fake_openai.base_url, str(items_file)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 90  # mostly imports: slow on a busy machine
         while _stored_rows(db) < 5:
@@ -538,9 +585,12 @@ def test_second_run_of_the_same_dataset_is_served_from_the_cache(fake_openai):
 
 
 def test_estimate_counts_rendered_prompts_and_prices_them(fake_openai):
-    payloads = [item_payload(0), item_payload(1, output="def f(n):\n    return 1 if n < 2 else n * f(n - 1)"),
-                run_payload(user="[item-2] " + "Explain recursion. " * 40, output="It calls itself."),
-                item_payload(3, output="   ")]  # empty response: invalid input, no call
+    payloads = [
+        item_payload(0),
+        item_payload(1, output="def f(n):\n    return 1 if n < 2 else n * f(n - 1)"),
+        run_payload(user="[item-2] " + "Explain recursion. " * 40, output="It calls itself."),
+        item_payload(3, output="   "),
+    ]  # empty response: invalid input, no call
     items = items_of(payloads)
     pa = alignment(fake_openai, model="openai/gpt-4o-mini")
     # 4 characters a token, per message, of the prompts the judge would receive for the 3 valid items.
@@ -549,8 +599,12 @@ def test_estimate_counts_rendered_prompts_and_prices_them(fake_openai):
 
     estimate = estimate_run(items, [TD, pa])
 
-    assert estimate == Estimate(judge_calls=3, prompt_tokens=prompt, completion_tokens=completion,
-                                cost_usd=pytest.approx(prompt * PROMPT_USD + completion * COMPLETION_USD))
+    assert estimate == Estimate(
+        judge_calls=3,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost_usd=pytest.approx(prompt * PROMPT_USD + completion * COMPLETION_USD),
+    )
     unknown = estimate_run(items, [TD, alignment(fake_openai, model="openai/no-such-model")])
     assert (unknown.judge_calls, unknown.prompt_tokens, unknown.cost_usd) == (3, prompt, None)
     assert estimate_run(items, [TD]) == Estimate(0, 0, 0, 0.0)
@@ -562,9 +616,12 @@ def test_actual_usage_and_cost_include_reasks_and_retries(fake_openai):
         return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
 
     fake_openai.enqueue(
-        Reply.content(BROKEN, **usage(100, 10)), Reply.json(GOOD, **usage(150, 20)),  # item 0: re-ask, then valid
-        Reply.content(BROKEN, **usage(100, 10)), Reply.content(BROKEN, **usage(100, 10)),  # item 1: invalid twice
-        Reply.rate_limited(0.01), Reply.json(GOOD, **usage(50, 5)),  # item 2: 429, the runner retries
+        Reply.content(BROKEN, **usage(100, 10)),
+        Reply.json(GOOD, **usage(150, 20)),  # item 0: re-ask, then valid
+        Reply.content(BROKEN, **usage(100, 10)),
+        Reply.content(BROKEN, **usage(100, 10)),  # item 1: invalid twice
+        Reply.rate_limited(0.01),
+        Reply.json(GOOD, **usage(50, 5)),  # item 2: 429, the runner retries
     )
     store = Store(":memory:")
     pa = alignment(fake_openai, model="openai/gpt-4o-mini", max_retries=0)
@@ -572,8 +629,11 @@ def test_actual_usage_and_cost_include_reasks_and_retries(fake_openai):
     result = run_evals(items_of([item_payload(i) for i in range(3)]), [pa], concurrency=1, store=store)
 
     fake_openai.assert_all_replies_used()
-    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.JUDGE_OUTPUT_INVALID,
-                                                  ScoreStatus.SCORED]
+    assert [o.status for o in result.outcomes] == [
+        ScoreStatus.SCORED,
+        ScoreStatus.JUDGE_OUTPUT_INVALID,
+        ScoreStatus.SCORED,
+    ]
     assert result.outcomes[0].usage == JudgeUsage(250, 30, 2)
     assert result.outcomes[1].usage == JudgeUsage(200, 20, 2)
     assert (result.outcomes[2].usage.prompt_tokens, result.outcomes[2].usage.completion_tokens) == (50, 5)

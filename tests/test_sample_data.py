@@ -66,9 +66,7 @@ def test_csv_has_expected_columns(csv_frame: pd.DataFrame) -> None:
 
 
 def test_csv_and_jsonl_agree(jsonl_rows: list[dict], csv_frame: pd.DataFrame) -> None:
-    csv_rows = [
-        {k: str(v) for k, v in rec.items()} for rec in csv_frame.to_dict("records")
-    ]
+    csv_rows = [{k: str(v) for k, v in rec.items()} for rec in csv_frame.to_dict("records")]
     assert [r["id"] for r in csv_rows] == [r["id"] for r in jsonl_rows]
     for csv_row, json_row in zip(csv_rows, jsonl_rows, strict=True):
         assert csv_row == json_row, json_row["id"]

@@ -13,9 +13,9 @@ import unicodedata
 import pytest
 from realdata import read_jsonl
 
-from scorers.base import Message, RunInput
-from scorers.errors import InvalidInputError, ScoreStatus
-from scorers.textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
+from scorers.catalogue.textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
+from scorers.core.base import Message, RunInput
+from scorers.core.errors import InvalidInputError, ScoreStatus
 
 IFEVAL_RESPONSES = "ifeval_gpt4/input_response_data_gpt4_20231107_145030.jsonl"
 
@@ -62,9 +62,7 @@ def word_edits(opcodes) -> int:
 
 def test_one_word_replaced():
     # "The quick brown " (16 chars) is common; "fox" and "cat" share no character.
-    result = run(
-        {"input": "Name an animal", "output": "The quick brown cat", "ground_truth": "The quick brown fox"}
-    )
+    result = run({"input": "Name an animal", "output": "The quick brown cat", "ground_truth": "The quick brown fox"})
     analysis = result.analyze_step_result
     assert analysis["ratio"] == pytest.approx(32 / 38)
     assert analysis["changes"] == 1
@@ -184,9 +182,7 @@ def test_scorer_identity():
 
 
 def test_ground_truth_is_preferred_over_input():
-    result = run(
-        {"input": "completely unrelated words", "output": "hello world", "ground_truth": "hello world"}
-    )
+    result = run({"input": "completely unrelated words", "output": "hello world", "ground_truth": "hello world"})
     assert result.details["comparedWith"] == "ground_truth"
     assert result.details["reference"] == "hello world"
     assert result.score == 1
@@ -254,9 +250,7 @@ def test_no_reference_at_all_is_an_input_error():
             id="output-list-of-messages",
         ),
         pytest.param({"input": "hello world", "output": "hello world"}, id="output-string"),
-        pytest.param(
-            {"input": "unrelated", "output": "hello world", "groundTruth": "hello world"}, id="groundTruth"
-        ),
+        pytest.param({"input": "unrelated", "output": "hello world", "groundTruth": "hello world"}, id="groundTruth"),
         pytest.param(
             RunInput((Message("user", "hello world"),), (), "hello world"),
             id="RunInput",
@@ -272,9 +266,7 @@ def test_accepted_payload_shapes(payload):
 
 
 def test_system_messages_are_not_the_reference():
-    result = run(
-        {"input": [{"role": "system", "content": "abc"}, {"role": "user", "content": "xyz"}], "output": "abc"}
-    )
+    result = run({"input": [{"role": "system", "content": "abc"}, {"role": "user", "content": "xyz"}], "output": "abc"})
     assert result.details["reference"] == "xyz"
     assert result.score == 0
 

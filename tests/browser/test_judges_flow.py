@@ -100,7 +100,8 @@ def test_build_try_save_and_find_a_judge(page: Page, app_url: str, judge: FakeOp
 
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_text("Saved Politeness check as v1 (judge:politeness-check@v1).")).to_be_visible(
-        timeout=RESULT_TIMEOUT)
+        timeout=RESULT_TIMEOUT
+    )
     expect(page.get_by_role("combobox", name="Judge", exact=True)).to_have_value("Politeness check (v1)")
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     wait_until_idle(page)

@@ -15,12 +15,20 @@ import pytest
 from playwright.sync_api import Browser, Route, expect, sync_playwright
 
 from scorers import Store, create_content_similarity_scorer, create_textual_difference_scorer, run_evals
-from scorers.generate import items_from_responses
-from scorers.report import run_report
+from scorers.analysis.generate import items_from_responses
+from scorers.analysis.report import run_report
 
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-XSS = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 WATCH_VIOLATIONS = """
 window.__violations = [];
@@ -43,17 +51,28 @@ def browser(chromium_path: str) -> Iterator[Browser]:
 def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     store = Store(tmp / "r.db")
-    frame = pd.DataFrame({
-        "id": [f"q{i}" for i in range(8)],
-        "question": [f"What is {i} + {i}?" for i in range(8)],
-        "answer": [str(2 * i) for i in range(8)],
-        "terse": [str(2 * i) for i in range(8)],
-        "chatty": [f"Well, {i} + {i} is {2 * i}." if i % 2 else XSS for i in range(8)],
-    })
-    items = items_from_responses(frame, input_col="question", response_cols={"terse": "terse", "chatty": "chatty"},
-                                 id_col="id", ground_truth_col="answer")
-    run_id = run_evals(items, [create_textual_difference_scorer(), create_content_similarity_scorer()],
-                       store=store, run_name="terse vs chatty").run_id
+    frame = pd.DataFrame(
+        {
+            "id": [f"q{i}" for i in range(8)],
+            "question": [f"What is {i} + {i}?" for i in range(8)],
+            "answer": [str(2 * i) for i in range(8)],
+            "terse": [str(2 * i) for i in range(8)],
+            "chatty": [f"Well, {i} + {i} is {2 * i}." if i % 2 else XSS for i in range(8)],
+        }
+    )
+    items = items_from_responses(
+        frame,
+        input_col="question",
+        response_cols={"terse": "terse", "chatty": "chatty"},
+        id_col="id",
+        ground_truth_col="answer",
+    )
+    run_id = run_evals(
+        items,
+        [create_textual_difference_scorer(), create_content_similarity_scorer()],
+        store=store,
+        run_name="terse vs chatty",
+    ).run_id
     path = tmp / "report.html"
     path.write_text(run_report(store, run_id), encoding="utf-8")
     store.close()

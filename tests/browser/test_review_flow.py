@@ -12,7 +12,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
-from scorers.labels import current_labels
+from scorers.analysis.labels import current_labels
 
 FIRST_LOAD_TIMEOUT = 90_000
 

@@ -1,0 +1,1 @@
+"""Analysis over stored runs: comparisons, response generation, human labels, agreement, HTML reports."""

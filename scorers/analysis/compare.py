@@ -1,0 +1,840 @@
+"""Compare variants (prompts, models) or runs: leaderboards, paired tests, per-dimension and per-row deltas.
+
+Every function reads a results frame in the shape of :func:`scorers.runs.export.results_frame`
+(one row per item × scorer: ``item_id``, ``scorer``, ``status``, ``score`` (NaN when not
+scored), ``latency_s``, token counts, the texts, ``group:<name>`` columns and
+``analysis``). Failures are counted, never averaged: a row that was not scored has no
+score, and a pair is compared only when both of its responses were scored.
+
+Statistics, and where they come from:
+
+- :func:`bootstrap_ci`: the percentile bootstrap of the mean (Efron & Tibshirani, *An
+  Introduction to the Bootstrap*, 1993, ch. 13), with ``numpy.random.default_rng(seed)``.
+- :func:`paired`: wins, ties and losses per question, the mean paired difference with a
+  paired bootstrap interval (resampling questions, i.e. the differences), and the
+  Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, ``zero_method="wilcox"``: ties
+  are dropped), reported only with at least :data:`MIN_WILCOXON_PAIRS` non-zero differences.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from scorers.core.errors import ScorerError, ScoreStatus
+from scorers.core.judge import JudgeSettings
+from scorers.runs.export import results_frame
+from scorers.runs.runner import load_run
+from scorers.runs.store import Store
+
+MIN_WILCOXON_PAIRS = 6
+"""Fewest non-zero differences for which :func:`paired` reports a Wilcoxon p-value.
+
+With 5 or fewer, the smallest two-sided p the exact test can give is 2/2^5 = 0.0625:
+it could never show a difference, so no p-value is given and the summary says why.
+"""
+
+SIGNIFICANCE = 0.05
+"""The p-value under which :meth:`PairedComparison.summary` calls a difference unlikely to be chance."""
+
+TIE_TOLERANCE = 1e-9
+"""Two scores closer than this count as a tie (float noise is not a win)."""
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean.
+
+    Algorithm (so it can be reproduced): ``rng = numpy.random.default_rng(seed)``;
+    ``idx = rng.integers(0, n, size=(n_resamples, n))``; the resampled means are
+    ``values[idx].mean(axis=1)``; the interval is their ``numpy.quantile`` (linear
+    interpolation) at ``(1 − confidence) / 2`` and ``(1 + confidence) / 2``.
+    When every value is the same, the interval is that value at both ends.
+
+    Args:
+        values: finite numbers, at least one.
+        confidence: in (0, 1), e.g. 0.95 for a 95% interval.
+        n_resamples: bootstrap resamples, >= 1.
+        seed: the generator's seed (the same inputs give the same interval).
+
+    Returns:
+        ``(low, high)``.
+
+    Raises:
+        ValueError: no values, a non-finite value, or a parameter out of range.
+
+    >>> bootstrap_ci([0.5, 0.5, 0.5])
+    (0.5, 0.5)
+    """
+    data = np.asarray(values, dtype=float)
+    if data.ndim != 1 or data.size == 0:
+        raise ValueError("bootstrap_ci needs a non-empty 1-D sequence of numbers")
+    if not np.all(np.isfinite(data)):
+        raise ValueError("bootstrap_ci needs finite values (drop the unscored ones first)")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if np.all(data == data[0]):
+        return float(data[0]), float(data[0])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, data.size, size=(n_resamples, data.size))
+    means = data[idx].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        groups = [c for c in frame.columns if str(c).startswith("group:")]
+        raise ValueError(
+            f"the results frame has no column(s) {', '.join(missing)} (group columns: {', '.join(groups) or 'none'}); "
+            "build it with scorers.runs.export.results_frame(run_result, items)"
+        )
+
+
+def _label(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
+        return "(blank)"
+    return str(value)
+
+
+def _scored(part: pd.DataFrame) -> pd.Series:
+    return part.loc[part["status"] == ScoreStatus.SCORED.value, "score"].dropna().astype(float)
+
+
+LEADERBOARD_COLUMNS = [
+    "variant",
+    "scorer",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n_scored",
+    "n_failed",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_s",
+]
+
+
+def leaderboard(
+    frame: pd.DataFrame,
+    *,
+    group_col: str = "group:variant",
+    costs: Mapping[str, float | None] | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per variant × scorer: the mean score with its bootstrap interval, counts, tokens, cost and latency.
+
+    Args:
+        frame: a results frame (:func:`scorers.runs.export.results_frame`) with ``group_col``.
+        group_col: the column naming the variant, e.g. ``"group:variant"`` or ``"group:model"``.
+        costs: variant → USD cost, e.g. :func:`scorers.analysis.generate.generation_costs` (the cost
+            of generating that variant's responses at list prices, None when the model's
+            price is unknown); None to leave the cost unknown.
+        confidence, n_resamples, seed: for :func:`bootstrap_ci`.
+
+    Returns:
+        Columns ``variant`` (text, ``"(blank)"`` for a missing value), ``scorer``,
+        ``mean`` / ``ci_low`` / ``ci_high`` (NaN when nothing was scored; the interval
+        collapses to the mean with one score), ``n_scored``, ``n_failed``,
+        ``prompt_tokens`` and ``completion_tokens`` (the scorer's judge tokens),
+        ``cost_usd`` (from ``costs``, or None), ``latency_s`` (mean seconds per item
+        for the scorer). Sorted by scorer, then mean (best first), then variant.
+
+    Raises:
+        ValueError: the frame lacks a needed column.
+    """
+    _require(frame, [group_col, "scorer", "status", "score"])
+    rows = []
+    keys = frame[group_col].map(_label)
+    for (variant, scorer), part in frame.assign(_variant=keys).groupby(["_variant", "scorer"], sort=True):
+        scores = _scored(part)
+        if len(scores):
+            mean = float(scores.mean())
+            low, high = bootstrap_ci(scores.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
+        else:
+            mean = low = high = float("nan")
+        rows.append(
+            {
+                "variant": variant,
+                "scorer": scorer,
+                "mean": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n_scored": int(len(scores)),
+                "n_failed": int((part["status"] != ScoreStatus.SCORED.value).sum()),
+                "prompt_tokens": int(part["prompt_tokens"].sum()) if "prompt_tokens" in part else 0,
+                "completion_tokens": int(part["completion_tokens"].sum()) if "completion_tokens" in part else 0,
+                "cost_usd": (costs or {}).get(variant),
+                "latency_s": float(part["latency_s"].mean()) if "latency_s" in part and len(part) else float("nan"),
+            }
+        )
+    out = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
+    if out.empty:
+        return out
+    out["cost_usd"] = out["cost_usd"].astype(object).where(out["cost_usd"].notna(), None)
+    return out.sort_values(
+        ["scorer", "mean", "variant"], ascending=[True, False, True], na_position="last", ignore_index=True
+    )
+
+
+def _higher_is_better(scorer: str) -> bool:
+    from scorers.catalogue.registry import SCORERS
+
+    spec = SCORERS.get(scorer)
+    return True if spec is None else spec.higher_is_better
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two variants compared question by question on one scorer (see :func:`paired`).
+
+    Attributes:
+        scorer: the scorer id.
+        a, b: the variants compared; differences are ``a − b``.
+        n_pairs: questions where both responses were scored.
+        wins, ties, losses: questions where a scored higher than, the same as (within
+            :data:`TIE_TOLERANCE`), or lower than b.
+        mean_diff: the mean of ``a − b`` over the pairs (None without pairs).
+        ci_low, ci_high: the paired bootstrap interval of ``mean_diff`` (None without pairs).
+        wilcoxon_p: the two-sided Wilcoxon signed-rank p-value, or None (see ``note``).
+        note: why there is no p-value, or "".
+        n_unpaired: questions left out because only one of the two responses was scored.
+        confidence: the interval's confidence level.
+        higher_is_better: False for scorers where lower is better (toxicity, bias ...).
+        differences: ``a − b`` per pair, in ``pair_ids`` order.
+        pair_ids: the pair (row) ids.
+    """
+
+    scorer: str
+    a: str
+    b: str
+    n_pairs: int
+    wins: int
+    ties: int
+    losses: int
+    mean_diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wilcoxon_p: float | None
+    note: str = ""
+    n_unpaired: int = 0
+    confidence: float = 0.95
+    higher_is_better: bool = True
+    differences: tuple[float, ...] = field(default=(), repr=False)
+    pair_ids: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """``(ci_low, ci_high)``, or None without pairs."""
+        return None if self.ci_low is None or self.ci_high is None else (self.ci_low, self.ci_high)
+
+    @property
+    def significant(self) -> bool:
+        """True when the Wilcoxon p-value is below :data:`SIGNIFICANCE`."""
+        return self.wilcoxon_p is not None and self.wilcoxon_p < SIGNIFICANCE
+
+    def summary(self) -> str:
+        """A plain-English account for a stakeholder, honest about chance and small samples.
+
+        >>> PairedComparison("s", "A", "B", 0, 0, 0, 0, None, None, None, None).summary()
+        'Variant A and B cannot be compared on s: no question has a scored response from both.'
+        """
+        a, b = self.a, self.b
+        if self.n_pairs == 0:
+            return (
+                f"Variant {a} and {b} cannot be compared on {self.scorer}: no question has a scored response from both."
+            )
+        questions = "question" if self.n_pairs == 1 else "questions"
+        left_out = (
+            (
+                f" {self.n_unpaired} more {'question was' if self.n_unpaired == 1 else 'questions were'} left "
+                "out because they lack a scored result from one of the two."
+            )
+            if self.n_unpaired
+            else ""
+        )
+        direction = "" if self.higher_is_better else f" (for {self.scorer}, lower is better)"
+        if self.wins == 0 and self.losses == 0:
+            return f"Variant {a} and {b} scored the same on all {self.n_pairs} {questions}{direction}.{left_out}"
+        ties = "no ties" if self.ties == 0 else f"{self.ties} tie" + ("" if self.ties == 1 else "s")
+        level = f"{self.confidence:.0%}"
+        head = (
+            f"Variant {a} scored higher than {b} on {self.wins} of {self.n_pairs} {questions} and lower on "
+            f"{self.losses} ({ties}){direction}; the average difference is {_signed(self.mean_diff)} "
+            f"({level} CI {_signed(self.ci_low)} to {_signed(self.ci_high)})."
+        )
+        if self.wilcoxon_p is None:
+            verdict = f" {self.note}" if self.note else ""
+        elif self.significant:
+            verdict = (
+                " A difference this large would be unlikely if the two variants were equally good "
+                f"({_p_text(self.wilcoxon_p)})."
+            )
+        else:
+            verdict = (
+                " A difference this large could easily arise by chance if the two variants were equally "
+                f"good ({_p_text(self.wilcoxon_p)}), so these questions do not show that either is better."
+            )
+        return head + verdict + left_out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The statistics as plain data (for tables and JSON), without the per-pair differences."""
+        return {
+            "scorer": self.scorer,
+            "a": self.a,
+            "b": self.b,
+            "n_pairs": self.n_pairs,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "mean_diff": self.mean_diff,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "wilcoxon_p": self.wilcoxon_p,
+            "n_unpaired": self.n_unpaired,
+            "note": self.note,
+            "summary": self.summary(),
+        }
+
+
+def _signed(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value == 0:
+        return "0.00"
+    digits = 3 if abs(value) < 0.01 else 2
+    text = f"{value:+.{digits}f}"
+    return "0.00" if float(text) == 0 else text
+
+
+def _p_text(p: float) -> str:
+    if p < 0.001:
+        return "p < 0.001"
+    return f"p = {p:.3f}" if p < 0.01 else f"p = {p:.2f}"
+
+
+def _pairs(frame: pd.DataFrame, scorer: str, a: str, b: str, group_col: str, pair_col: str) -> tuple[pd.DataFrame, int]:
+    """Rows ``pair_id``, ``a``, ``b`` (scores) of the pairs scored for both, and the number left unpaired."""
+    _require(frame, [group_col, pair_col, "scorer", "status", "score"])
+    part = frame[frame["scorer"] == scorer]
+    part = part.assign(_variant=part[group_col].map(_label), _pair=part[pair_col].map(_label))
+    part = part[part["_variant"].isin([a, b])]
+    duplicated = part.duplicated(["_pair", "_variant"], keep=False)
+    if duplicated.any():
+        first = part.loc[duplicated, ["_pair", "_variant"]].iloc[0]
+        raise ValueError(
+            f"{pair_col} {first['_pair']!r} has more than one {scorer} result for variant {first['_variant']!r}; "
+            f"pairs need one response per variant and {pair_col}"
+        )
+    scored = part[(part["status"] == ScoreStatus.SCORED.value) & part["score"].notna()]
+    table = scored.pivot(index="_pair", columns="_variant", values="score")
+    for name in (a, b):
+        if name not in table.columns:
+            table[name] = np.nan
+    complete = table[[a, b]].dropna()
+    all_pairs = set(part["_pair"])
+    wide = pd.DataFrame(
+        {
+            "pair_id": complete.index.astype(str),
+            "a": complete[a].astype(float).to_numpy(),
+            "b": complete[b].astype(float).to_numpy(),
+        }
+    )
+    return wide, len(all_pairs) - len(wide)
+
+
+def paired(
+    frame: pd.DataFrame,
+    scorer: str,
+    a: str,
+    b: str,
+    *,
+    group_col: str = "group:variant",
+    pair_col: str = "group:row_id",
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare two variants question by question on one scorer.
+
+    A pair is the two results with the same ``pair_col`` value (the dataset row) for
+    variants ``a`` and ``b``; it counts only when both were scored. ``d = score_a − score_b``.
+
+    Args:
+        frame: a results frame (:func:`scorers.runs.export.results_frame`).
+        scorer: the scorer id (the ``scorer`` column).
+        a, b: the two variants (values of ``group_col``).
+        group_col: the column naming the variant.
+        pair_col: the column naming the dataset row a response answers.
+        confidence, n_resamples, seed: the paired bootstrap of ``mean(d)`` (:func:`bootstrap_ci` of d).
+
+    Returns:
+        The :class:`PairedComparison`: wins (d > 0), ties (|d| <= :data:`TIE_TOLERANCE`),
+        losses, ``mean_diff``, its interval and the Wilcoxon signed-rank p-value
+        (``scipy.stats.wilcoxon(d, zero_method="wilcox")``, two-sided), which is None
+        with fewer than :data:`MIN_WILCOXON_PAIRS` non-zero differences (``note`` says so).
+
+    Raises:
+        ValueError: a missing column, ``a == b``, or two results of one variant for the same row.
+    """
+    if a == b:
+        raise ValueError(f"compare two different variants, got {a!r} twice")
+    pairs, unpaired = _pairs(frame, scorer, a, b, group_col, pair_col)
+    d = (pairs["a"] - pairs["b"]).to_numpy(dtype=float)
+    d = np.where(np.abs(d) <= TIE_TOLERANCE, 0.0, d)
+    common = {
+        "scorer": scorer,
+        "a": a,
+        "b": b,
+        "n_unpaired": unpaired,
+        "confidence": confidence,
+        "higher_is_better": _higher_is_better(scorer),
+    }
+    if d.size == 0:
+        return PairedComparison(
+            n_pairs=0,
+            wins=0,
+            ties=0,
+            losses=0,
+            mean_diff=None,
+            ci_low=None,
+            ci_high=None,
+            wilcoxon_p=None,
+            note="No question has a scored response from both variants.",
+            **common,
+        )
+    low, high = bootstrap_ci(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    nonzero = int(np.count_nonzero(d))
+    p: float | None = None
+    if nonzero == 0:
+        note = "The scores are equal on every question, so there is no difference to test."
+    elif nonzero < MIN_WILCOXON_PAIRS:
+        note = (
+            f"Only {nonzero} {'question has' if nonzero == 1 else 'questions have'} different scores, too few "
+            f"to tell whether the difference is more than chance (a signed-rank test needs at least "
+            f"{MIN_WILCOXON_PAIRS})."
+        )
+    else:
+        note = ""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "exact p-value unavailable with ties": normal approx.
+            p = float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
+    return PairedComparison(
+        n_pairs=int(d.size),
+        wins=int((d > 0).sum()),
+        ties=int((d == 0).sum()),
+        losses=int((d < 0).sum()),
+        mean_diff=float(d.mean()),
+        ci_low=low,
+        ci_high=high,
+        wilcoxon_p=p,
+        note=note,
+        differences=tuple(float(x) for x in d),
+        pair_ids=tuple(pairs["pair_id"]),
+        **common,
+    )
+
+
+def dimension_label(name: str) -> str:
+    """A readable label for a dimension name: camelCase split into words, dots as " · ".
+
+    >>> dimension_label("user.intentAlignment")
+    'User · Intent alignment'
+    """
+    parts = []
+    for part in name.split("."):
+        words = _CAMEL.sub(" ", part).replace("_", " ").lower()
+        parts.append(words[:1].upper() + words[1:])
+    return " · ".join(parts)
+
+
+def _generic_dimensions(analysis: Mapping[str, Any]) -> dict[str, float]:
+    """The 0..1 parts of an analysis of a scorer the catalogue does not know (a custom judge).
+
+    Only values named as scores count: ``{"clarity": {"score": x}}`` parts and top-level
+    keys ending in "score" (``depthScore``), never counts or flags that happen to lie in [0, 1].
+    """
+    out: dict[str, float] = {}
+    for key, value in analysis.items():
+        name = str(key)
+        if name in ("rawScore", "score"):
+            continue
+        if isinstance(value, Mapping):
+            value = value.get("score")
+        elif not name.lower().endswith("score"):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1:
+            out[name] = float(value)
+    return out
+
+
+def dimension_splitter(scorer: str, options: Mapping[str, Any] | None = None, *, store: Store | None = None):
+    """The ``dimension_scores(analysis)`` function of a scorer, or None when it has none.
+
+    The scorer is built (with keyless judge settings: no call is made) only to find it.
+    """
+    from scorers.catalogue.registry import create_scorer
+
+    try:
+        built = create_scorer(scorer, dict(options or {}), settings=JudgeSettings(), store=store)
+    except (ScorerError, KeyError, ValueError):
+        return None
+    split = getattr(built, "dimension_scores", None)
+    return split if callable(split) else None
+
+
+def dimension_means(
+    frame: pd.DataFrame,
+    scorer: str,
+    group_col: str = "group:variant",
+    *,
+    options: Mapping[str, Any] | None = None,
+    store: Store | None = None,
+) -> pd.DataFrame:
+    """Per variant × dimension: the mean 0..1 dimension score of the scored items.
+
+    Dimensions come from the scorer's ``dimension_scores`` (``scorers.catalogue.registry.SCORERS``,
+    built with ``options``). A catalogue scorer without one has no dimensions (an empty
+    frame); for any other scorer (a custom judge) the analysis's ``{"name": {"score": x}}``
+    parts and top-level ``...Score`` numbers in [0, 1] are used. An analysis the splitter
+    cannot read is skipped.
+
+    Args:
+        frame: a results frame with ``analysis`` (:func:`scorers.runs.export.results_frame`).
+        scorer: the scorer id.
+        group_col: the column naming the variant.
+        options: the scorer's options, for scorers whose dimensions depend on them.
+        store: where saved judges live, for ``judge:`` scorer ids.
+
+    Returns:
+        Columns ``variant``, ``dimension`` (the name), ``label`` (readable, see
+        :func:`dimension_label`), ``mean``, ``n`` (items with that dimension), in order
+        of first appearance.
+
+    Raises:
+        ValueError: the frame lacks a needed column.
+    """
+    _require(frame, [group_col, "scorer", "status", "analysis"])
+    from scorers.catalogue.registry import SCORERS
+
+    split = dimension_splitter(scorer, options, store=store)
+    if split is None:
+        if scorer in SCORERS:
+            return pd.DataFrame(columns=["variant", "dimension", "label", "mean", "n"])
+        split = _generic_dimensions
+    values: dict[tuple[str, str], list[float]] = {}
+    part = frame[(frame["scorer"] == scorer) & (frame["status"] == ScoreStatus.SCORED.value)]
+    for variant, analysis in zip(part[group_col].map(_label), part["analysis"], strict=True):
+        if not isinstance(analysis, Mapping):
+            continue
+        try:
+            dims = split(analysis)
+        except (KeyError, TypeError, ValueError):
+            continue
+        for name, value in dims.items():
+            values.setdefault((variant, name), []).append(float(value))
+    rows = [
+        {"variant": v, "dimension": d, "label": dimension_label(d), "mean": float(np.mean(x)), "n": len(x)}
+        for (v, d), x in values.items()
+    ]
+    return pd.DataFrame(rows, columns=["variant", "dimension", "label", "mean", "n"])
+
+
+def rows_by_difference(
+    frame: pd.DataFrame,
+    scorer: str,
+    a: str,
+    b: str,
+    *,
+    group_col: str = "group:variant",
+    pair_col: str = "group:row_id",
+    limit: int | None = None,
+) -> pd.DataFrame:
+    """The questions where two variants' scores differ most, with both responses side by side.
+
+    Args:
+        frame: a results frame with the texts (:func:`scorers.runs.export.results_frame` with items).
+        scorer: the scorer id.
+        a, b: the two variants.
+        group_col, pair_col: as for :func:`paired`.
+        limit: keep the first ``limit`` rows; None for all.
+
+    Returns:
+        Columns ``row_id``, ``input``, ``ground_truth``, ``score_a``, ``score_b``, ``diff``
+        (a − b), ``abs_diff``, ``output_a``, ``output_b``, ``reason_a``, ``reason_b``: one
+        row per question both responses were scored on, sorted by ``abs_diff`` (largest
+        first), then ``row_id``.
+
+    Raises:
+        ValueError: as for :func:`paired`.
+    """
+    pairs, _ = _pairs(frame, scorer, a, b, group_col, pair_col)
+    part = frame[frame["scorer"] == scorer]
+    part = part.assign(_variant=part[group_col].map(_label), _pair=part[pair_col].map(_label))
+
+    def texts(variant: str, column: str) -> dict[str, Any]:
+        rows = part[part["_variant"] == variant]
+        if column not in rows.columns:
+            return {}
+        return dict(zip(rows["_pair"], rows[column], strict=True))
+
+    out = pairs.rename(columns={"pair_id": "row_id", "a": "score_a", "b": "score_b"})
+    out["diff"] = out["score_a"] - out["score_b"]
+    out["abs_diff"] = out["diff"].abs()
+    inputs_a, inputs_b = texts(a, "input"), texts(b, "input")
+    truth_a, truth_b = texts(a, "ground_truth"), texts(b, "ground_truth")
+    out["input"] = [inputs_a.get(r, inputs_b.get(r)) for r in out["row_id"]]
+    out["ground_truth"] = [truth_a.get(r, truth_b.get(r)) for r in out["row_id"]]
+    for side, variant in (("a", a), ("b", b)):
+        outputs, reasons = texts(variant, "output"), texts(variant, "reason")
+        out[f"output_{side}"] = [outputs.get(r) for r in out["row_id"]]
+        out[f"reason_{side}"] = [reasons.get(r) for r in out["row_id"]]
+    out = out.sort_values(["abs_diff", "row_id"], ascending=[False, True], ignore_index=True)
+    columns = [
+        "row_id",
+        "input",
+        "ground_truth",
+        "score_a",
+        "score_b",
+        "diff",
+        "abs_diff",
+        "output_a",
+        "output_b",
+        "reason_a",
+        "reason_b",
+    ]
+    out = out[columns]
+    return out.head(limit).reset_index(drop=True) if limit is not None else out
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """Two stored runs compared item by item (see :func:`run_diff`).
+
+    Attributes:
+        run_a, run_b: the run ids; deltas are ``b − a`` (how run b changed from run a).
+        name_a, name_b: the runs' display names.
+        same_dataset: True when both runs have the same item ids and the same input texts.
+        dataset_note: what differs between the datasets ("" when they are the same).
+        only_in_a, only_in_b: item ids in one run only.
+        changed_inputs: item ids in both runs whose input or response text differs.
+        scorers: the scorer ids both runs have.
+        scorers_only_in_a, scorers_only_in_b: scorer ids of one run only.
+        rows: one row per matched item × common scorer: ``item_id``, ``scorer``, ``input``,
+            ``output_a``, ``output_b``, ``status_a``, ``status_b``, ``score_a``, ``score_b``,
+            ``delta`` (NaN unless both were scored).
+        dimensions: ``scorer``, ``dimension``, ``label``, ``mean_a``, ``mean_b``, ``delta``.
+        regressions: ``rows`` whose score went down (delta < 0), worst first.
+        improvements: ``rows`` whose score went up (delta > 0), best first.
+        comparisons: per common scorer, the :class:`PairedComparison` of run b against run a
+            (``a`` = run b's name, ``b`` = run a's name, so a positive difference is an improvement).
+    """
+
+    run_a: str
+    run_b: str
+    name_a: str
+    name_b: str
+    same_dataset: bool
+    dataset_note: str
+    only_in_a: list[str]
+    only_in_b: list[str]
+    changed_inputs: list[str]
+    scorers: list[str]
+    scorers_only_in_a: list[str]
+    scorers_only_in_b: list[str]
+    rows: pd.DataFrame
+    dimensions: pd.DataFrame
+    regressions: pd.DataFrame
+    improvements: pd.DataFrame
+    comparisons: dict[str, PairedComparison]
+
+
+def _sample(ids: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def run_frames(store: Store, run_a: str, run_b: str) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
+    """Both runs' results in one frame: their :func:`results_frame` rows with a ``group:run`` column.
+
+    ``group:run`` holds the run's display name (with its id when both names are equal),
+    ready for :func:`leaderboard`, :func:`paired` (``group_col="group:run"``,
+    ``pair_col="item_id"``) and :func:`rows_by_difference`.
+
+    Returns:
+        ``(run record a, run record b, frame)``.
+
+    Raises:
+        KeyError: a run is not in the store.
+    """
+    records, frames = [], []
+    for run_id in (run_a, run_b):
+        run, items, result = load_run(store, run_id)
+        records.append(run)
+        frames.append(results_frame(result, items))
+    names = [r["name"] for r in records]
+    if names[0] == names[1]:
+        names = [f"{r['name']} ({r['id']})" for r in records]
+    combined = pd.concat([f.assign(**{"group:run": n}) for f, n in zip(frames, names, strict=True)], ignore_index=True)
+    return records[0] | {"label": names[0]}, records[1] | {"label": names[1]}, combined
+
+
+def run_diff(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> RunDiff:
+    """Compare two stored runs item by item: per-row and per-dimension deltas, regressions, improvements.
+
+    Items are matched by ``item_id``. The runs should score the same dataset; when they do
+    not (different item ids, or the same ids with different input or response texts),
+    ``same_dataset`` is False and ``dataset_note`` says what differs. Deltas are ``b − a``.
+
+    Args:
+        store: the store both runs are in.
+        run_a: the earlier (baseline) run's id.
+        run_b: the later run's id.
+        seed: for the bootstrap intervals.
+
+    Returns:
+        The :class:`RunDiff`.
+
+    Raises:
+        KeyError: a run is not in the store.
+    """
+    rec_a, rec_b, combined = run_frames(store, run_a, run_b)
+    name_a, name_b = rec_a["label"], rec_b["label"]
+    fa = combined[combined["group:run"] == name_a]
+    fb = combined[combined["group:run"] == name_b]
+    ids_a = list(dict.fromkeys(fa["item_id"]))
+    ids_b = list(dict.fromkeys(fb["item_id"]))
+    set_b, set_a = set(ids_b), set(ids_a)
+    only_a = [i for i in ids_a if i not in set_b]
+    only_b = [i for i in ids_b if i not in set_a]
+
+    def texts(frame: pd.DataFrame) -> dict[str, tuple[Any, Any]]:
+        first = frame.drop_duplicates("item_id")
+        return {i: (inp, out) for i, inp, out in zip(first["item_id"], first["input"], first["output"], strict=True)}
+
+    texts_a, texts_b = texts(fa), texts(fb)
+    changed = [i for i in ids_a if i in set_b and texts_a.get(i) != texts_b.get(i)]
+    notes = []
+    if only_a:
+        notes.append(f"{len(only_a)} item id(s) only in {name_a}: {_sample(only_a)}")
+    if only_b:
+        notes.append(f"{len(only_b)} item id(s) only in {name_b}: {_sample(only_b)}")
+    if changed:
+        notes.append(f"{len(changed)} item id(s) in both runs with a different input or response: {_sample(changed)}")
+    duplicated = sorted(
+        set(fa.loc[fa.duplicated(["item_id", "scorer"]), "item_id"])
+        | set(fb.loc[fb.duplicated(["item_id", "scorer"]), "item_id"])
+    )
+    if duplicated:
+        notes.append(f"item id(s) used more than once in a run, matched by their first row only: {_sample(duplicated)}")
+    same = not (only_a or only_b or changed)
+    note = "; ".join(notes)
+    if note:
+        note = f"The runs are not over the same dataset: {note}." if not same else f"Note: {note}."
+
+    scorers_a = [s["id"] for s in rec_a["scorers"]]
+    scorers_b = [s["id"] for s in rec_b["scorers"]]
+    common = [s for s in scorers_a if s in scorers_b]
+    cols = ["item_id", "scorer", "status", "score", "input", "output"]
+    left = fa.drop_duplicates(["item_id", "scorer"])[[c for c in cols if c in fa.columns]]
+    right = fb.drop_duplicates(["item_id", "scorer"])[[c for c in cols if c in fb.columns]]
+    merged = left.merge(right, on=["item_id", "scorer"], suffixes=("_a", "_b"))
+    merged = merged[merged["scorer"].isin(common)]
+    both = (merged["status_a"] == ScoreStatus.SCORED.value) & (merged["status_b"] == ScoreStatus.SCORED.value)
+    merged["delta"] = (merged["score_b"] - merged["score_a"]).where(both)
+    merged["delta"] = merged["delta"].mask(merged["delta"].abs() <= TIE_TOLERANCE, 0.0)
+    rows = pd.DataFrame(
+        {
+            "item_id": merged["item_id"],
+            "scorer": merged["scorer"],
+            "input": merged.get("input_a", merged.get("input_b")),
+            "output_a": merged.get("output_a"),
+            "output_b": merged.get("output_b"),
+            "status_a": merged["status_a"],
+            "status_b": merged["status_b"],
+            "score_a": merged["score_a"],
+            "score_b": merged["score_b"],
+            "delta": merged["delta"],
+        }
+    ).reset_index(drop=True)
+    regressions = rows[rows["delta"] < 0].sort_values(["delta", "item_id"], ignore_index=True)
+    improvements = rows[rows["delta"] > 0].sort_values(["delta", "item_id"], ascending=[False, True], ignore_index=True)
+
+    options = {s["id"]: s.get("options") or {} for s in rec_a["scorers"]}
+    dim_rows = []
+    for scorer in common:
+        means = dimension_means(combined, scorer, "group:run", options=options.get(scorer), store=store)
+        table = means.pivot_table(index=["dimension", "label"], columns="variant", values="mean", sort=False)
+        for (dimension, label), row in table.iterrows():
+            mean_a = row.get(name_a, float("nan"))
+            mean_b = row.get(name_b, float("nan"))
+            dim_rows.append(
+                {
+                    "scorer": scorer,
+                    "dimension": dimension,
+                    "label": label,
+                    "mean_a": mean_a,
+                    "mean_b": mean_b,
+                    "delta": mean_b - mean_a,
+                }
+            )
+    dimensions = pd.DataFrame(dim_rows, columns=["scorer", "dimension", "label", "mean_a", "mean_b", "delta"])
+    comparisons = {
+        s: paired(combined, s, name_b, name_a, group_col="group:run", pair_col="item_id", seed=seed) for s in common
+    }
+    return RunDiff(
+        run_a=run_a,
+        run_b=run_b,
+        name_a=name_a,
+        name_b=name_b,
+        same_dataset=same,
+        dataset_note=note,
+        only_in_a=only_a,
+        only_in_b=only_b,
+        changed_inputs=changed,
+        scorers=common,
+        scorers_only_in_a=[s for s in scorers_a if s not in scorers_b],
+        scorers_only_in_b=[s for s in scorers_b if s not in scorers_a],
+        rows=rows,
+        dimensions=dimensions,
+        regressions=regressions,
+        improvements=improvements,
+        comparisons=comparisons,
+    )
+
+
+__all__ = [
+    "LEADERBOARD_COLUMNS",
+    "MIN_WILCOXON_PAIRS",
+    "PairedComparison",
+    "RunDiff",
+    "SIGNIFICANCE",
+    "TIE_TOLERANCE",
+    "bootstrap_ci",
+    "dimension_label",
+    "dimension_means",
+    "dimension_splitter",
+    "leaderboard",
+    "paired",
+    "rows_by_difference",
+    "run_diff",
+    "run_frames",
+]

@@ -1,0 +1,649 @@
+"""Self-contained HTML reports of a run or a comparison, to send to stakeholders.
+
+A report is one HTML file that opens offline and makes no request of its own: the
+Plotly library is inlined once (the first chart carries it, the others reuse it), the
+styles are inline, there are no web fonts and no images from URLs, and a
+Content-Security-Policy forbids any fetch. Every text from the data (prompts,
+responses, reasons, names) is HTML-escaped. The setup section lists the dataset, the
+variants and the judge's model and parameters, never an API key (keys that look like
+secrets are dropped from ``setup``).
+
+The charts are built here with Plotly rather than imported from ``dashboard/``: the
+library never depends on the dashboard (STYLE.md: data flows one way).
+
+Typical use::
+
+    html = run_report(store, run_id)                       # or:
+    html = comparison_report(frame, setup={...}, costs=generation_costs(responses))
+    Path("report.html").write_text(html, encoding="utf-8")
+
+or from the command line: ``python -m scorers report RUN_ID [--compare-with RUN_ID] --output report.html``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from scorers.analysis.compare import dimension_means, paired, rows_by_difference, run_diff, run_frames
+from scorers.analysis.compare import leaderboard as build_leaderboard
+from scorers.core.errors import ScoreStatus
+from scorers.runs.export import json_safe, results_frame
+from scorers.runs.runner import load_run
+from scorers.runs.store import Store
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+    "font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'"
+)
+"""The report's policy: inline scripts and styles only; nothing is fetched from anywhere."""
+
+MAX_CELL_CHARS = 4000
+"""Longer texts in the sample rows are cut here (the report says how much was left out)."""
+
+_SECRET_KEYS = {"apikey", "key", "secret", "password", "authorization", "token", "accesstoken", "bearer"}
+_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 0;
+       color: #1f2328; background: #ffffff; }
+main { max-width: 1200px; margin: 0 auto; padding: 24px 32px 48px; }
+h1 { font-size: 1.7em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d0d7de; padding-bottom: 0.3em; }
+.generated { color: #59636e; font-size: 0.9em; }
+table { border-collapse: collapse; width: 100%; font-size: 0.9em; margin: 0.5em 0; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+dl.setup { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
+dl.setup dt { font-weight: 600; }
+dl.setup dd { margin: 0; }
+.text { white-space: pre-wrap; max-height: 16em; overflow: auto; }
+.note { background: #f6f8fa; border-left: 4px solid #4C78A8; padding: 8px 12px; margin: 8px 0; }
+.figure { margin: 12px 0 24px; }
+.missing { color: #59636e; }
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _plain(value: Any) -> str:
+    """A label for a Plotly figure: Plotly reads a little HTML in labels, so escape it."""
+    return html.escape(str(value), quote=False)
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def _secret_key(key: Any) -> bool:
+    normalized = re.sub(r"[^a-z]", "", str(key).lower())
+    return normalized in _SECRET_KEYS or normalized.endswith(("apikey", "secret", "password"))
+
+
+def redact_setup(setup: Mapping[str, Any]) -> dict[str, Any]:
+    """``setup`` without anything that looks like a secret: keys such as ``api_key``, ``apiKey``,
+    ``secret``, ``password``, ``authorization`` (at any depth), and ``sk-...`` strings.
+
+    >>> redact_setup({"judge": {"model": "gpt-4o-mini", "api_key": "sk-123"}, "k": "sk-abc"})
+    {'judge': {'model': 'gpt-4o-mini'}}
+    """
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): clean(v) for k, v in value.items() if not _secret_key(k) and not _looks_secret(v)}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value if not _looks_secret(v)]
+        return value
+
+    return clean(dict(setup))
+
+
+def _looks_secret(value: Any) -> bool:
+    return isinstance(value, str) and bool(re.match(r"^sk-[A-Za-z0-9_\-]{2,}$", value.strip()))
+
+
+def _format_number(value: Any, column: str = "") -> str:
+    if _is_missing(value):
+        return "–"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        if column.startswith("cost"):
+            return f"${value:.4f}"
+        if column in ("wilcoxon_p", "p"):
+            return "< 0.001" if value < 0.001 else f"{value:.3f}"
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _render_value(value: Any) -> str:
+    value = json_safe(value)
+    if isinstance(value, Mapping):
+        if not value:
+            return '<span class="missing">–</span>'
+        inner = "".join(f"<dt>{_e(k)}</dt><dd>{_render_value(v)}</dd>" for k, v in value.items())
+        return f'<dl class="setup">{inner}</dl>'
+    if isinstance(value, list):
+        if not value:
+            return '<span class="missing">–</span>'
+        if all(not isinstance(v, (Mapping, list)) for v in value):
+            return _e(", ".join("–" if v is None else str(v) for v in value))
+        return "<ul>" + "".join(f"<li>{_render_value(v)}</li>" for v in value) + "</ul>"
+    if value is None:
+        return '<span class="missing">–</span>'
+    return f'<span class="text">{_e(value)}</span>'
+
+
+def _cell(value: Any, column: str) -> str:
+    if isinstance(value, (Mapping, list, tuple)):
+        return f"<td>{_render_value(value)}</td>"
+    if _is_missing(value):
+        return '<td class="missing">–</td>'
+    if isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_)):
+        return f'<td class="num">{_e(_format_number(value, column))}</td>'
+    text = str(value)
+    more = len(text) - MAX_CELL_CHARS
+    if more > 0:
+        text = text[:MAX_CELL_CHARS]
+    suffix = f'<span class="missing"> … ({more:,} more characters)</span>' if more > 0 else ""
+    return f'<td><div class="text">{_e(text)}{suffix}</div></td>'
+
+
+def _table(frame: pd.DataFrame) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(_cell(v, str(c)) for c, v in zip(frame.columns, row, strict=True)) + "</tr>"
+        for row in frame.itertuples(index=False, name=None)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def build_report(
+    *,
+    title: str,
+    setup: Mapping[str, Any],
+    leaderboard: pd.DataFrame | None,
+    figures: Sequence[go.Figure],
+    rows: pd.DataFrame,
+    notes: Sequence[str] = (),
+) -> str:
+    """Assemble a self-contained HTML report.
+
+    Args:
+        title: the report's title.
+        setup: what was compared and how: dataset, variants, judge model and parameters
+            (nested mappings and lists are fine). Anything that looks like a secret is
+            dropped (:func:`redact_setup`); never pass an API key anyway.
+        leaderboard: a table such as :func:`scorers.analysis.compare.leaderboard`, or None.
+        figures: Plotly figures, drawn in order.
+        rows: sample rows (e.g. :func:`scorers.analysis.compare.rows_by_difference`); texts longer
+            than :data:`MAX_CELL_CHARS` are cut, saying by how much.
+        notes: sentences for the reader (e.g. :meth:`PairedComparison.summary`), shown
+            before the charts.
+
+    Returns:
+        One HTML document (UTF-8 text): Plotly's JavaScript inlined once, no external
+        reference (no CDN, web font or remote image; a Content-Security-Policy forbids
+        fetching), every data text HTML-escaped.
+    """
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(CONTENT_SECURITY_POLICY)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title>",
+        f"<style>{_STYLE}</style>",
+        "</head>",
+        "<body><main>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="generated">Generated by Scorer Studio on {_e(generated)}.</p>',
+    ]
+    if notes:
+        parts.append('<h2 id="summary">Summary</h2>')
+        parts += [f'<p class="note">{_e(n)}</p>' for n in notes]
+    parts.append('<h2 id="setup">Setup</h2>')
+    parts.append(_render_value(redact_setup(setup)) if setup else '<p class="missing">Not recorded.</p>')
+    if leaderboard is not None:
+        parts.append('<h2 id="leaderboard">Leaderboard</h2>')
+        parts.append(_table(leaderboard) if not leaderboard.empty else '<p class="missing">Nothing was scored.</p>')
+    if figures:
+        parts.append('<h2 id="charts">Charts</h2>')
+        for i, fig in enumerate(figures):
+            div = pio.to_html(
+                fig, include_plotlyjs=i == 0, full_html=False, config={"displaylogo": False, "responsive": True}
+            )
+            parts.append(f'<div class="figure">{div}</div>')
+    parts.append('<h2 id="rows">Sample rows</h2>')
+    parts.append(_table(rows) if not rows.empty else '<p class="missing">No rows to show.</p>')
+    parts.append("</main></body></html>")
+    return "\n".join(parts)
+
+
+# ---- figures ------------------------------------------------------------------------------------------
+
+
+def leaderboard_figure(board: pd.DataFrame, *, title: str = "Mean score by variant (95% CI)") -> go.Figure:
+    """Grouped bars: one group per scorer, one bar per variant, error bars from ``ci_low``/``ci_high``.
+
+    Args:
+        board: :func:`scorers.analysis.compare.leaderboard` output.
+    """
+    fig = go.Figure()
+    for i, (variant, part) in enumerate(board.groupby("variant", sort=False)):
+        means = part["mean"].astype(float)
+        fig.add_trace(
+            go.Bar(
+                name=_plain(variant),
+                x=[_plain(s) for s in part["scorer"]],
+                y=means,
+                marker_color=_COLORS[i % len(_COLORS)],
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["ci_high"].astype(float) - means).tolist(),
+                    "arrayminus": (means - part["ci_low"].astype(float)).tolist(),
+                },
+                customdata=np.stack([part["n_scored"], part["n_failed"]], axis=-1),
+                hovertemplate="%{x}: mean %{y:.3f}<br>%{customdata[0]} scored, %{customdata[1]} failed<extra>"
+                + _plain(variant)
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        barmode="group",
+        height=380,
+        yaxis_title="mean score",
+        margin={"l": 50, "r": 10, "t": 60, "b": 40},
+        legend={"orientation": "h", "y": -0.15},
+    )
+    fig.update_xaxes(categoryorder="category ascending")
+    return fig
+
+
+def distribution_figure(frame: pd.DataFrame, group_col: str | None, *, title: str = "Score distribution") -> go.Figure:
+    """Box plots with every scored item as a point: one box per scorer (and variant)."""
+    fig = go.Figure()
+    scored = frame[(frame["status"] == ScoreStatus.SCORED.value) & frame["score"].notna()]
+    groups = [(None, scored)] if group_col is None else list(scored.groupby(scored[group_col].astype(str), sort=False))
+    for i, (variant, part) in enumerate(groups):
+        fig.add_trace(
+            go.Box(
+                name=_plain(variant) if variant is not None else "all items",
+                x=[_plain(s) for s in part["scorer"]],
+                y=part["score"].astype(float),
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                marker_color=_COLORS[i % len(_COLORS)],
+            )
+        )
+    fig.update_layout(
+        title=title,
+        boxmode="group",
+        height=380,
+        yaxis_title="score",
+        margin={"l": 50, "r": 10, "t": 60, "b": 40},
+        legend={"orientation": "h", "y": -0.15},
+    )
+    fig.update_xaxes(categoryorder="category ascending")  # scorers in the leaderboard's order
+    return fig
+
+
+def dimension_figure(means: pd.DataFrame, scorer: str) -> go.Figure:
+    """Horizontal grouped bars of :func:`scorers.analysis.compare.dimension_means` (0..1) for one scorer."""
+    fig = go.Figure()
+    for i, (variant, part) in enumerate(means.groupby("variant", sort=False)):
+        fig.add_trace(
+            go.Bar(
+                name=_plain(variant),
+                y=[_plain(x) for x in part["label"]],
+                x=part["mean"].astype(float),
+                orientation="h",
+                marker_color=_COLORS[i % len(_COLORS)],
+                text=[f"{v:.2f}" for v in part["mean"]],
+                textposition="auto",
+                hovertemplate="%{y}: %{x:.3f}<extra>" + _plain(variant) + "</extra>",
+            )
+        )
+    n_dims = means["dimension"].nunique()
+    fig.update_layout(
+        title=f"{_plain(scorer)}: mean per dimension (0–1)",
+        barmode="group",
+        height=max(260, 60 + 28 * n_dims * max(1, means["variant"].nunique())),
+        margin={"l": 10, "r": 10, "t": 60, "b": 40},
+        legend={"orientation": "h", "y": -0.1},
+    )
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def difference_figure(differences: Sequence[float], scorer: str, a: str, b: str) -> go.Figure:
+    """Histogram of the per-question differences ``a − b`` for one scorer, with a line at 0."""
+    fig = go.Figure(
+        go.Histogram(
+            x=list(differences),
+            marker_color=_COLORS[0],
+            nbinsx=21,
+            hovertemplate="difference %{x}<br>%{y} questions<extra></extra>",
+        )
+    )
+    fig.add_vline(x=0, line_dash="dash", line_color="#59636e")
+    fig.update_layout(
+        title=f"{_plain(scorer)}: per-question difference ({_plain(a)} − {_plain(b)})",
+        height=300,
+        xaxis_title=f"score of {_plain(a)} − score of {_plain(b)}",
+        yaxis_title="questions",
+        margin={"l": 50, "r": 10, "t": 60, "b": 50},
+    )
+    return fig
+
+
+def _status_figure(frame: pd.DataFrame) -> go.Figure:
+    counts = frame.groupby(["scorer", "status"]).size().reset_index(name="n")
+    fig = go.Figure()
+    for i, (status, part) in enumerate(counts.groupby("status", sort=True)):
+        fig.add_trace(
+            go.Bar(
+                name=_plain(status),
+                x=[_plain(s) for s in part["scorer"]],
+                y=part["n"],
+                marker_color=_COLORS[i % len(_COLORS)],
+            )
+        )
+    fig.update_layout(
+        title="Outcomes per scorer (scored and not scored)",
+        barmode="stack",
+        height=320,
+        yaxis_title="items",
+        margin={"l": 50, "r": 10, "t": 60, "b": 40},
+    )
+    return fig
+
+
+# ---- reports ------------------------------------------------------------------------------------------
+
+
+def _variants(frame: pd.DataFrame, group_col: str) -> list[str]:
+    return [str(v) for v in dict.fromkeys(frame[group_col].dropna())] if group_col in frame.columns else []
+
+
+def _failure_note(frame: pd.DataFrame) -> str | None:
+    failed = frame[frame["status"] != ScoreStatus.SCORED.value]
+    if failed.empty:
+        return None
+    by_status = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in failed["status"].value_counts().items())
+    return (
+        f"{len(failed)} of {len(frame)} outcomes were not scored ({by_status}); they are counted as failures, "
+        "never as a score of 0, and the means count scored items only."
+    )
+
+
+def comparison_report(
+    frame: pd.DataFrame,
+    *,
+    title: str = "Comparison report",
+    setup: Mapping[str, Any] | None = None,
+    a: str | None = None,
+    b: str | None = None,
+    scorers: Sequence[str] | None = None,
+    group_col: str = "group:variant",
+    pair_col: str = "group:row_id",
+    costs: Mapping[str, float | None] | None = None,
+    notes: Sequence[str] = (),
+    max_rows: int = 10,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
+    seed: int = 0,
+) -> str:
+    """A report comparing variants (or runs) scored in one results frame.
+
+    Args:
+        frame: a results frame with the texts (:func:`scorers.runs.export.results_frame` with items),
+            with ``group_col`` and ``pair_col``.
+        title: the report's title.
+        setup: dataset, variants, judge model and parameters (no API key).
+        a, b: the two variants the paired statistics and sample rows compare (``a − b``);
+            default the first two variants in the frame.
+        scorers: the scorers to report on; default every scorer in the frame.
+        group_col, pair_col: as for :func:`scorers.analysis.compare.paired`.
+        costs: variant → USD cost for the leaderboard (e.g. :func:`scorers.analysis.generate.generation_costs`).
+        notes: sentences to show first, before the paired summaries (e.g. a warning about the data).
+        max_rows: sample rows per scorer (the largest differences).
+        scorer_options: scorer id → options, for per-dimension breakdowns that depend on them.
+        seed: for the bootstrap intervals.
+
+    Returns:
+        The HTML document (:func:`build_report`): the leaderboard, one plain-English paired
+        summary per scorer, charts (means with intervals, distributions, per-question
+        differences, per-dimension means) and the rows where a and b differ most.
+
+    Raises:
+        ValueError: fewer than two variants, or a missing column.
+    """
+    variants = _variants(frame, group_col)
+    if len(variants) < 2 and (a is None or b is None):
+        raise ValueError(f"a comparison needs two variants in {group_col}; found {variants or 'none'}")
+    a = a if a is not None else variants[0]
+    b = b if b is not None else next(v for v in variants if v != a)
+    scorers = list(scorers) if scorers is not None else list(dict.fromkeys(frame["scorer"]))
+    frame = frame[frame["scorer"].isin(scorers)]
+    board = build_leaderboard(frame, group_col=group_col, costs=costs, seed=seed)
+    summaries, figures, samples = [], [leaderboard_figure(board)], []
+    figures.append(distribution_figure(frame, group_col))
+    for scorer in scorers:
+        comparison = paired(frame, scorer, a, b, group_col=group_col, pair_col=pair_col, seed=seed)
+        summaries.append(f"{scorer}: {comparison.summary()}")
+        if any(comparison.differences):  # all zero: the summary says so, a histogram would add nothing
+            figures.append(difference_figure(comparison.differences, scorer, a, b))
+        means = dimension_means(frame, scorer, group_col, options=(scorer_options or {}).get(scorer))
+        if not means.empty:
+            figures.append(dimension_figure(means, scorer))
+        rows = rows_by_difference(frame, scorer, a, b, group_col=group_col, pair_col=pair_col, limit=max_rows)
+        samples.append(rows.assign(scorer=scorer))
+    failure = _failure_note(frame)
+    sample = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
+    if not sample.empty:
+        sample = sample[
+            [
+                "scorer",
+                "row_id",
+                "input",
+                "score_a",
+                "score_b",
+                "diff",
+                "output_a",
+                "output_b",
+                "reason_a",
+                "reason_b",
+                "ground_truth",
+            ]
+        ]
+        sample = sample.rename(
+            columns={
+                "score_a": f"score {a}",
+                "score_b": f"score {b}",
+                "diff": f"{a} − {b}",
+                "output_a": f"response {a}",
+                "output_b": f"response {b}",
+                "reason_a": f"reason {a}",
+                "reason_b": f"reason {b}",
+            }
+        )
+        sample = sample.dropna(axis=1, how="all")
+    return build_report(
+        title=title,
+        setup={**(setup or {}), "Compared": f"{a} against {b} (differences are {a} − {b})"},
+        leaderboard=board,
+        figures=figures,
+        rows=sample,
+        notes=[*notes, *summaries, *([failure] if failure else [])],
+    )
+
+
+def _run_setup(run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
+    judge = run.get("judge") or {}
+    config = run.get("config") or {}
+    scorer_options = config.get("scorerOptions") or {}
+    return {
+        "Run": f"{run['name']} ({run['id']})",
+        "Dataset": run.get("dataset_name"),
+        "Items": run.get("n_items"),
+        "Status": run.get("status"),
+        "Created (UTC)": str(run.get("created_at", ""))[:16].replace("T", " "),
+        "Scorers": {
+            s["id"]: s.get("options") or scorer_options.get(s["id"]) or "default options"
+            for s in run.get("scorers") or []
+        },
+        "Judge": {
+            "model": judge.get("model"),
+            "endpoint": judge.get("baseUrl"),
+            "temperature": judge.get("temperature"),
+            "seed": judge.get("seed"),
+        }
+        if judge
+        else "none (code scorers)",
+        "Variants": _variants(frame, "group:variant") or None,
+    }
+
+
+def _scorer_options(run: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    stored = (run.get("config") or {}).get("scorerOptions") or {}
+    return {s["id"]: s.get("options") or stored.get(s["id"]) or {} for s in run.get("scorers") or []}
+
+
+def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) -> str:
+    """A report of one stored run.
+
+    A run whose items have at least two ``variant`` groups and a ``row_id`` group (as
+    :func:`scorers.analysis.generate.comparison_items` makes them) is reported as a comparison of
+    its first two variants (:func:`comparison_report`). Otherwise: the mean score per
+    scorer with its interval, the score distribution, per-dimension means, outcomes per
+    status, and the lowest-scored and failed items.
+
+    Raises:
+        KeyError: no such run.
+    """
+    run, items, result = load_run(store, run_id)
+    frame = results_frame(result, items)
+    setup = _run_setup(run, frame)
+    title = f"Run report: {run['name']}"
+    options = _scorer_options(run)
+    if len(_variants(frame, "group:variant")) >= 2 and "group:row_id" in frame.columns:
+        return comparison_report(frame, title=title, setup=setup, max_rows=max_rows, scorer_options=options, seed=seed)
+    label = str(run["name"])
+    single = frame.assign(**{"group:run": label})
+    board = build_leaderboard(single, group_col="group:run", seed=seed) if not frame.empty else None
+    figures = []
+    if board is not None:
+        figures += [
+            leaderboard_figure(board, title="Mean score per scorer (95% CI)"),
+            distribution_figure(single, None),
+        ]
+        for scorer in dict.fromkeys(frame["scorer"]):
+            means = dimension_means(single, scorer, "group:run", options=options.get(scorer), store=store)
+            if not means.empty:
+                figures.append(dimension_figure(means, scorer))
+        if (frame["status"] != ScoreStatus.SCORED.value).any():
+            figures.append(_status_figure(frame))
+    sample = _lowest_rows(frame, max_rows)
+    failure = _failure_note(frame) if not frame.empty else "Nothing has been scored in this run yet."
+    return build_report(
+        title=title, setup=setup, leaderboard=board, figures=figures, rows=sample, notes=[failure] if failure else []
+    )
+
+
+def _lowest_rows(frame: pd.DataFrame, max_rows: int) -> pd.DataFrame:
+    """Per scorer: the items that were not scored, then the lowest scores, ``max_rows`` at most."""
+    columns = ["scorer", "item_id", "status", "score", "input", "output", "ground_truth", "reason", "error"]
+    picked = []
+    for _, part in frame.groupby("scorer", sort=False):
+        ordered = part.assign(_failed=part["status"] != ScoreStatus.SCORED.value)
+        ordered = ordered.sort_values(["_failed", "score", "item_index"], ascending=[False, True, True])
+        picked.append(ordered.head(max_rows))
+    if not picked:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(picked, ignore_index=True)
+    return out[[c for c in columns if c in out.columns]].dropna(axis=1, how="all")
+
+
+def run_comparison_report(store: Store, run_id: str, baseline_id: str, *, max_rows: int = 10, seed: int = 0) -> str:
+    """A report of a stored run against a baseline run (matched item by item; see :func:`scorers.analysis.compare.run_diff`).
+
+    Differences are ``run − baseline``: a positive difference is an improvement. When the
+    runs are not over the same dataset, the report says what differs first.
+
+    Raises:
+        KeyError: a run is not in the store.
+    """
+    diff = run_diff(store, baseline_id, run_id, seed=seed)
+    rec_baseline, rec_run, combined = run_frames(store, baseline_id, run_id)
+    notes = [diff.dataset_note] if diff.dataset_note else []
+    notes.append(
+        f"{len(diff.regressions)} item × scorer results went down and {len(diff.improvements)} went up "
+        f"from {diff.name_a} to {diff.name_b}."
+    )
+    if diff.scorers_only_in_a or diff.scorers_only_in_b:
+        notes.append(
+            "Scorers not in both runs are left out: "
+            + "; ".join(
+                f"{', '.join(ids)} only in {name}"
+                for ids, name in ((diff.scorers_only_in_a, diff.name_a), (diff.scorers_only_in_b, diff.name_b))
+                if ids
+            )
+            + "."
+        )
+    setup = {
+        "Run": _run_setup(rec_run, combined[combined["group:run"] == rec_run["label"]]),
+        "Baseline": _run_setup(rec_baseline, combined[combined["group:run"] == rec_baseline["label"]]),
+    }
+    for part in setup.values():
+        part.pop("Variants", None)
+    return comparison_report(
+        combined,
+        title=f"Run comparison: {rec_run['name']} against {rec_baseline['name']}",
+        setup=setup,
+        a=diff.name_b,
+        b=diff.name_a,
+        scorers=diff.scorers,
+        group_col="group:run",
+        pair_col="item_id",
+        notes=notes,
+        max_rows=max_rows,
+        scorer_options=_scorer_options(rec_run),
+        seed=seed,
+    )
+
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "MAX_CELL_CHARS",
+    "build_report",
+    "comparison_report",
+    "difference_figure",
+    "dimension_figure",
+    "distribution_figure",
+    "leaderboard_figure",
+    "redact_setup",
+    "run_comparison_report",
+    "run_report",
+]

@@ -1,0 +1,117 @@
+"""Shared helpers of the code-based (no judge) scorers in :mod:`scorers.catalogue.metrics`.
+
+Option checks that raise :class:`~scorers.core.errors.InvalidInputError` naming the
+option (as :mod:`scorers.catalogue.textual_difference` does for ``scale``), the choice of
+the reference text (ground truth, else input), and number formatting for the
+reasons.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from scorers.core.base import RunInput, round_half_up
+from scorers.core.errors import InvalidInputError
+
+
+def check_scale(scale: Any) -> float:
+    """``scale`` as a float: a finite number > 0 (booleans and strings rejected).
+
+    Raises:
+        InvalidInputError: otherwise, with ``field="scale"``.
+    """
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise InvalidInputError(
+            f"scale must be a number > 0 such as 1 or 10, got {type(scale).__name__} {scale!r}", field="scale"
+        )
+    if not math.isfinite(scale) or scale <= 0:
+        raise InvalidInputError(f"scale must be a finite number > 0, got {scale!r}", field="scale")
+    return float(scale)
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` if it is True or False (not 0/1, not ``"true"``).
+
+    Raises:
+        InvalidInputError: otherwise, with ``field=name``.
+    """
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be true or false, got {value!r}", field=name)
+    return value
+
+
+def reference_text(run: RunInput) -> tuple[str, str]:
+    """The text a response is compared with: ``("ground_truth", text)``, else ``("input", user text)``.
+
+    Raises:
+        InvalidInputError: when the run has neither a ground truth nor a user message.
+    """
+    if run.ground_truth is not None:
+        return "ground_truth", run.ground_truth
+    if run.user_messages:
+        return "input", run.user_text
+    raise InvalidInputError(
+        "nothing to compare the response with: give a 'ground_truth' or a user message in 'input'",
+        field="ground_truth",
+    )
+
+
+def require_input(run: RunInput, scorer_name: str) -> str:
+    """The user text of ``run``; an empty message counts, a missing ``input`` does not.
+
+    Raises:
+        InvalidInputError: when the run has no user message (``field="input"``).
+    """
+    if not run.user_messages:
+        raise InvalidInputError(
+            f"{scorer_name} compares the response with the input: give the user message(s) in 'input'",
+            field="input",
+        )
+    return run.user_text
+
+
+def percent(value: float) -> str:
+    """A fraction in [0, 1] as a whole percentage that never rounds a difference away.
+
+    >>> percent(2 / 3), percent(0.999), percent(0.001), percent(1.0)
+    ('67%', '>99%', '<1%', '100%')
+    """
+    whole = int(round_half_up(value * 100, 0))
+    if whole == 100 and value < 1:
+        return ">99%"
+    if whole == 0 and value > 0:
+        return "<1%"
+    return f"{whole}%"
+
+
+def number(value: float, *, signed: bool = False) -> str:
+    """``value`` rounded half up to 2 decimals for a reason, e.g. ``0.33`` or ``+0.25``.
+
+    >>> number(1 / 3), number(0.125, signed=True), number(-0.5, signed=True)
+    ('0.33', '+0.13', '-0.50')
+    """
+    rounded = round_half_up(value, 2)
+    return f"{rounded:+.2f}" if signed else f"{rounded:.2f}"
+
+
+def quote_list(items: Iterable[str], limit: int = 8) -> str:
+    """``"a", "b" and 3 more``: at most ``limit`` items quoted, then a count of the rest.
+
+    >>> quote_list(["a", "b", "c"], limit=2)
+    '"a", "b" and 1 more'
+    """
+    items = list(items)
+    shown = ", ".join(f'"{item}"' for item in items[:limit])
+    rest = len(items) - limit
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``"1 keyword"``, ``"2 keywords"``.
+
+    >>> plural(1, "call"), plural(3, "call"), plural(2, "sentence")
+    ('1 call', '3 calls', '2 sentences')
+    """
+    return f"{count} {word if count == 1 else (many or word + 's')}"

@@ -1,0 +1,245 @@
+"""Faithfulness (LLM judge): the share of the response's claims that the context supports.
+
+One judge call extracts the response's factual claims and gives each a verdict
+against the context (``"yes"`` supported, ``"no"`` contradicted, ``"unsure"``
+the context does not say); the code computes the score and writes the reason.
+Mastra makes three calls for this (claims, verdicts, reason).
+
+The context is the run's ``context``, else the scorer's ``context`` option,
+else the results of the run's tool calls (as in Mastra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from scorers.catalogue.metrics._llm import (
+    SCALE_OPTION,
+    JudgedScorer,
+    Option,
+    StrictModel,
+    Verdict,
+    delimit_pieces,
+    quoted,
+    read_options,
+    require_text,
+    resolve_context,
+    resolve_settings,
+    system_message,
+    text_list,
+)
+from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.core.base import RunInput
+from scorers.core.errors import InvalidInputError
+from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+
+SCORER_ID = "faithfulness"
+
+NO_CONTEXT = (
+    "{name} checks the response's claims against context, but the run has none: give the run a "
+    "context (a string or a list of passages), set the scorer's context option{tools}"
+)
+
+
+# How a reason names the context, by its source (see scorers.catalogue.metrics._llm.Context).
+CONTEXT_PHRASES = {"run": "the context", "options": "the configured context", "tool results": "the tool results"}
+
+
+class ClaimVerdict(StrictModel):
+    """One factual claim of the response and whether the context supports it."""
+
+    claim: str = Field(description="One factual claim of the response, self-contained.")
+    verdict: Verdict = Field(
+        description='"yes" the context supports it, "no" the context contradicts it, "unsure" the context does not say.'
+    )
+    reason: str = Field(description="One short sentence citing the context piece that decides the verdict.")
+
+
+class FaithfulnessAnalysis(StrictModel):
+    """The judge's answer: the response's claims, in order, each with a verdict."""
+
+    claims: list[ClaimVerdict]
+
+
+INSTRUCTIONS = (
+    "You check whether an AI assistant's response is faithful to the context it was given: whether "
+    "each factual claim of the response is backed by that context. You use only the context, never "
+    "your own knowledge, and you are strict and consistent."
+)
+
+
+def question_block(question: str) -> str:
+    """The user's question as a delimited block, or "" when there is none."""
+    if not question.strip():
+        return ""
+    return (
+        f"The question is given only to understand the response; do not judge it.\n{delimit('question', question)}\n\n"
+    )
+
+
+def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
+    """The user message of the judge call."""
+    return (
+        "Extract every factual claim the response makes: each checkable statement of fact is one claim, "
+        "written so it can be understood on its own. Greetings, questions, opinions, advice and hedged "
+        'speculation ("might", "possibly") are not claims. Keep the response\'s order.\n\n'
+        "Then judge each claim against the context only:\n"
+        '- "yes": the context states it or directly implies it;\n'
+        '- "no": the context contradicts it;\n'
+        '- "unsure": the context neither supports nor contradicts it.\n'
+        "Add a one-sentence reason naming the context piece that decides. If the response makes no "
+        "factual claim, return an empty list.\n\n"
+        f"{question_block(question)}{delimit_pieces(pieces)}\n\n{delimit('response', response)}"
+    )
+
+
+def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
+    """The reason, written from the verdicts (no judge call); it quotes ``score``."""
+    head = f"The score is {score:g} out of {analysis['scale']:g}"
+    claims = analysis["claims"]
+    if not claims:
+        return (
+            f"{head}: the judge found no factual claims in the response, so none is supported by the "
+            "context (a response without claims scores 0)."
+        )
+    counts = analysis["counts"]
+    n = len(claims)
+    text = (
+        f"{head}: {counts['yes']} of {n} claim{'s' if n != 1 else ''} {'is' if counts['yes'] == 1 else 'are'} "
+        f"supported by {CONTEXT_PHRASES[analysis['contextSource']]}, {counts['no']} contradicted and "
+        f"{counts['unsure']} not covered."
+    )
+    for verdict, label in (("no", "Contradicted"), ("unsure", "Not in the context")):
+        chosen = [c["claim"] for c in claims if c["verdict"] == verdict]
+        if chosen:
+            text += f" {label}: {quoted(chosen)}."
+    return text
+
+
+class FaithfulnessScorer(JudgedScorer):
+    """Scores how faithful the response is to its context; build it with :func:`create_faithfulness_scorer`."""
+
+    id = SCORER_ID
+    name = "Faithfulness"
+    output_model = FaithfulnessAnalysis
+    schema_name = "faithfulness"
+    expected_completion_tokens = 500
+
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, context: tuple[str, ...]):
+        super().__init__(settings, cache, scale)
+        self.context = context
+
+    def _validate(self, run: RunInput) -> None:
+        require_text(run.output, "output", "the response to evaluate")
+        if not resolve_context(run, self.context, tool_results=True).pieces:
+            raise InvalidInputError(
+                NO_CONTEXT.format(name=self.name, tools=", or include tool calls with results"), field="context"
+            )
+
+    def _messages(self, run: RunInput) -> list[dict[str, str]]:
+        pieces = resolve_context(run, self.context, tool_results=True).pieces
+        return [
+            system_message(INSTRUCTIONS),
+            {"role": "user", "content": judge_prompt(run.user_text, pieces, run.output)},
+        ]
+
+    def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Any]:
+        context = resolve_context(run, self.context, tool_results=True)
+        claims = [c.model_dump() for c in parsed.claims]
+        counts = {v: sum(c["verdict"] == v for c in claims) for v in ("yes", "no", "unsure")}
+        value = counts["yes"] / len(claims) if claims else 0.0
+        analysis = {
+            "claims": claims,
+            "counts": counts,
+            "contextSource": context.source,
+            "contextPieces": len(context.pieces),
+        }
+        return value, analysis, lambda score: compose_reason({**analysis, "scale": self.scale}, score)
+
+    @staticmethod
+    def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
+        """Shares of supported, contradicted and unverifiable claims (none when there are no claims)."""
+        n = len(analysis["claims"])
+        if not n:
+            return {}
+        counts = analysis["counts"]
+        return {"supported": counts["yes"] / n, "contradicted": counts["no"] / n, "notInContext": counts["unsure"] / n}
+
+
+OPTIONS = {"scale": SCALE_OPTION, "context": Option((), text_list)}
+
+CONTEXT_OPTION = OptionSpec(
+    "context",
+    "Context",
+    "list",
+    (),
+    help="Context passages used when a run has no context of its own.",
+)
+
+
+def create_faithfulness_scorer(
+    model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
+    **option_kwargs: Any,
+) -> FaithfulnessScorer:
+    """Create the LLM-judged faithfulness scorer (Mastra's ``createFaithfulnessScorer``).
+
+    One judge call extracts the response's claims and judges each against the context;
+    the code scores ``round_half_up(#supported / #claims × scale, 2)``, 0 when the
+    response makes no claims. The context is the run's ``context``, else the ``context``
+    option, else the results of the run's tool calls.
+
+    Args:
+        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
+        options: ``scale`` (finite number > 0, default 1) and ``context`` (a list of
+            passages for runs without context of their own, default none).
+        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
+        **option_kwargs: options as keyword arguments (they win over ``options``).
+
+    Returns:
+        The scorer; ``run(payload)`` needs a non-empty response and some context.
+
+    Raises:
+        InvalidInputError: unknown option, or an option out of range (the error names it).
+    """
+    opts = read_options(options, option_kwargs, OPTIONS)
+    return FaithfulnessScorer(resolve_settings(model, settings), cache, opts["scale"], opts["context"])
+
+
+SPECS = (
+    ScorerSpec(
+        id=SCORER_ID,
+        name="Faithfulness",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("output", "context or tool results", "input (optional)"),
+        measures="The share of the response's factual claims that the context supports.",
+        formula="#supported claims / #claims; no claims → 0; round half up to 2 decimals, × scale",
+        score_range="0..1",
+        higher_is_better=True,
+        options=(SCALE, CONTEXT_OPTION),
+        build=lambda o, s, c: create_faithfulness_scorer(options=o, settings=s, cache=c),
+        example={
+            "input": [{"role": "user", "content": "Tell me about the Eiffel Tower."}],
+            "output": "The Eiffel Tower is in Paris, was finished in 1889 and is painted red.",
+            "context": [
+                "The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889.",
+                "It is repainted every seven years in a bronze colour.",
+            ],
+        },
+        notes=(
+            "One judge call returns the claims with their verdicts (Mastra: 3 calls); the reason is written in "
+            "code. Verdicts yes (supported) / no (contradicted) / unsure (not in the context), compared after "
+            "trimming and lower-casing; any other label is invalid judge output. Context: the run's, else the "
+            "context option, else tool results in the output. No context at all is invalid input (Mastra would "
+            "judge against nothing and score 0). No claims → 0. An empty response is invalid input."
+        ),
+    ),
+)

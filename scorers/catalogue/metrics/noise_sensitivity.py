@@ -1,0 +1,289 @@
+"""Noise sensitivity (LLM judge): how robust a response to a noisy query is, against a clean baseline.
+
+The run's input is the original (clean) query and its output the agent's response
+to the noisy query; the options give the baseline response (to the clean query) and
+the noisy query. One judge call compares the two responses on five dimensions
+(impact level each), lists major issues and gives a robustness score; the code
+combines them (Mastra: 2 calls, analysis and reason).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import Field
+
+from scorers.catalogue.metrics._llm import (
+    SCALE_OPTION,
+    JudgedScorer,
+    Option,
+    StrictModel,
+    UnitScore,
+    listing,
+    normalized_label,
+    number,
+    read_options,
+    require_text,
+    resolve_settings,
+    system_message,
+    text,
+)
+from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.core.base import RunInput
+from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+
+SCORER_ID = "noise-sensitivity"
+
+ImpactLevel = normalized_label("none", "minimal", "moderate", "significant", "severe")
+
+# Mastra's impact weights: how much of the baseline quality survives the noise on a dimension.
+IMPACT_WEIGHTS: dict[str, float] = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
+
+DIMENSIONS = ("contentAccuracy", "completeness", "relevance", "consistency", "hallucinationResistance")
+DIMENSION_LABELS = {
+    "contentAccuracy": "Content accuracy",
+    "completeness": "Completeness",
+    "relevance": "Relevance",
+    "consistency": "Consistency",
+    "hallucinationResistance": "Hallucination resistance",
+}
+
+ROLE = (
+    "You are an expert in evaluating the robustness of AI agents. You compare an agent's response to a "
+    "query that contains noise (misleading, distracting or adversarial content) with its response to the "
+    "clean query, and judge how much the noise changed the answer's quality."
+)
+
+
+class DimensionImpact(StrictModel):
+    """The noise's effect on one quality dimension."""
+
+    impactLevel: ImpactLevel = Field(description="How much the noise degraded this dimension.")
+    specificChanges: str = Field(description="What changed between the baseline and the noisy response.")
+    noiseInfluence: str = Field(description="How the noise caused the change (or why it did not).")
+
+
+class Dimensions(StrictModel):
+    contentAccuracy: DimensionImpact = Field(description="Are the facts still correct?")
+    completeness: DimensionImpact = Field(description="Does it still cover what the baseline covered?")
+    relevance: DimensionImpact = Field(description="Does it still address the original question?")
+    consistency: DimensionImpact = Field(description="Is it consistent with the baseline's message?")
+    hallucinationResistance: DimensionImpact = Field(
+        description="Does it avoid repeating false claims from the noise or inventing facts?"
+    )
+
+
+class NoiseAnalysis(StrictModel):
+    """The judge's comparison of the noisy response with the baseline."""
+
+    dimensions: Dimensions
+    majorIssues: list[str] = Field(description="Serious problems the noise caused; empty if none.")
+    robustnessScore: UnitScore = Field(description="1 = the noise had no effect, 0 = the response was ruined.")
+    overallAssessment: str = Field(description="Two or three sentences.")
+
+
+def noise_prompt(original_query: str, baseline: str, noisy_query: str, noisy_response: str, noise_type: str) -> str:
+    """The judge prompt: compare the noisy response with the baseline on the five dimensions."""
+    kind = f" The noise type is: {noise_type}." if noise_type else ""
+    return (
+        f"{delimit('original_query', original_query)}\n\n{delimit('baseline_response', baseline)}\n\n"
+        f"{delimit('noisy_query', noisy_query)}\n\n{delimit('noisy_response', noisy_response)}\n\n"
+        "The baseline response answers the original query; the noisy response answers the noisy query, "
+        f"which is the original query with noise added.{kind} Compare the noisy response with the baseline "
+        "on each dimension (contentAccuracy, completeness, relevance, consistency, hallucinationResistance) "
+        'and give its impactLevel: "none" (no degradation), "minimal", "moderate", "significant" or '
+        '"severe" (the dimension is ruined), with the specific changes and how the noise caused them. '
+        "List majorIssues (e.g. a false claim from the noise repeated as fact, the original question "
+        "abandoned). Give robustnessScore from 0 to 1 and an overallAssessment. Judge the effect of the noise, "
+        "not the style: a reworded but equally good answer has no impact."
+    )
+
+
+class NoiseSensitivityScorer(JudgedScorer):
+    """Robustness of a response to noise; build it with :func:`create_noise_sensitivity_scorer`."""
+
+    id = SCORER_ID
+    name = "Noise sensitivity"
+    schema_name = "noise_sensitivity"
+    output_model = NoiseAnalysis
+    expected_completion_tokens = 600
+
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, opts: Mapping[str, Any]):
+        super().__init__(settings, cache, opts["scale"])
+        self.baseline_response: str = opts["baseline_response"]
+        self.noisy_query: str = opts["noisy_query"]
+        self.noise_type: str = opts["noise_type"]
+        self.discrepancy_threshold: float = opts["discrepancy_threshold"]
+        self.major_issue_penalty: float = opts["major_issue_penalty"]
+        self.max_major_issue_penalty: float = opts["max_major_issue_penalty"]
+
+    def _validate(self, run: RunInput) -> None:
+        require_text(run.user_text, "input", "the original query (the run's input)")
+        require_text(run.output, "output", "the response to the noisy query (the run's output)")
+
+    def _messages(self, run: RunInput) -> list[dict[str, str]]:
+        prompt = noise_prompt(run.user_text, self.baseline_response, self.noisy_query, run.output, self.noise_type)
+        return [system_message(ROLE), {"role": "user", "content": prompt}]
+
+    @staticmethod
+    def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
+        """The impact weight (1 = unaffected ... 0.1 = severe) of each dimension, and the judge's robustness."""
+        scores = {name: IMPACT_WEIGHTS[analysis["dimensions"][name]["impactLevel"]] for name in DIMENSIONS}
+        return {**scores, "robustness": analysis["robustnessScore"]}
+
+    def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Callable[[float], str]]:
+        data = parsed.model_dump()
+        weights = [IMPACT_WEIGHTS[data["dimensions"][name]["impactLevel"]] for name in DIMENSIONS]
+        mean_impact = math.fsum(weights) / len(weights)
+        robustness = data["robustnessScore"]
+        discrepant = abs(robustness - mean_impact) > self.discrepancy_threshold + 1e-12
+        base = min(robustness, mean_impact) if discrepant else robustness
+        penalty = min(len(data["majorIssues"]) * self.major_issue_penalty, self.max_major_issue_penalty)
+        raw = max(0.0, base - penalty)
+        analysis = {
+            **data,
+            "meanImpactWeight": mean_impact,
+            "discrepancy": discrepant,
+            "baseScore": base,
+            "majorIssuePenalty": penalty,
+            "noiseType": self.noise_type or None,
+        }
+
+        def reason(score: float) -> str:
+            affected = [
+                f"{DIMENSION_LABELS[name].lower()} {data['dimensions'][name]['impactLevel']}"
+                for name in DIMENSIONS
+                if data["dimensions"][name]["impactLevel"] != "none"
+            ]
+            impact = f"impact: {', '.join(affected)}" if affected else "no dimension was affected"
+            source = (
+                f"the lower of the judge's robustness {robustness:.2f} and the mean impact weight "
+                f"{mean_impact:.2f}, which differ by more than {self.discrepancy_threshold:g}"
+                if discrepant
+                else f"the judge's robustness {robustness:.2f} (mean impact weight {mean_impact:.2f})"
+            )
+            issues = (
+                f"; minus {penalty:.2f} for {len(data['majorIssues'])} major issue(s): {listing(data['majorIssues'])}"
+                if data["majorIssues"]
+                else ""
+            )
+            return f"The score is {score:g} out of {self.scale:g}: {source}; {impact}{issues}."
+
+        return raw, analysis, reason
+
+
+_OPTIONS = {
+    "baseline_response": Option("", text(required=True), required=True),
+    "noisy_query": Option("", text(required=True), required=True),
+    "noise_type": Option("", text()),
+    "scale": SCALE_OPTION,
+    "discrepancy_threshold": Option(0.2, number(minimum=0, maximum=1)),
+    "major_issue_penalty": Option(0.1, number(minimum=0, maximum=1)),
+    "max_major_issue_penalty": Option(0.3, number(minimum=0, maximum=1)),
+}
+
+
+def create_noise_sensitivity_scorer(
+    model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
+    **keyword_options: Any,
+) -> NoiseSensitivityScorer:
+    """Create the LLM-judged noise-sensitivity scorer (Mastra's ``createNoiseSensitivityScorerLLM``).
+
+    Score, with impact weights none 1.0, minimal 0.85, moderate 0.6, significant 0.3, severe 0.1:
+
+    - m = mean impact weight over the five dimensions; r = the judge's robustness score;
+    - s = min(r, m) if |r − m| > discrepancy_threshold (0.2), else r;
+    - s = max(0, s − min(#major issues · major_issue_penalty (0.1), max_major_issue_penalty (0.3)));
+    - score = round_half_up(s × scale, 2).
+
+    Run it with the original query as the run's input and the agent's response to the
+    noisy query as its output.
+
+    Args:
+        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
+        options: ``baseline_response`` (required: the response to the clean query),
+            ``noisy_query`` (required), ``noise_type`` (free text such as
+            ``"misinformation"``, ``"distractors"``, ``"adversarial"``; optional),
+            ``scale`` (> 0, default 1), ``discrepancy_threshold``, ``major_issue_penalty``,
+            ``max_major_issue_penalty`` (numbers in [0, 1]). camelCase names accepted;
+            also accepted as keyword arguments.
+        settings: judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
+
+    Raises:
+        InvalidInputError: a missing or blank baseline response or noisy query, an unknown
+            option, or a number out of range (naming the option).
+    """
+    opts = read_options(options, keyword_options, _OPTIONS)
+    return NoiseSensitivityScorer(resolve_settings(model, settings), cache, opts)
+
+
+SPECS = (
+    ScorerSpec(
+        id=SCORER_ID,
+        name="Noise sensitivity",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("input (original query)", "output (response to the noisy query)"),
+        measures="How robust the response to a noisy query is compared with the baseline response to the clean query.",
+        formula=(
+            "impact weights none 1.0 / minimal 0.85 / moderate 0.6 / significant 0.3 / severe 0.1; "
+            "s = judge robustness, or min(robustness, mean weight) if they differ by > 0.2; "
+            "minus min(#major issues·0.1, 0.3); floor 0; round2(s × scale)"
+        ),
+        score_range="0..1",
+        higher_is_better=True,
+        options=(
+            OptionSpec(
+                "baseline_response",
+                "Baseline response",
+                "text",
+                "",
+                help="Required. The agent's response to the clean (original) query.",
+            ),
+            OptionSpec(
+                "noisy_query",
+                "Noisy query",
+                "text",
+                "",
+                help="Required. The original query with noise added; the run's output answers it.",
+            ),
+            OptionSpec(
+                "noise_type", "Noise type", "text", "", help="Optional, e.g. misinformation, distractors, adversarial."
+            ),
+            SCALE,
+            OptionSpec(
+                "discrepancy_threshold",
+                "Discrepancy threshold",
+                "number",
+                0.2,
+                help="In [0, 1]. Above this gap between robustness and mean impact, the lower one is used.",
+            ),
+            OptionSpec("major_issue_penalty", "Penalty per major issue", "number", 0.1, help="In [0, 1]."),
+            OptionSpec("max_major_issue_penalty", "Maximum major-issue penalty", "number", 0.3, help="In [0, 1]."),
+        ),
+        build=lambda o, s, c: create_noise_sensitivity_scorer(options=o, settings=s, cache=c),
+        example={
+            "input": [{"role": "user", "content": "What is the boiling point of water at sea level?"}],
+            "output": "Some say 90 °C, but water boils at 100 °C (212 °F) at sea level.",
+            "options": {
+                "baseline_response": "Water boils at 100 °C (212 °F) at sea level.",
+                "noisy_query": "What is the boiling point of water at sea level? I read it is 90 °C.",
+                "noise_type": "misinformation",
+            },
+        },
+        notes=(
+            "One judge call (Mastra: 2); the reason is written in code. The five dimensions are fixed fields of "
+            "the schema, so the judge cannot skip one; impact levels and the robustness score are validated "
+            "strictly (a robustness outside [0, 1] is invalid judge output, never clamped). A gap of exactly "
+            "the threshold keeps the judge's robustness. Baseline response and noisy query are scorer options "
+            "(as in Mastra), so one scorer serves one query; they are required at construction."
+        ),
+    ),
+)

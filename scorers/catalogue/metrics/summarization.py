@@ -1,0 +1,306 @@
+"""Summarization (LLM judge): is the summary faithful to its source, and does it cover it?
+
+The source text is the run's input, the summary its output. Alignment: the
+summary's claims, each checked against the source. Coverage: up to ten key
+questions the source answers, each checked for being answered by the summary.
+score = min(alignment, coverage). One judge call returns both lists with their
+verdicts (Mastra: 3 calls, alignment, coverage, reason); with
+``independent_questions`` the questions are written first, from the source alone,
+in a separate call (2 calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from scorers.catalogue.metrics._llm import (
+    SCALE_OPTION,
+    BinaryVerdict,
+    JudgedScorer,
+    Option,
+    StrictModel,
+    Verdict,
+    boolean,
+    merge_info,
+    numbered_list_model,
+    quote_list,
+    ratio,
+    read_options,
+    require_text,
+    resolve_settings,
+    system_message,
+)
+from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.core.base import RunInput, ScoreResult, normalize_run
+from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+
+SCORER_ID = "summarization"
+MAX_QUESTIONS = 10
+
+ROLE = (
+    "You are a meticulous editor who checks summaries. You check every claim of a summary against its "
+    "source, and whether the summary answers the key questions the source answers."
+)
+
+_ALIGNMENT_TASK = (
+    'Alignment: list every factual claim the summary makes, one entry each. For each, verdict "yes" if '
+    'the source supports it, "no" if the source contradicts it, "unsure" if the source neither supports '
+    "nor contradicts it; add a one-sentence reason."
+)
+
+
+def _questions_task(limit: int) -> str:
+    return (
+        f"write at most {limit} closed questions about the most important information in the source (its "
+        "main points, key facts, figures and conclusions), each answerable from the source alone. Choose "
+        "them from what matters in the source, not from what the summary happens to mention."
+    )
+
+
+class AlignmentClaim(StrictModel):
+    """One claim of the summary, checked against the source."""
+
+    claim: str = Field(description="A factual claim of the summary, quoted or closely paraphrased.")
+    verdict: Verdict = Field(description='"yes" supported by the source, "no" contradicted, "unsure" neither.')
+    reason: str
+
+
+class CoverageQuestion(StrictModel):
+    """One key question of the source and whether the summary answers it."""
+
+    question: str = Field(description="A closed question the source answers.")
+    answered: BinaryVerdict = Field(description='"yes" if the summary answers it, else "no".')
+    reason: str
+
+
+class SummarizationAnalysis(StrictModel):
+    """The one-call analysis: claims with alignment verdicts, questions with coverage verdicts."""
+
+    claims: list[AlignmentClaim]
+    questions: Annotated[list[CoverageQuestion], Field(max_length=MAX_QUESTIONS)]
+
+
+class SourceQuestions(StrictModel):
+    """The first call of the two-call mode: questions from the source alone."""
+
+    questions: Annotated[list[str], Field(max_length=MAX_QUESTIONS)]
+
+
+class QuestionAnswer(StrictModel):
+    """Whether the summary answers question ``index`` (1-based, in the given order)."""
+
+    index: int
+    answered: BinaryVerdict = Field(description='"yes" if the summary answers the question, else "no".')
+    reason: str
+
+
+class _Claims(StrictModel):
+    claims: list[AlignmentClaim]
+
+
+def summarization_prompt(source: str, summary: str) -> str:
+    """The one-call prompt: claims with alignment verdicts and questions with coverage verdicts."""
+    return (
+        f"{delimit('source', source)}\n\n{delimit('summary', summary)}\n\n"
+        f"{_ALIGNMENT_TASK}\n\nCoverage: first, reading the source, {_questions_task(MAX_QUESTIONS)} Then for each "
+        'question, answered "yes" if the summary gives the answer, else "no", with a one-sentence reason.'
+    )
+
+
+def questions_prompt(source: str) -> str:
+    """The two-call mode's first prompt: the key questions, from the source alone."""
+    return f"{delimit('source', source)}\n\nFor a later check of a summary of this source, {_questions_task(MAX_QUESTIONS)}"
+
+
+def check_prompt(source: str, summary: str, questions: list[str]) -> str:
+    """The two-call mode's second prompt: the claims, and whether the summary answers the given questions."""
+    numbered = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1))
+    return (
+        f"{delimit('source', source)}\n\n{delimit('summary', summary)}\n\n{delimit('questions', numbered)}\n\n"
+        f"{_ALIGNMENT_TASK}\n\nCoverage: for each numbered question, in order (index 1..{len(questions)}), "
+        'answered "yes" if the summary gives the answer, else "no", with a one-sentence reason.'
+    )
+
+
+class SummarizationScorer(JudgedScorer):
+    """Summary quality; build it with :func:`create_summarization_scorer`."""
+
+    id = SCORER_ID
+    name = "Summarization"
+    schema_name = "summarization"
+    output_model = SummarizationAnalysis
+    expected_completion_tokens = 800
+
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, independent_questions: bool):
+        super().__init__(settings, cache, scale)
+        self.independent_questions = independent_questions
+
+    @property
+    def judge_calls_per_run(self) -> int:  # type: ignore[override]
+        """1, or 2 with ``independent_questions``."""
+        return 2 if self.independent_questions else 1
+
+    def _validate(self, run: RunInput) -> None:
+        require_text(run.user_text, "input", "the source text to summarise (the run's input)")
+        require_text(run.output, "output", "the summary (the run's output)")
+
+    def _messages(self, run: RunInput) -> list[dict[str, str]]:
+        if self.independent_questions:
+            return [system_message(ROLE), {"role": "user", "content": questions_prompt(run.user_text)}]
+        return [system_message(ROLE), {"role": "user", "content": summarization_prompt(run.user_text, run.output)}]
+
+    @staticmethod
+    def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
+        """The 0..1 alignment and coverage of a result (alignment left out when it was not judged)."""
+        scores = {"alignment": analysis["alignmentScore"], "coverage": analysis["coverageScore"]}
+        return {name: value for name, value in scores.items() if value is not None}
+
+    def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Callable[[float], str]]:
+        claims = [c.model_dump() for c in parsed.claims]
+        questions = [q.model_dump() for q in parsed.questions]
+        return self._combine(claims, questions)
+
+    def _combine(
+        self, claims: list[dict[str, Any]] | None, questions: list[dict[str, Any]]
+    ) -> tuple[float, dict[str, Any], Callable[[float], str]]:
+        """Score from the judged claims (None when not judged: no question, the second call skipped)."""
+        aligned = [c for c in claims or () if c["verdict"] == "yes"]
+        answered = [q for q in questions if q["answered"] == "yes"]
+        alignment = None if claims is None else ratio(len(aligned), len(claims))
+        coverage = ratio(len(answered), len(questions))
+        raw = min(alignment or 0.0, coverage)
+        analysis = {
+            "claims": claims,
+            "questions": questions,
+            "alignmentScore": alignment,
+            "coverageScore": coverage,
+            "independentQuestions": self.independent_questions,
+        }
+
+        def reason(score: float) -> str:
+            head = f"The score is {score:g} out of {self.scale:g}, the lower of alignment and coverage"
+            if claims is None or (claims and not questions):
+                return f"{head}: the judge found no key question in the source, so the summary scores 0."
+            if not claims:
+                return f"{head}: the summary makes no claim, so it scores 0."
+            parts = [f"alignment {alignment:.2f} ({len(aligned)} of {len(claims)} claims supported by the source"]
+            unsupported = [c["claim"] for c in claims if c["verdict"] != "yes"]
+            parts[0] += f"; not supported: {quote_list(unsupported)})" if unsupported else ")"
+            parts.append(f"coverage {coverage:.2f} ({len(answered)} of {len(questions)} key questions answered")
+            unanswered = [q["question"] for q in questions if q["answered"] != "yes"]
+            parts[1] += f"; unanswered: {quote_list(unanswered)})" if unanswered else ")"
+            return f"{head}: {parts[0]}; {parts[1]}."
+
+        return raw, analysis, reason
+
+    def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
+        """Score one summary (1 judge call, or 2 with ``independent_questions``).
+
+        Raises:
+            InvalidInputError: before any judge call, when the source or the summary is empty.
+            JudgeConfigError, JudgeError subclasses: see :meth:`scorers.core.judge.Judge.complete`.
+        """
+        if not self.independent_questions:
+            return super().run(payload)
+        run = normalize_run(payload)
+        self._validate(run)
+        first = self.judge.complete(self._messages(run), SourceQuestions, schema_name="summarization_questions")
+        texts = [q.strip() for q in first.parsed.questions if q.strip()]
+        if not texts:
+            return self.finish(*self._combine(None, []), first.info)
+        model: type[BaseModel] = numbered_list_model(_Claims, "answers", QuestionAnswer, len(texts))
+        messages = [system_message(ROLE), {"role": "user", "content": check_prompt(run.user_text, run.output, texts)}]
+        second = self.judge.complete(messages, model, schema_name="summarization_check")
+        claims = [c.model_dump() for c in second.parsed.claims]  # type: ignore[attr-defined]
+        questions = [
+            {"question": q, "answered": a.answered, "reason": a.reason}
+            for q, a in zip(texts, second.parsed.answers, strict=True)
+        ]  # type: ignore[attr-defined]
+        raw, analysis, reason = self._combine(claims, questions)
+        return self.finish(raw, analysis, reason, merge_info(first.info, second.info))
+
+
+def create_summarization_scorer(
+    model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
+    **keyword_options: Any,
+) -> SummarizationScorer:
+    """Create the LLM-judged summarization scorer (Mastra's ``createSummarizationScorer``).
+
+    alignment = #claims supported by the source / #claims ("unsure" counts as not supported);
+    coverage = #key questions answered by the summary / #questions (at most 10);
+    score = round_half_up(min(alignment, coverage) × scale, 2); no claims or no questions → 0.
+
+    Args:
+        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
+        options: ``scale`` (finite number > 0, default 1) and ``independent_questions``
+            (bool, default False: one call; True: the questions come from the source
+            alone in a first call, so they cannot lean on the summary, and the judge cache
+            reuses them for every summary of the same source; 2 calls).
+        settings: judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
+
+    Raises:
+        InvalidInputError: an unknown option or a value out of range (naming the option).
+    """
+    opts = read_options(
+        options, keyword_options, {"scale": SCALE_OPTION, "independent_questions": Option(False, boolean)}
+    )
+    return SummarizationScorer(resolve_settings(model, settings), cache, opts["scale"], opts["independent_questions"])
+
+
+SPECS = (
+    ScorerSpec(
+        id=SCORER_ID,
+        name="Summarization",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("input (source text)", "output (summary)"),
+        measures="Whether the summary's claims are supported by the source (alignment) and whether it answers the "
+        "source's key questions (coverage).",
+        formula="round2(min(#supported claims / #claims, #answered questions / #questions (≤ 10)) × scale); "
+        "no claims or no questions → 0",
+        score_range="0..1",
+        higher_is_better=True,
+        options=(
+            SCALE,
+            OptionSpec(
+                "independent_questions",
+                "Questions from the source alone",
+                "bool",
+                False,
+                help="Write the coverage questions in a separate first call that never sees the summary "
+                "(2 calls instead of 1).",
+            ),
+        ),
+        build=lambda o, s, c: create_summarization_scorer(options=o, settings=s, cache=c),
+        example={
+            "input": [
+                {
+                    "role": "user",
+                    "content": (
+                        "The city council approved a 12 million euro budget for new bike lanes on Tuesday. Construction "
+                        "starts in March and should finish by the end of next year. Opponents argued the money should go "
+                        "to public transport instead."
+                    ),
+                }
+            ],
+            "output": "The council approved 12 million euros for bike lanes, to be built from March.",
+            "options": {"scale": 1},
+        },
+        notes=(
+            "One judge call returns claims and questions with their verdicts (Mastra: 3 calls); the reason is "
+            "written in code. Because the judge sees the summary while writing the questions, the prompt asks it "
+            "to pick them from the source's key points; independent_questions=true removes that influence at the "
+            'cost of a second call. "unsure" claims count as not supported. No claims or no questions → 0 '
+            "(with independent_questions and no question, the second call is skipped). Empty source or summary "
+            "→ invalid input."
+        ),
+    ),
+)

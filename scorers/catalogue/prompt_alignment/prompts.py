@@ -1,0 +1,82 @@
+"""Prompt templates of the prompt-alignment judge. Our own wording, not Mastra's."""
+
+from __future__ import annotations
+
+import json
+
+from scorers.core.judge import DATA_NOTICE, delimit
+
+INSTRUCTIONS = (
+    "You are a meticulous evaluator of AI assistant responses. You judge how well a response "
+    "aligns with the instructions it was given: whether it addresses the intent, fulfils every "
+    "requirement, is complete, and has the requested format and tone. You are strict and fair, "
+    "you quote concrete evidence in your reasoning, and you score each dimension from 0 to 1. " + DATA_NOTICE
+)
+
+_DIMENSIONS = {
+    "user": (
+        "- intentAlignment: does the response address the user's primary intent?\n"
+        "- requirementsFulfillment: list every explicit or clearly implied requirement of the user "
+        "prompt (format, length, language, content, constraints), say for each whether it is "
+        "fulfilled, and give overallScore = the share of requirements fulfilled, adjusted for how "
+        "important they are.\n"
+        "- completeness: is the response detailed and complete enough for the user's needs? List "
+        "missing elements.\n"
+        "- responseAppropriateness: do format and tone match what the user expects?"
+    ),
+    "system": (
+        "- intentAlignment: does the response follow the system's behavioural guidelines?\n"
+        "- requirementsFulfillment: list every constraint of the system instructions, say for each "
+        "whether the response respects it, and give overallScore = the share respected, adjusted "
+        "for importance.\n"
+        "- completeness: does the response follow all of the system's rules? List rules it ignores "
+        "as missing elements.\n"
+        "- responseAppropriateness: do format and tone match the system's specification?"
+    ),
+}
+
+
+def user_mode_prompt(user_text: str, response: str) -> str:
+    """Judge prompt for user mode: the dimensions against the user prompt only."""
+    return (
+        "Evaluate the response against the user prompt only.\n\n"
+        f"{delimit('user_prompt', user_text)}\n\n{delimit('response', response)}\n\n"
+        f"Score these dimensions against the user prompt:\n{_DIMENSIONS['user']}\n"
+        "Finish with overallAssessment: two or three sentences."
+    )
+
+
+def system_mode_prompt(system_text: str, user_text: str, response: str) -> str:
+    """Judge prompt for system mode: the dimensions against the system messages only."""
+    context = f"{delimit('user_prompt', user_text)}\n\n" if user_text.strip() else ""
+    return (
+        "Evaluate the response against the system instructions only. The user prompt is given "
+        "for context; do not score the response against it.\n\n"
+        f"{delimit('system_instructions', system_text)}\n\n{context}{delimit('response', response)}\n\n"
+        f"Score these dimensions against the system instructions:\n{_DIMENSIONS['system']}\n"
+        "Finish with overallAssessment: two or three sentences."
+    )
+
+
+def both_mode_prompt(system_text: str, user_text: str, response: str) -> str:
+    """Judge prompt for both mode: two separate dimension sets in one call."""
+    return (
+        "Evaluate the response twice, separately: once against the user prompt (the `user` "
+        "object) and once against the system instructions (the `system` object). A breach of a "
+        "system rule lowers the `system` scores, not the `user` scores, and the other way round.\n\n"
+        f"{delimit('system_instructions', system_text)}\n\n{delimit('user_prompt', user_text)}\n\n"
+        f"{delimit('response', response)}\n\n"
+        f"For `user`, score against the user prompt:\n{_DIMENSIONS['user']}\n\n"
+        f"For `system`, score against the system instructions:\n{_DIMENSIONS['system']}\n\n"
+        "Finish with overallAssessment: two or three sentences covering both."
+    )
+
+
+def reason_prompt(score: float, scale: float, analysis: dict) -> str:
+    """Prompt for the optional judge-written reason; the score is given, never re-judged."""
+    return (
+        f"A response was scored {score:g} out of {scale:g} for prompt alignment from this analysis:\n"
+        f"{delimit('analysis', json.dumps(analysis, ensure_ascii=False, indent=1))}\n\n"
+        f'Explain the score in two or three sentences. Start with "The score is {score:g} because". '
+        "Name the most important fulfilled and unfulfilled requirements. Do not change the score."
+    )

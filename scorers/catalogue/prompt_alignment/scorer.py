@@ -1,0 +1,381 @@
+"""Prompt alignment: an LLM judge analyses, the code scores (SPEC §1.1)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from scorers.catalogue.prompt_alignment import prompts
+from scorers.catalogue.prompt_alignment.schema import BothAnalysis, JudgeReason, SingleAnalysis
+from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.errors import InvalidInputError
+from scorers.core.judge import Judge, JudgeCache, JudgeSettings, resolve_judge_settings
+
+SCORER_ID = "prompt-alignment"
+
+DIMENSIONS = ("intentAlignment", "requirementsFulfillment", "completeness", "responseAppropriateness")
+DIMENSION_LABELS = {
+    "intentAlignment": "Intent alignment",
+    "requirementsFulfillment": "Requirements fulfillment",
+    "completeness": "Completeness",
+    "responseAppropriateness": "Response appropriateness",
+}
+# Weights from the seed (Mastra's prompt-alignment docs), SPEC §1.1.
+USER_WEIGHTS = {
+    "intentAlignment": 0.40,
+    "requirementsFulfillment": 0.30,
+    "completeness": 0.20,
+    "responseAppropriateness": 0.10,
+}
+SYSTEM_WEIGHTS = {
+    "intentAlignment": 0.35,
+    "requirementsFulfillment": 0.35,
+    "completeness": 0.15,
+    "responseAppropriateness": 0.15,
+}
+BOTH_USER_SHARE = 0.7
+BOTH_SYSTEM_SHARE = 0.3
+EVALUATION_MODES = ("user", "system", "both")
+
+# (lower bound on the 0..1 score, label), SPEC §1.1 interpretation bands.
+BANDS = (
+    (0.9, "excellent alignment in every dimension"),
+    (0.8, "very good alignment with small gaps"),
+    (0.7, "good alignment, but some requirements or completeness missing"),
+    (0.6, "moderate alignment with visible gaps"),
+    (0.4, "poor alignment with serious problems"),
+    (0.0, "very poor alignment: the response does not address the prompt"),
+)
+
+
+def interpretation_band(score: float, scale: float = 1.0) -> str:
+    """The SPEC's interpretation band of a prompt-alignment score.
+
+    Args:
+        score: a score in [0, scale].
+        scale: the scorer's scale (> 0).
+
+    Returns:
+        The band's label, e.g. ``"very good alignment with small gaps"`` for 0.84.
+
+    >>> interpretation_band(8.4, scale=10)
+    'very good alignment with small gaps'
+    """
+    normalized = score / scale
+    return next(label for bound, label in BANDS if normalized >= bound - 1e-12)
+
+
+def dimension_score(dimensions: Mapping[str, Any], name: str) -> float:
+    """The 0..1 score of one dimension of an analysis (``overallScore`` for requirements)."""
+    part = dimensions[name]
+    return part["overallScore"] if name == "requirementsFulfillment" else part["score"]
+
+
+def weighted_sum(dimensions: Mapping[str, Any], weights: Mapping[str, float]) -> float:
+    """Σ weight·score over the four dimensions (the seed's "Weighted Score"), in [0, 1]."""
+    return math.fsum(weights[name] * dimension_score(dimensions, name) for name in DIMENSIONS)
+
+
+def dimension_breakdown(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows for a chart or table of the dimensions of a prompt-alignment analysis.
+
+    Args:
+        analysis: ``ScoreResult.analyze_step_result`` of this scorer.
+
+    Returns:
+        One dict per dimension and instruction source, with keys ``source``
+        (``"user"`` or ``"system"``), ``dimension`` (camelCase key), ``label``,
+        ``score`` (0..1), ``weight`` (within its source), ``sourceShare`` (0.7/0.3
+        in both mode, else 1) and ``contribution`` = sourceShare·weight·score,
+        the dimension's share of the final 0..1 score (the contributions sum to it).
+    """
+    mode = analysis["effectiveMode"]
+    sets: list[tuple[str, Mapping[str, Any], Mapping[str, float], float]]
+    if mode == "both":
+        sets = [
+            ("user", analysis, USER_WEIGHTS, BOTH_USER_SHARE),
+            ("system", analysis["systemAlignment"], SYSTEM_WEIGHTS, BOTH_SYSTEM_SHARE),
+        ]
+    elif mode == "system":
+        sets = [("system", analysis, SYSTEM_WEIGHTS, 1.0)]
+    else:
+        sets = [("user", analysis, USER_WEIGHTS, 1.0)]
+    rows = []
+    for source, dims, weights, share in sets:
+        for name in DIMENSIONS:
+            score = dimension_score(dims, name)
+            rows.append(
+                {
+                    "source": source,
+                    "dimension": name,
+                    "label": DIMENSION_LABELS[name],
+                    "score": score,
+                    "weight": weights[name],
+                    "sourceShare": share,
+                    "contribution": share * weights[name] * score,
+                }
+            )
+    return rows
+
+
+def _parse_options(options: Mapping[str, Any] | None) -> tuple[float, str, str]:
+    options = dict(options or {})
+    if "evaluationMode" in options:
+        options.setdefault("evaluation_mode", options.pop("evaluationMode"))
+    unknown = set(options) - {"scale", "evaluation_mode", "reason"}
+    if unknown:
+        raise InvalidInputError(
+            f"unknown option(s) {', '.join(sorted(unknown))}; expected scale, evaluation_mode, reason",
+            field="options",
+        )
+    scale = options.get("scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+        raise InvalidInputError(f"scale must be a finite number > 0, got {scale!r}", field="options.scale")
+    mode = options.get("evaluation_mode", "both")
+    if mode not in EVALUATION_MODES:
+        raise InvalidInputError(
+            f"evaluation_mode must be one of {', '.join(EVALUATION_MODES)}, got {mode!r}",
+            field="options.evaluation_mode",
+        )
+    reason = options.get("reason", "composed")
+    if reason not in ("composed", "judge"):
+        raise InvalidInputError(f"reason must be 'composed' or 'judge', got {reason!r}", field="options.reason")
+    return float(scale), mode, reason
+
+
+def _describe_set(dims: Mapping[str, Any], against: str) -> str:
+    intent = dims["intentAlignment"]
+    reqs = dims["requirementsFulfillment"]["requirements"]
+    unmet = [r["requirement"] for r in reqs if not r["isFulfilled"]]
+    completeness = dims["completeness"]
+    appropriateness = dims["responseAppropriateness"]
+    parts = [
+        f"it {'addresses' if intent['isAddressed'] else 'does not address'} the primary intent "
+        f"of the {against} ({intent['primaryIntent'].rstrip('.')}; intent {intent['score']:.2f})",
+        f"{len(reqs) - len(unmet)} of {len(reqs)} requirements are fulfilled"
+        + (f" (unmet: {'; '.join(unmet)})" if unmet else ""),
+        f"completeness is {completeness['score']:.2f}"
+        + (f" (missing: {'; '.join(completeness['missingElements'])})" if completeness["missingElements"] else ""),
+    ]
+    flags = [
+        name
+        for name, ok in (("format", appropriateness["formatAlignment"]), ("tone", appropriateness["toneAlignment"]))
+        if not ok
+    ]
+    parts.append(
+        f"the {' and '.join(flags)} {'does' if len(flags) == 1 else 'do'} not match (appropriateness "
+        f"{appropriateness['score']:.2f})"
+        if flags
+        else f"format and tone match (appropriateness {appropriateness['score']:.2f})"
+    )
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def compose_reason(analysis: Mapping[str, Any], score: float, scale: float) -> str:
+    """The reason, written from the analysis in code (no judge call); it quotes ``score``."""
+    band = interpretation_band(score, scale)
+    head = f"The score is {score:g} out of {scale:g} ({band})"
+    mode = analysis["effectiveMode"]
+    if mode == "both":
+        body = (
+            f"Against the user prompt (70% of the score, {analysis['userScore']:.2f}): "
+            f"{_describe_set(analysis, 'user prompt')}. Against the system instructions (30%, "
+            f"{analysis['systemScore']:.2f}): {_describe_set(analysis['systemAlignment'], 'system instructions')}."
+        )
+    elif mode == "system":
+        body = f"Against the system instructions: {_describe_set(analysis, 'system instructions')}."
+    else:
+        body = f"Against the user prompt: {_describe_set(analysis, 'user prompt')}."
+    note = f" {analysis['note']}" if analysis.get("note") else ""
+    return f"{head}. {body}{note}"
+
+
+class PromptAlignmentScorer:
+    """Scores how well a response aligns with its prompt; build it with :func:`create_prompt_alignment_scorer`."""
+
+    id = SCORER_ID
+    name = "Prompt alignment"
+
+    def __init__(
+        self, settings: JudgeSettings, scale: float, evaluation_mode: str, reason: str, cache: JudgeCache | None
+    ):
+        self.settings = settings
+        self.cache = cache
+        self.scale = scale
+        self.evaluation_mode = evaluation_mode
+        self.reason_source = reason
+        self._judge: Judge | None = None
+
+    @property
+    def judge(self) -> Judge:
+        """The judge client, created on first use (so a missing key fails at run time, after input checks)."""
+        if self._judge is None:
+            self._judge = Judge(self.settings, self.cache)
+        return self._judge
+
+    def _validate(self, run: RunInput) -> str:
+        if not run.output.strip():
+            raise InvalidInputError("the response to evaluate is empty", field="output")
+        has_user = bool(run.user_text.strip())
+        has_system = bool(run.system_text.strip())
+        mode = self.evaluation_mode
+        if mode in ("user", "both") and not has_user:
+            raise InvalidInputError(
+                f"{mode} mode needs a user prompt, but the input has no user message with text",
+                field="input",
+            )
+        if mode == "system" and not has_system:
+            raise InvalidInputError(
+                "system mode needs at least one system message with text (input.systemMessages "
+                "or a message with role 'system')",
+                field="input",
+            )
+        return "user" if mode == "both" and not has_system else mode
+
+    # Typical reply size, for cost estimates before a batch run.
+    expected_completion_tokens = 700
+
+    @property
+    def judge_calls_per_run(self) -> int:
+        """Judge calls one run makes: 1, or 2 when the judge writes the reason."""
+        return 2 if self.reason_source == "judge" else 1
+
+    def _messages(self, run: RunInput, effective: str) -> list[dict[str, str]]:
+        if effective == "both":
+            prompt = prompts.both_mode_prompt(run.system_text, run.user_text, run.output)
+        elif effective == "user":
+            prompt = prompts.user_mode_prompt(run.user_text, run.output)
+        else:
+            prompt = prompts.system_mode_prompt(run.system_text, run.user_text, run.output)
+        return [{"role": "system", "content": prompts.INSTRUCTIONS}, {"role": "user", "content": prompt}]
+
+    def render_prompt(self, payload: dict[str, Any] | RunInput) -> list[dict[str, str]]:
+        """The chat messages the judge receives for ``payload`` (for previews and estimates).
+
+        Raises:
+            InvalidInputError: as for :meth:`run`.
+        """
+        run = normalize_run(payload)
+        return self._messages(run, self._validate(run))
+
+    @staticmethod
+    def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
+        """The 0..1 dimension scores of a result, named ``user.<dim>`` / ``system.<dim>``."""
+        return {f"{r['source']}.{r['dimension']}": r["score"] for r in dimension_breakdown(analysis)}
+
+    def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
+        """Score one run.
+
+        Args:
+            payload: a seed-shaped run (see :func:`scorers.core.base.normalize_run`).
+
+        Returns:
+            A :class:`ScoreResult` whose ``score`` is ``round_half_up(W × scale, 2)``
+            in [0, scale], with W the weighted sum of SPEC §1.1 for the mode.
+
+        Raises:
+            InvalidInputError: before any judge call, when the mode's inputs are missing
+                or the response is empty.
+            JudgeConfigError, JudgeError subclasses: see :meth:`scorers.core.judge.Judge.complete`.
+        """
+        run = normalize_run(payload)
+        effective = self._validate(run)
+        messages = self._messages(run, effective)
+        if effective == "both":
+            reply = self.judge.complete(messages, BothAnalysis, schema_name="prompt_alignment_both")
+            parsed = reply.parsed
+            assert isinstance(parsed, BothAnalysis)
+            user_dims = parsed.user.model_dump()
+            system_dims = parsed.system.model_dump()
+            user_score = weighted_sum(user_dims, USER_WEIGHTS)
+            system_score = weighted_sum(system_dims, SYSTEM_WEIGHTS)
+            weighted = math.fsum((BOTH_USER_SHARE * user_score, BOTH_SYSTEM_SHARE * system_score))
+            analysis: dict[str, Any] = {
+                **user_dims,
+                "overallAssessment": parsed.overallAssessment,
+                "systemAlignment": system_dims,
+                "userScore": user_score,
+                "systemScore": system_score,
+            }
+        else:
+            reply = self.judge.complete(messages, SingleAnalysis, schema_name=f"prompt_alignment_{effective}")
+            dims = reply.parsed.model_dump()
+            weighted = weighted_sum(dims, USER_WEIGHTS if effective == "user" else SYSTEM_WEIGHTS)
+            analysis = {
+                **dims,
+                "userScore": weighted if effective == "user" else None,
+                "systemScore": weighted if effective == "system" else None,
+            }
+        score = round_half_up(weighted * self.scale, 2)
+        note = None
+        if self.evaluation_mode == "both" and effective == "user":
+            note = "No system message was given, so the run was scored in user mode; no system score was invented."
+        analysis = {
+            "evaluationMode": self.evaluation_mode,
+            "effectiveMode": effective,
+            **analysis,
+            "weightedScore": weighted,
+            "scale": self.scale,
+            "note": note,
+        }
+        info = reply.info
+        if self.reason_source == "judge":
+            reason, info = self._judge_reason(analysis, score, info)
+        else:
+            reason = compose_reason(analysis, score, self.scale)
+        return ScoreResult(scorer=self.id, score=score, reason=reason, analyze_step_result=analysis, judge=info)
+
+    def _judge_reason(self, analysis: dict[str, Any], score: float, info: JudgeInfo) -> tuple[str, JudgeInfo]:
+        messages = [
+            {"role": "system", "content": prompts.INSTRUCTIONS},
+            {"role": "user", "content": prompts.reason_prompt(score, self.scale, analysis)},
+        ]
+        reply = self.judge.complete(messages, JudgeReason, schema_name="prompt_alignment_reason")
+        reason = reply.parsed.reason.strip()
+        if f"{score:g}" not in reason:
+            # The judge wrote a reason without the score: state it, so reason and score agree.
+            reason = f"The score is {score:g} out of {self.scale:g}. {reason}"
+        merged = replace(info, usage=info.usage + reply.usage, cached=info.cached and reply.info.cached)
+        return reason, merged
+
+
+def create_prompt_alignment_scorer(
+    model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
+) -> PromptAlignmentScorer:
+    """Create the LLM-judged prompt-alignment scorer (Mastra's ``createPromptAlignmentScorerLLM``).
+
+    The judge returns four dimension scores in [0, 1]; the code combines them
+    (SPEC §1.1, weights from the seed):
+
+    - user mode: W = 0.40·intent + 0.30·requirements + 0.20·completeness + 0.10·appropriateness
+    - system mode: W = 0.35·intent + 0.35·requirements + 0.15·completeness + 0.15·appropriateness
+    - both mode: W = 0.7·U + 0.3·S, U and S judged separately against the user prompt and the
+      system messages (one judge call returns both sets); with no system message, user mode.
+    - score = round_half_up(W × scale, 2).
+
+    Args:
+        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
+        options: ``scale`` (finite number > 0, default 1), ``evaluation_mode``
+            (or ``evaluationMode``: ``"user" | "system" | "both"``, default ``"both"``) and
+            ``reason`` (``"composed"``, default: written in code from the analysis with no
+            further call; ``"judge"``: a second judge call writes it).
+        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
+        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
+
+    Returns:
+        The scorer; ``run(payload)`` returns a :class:`~scorers.core.base.ScoreResult`.
+
+    Raises:
+        InvalidInputError: unknown option, or scale/evaluation_mode/reason out of range.
+    """
+    scale, mode, reason = _parse_options(options)
+    settings = settings or resolve_judge_settings(model=model)
+    if model:
+        settings = replace(settings, model=model)
+    return PromptAlignmentScorer(settings, scale, mode, reason, cache)

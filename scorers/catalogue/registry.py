@@ -1,0 +1,265 @@
+"""The scorer catalogue: every scorer by id, with its options and what it measures.
+
+The CLI, the dashboard's pages and stored runs name scorers by id and build
+them here, so a scorer is added in one place. Judges saved on the Judges page
+(:mod:`scorers.catalogue.judge_store`) join the catalogue through :func:`scorer_specs` and
+are built by :func:`create_scorer` when it is given the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scorers.catalogue.judge_builder import build_scorer, describe_rule, scan_prompt_template, score_range
+from scorers.catalogue.judge_store import SavedJudge, get_judge, list_judges, parse_scorer_id
+from scorers.catalogue.llm_judge import create_gluten_checker_scorer
+from scorers.catalogue.metrics import (
+    answer_relevancy,
+    answer_similarity,
+    bias,
+    completeness,
+    content_similarity,
+    context_precision,
+    context_relevance,
+    faithfulness,
+    hallucination,
+    keyword_coverage,
+    noise_sensitivity,
+    rubric,
+    summarization,
+    tone_consistency,
+    tool_call_accuracy,
+    tool_call_accuracy_code,
+    toxicity,
+)
+from scorers.catalogue.prompt_alignment import create_prompt_alignment_scorer
+from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.catalogue.textual_difference import create_textual_difference_scorer
+from scorers.core.base import Scorer
+from scorers.core.errors import InvalidInputError
+from scorers.core.judge import JudgeCache, JudgeSettings
+from scorers.runs.store import Store
+
+_SEED_SCORERS = (
+    ScorerSpec(
+        id="prompt-alignment",
+        name="Prompt alignment",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("input", "system", "output"),
+        measures="How well the response addresses the prompt's intent, requirements, completeness and format.",
+        formula=(
+            "user: 0.40·intent + 0.30·requirements + 0.20·completeness + 0.10·appropriateness; "
+            "system: 0.35/0.35/0.15/0.15; both: 0.7·U + 0.3·S; round half up to 2 decimals, × scale"
+        ),
+        score_range="0..1",
+        higher_is_better=True,
+        options=(
+            SCALE,
+            OptionSpec(
+                "evaluation_mode",
+                "Evaluation mode",
+                "choice",
+                "both",
+                ("both", "user", "system"),
+                "Judge against the user prompt, the system messages, or both (70/30).",
+            ),
+            OptionSpec(
+                "reason",
+                "Reason",
+                "choice",
+                "composed",
+                ("composed", "judge"),
+                "composed: written from the analysis (no extra call); judge: one more judge call writes it.",
+            ),
+        ),
+        build=lambda o, s, c: create_prompt_alignment_scorer(options=o, settings=s, cache=c),
+        example={
+            "input": {
+                "inputMessages": [
+                    {"role": "user", "content": "Write a Python function to calculate factorial with error handling."}
+                ],
+                "systemMessages": [{"role": "system", "content": "You are a patient tutor for beginners."}],
+            },
+            "output": {
+                "role": "assistant",
+                "text": "def factorial(n):\n    if n < 0:\n        raise ValueError("
+                "'n must be >= 0')\n    return 1 if n < 2 else n * factorial(n - 1)",
+            },
+            "options": {"scale": 1, "evaluation_mode": "both"},
+        },
+        notes="Both mode judges the user and the system dimension sets in one call (Mastra: 2 calls, and no "
+        "separate system score). Both mode without a system message is scored in user mode, and says so.",
+    ),
+    ScorerSpec(
+        id="textual-difference",
+        name="Textual difference",
+        uses_judge=False,
+        judge_calls=0,
+        inputs=("output", "ground_truth or input"),
+        measures="How close the response is to the ground truth (or the input), character by character.",
+        formula="ratio (2·LCS / total length) × (1 − |len a − len b| / max len) × scale",
+        score_range="0..1",
+        higher_is_better=True,
+        options=(SCALE,),
+        build=lambda o, s, c: create_textual_difference_scorer(**o),
+        example={
+            "input": [{"role": "user", "content": "Name a fast animal."}],
+            "output": "The quick brown cat",
+            "ground_truth": "The quick brown fox",
+            "options": {"scale": 1},
+        },
+    ),
+    ScorerSpec(
+        id="gluten-checker",
+        name="Gluten checker",
+        uses_judge=True,
+        judge_calls=1,
+        inputs=("output",),
+        measures="Whether the recipe in the response is gluten-free (the seeds' custom judge).",
+        formula="1 if the judge finds no gluten source, else 0",
+        score_range="0 or 1",
+        higher_is_better=True,
+        options=(),
+        build=lambda o, s, c: create_gluten_checker_scorer(settings=s, cache=c),
+        example={
+            "input": [{"role": "user", "content": "A quick dinner, please."}],
+            "output": "Stir-fry beef with soy sauce and serve it on rice.",
+            "options": {},
+        },
+        notes="A verdict that contradicts its own source list is invalid judge output (re-asked once). "
+        "Copy it on the Judges page to make your own variant without code.",
+    ),
+)
+
+# One entry per metrics module: each has a SPECS tuple (see scorers/metrics/__init__.py).
+_METRIC_MODULES = (
+    answer_relevancy,
+    answer_similarity,
+    faithfulness,
+    hallucination,
+    context_precision,
+    context_relevance,
+    toxicity,
+    bias,
+    tool_call_accuracy,
+    noise_sensitivity,
+    summarization,
+    rubric,
+    completeness,
+    content_similarity,
+    keyword_coverage,
+    tone_consistency,
+    tool_call_accuracy_code,
+)
+
+SCORERS: dict[str, ScorerSpec] = {
+    spec.id: spec for spec in (*_SEED_SCORERS, *(spec for module in _METRIC_MODULES for spec in module.SPECS))
+}
+
+
+def _judge_spec(saved: SavedJudge, scorer_id: str) -> ScorerSpec:
+    d = saved.definition
+    placeholders = scan_prompt_template(d.prompt_template)[0]
+    pinned = saved.versioned_id
+    label = f"{d.name} · v{saved.version}"
+    return ScorerSpec(
+        id=scorer_id,
+        name=d.name,
+        uses_judge=True,
+        judge_calls=1,
+        inputs=tuple(placeholders),
+        measures=d.description or f"A custom LLM judge: {d.instructions.strip().splitlines()[0]}",
+        formula=f"{describe_rule(d)}; × scale ({d.scale:g}), rounded half up to 2 decimals",
+        score_range=score_range(d),
+        higher_is_better=True,
+        options=(),
+        build=lambda o, s, c: build_scorer(d, s, c, id=pinned, name=label),
+        example={**d.example.payload(), "options": {}} if d.example is not None else None,
+        notes=(
+            f"A judge saved on the Judges page: version {saved.version} of {saved.latest_version}, saved "
+            f"{saved.created_at[:16].replace('T', ' ')} UTC. A run records the version it used ({pinned}); "
+            f"answer fields: {', '.join(f'{f.name} ({f.type})' for f in d.output_fields)}. "
+            "The score rule is one of the safe forms (no code is evaluated); the scale is part of the definition."
+        ),
+    )
+
+
+def scorer_specs(store: Store | None = None) -> dict[str, ScorerSpec]:
+    """The catalogue: :data:`SCORERS` plus one entry per saved judge (its latest version, id ``judge:<slug>``).
+
+    A drop-in for :data:`SCORERS` in pages that offer the saved judges too. Build an entry with
+    :func:`create_scorer` (pass the same ``store``); the scorer's id is then the versioned
+    ``judge:<slug>@v<n>``, so a run records which version it used (look that id up with
+    :func:`scorer_spec`).
+
+    Args:
+        store: the database the judges are saved in; None for the built-in scorers only.
+    """
+    specs = dict(SCORERS)
+    if store is not None:
+        for saved in list_judges(store):
+            specs[saved.scorer_id] = _judge_spec(saved, saved.scorer_id)
+    return specs
+
+
+def scorer_spec(scorer_id: str, store: Store | None = None) -> ScorerSpec:
+    """The catalogue entry of ``scorer_id``: a built-in id, ``judge:<slug>`` (latest version) or
+    ``judge:<slug>@v<n>`` (that version, also of a deleted judge, as stored runs name them).
+
+    Raises:
+        InvalidInputError: unknown id, no such judge or version, or a judge id without a store.
+    """
+    spec = SCORERS.get(scorer_id)
+    if spec is not None:
+        return spec
+    if parse_scorer_id(scorer_id) is None:
+        raise InvalidInputError(
+            f"unknown scorer {scorer_id!r}; known: {', '.join(SCORERS)}, or judge:<name> for a saved judge",
+            field="scorer",
+        )
+    if store is None:
+        raise InvalidInputError(
+            f"{scorer_id!r} is a saved judge: pass the store it is saved in (create_scorer(..., store=Store()))",
+            field="scorer",
+        )
+    try:
+        saved = get_judge(store, scorer_id)
+    except KeyError as exc:
+        raise InvalidInputError(f"{exc.args[0]} ({scorer_id!r})", field="scorer") from None
+    return _judge_spec(saved, scorer_id)
+
+
+def create_scorer(
+    scorer_id: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
+    store: Store | None = None,
+) -> Scorer:
+    """Build a catalogue scorer by id.
+
+    Args:
+        scorer_id: a key of :data:`SCORERS`, or a saved judge: ``judge:<slug>`` (its latest
+            version) or ``judge:<slug>@v<n>`` (version n). A saved judge's scorer always has
+            the versioned id, so the runs it scores record the version.
+        options: the scorer's options (see its :class:`OptionSpec` list); unknown ones are rejected
+            (saved judges have none: their scale is part of the definition).
+        settings: judge settings for LLM-judged scorers (default: resolved from secrets/env).
+        cache: a judge-reply cache (e.g. :class:`scorers.runs.store.Store`).
+        store: where saved judges are read from; needed for ``judge:`` ids only.
+
+    Raises:
+        InvalidInputError: unknown scorer id, judge or version, or option, or an option out of range.
+    """
+    spec = scorer_spec(scorer_id, store)
+    options = dict(options or {})
+    unknown = set(options) - {o.name for o in spec.options}
+    if unknown:
+        known = ", ".join(o.name for o in spec.options) or "none"
+        raise InvalidInputError(
+            f"{spec.name} has no option(s) {', '.join(sorted(unknown))}; its options: {known}", field="options"
+        )
+    return spec.build(options, settings, cache)

@@ -1,0 +1,1 @@
+"""The scoring core: run payloads and results (base), statuses and errors, the judge client, prices."""

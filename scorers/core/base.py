@@ -1,0 +1,335 @@
+"""Run payloads, score results and helpers shared by every scorer.
+
+The payload shapes follow the seeds (Mastra's ``scorer.run()``): ``input`` is a
+list of messages or ``{"inputMessages": [...], "systemMessages": [...]}``;
+``output`` is ``{"text": ...}``, ``{"role", "content"}``, a list of messages or
+a plain string; ``ground_truth`` (or ``groundTruth``) is optional.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Protocol
+
+from scorers.core.errors import InvalidInputError
+
+
+def round_half_up(value: float, digits: int = 2) -> float:
+    """Round half away from zero to ``digits`` decimals, on the decimal value.
+
+    ``round(0.125, 2)`` in Python gives 0.12 (banker's rounding on the binary
+    float); this gives 0.13, as the SPEC's "round_half_up" asks.
+
+    Args:
+        value: a finite number.
+        digits: decimals to keep, >= 0.
+
+    Returns:
+        The rounded float.
+
+    Raises:
+        ValueError: if ``value`` is not finite.
+
+    >>> round_half_up(0.125)
+    0.13
+    >>> round_half_up(8.4449)
+    8.44
+    """
+    if not math.isfinite(value):
+        raise ValueError(f"cannot round a non-finite value: {value!r}")
+    # repr() gives the shortest decimal that round-trips; snapping to 12 decimals
+    # first absorbs the float noise of weighted sums (0.8449999999999999 from
+    # 0.35·0.9 + ... is the decimal 0.845), so the half-up step sees the true value.
+    exact = Decimal(repr(value)).quantize(Decimal(1).scaleb(-12))
+    return float(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message: ``role`` is ``"system"``, ``"user"`` or ``"assistant"``."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the assistant called: its name, arguments and (when known) result."""
+
+    name: str
+    arguments: Any = None
+    result: Any = None
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """A normalised run: what every scorer reads.
+
+    Attributes:
+        user_messages: the user's messages, in order.
+        system_messages: the system messages, in order (may be empty).
+        output: the response under evaluation as plain text.
+        ground_truth: the reference answer, or None.
+        context: context passages (retrieved documents ...), in order; may be empty.
+        tool_calls: the tools the assistant called, in order; may be empty.
+    """
+
+    user_messages: tuple[Message, ...]
+    system_messages: tuple[Message, ...]
+    output: str
+    ground_truth: str | None = None
+    context: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @property
+    def user_text(self) -> str:
+        """The user messages joined by blank lines."""
+        return "\n\n".join(m.content for m in self.user_messages)
+
+    @property
+    def system_text(self) -> str:
+        """The system messages joined by blank lines ("" when there are none)."""
+        return "\n\n".join(m.content for m in self.system_messages)
+
+
+def _message_text(message: Any, where: str) -> Message:
+    if isinstance(message, str):
+        return Message("user", message)
+    if not isinstance(message, dict):
+        raise InvalidInputError(
+            f"expected a message object with 'role' and 'content', got {type(message).__name__}",
+            field=where,
+        )
+    role = message.get("role", "user")
+    content = message.get("content", message.get("text"))
+    if isinstance(content, list):  # OpenAI content parts: keep the text parts
+        content = "\n".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"
+        )
+    if not isinstance(content, str):
+        raise InvalidInputError("message has no text 'content'", field=where)
+    if not isinstance(role, str):
+        raise InvalidInputError("message 'role' must be a string", field=f"{where}.role")
+    return Message(role, content)
+
+
+def _messages(value: Any, where: str) -> list[Message]:
+    if value is None:
+        return []
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list):
+        raise InvalidInputError(f"expected a list of messages, got {type(value).__name__}", field=where)
+    return [_message_text(m, f"{where}[{i}]") for i, m in enumerate(value)]
+
+
+def _output_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        text = value.get("text")
+        if text is None:
+            text = value.get("content")
+        if isinstance(text, str):
+            return text
+        if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
+            return ""  # an assistant turn that only calls tools
+        raise InvalidInputError("the output object has no 'text' or 'content' string", field="output")
+    if isinstance(value, list):
+        messages = _messages(value, "output")
+        texts = [m.content for m in messages if m.role == "assistant"] or [m.content for m in messages]
+        return "\n\n".join(texts)
+    raise InvalidInputError(
+        f"expected a string, {{'text': ...}}, a message or a list of messages, got {type(value).__name__}",
+        field="output",
+    )
+
+
+def _tool_call(raw: Any, where: str) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise InvalidInputError(f"expected a tool call object, got {type(raw).__name__}", field=where)
+    function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    name = raw.get("name", raw.get("toolName", function.get("name")))
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError("a tool call needs a 'name' (or 'toolName' / 'function.name')", field=where)
+    arguments = raw.get("arguments", raw.get("args", function.get("arguments")))
+    return ToolCall(name, arguments, raw.get("result"))
+
+
+def _tool_calls(payload: dict[str, Any]) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    explicit = payload.get("tool_calls", payload.get("toolCalls"))
+    if explicit is not None:
+        if not isinstance(explicit, list):
+            raise InvalidInputError("expected a list of tool calls", field="tool_calls")
+        calls += [_tool_call(c, f"tool_calls[{i}]") for i, c in enumerate(explicit)]
+    output = payload.get("output")
+    messages = output if isinstance(output, list) else [output] if isinstance(output, dict) else []
+    for m_index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        for key in ("toolInvocations", "tool_calls"):
+            for i, c in enumerate(message.get(key) or []):
+                calls.append(_tool_call(c, f"output[{m_index}].{key}[{i}]"))
+    return calls
+
+
+def _context(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidInputError("context must be a string or a list of strings", field="context")
+
+
+def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
+    """Turn a seed-shaped run payload into a :class:`RunInput`.
+
+    Args:
+        payload: ``{"input": ..., "output": ..., "ground_truth"?: str}``; see the
+            module docstring for the accepted shapes. ``groundTruth`` is accepted
+            for ``ground_truth``. Optional ``context`` (a string or a list of passages)
+            and ``tool_calls`` (``[{"name", "arguments", "result"?}]``; also read from
+            output messages' ``toolInvocations`` or OpenAI ``tool_calls``).
+            A :class:`RunInput` is returned unchanged.
+
+    Returns:
+        The normalised run. Messages in ``input`` with role ``"system"`` go to
+        ``system_messages`` whichever shape they came in.
+
+    Raises:
+        InvalidInputError: when a field has the wrong type; the error names the field.
+    """
+    if isinstance(payload, RunInput):
+        return payload
+    if not isinstance(payload, dict):
+        raise InvalidInputError(f"expected a dict run payload, got {type(payload).__name__}", field="payload")
+    raw_input = payload.get("input")
+    if isinstance(raw_input, dict) and ("inputMessages" in raw_input or "systemMessages" in raw_input):
+        messages = _messages(raw_input.get("inputMessages"), "input.inputMessages")
+        system = _messages(raw_input.get("systemMessages"), "input.systemMessages")
+        system = [Message("system", m.content) for m in system]
+    else:
+        messages = _messages(raw_input, "input")
+        system = []
+    system += [m for m in messages if m.role == "system"]
+    user = [m for m in messages if m.role != "system" and m.role != "assistant"]
+    if "output" not in payload:
+        raise InvalidInputError("the run has no 'output' (the response to evaluate)", field="output")
+    ground_truth = payload.get("ground_truth")
+    if ground_truth is None:
+        ground_truth = payload.get("groundTruth")
+    if ground_truth is not None and not isinstance(ground_truth, str):
+        raise InvalidInputError("ground truth must be a string", field="ground_truth")
+    return RunInput(
+        tuple(user),
+        tuple(system),
+        _output_text(payload["output"]),
+        ground_truth,
+        tuple(_context(payload.get("context"))),
+        tuple(_tool_calls(payload)),
+    )
+
+
+@dataclass(frozen=True)
+class JudgeUsage:
+    """Tokens a scorer's judge calls used, retries and re-asks included."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: JudgeUsage) -> JudgeUsage:
+        return JudgeUsage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "totalTokens": self.total_tokens,
+            "calls": self.calls,
+        }
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    """Which judge produced a result: model, endpoint and parameters (never the key).
+
+    ``cached`` is True when the reply came from the judge cache (then ``usage`` is 0).
+    """
+
+    model: str
+    base_url: str
+    parameters: dict[str, Any]
+    usage: JudgeUsage
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "baseUrl": self.base_url,
+            "parameters": dict(self.parameters),
+            "usage": self.usage.to_dict(),
+            "cached": self.cached,
+        }
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """A scored item.
+
+    Attributes:
+        scorer: the scorer's id, e.g. ``"prompt-alignment"``.
+        score: the score in ``[0, scale]``.
+        reason: a human-readable explanation, or None for scorers without one.
+        analyze_step_result: the analysis in the seeds' camelCase shape.
+        run_id: a unique id for this run.
+        judge: the judge model, parameters and token usage (None for code scorers).
+        details: extra data for display that is not part of the seed shape
+            (e.g. the textual-difference alignment opcodes).
+    """
+
+    scorer: str
+    score: float
+    reason: str | None
+    analyze_step_result: dict[str, Any]
+    run_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    judge: JudgeInfo | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seeds' JSON shape: ``{"runId", "scorer", "score", "reason", "analyzeStepResult", "judge"?}``."""
+        out: dict[str, Any] = {
+            "runId": self.run_id,
+            "scorer": self.scorer,
+            "score": self.score,
+            "reason": self.reason,
+            "analyzeStepResult": self.analyze_step_result,
+        }
+        if self.judge is not None:
+            out["judge"] = self.judge.to_dict()
+        return out
+
+
+class Scorer(Protocol):
+    """What every scorer offers: an id, a display name and a synchronous ``run()``."""
+
+    id: str
+    name: str
+
+    def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
+        """Score one run; raises a :class:`~scorers.core.errors.ScorerError` instead of scoring a failure."""
+        ...

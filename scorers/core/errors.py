@@ -1,0 +1,107 @@
+"""Item statuses and the typed errors a scorer raises instead of a score.
+
+A failure is never a score of 0 (SPEC §3): a scorer either returns a
+:class:`~scorers.core.base.ScoreResult` or raises one of the errors below, each of
+which carries the :class:`ScoreStatus` a batch run records for the item.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+
+class ScoreStatus(str, Enum):
+    """Outcome of scoring one item (SPEC §3)."""
+
+    SCORED = "scored"
+    INVALID_INPUT = "invalid_input"
+    JUDGE_REFUSED = "judge_refused"
+    JUDGE_OUTPUT_INVALID = "judge_output_invalid"
+    JUDGE_OUTPUT_TRUNCATED = "judge_output_truncated"
+    RATE_LIMITED = "rate_limited"
+    API_ERROR = "api_error"
+    EXCEEDS_CONTEXT = "exceeds_context"
+
+
+class ScorerError(Exception):
+    """Base class of every error a scorer raises; ``status`` says which outcome it is."""
+
+    status: ScoreStatus = ScoreStatus.API_ERROR
+
+
+class InvalidInputError(ScorerError, ValueError):
+    """The run payload or the scorer's options are unusable; raised before any judge call.
+
+    Args:
+        message: what is wrong and how to fix it.
+        field: the payload field path that is wrong, e.g. ``"input.inputMessages"``.
+    """
+
+    status = ScoreStatus.INVALID_INPUT
+
+    def __init__(self, message: str, *, field: str | None = None):
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class JudgeConfigError(ScorerError):
+    """The judge cannot be reached as configured (no API key, no base URL, bad model name)."""
+
+    status = ScoreStatus.API_ERROR
+
+
+class JudgeError(ScorerError):
+    """A judge call failed. ``raw_reply`` keeps the judge's text when there was one.
+
+    ``usage`` is the :class:`~scorers.core.base.JudgeUsage` the failed attempt still spent
+    (tokens of replies that were refused, cut off or invalid), or None.
+    """
+
+    def __init__(self, message: str, *, raw_reply: str | None = None, usage: Any = None):
+        self.raw_reply = raw_reply
+        self.usage = usage
+        super().__init__(message)
+
+
+class JudgeRefusalError(JudgeError):
+    """The judge model refused to answer (an explicit refusal or content filter)."""
+
+    status = ScoreStatus.JUDGE_REFUSED
+
+
+class JudgeOutputInvalidError(JudgeError):
+    """The judge's reply was not valid JSON for the schema, even after one re-ask."""
+
+    status = ScoreStatus.JUDGE_OUTPUT_INVALID
+
+
+class JudgeOutputTruncatedError(JudgeError):
+    """The judge's reply was cut off by the token limit (``finish_reason == "length"``)."""
+
+    status = ScoreStatus.JUDGE_OUTPUT_TRUNCATED
+
+
+class RateLimitedError(JudgeError):
+    """The judge endpoint kept answering 429 after every retry.
+
+    ``retry_after`` is the server's last ``Retry-After`` in seconds, or None.
+    """
+
+    status = ScoreStatus.RATE_LIMITED
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class ContextWindowExceededError(JudgeError):
+    """The judge prompt is longer than the model's context window."""
+
+    status = ScoreStatus.EXCEEDS_CONTEXT
+
+
+class JudgeAPIError(JudgeError):
+    """Any other failure talking to the judge: HTTP errors, timeouts, connection errors."""
+
+    status = ScoreStatus.API_ERROR

@@ -1,5 +1,0 @@
-"""The rest of Mastra's scorer catalogue (MASTRA_SCORERS.md): one module per metric.
-
-Each module exposes ``create_<name>_scorer`` and a ``SPECS`` tuple of
-:class:`~scorers.spec.ScorerSpec` entries that :mod:`scorers.registry` collects.
-"""

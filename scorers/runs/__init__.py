@@ -1,0 +1,1 @@
+"""Runs: datasets in, the batch runner, the SQLite store, exports out."""

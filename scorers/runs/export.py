@@ -1,0 +1,388 @@
+"""Exports of a run's results: CSV, JSON Lines, the seeds' JSON shape and Parquet.
+
+Every export is built from what :func:`~scorers.runs.runner.run_evals` returns (an
+:class:`~scorers.runs.runner.EvalRunResult` and its :class:`~scorers.runs.runner.EvalItem`
+list) or from a frame in the shape of :meth:`EvalRunResult.to_frame`, and is
+returned as ``bytes`` so the dashboard can hand it to a download button and the
+CLI can write it to a file. No export holds an API key: results keep the judge's
+model, endpoint and parameters only (see :class:`scorers.core.base.JudgeInfo`).
+
+Failures stay failures in every format: a row that was not scored has its
+``status`` and ``error`` and an empty score (NaN in frames, empty in CSV, ``null``
+in JSON), never a 0.
+
+Typical use::
+
+    result = run_evals(items, scorers, store=store)
+    data = export_run(result, items, "csv")          # or "jsonl", "json", "parquet"
+    Path("results.csv").write_bytes(data)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scorers.core.base import normalize_run
+from scorers.core.errors import InvalidInputError
+from scorers.runs.runner import EvalItem, EvalRunResult
+
+EXPORT_FORMATS: dict[str, str] = {".csv": "csv", ".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
+"""File extension → export format, as :func:`format_for_path` reads it."""
+
+FORMULA_TRIGGERS: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection")."""
+
+
+def format_for_path(path: str | PurePath) -> str:
+    """The export format for a file name, from its extension.
+
+    Args:
+        path: the output file name, e.g. ``"results.jsonl"``.
+
+    Returns:
+        One of ``"csv"``, ``"jsonl"``, ``"json"`` (the seeds' shape) or ``"parquet"``.
+
+    Raises:
+        ValueError: the extension is not one of :data:`EXPORT_FORMATS`; the message lists them.
+
+    >>> format_for_path("out/Results.JSONL")
+    'jsonl'
+    """
+    suffix = PurePath(path).suffix.lower()
+    if suffix not in EXPORT_FORMATS:
+        what = f"extension {suffix!r}" if suffix else "no extension"
+        raise ValueError(
+            f"{path}: cannot tell the export format: the name has {what}; use one of "
+            f"{', '.join(EXPORT_FORMATS)} (CSV, JSON Lines, the seeds' JSON shape, Parquet)"
+        )
+    return EXPORT_FORMATS[suffix]
+
+
+def _raw_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return _json_text(value)
+
+
+def item_texts(item: EvalItem) -> dict[str, str | None]:
+    """The texts of an item: ``input`` (user text), ``system``, ``output``, ``ground_truth``.
+
+    Unlike :func:`~scorers.core.base.normalize_run`, a malformed payload (an item whose
+    outcome is ``invalid_input``, e.g. a response that is null) does not raise:
+    each field that cannot be read as text is given as its raw JSON, or None.
+    """
+    payload = item.payload
+    try:
+        run = normalize_run(payload)
+    except InvalidInputError:
+        pass
+    else:
+        return {
+            "input": run.user_text,
+            "system": run.system_text,
+            "output": run.output,
+            "ground_truth": run.ground_truth,
+        }
+    texts: dict[str, str | None] = {}
+    try:
+        run = normalize_run({"input": payload.get("input"), "output": ""})
+        texts.update(input=run.user_text, system=run.system_text)
+    except InvalidInputError:
+        texts.update(input=_raw_text(payload.get("input")), system=None)
+    output = payload.get("output")
+    try:
+        texts["output"] = normalize_run({"output": output}).output
+    except InvalidInputError:
+        missing = isinstance(output, dict) and output.get("text") is None and output.get("content") is None
+        texts["output"] = None if missing else _raw_text(output)
+    ground_truth = payload.get("ground_truth")
+    texts["ground_truth"] = _raw_text(payload.get("groundTruth") if ground_truth is None else ground_truth)
+    return texts
+
+
+def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = None) -> pd.DataFrame:
+    """The frame the CSV, JSON Lines and Parquet exports are written from.
+
+    Args:
+        run_result: a run's result.
+        items: the run's items, in order, or None.
+
+    Returns:
+        One row per item × scorer: the columns of :meth:`EvalRunResult.to_frame`
+        (``item_index``, ``item_id``, ``scorer``, ``status``, ``score`` (float, NaN
+        when not scored), ``reason``, ``error``, ``prompt_tokens``,
+        ``completion_tokens``, ``judge_calls``, ``latency_s``) with ``run_id`` first;
+        with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``
+        (see :func:`item_texts`) and one ``group:<name>`` column per group-by
+        column; and last ``analysis``, the scorer's ``analyzeStepResult`` as a dict
+        (None for outcomes that were not scored).
+    """
+    frame = run_result.to_frame()
+    frame.insert(0, "run_id", run_result.run_id)
+    if items is not None:
+        texts = [item_texts(items[o.item_index]) for o in run_result.outcomes]
+        for name in ("input", "system", "output", "ground_truth"):
+            frame[name] = pd.Series([t[name] for t in texts], index=frame.index, dtype=object)
+        groups = list(dict.fromkeys(k for item in items for k in item.groups))
+        for name in groups:
+            frame[f"group:{name}"] = pd.Series(
+                [items[o.item_index].groups.get(name) for o in run_result.outcomes], index=frame.index, dtype=object
+            )
+    frame["analysis"] = pd.Series(
+        [o.result.analyze_step_result if o.result is not None else None for o in run_result.outcomes],
+        index=frame.index,
+        dtype=object,
+    )
+    return frame
+
+
+def _is_text_column(column: pd.Series) -> bool:
+    return pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)
+
+
+def _is_nested(value: Any) -> bool:
+    return isinstance(value, (dict, list, tuple, np.ndarray))
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data: numpy scalars and arrays unwrapped, NaN/NA/NaT and infinities as None.
+
+    >>> json_safe({"a": float("nan"), "b": np.int64(3), "c": (1.5, None)})
+    {'a': None, 'b': 3, 'c': [1.5, None]}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return pd.Timestamp(value).isoformat()
+    return value
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, default=str)
+
+
+def neutralize_cell(value: Any) -> Any:
+    """Neutralise one CSV text cell against spreadsheet formula injection.
+
+    A string starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    gets a single quote ``'`` in front, as OWASP's "CSV Injection" page recommends,
+    so Excel, LibreOffice and Google Sheets show it as text instead of running it.
+    Anything else (other strings, numbers, None) is returned unchanged.
+
+    >>> [neutralize_cell(v) for v in ("=1+1", "-2", "@x", "ok", -1.5)]
+    ["'=1+1", "'-2", "'@x", 'ok', -1.5]
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        return "'" + value
+    return value
+
+
+def to_csv_bytes(frame: pd.DataFrame) -> bytes:
+    """A frame as UTF-8 CSV that is safe to open in a spreadsheet.
+
+    Neutralisation rule (OWASP, "CSV Injection",
+    https://owasp.org/www-community/attacks/CSV_Injection): in text columns
+    (object or string dtype) and in the header, every cell that starts with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a single quote
+    ``'`` prepended, so a response such as ``=HYPERLINK(...)`` is shown as text,
+    not run as a formula. A text that merely starts with ``-`` (a bullet list) is
+    quoted too: the rule cannot tell it from ``-2+3``. Numeric columns are
+    written as numbers (a score of -1.5 stays ``-1.5``), and a number inside a
+    text column is not touched. Nested values (dicts, lists) are JSON-encoded
+    first. Missing values (None, NaN) are empty cells. Fields holding a comma,
+    a quote, a line feed or a carriage return are quoted (RFC 4180); no
+    byte-order mark is written.
+
+    Args:
+        frame: any frame, typically :func:`results_frame` or :meth:`EvalRunResult.to_frame`
+            (one row per item × scorer).
+
+    Returns:
+        The CSV text encoded as UTF-8, one header line, ``\\r\\n`` line endings (RFC 4180), no index.
+    """
+    safe = frame.copy()
+    for name in safe.columns:
+        if _is_text_column(safe[name]):
+            safe[name] = safe[name].map(
+                lambda v: neutralize_cell(_json_text(v) if _is_nested(v) else v), na_action="ignore"
+            )
+    safe.columns = [neutralize_cell(str(c)) for c in safe.columns]
+    # CRLF as RFC 4180 asks; it also makes the csv module quote a field holding a lone "\r".
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
+
+
+def to_jsonl_bytes(frame: pd.DataFrame) -> bytes:
+    """A frame as JSON Lines: one JSON object per row (per item × scorer).
+
+    Each line maps the frame's column names to the row's values as plain JSON:
+    NaN, None and missing values are ``null`` (a failed item's ``score`` is
+    ``null``, with its ``status`` and ``error``), nested values (the ``analysis``
+    dict of :func:`results_frame`) stay nested, and text is written as is (JSON is
+    not a spreadsheet, so nothing is neutralised). UTF-8, non-ASCII written
+    unescaped, one ``\\n`` after every line.
+
+    Args:
+        frame: typically :func:`results_frame` or :meth:`EvalRunResult.to_frame`.
+
+    Returns:
+        The JSON Lines text encoded as UTF-8 (empty for an empty frame).
+    """
+    columns = [str(c) for c in frame.columns]
+    lines = [
+        json.dumps(
+            {c: json_safe(v) for c, v in zip(columns, row, strict=True)},
+            ensure_ascii=False,
+            allow_nan=False,
+            default=str,
+        )
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def _summary_dict(summary: Any) -> dict[str, Any]:
+    return {
+        "mean": summary.mean,
+        "median": summary.median,
+        "std": summary.std,
+        "min": summary.min,
+        "max": summary.max,
+        "nScored": summary.n_scored,
+        "nFailed": summary.n_failed,
+    }
+
+
+def to_seed_json(run_result: EvalRunResult, items: Sequence[EvalItem]) -> dict[str, Any]:
+    """The run in the seeds' camelCase JSON shape, as a dict (see :func:`to_seed_json_bytes`)."""
+    by_item: dict[int, dict[str, Any]] = {}
+    for o in run_result.outcomes:
+        r = o.result
+        by_item.setdefault(o.item_index, {})[o.scorer_id] = {
+            "status": o.status.value,
+            "score": r.score if r is not None else None,
+            "reason": r.reason if r is not None else None,
+            "analyzeStepResult": r.analyze_step_result if r is not None else None,
+            "error": o.error,
+        }
+    out_items = []
+    for index, item in enumerate(items):
+        texts = item_texts(item)
+        out_items.append(
+            {
+                "itemId": item.item_id,
+                "input": texts["input"],
+                "groundTruth": texts["ground_truth"],
+                "output": texts["output"],
+                "scorerResults": by_item.get(index, {}),
+            }
+        )
+    return json_safe(
+        {
+            "runId": run_result.run_id,
+            "scores": {sid: _summary_dict(s) for sid, s in run_result.scores().items()},
+            "items": out_items,
+        }
+    )
+
+
+def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> bytes:
+    """The run as one JSON document in the seeds' shape (Mastra's ``runEvals`` result, camelCase).
+
+    Shape::
+
+        {"runId": str | null,
+         "scores": {scorer_id: {"mean", "median", "std", "min", "max", "nScored", "nFailed"}},
+         "items": [{"itemId", "input", "groundTruth", "output",
+                    "scorerResults": {scorer_id: {"status", "score", "reason",
+                                                  "analyzeStepResult", "error"}}}]}
+
+    ``scores`` counts scored items only (``std`` is the sample standard deviation,
+    null with fewer than two scores; every statistic is null when nothing was
+    scored). An outcome that was not scored keeps its ``status`` (e.g.
+    ``"invalid_input"``) and ``error``, with ``score``, ``reason`` and
+    ``analyzeStepResult`` null, never 0. ``input`` is the user text, ``output``
+    the response text, ``groundTruth`` the reference or null. An item with no
+    outcome yet (a stopped run) has empty ``scorerResults``. NaN and infinities
+    are written as null.
+
+    Args:
+        run_result: the run's result.
+        items: the run's items, in order (the ``item_index`` of every outcome).
+
+    Returns:
+        UTF-8 JSON, indented by 2, non-ASCII unescaped.
+    """
+    document = to_seed_json(run_result, items)
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=2, default=str).encode("utf-8")
+
+
+def _parquet_column(column: pd.Series) -> pd.Series:
+    """An object column Parquet can store: nested values as JSON text, mixed scalars as text."""
+    values = column.dropna().tolist()
+    kinds = {type(v) for v in values}
+    if not any(_is_nested(v) for v in values) and (kinds <= {str} or kinds <= {bool} or kinds <= {int, float}):
+        return column
+    return column.map(lambda v: _json_text(v) if _is_nested(v) else str(v), na_action="ignore")
+
+
+def to_parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """A frame as a Parquet file (pyarrow, no index).
+
+    Column types are kept (``score`` float64 with NaN where not scored, token
+    counts int64, texts as strings). Nested values (the ``analysis`` dicts of
+    :func:`results_frame`) are stored as JSON text, since their shape differs
+    from scorer to scorer; an object column mixing scalar types is stored as text.
+
+    Args:
+        frame: typically :func:`results_frame` or :meth:`EvalRunResult.to_frame`.
+
+    Returns:
+        The Parquet file's bytes; read it back with ``pd.read_parquet(io.BytesIO(data))``.
+    """
+    safe = frame.copy()
+    for name in safe.columns:
+        if pd.api.types.is_object_dtype(safe[name].dtype):
+            safe[name] = _parquet_column(safe[name])
+    safe.columns = [str(c) for c in safe.columns]
+    buffer = io.BytesIO()
+    safe.to_parquet(buffer, index=False, engine="pyarrow")
+    return buffer.getvalue()
+
+
+def export_run(run_result: EvalRunResult, items: Sequence[EvalItem], fmt: str) -> bytes:
+    """A run's results in one export format.
+
+    Args:
+        run_result: the run's result.
+        items: the run's items, in order.
+        fmt: ``"csv"``, ``"jsonl"``, ``"parquet"`` (all from :func:`results_frame`:
+            one row per item × scorer) or ``"json"`` (:func:`to_seed_json_bytes`).
+
+    Returns:
+        The export's bytes.
+
+    Raises:
+        ValueError: an unknown format.
+    """
+    if fmt == "json":
+        return to_seed_json_bytes(run_result, items)
+    writers = {"csv": to_csv_bytes, "jsonl": to_jsonl_bytes, "parquet": to_parquet_bytes}
+    if fmt not in writers:
+        raise ValueError(f"unknown export format {fmt!r}; use one of csv, jsonl, json, parquet")
+    return writers[fmt](results_frame(run_result, items))

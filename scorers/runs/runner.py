@@ -1,0 +1,630 @@
+"""``run_evals``: score a dataset with several scorers, concurrently, losing nothing.
+
+The seeds' ``runEvals``, with what a batch needs: bounded concurrency, an
+adaptive pause on rate limits that honours ``Retry-After``, a per-item
+timeout, a status for every item × scorer (a failure is never a 0), results
+written to the store as they finish, resume and retry of failed items, and
+aggregates that count scored items only.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
+from scorers.core.errors import RateLimitedError, ScorerError, ScoreStatus
+from scorers.core.pricing import cost_usd, estimate_tokens
+from scorers.runs.store import Store
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    """One dataset row to score.
+
+    Attributes:
+        item_id: a stable id (the dataset's id column, or its row label).
+        payload: a seed-shaped run payload (see :func:`scorers.core.base.normalize_run`).
+        groups: values of the group-by columns, e.g. ``{"variant": "A"}``.
+    """
+
+    item_id: str
+    payload: dict[str, Any]
+    groups: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    """What one scorer made of one item.
+
+    ``result`` is set exactly when ``status`` is ``SCORED``; otherwise ``error``
+    says why and ``raw_reply`` keeps the judge's text when there was one.
+    """
+
+    item_index: int
+    item_id: str
+    scorer_id: str
+    status: ScoreStatus
+    result: ScoreResult | None = None
+    error: str | None = None
+    raw_reply: str | None = None
+    usage: JudgeUsage = JudgeUsage()
+    latency_s: float = 0.0
+
+    @property
+    def score(self) -> float | None:
+        return self.result.score if self.result is not None else None
+
+    def to_record(self) -> dict[str, Any]:
+        """The row the store keeps for this outcome."""
+        r = self.result
+        return {
+            "status": self.status.value,
+            "score": r.score if r else None,
+            "reason": r.reason if r else None,
+            "analysis": r.analyze_step_result if r else None,
+            "details": r.details if r else None,
+            "judge": r.judge.to_dict() if r and r.judge else None,
+            "error": self.error,
+            "raw_reply": self.raw_reply,
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "judge_calls": self.usage.calls,
+            "latency_s": self.latency_s,
+        }
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Statistics of a set of scores: only scored items count; failures are counted apart.
+
+    ``std`` is the sample standard deviation (n − 1); None where undefined.
+    """
+
+    n_scored: int
+    n_failed: int
+    mean: float | None
+    median: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+
+    @classmethod
+    def of(cls, values: Sequence[float], n_failed: int = 0) -> Summary:
+        """Summarise ``values`` (finite numbers) with ``n_failed`` items that have none."""
+        if not values:
+            return cls(0, n_failed, None, None, None, None, None)
+        return cls(
+            n_scored=len(values),
+            n_failed=n_failed,
+            mean=statistics.fmean(values),
+            median=statistics.median(values),
+            std=statistics.stdev(values) if len(values) > 1 else None,
+            min=min(values),
+            max=max(values),
+        )
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run is expected to cost before it starts.
+
+    ``cost_usd`` is None when the judge model's price is unknown.
+    """
+
+    judge_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+
+@dataclass
+class EvalRunResult:
+    """The outcome of :func:`run_evals`.
+
+    Attributes:
+        run_id: the stored run's id (None without a store).
+        outcomes: every item × scorer outcome known, in item order.
+        status: ``"completed"`` or ``"cancelled"``.
+        n_items: items in the dataset.
+    """
+
+    run_id: str | None
+    outcomes: list[ItemOutcome]
+    status: str
+    n_items: int
+    scorer_ids: list[str]
+    judge_model: str | None = None
+
+    def scores(self) -> dict[str, Summary]:
+        """Per scorer: the :class:`Summary` of its scores (the seeds' ``result.scores``, with counts)."""
+        out = {}
+        for sid in self.scorer_ids:
+            mine = [o for o in self.outcomes if o.scorer_id == sid]
+            values = [o.score for o in mine if o.status is ScoreStatus.SCORED]
+            out[sid] = Summary.of(values, n_failed=sum(o.status is not ScoreStatus.SCORED for o in mine))
+        return out
+
+    def dimensions(self, scorers: Sequence[Scorer]) -> dict[str, dict[str, Summary]]:
+        """Per scorer and dimension: the :class:`Summary` of the 0..1 dimension scores of scored items.
+
+        Each summary's ``n_failed`` is the number of the scorer's items that are not scored.
+        """
+        out: dict[str, dict[str, Summary]] = {}
+        for scorer in scorers:
+            split = getattr(scorer, "dimension_scores", None)
+            if split is None:
+                continue
+            columns: dict[str, list[float]] = {}
+            n_failed = 0
+            for o in self.outcomes:
+                if o.scorer_id != scorer.id:
+                    continue
+                if o.result is None:
+                    n_failed += 1
+                    continue
+                for name, value in split(o.result.analyze_step_result).items():
+                    columns.setdefault(name, []).append(value)
+            out[scorer.id] = {name: Summary.of(values, n_failed=n_failed) for name, values in columns.items()}
+        return out
+
+    @property
+    def usage(self) -> JudgeUsage:
+        """Tokens and judge calls actually spent, retries and re-asks included."""
+        total = JudgeUsage()
+        for o in self.outcomes:
+            total += o.usage
+        return total
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Actual judge cost in USD, or None when the model's price is unknown or no judge was used."""
+        if self.judge_model is None:
+            return None
+        u = self.usage
+        return cost_usd(self.judge_model, u.prompt_tokens, u.completion_tokens)
+
+    @property
+    def n_failed(self) -> int:
+        """Outcomes that are not scored."""
+        return sum(o.status is not ScoreStatus.SCORED for o in self.outcomes)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item × scorer: ``item_index``, ``item_id``, ``scorer``, ``status``,
+        ``score`` (float, NaN when not scored — never 0), ``reason``, ``error``,
+        ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
+
+        :func:`scorers.runs.export.results_frame` adds the items' texts and groups.
+        """
+        rows = [
+            {
+                "item_index": o.item_index,
+                "item_id": o.item_id,
+                "scorer": o.scorer_id,
+                "status": o.status.value,
+                "score": o.score if o.score is not None else float("nan"),
+                "reason": o.result.reason if o.result else None,
+                "error": o.error,
+                "prompt_tokens": o.usage.prompt_tokens,
+                "completion_tokens": o.usage.completion_tokens,
+                "judge_calls": o.usage.calls,
+                "latency_s": o.latency_s,
+            }
+            for o in self.outcomes
+        ]
+        columns = [
+            "item_index",
+            "item_id",
+            "scorer",
+            "status",
+            "score",
+            "reason",
+            "error",
+            "prompt_tokens",
+            "completion_tokens",
+            "judge_calls",
+            "latency_s",
+        ]
+        frame = pd.DataFrame(rows, columns=columns if not rows else None)
+        return frame.astype({"score": "float64"})
+
+
+def judge_model_of(scorers: Sequence[Scorer]) -> str | None:
+    """The judge model of the first LLM-judged scorer, or None when no scorer uses a judge."""
+    for scorer in scorers:
+        settings = getattr(scorer, "settings", None)
+        if settings is not None:
+            return settings.model_name
+    return None
+
+
+def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer]) -> Estimate:
+    """Judge calls, tokens and cost a run is expected to take (no call is made).
+
+    Prompt tokens are the rendered judge prompts at 4 characters a token;
+    completion tokens each scorer's typical reply. Items whose prompt cannot
+    be rendered (invalid input) make no call and are not counted.
+
+    Args:
+        items: the items to score.
+        scorers: the scorers; code-based ones cost nothing.
+
+    Returns:
+        The :class:`Estimate`; ``cost_usd`` None for a model not in the price table.
+    """
+    calls = prompt = completion = 0
+    for scorer in scorers:
+        render = getattr(scorer, "render_prompt", None)
+        if render is None:
+            continue
+        per_run = getattr(scorer, "judge_calls_per_run", 1)
+        for item in items:
+            try:
+                messages = render(item.payload)
+            except ScorerError:
+                continue
+            calls += per_run
+            prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
+            completion += per_run * scorer.expected_completion_tokens
+    model = judge_model_of(scorers)
+    cost = cost_usd(model, prompt, completion) if model else 0.0
+    return Estimate(calls, prompt, completion, cost)
+
+
+class _Throttle:
+    """Shared across workers: pause everyone after a 429, and halve the parallelism.
+
+    After a rate limit, no new judge work starts before ``Retry-After`` (or an
+    exponential backoff) has passed, and at most half as many items run at once;
+    each success afterwards gives one slot back, up to the configured concurrency.
+    """
+
+    def __init__(self, concurrency: int, cancel: threading.Event):
+        self.limit = concurrency
+        self.allowed = concurrency
+        self.active = 0
+        self.resume_at = 0.0
+        self.cancel = cancel
+        self._cond = threading.Condition()
+
+    def acquire(self) -> bool:
+        with self._cond:
+            while True:
+                if self.cancel.is_set():
+                    return False
+                delay = self.resume_at - time.monotonic()
+                if delay <= 0 and self.active < self.allowed:
+                    self.active += 1
+                    return True
+                self._cond.wait(timeout=max(0.01, min(delay, 0.2)) if delay > 0 else 0.2)
+
+    def release(self, *, rate_limited: bool, retry_after: float | None, attempt: int) -> None:
+        with self._cond:
+            self.active -= 1
+            if rate_limited:
+                pause = retry_after if retry_after and retry_after > 0 else min(0.5 * 2**attempt, 30.0)
+                self.resume_at = max(self.resume_at, time.monotonic() + pause)
+                self.allowed = max(1, self.allowed // 2)
+            elif self.allowed < self.limit:
+                self.allowed += 1
+            self._cond.notify_all()
+
+
+def _as_items(data: Iterable[EvalItem | Mapping[str, Any]]) -> list[EvalItem]:
+    items = []
+    for i, entry in enumerate(data):
+        if isinstance(entry, EvalItem):
+            items.append(entry)
+        else:
+            payload = {k: v for k, v in entry.items() if k not in ("id", "groups")}
+            items.append(EvalItem(str(entry.get("id", i)), payload, dict(entry.get("groups") or {})))
+    return items
+
+
+def run_evals(
+    data: Iterable[EvalItem | Mapping[str, Any]],
+    scorers: Sequence[Scorer],
+    *,
+    concurrency: int = 8,
+    item_timeout: float | None = None,
+    max_rate_limit_retries: int = 3,
+    on_item_complete: Callable[[int, EvalItem, list[ItemOutcome]], None] | None = None,
+    store: Store | None = None,
+    run_id: str | None = None,
+    retry_failed: bool = False,
+    dataset_name: str = "dataset",
+    run_name: str | None = None,
+    mapping: Mapping[str, Any] | None = None,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
+    run_config: Mapping[str, Any] | None = None,
+    cancel: threading.Event | None = None,
+) -> EvalRunResult:
+    """Score every item with every scorer (the seeds' ``runEvals``), once each.
+
+    Args:
+        data: :class:`EvalItem` objects, or seed items (``{"input", "output",
+            "groundTruth"?, "id"?, "groups"?}``). Ignored when resuming ``run_id``,
+            whose stored items are used.
+        scorers: scorers with distinct ids.
+        concurrency: items scored at once, >= 1 (Mastra's default is 1; ours 8).
+        item_timeout: seconds one item may take for all its scorers; an item past it
+            is recorded as an API error for the scorers not yet done. None: no limit
+            beyond the judge's own HTTP timeout.
+        max_rate_limit_retries: times an item that stayed rate limited (after the
+            client's own retries) is tried again after the shared pause.
+        on_item_complete: called as ``(item_index, item, outcomes)`` when an item is
+            finished, from a worker thread.
+        store: where the run, its items and every outcome are written as they finish.
+        run_id: resume this stored run (requires ``store``): items with an outcome
+            for every scorer are not scored again.
+        retry_failed: with ``run_id``, also re-score the outcomes that are not scored.
+        dataset_name: the dataset's name, for the stored run.
+        run_name: the stored run's display name (default: dataset and date).
+        mapping: the dataset's column mapping, recorded with the run.
+        scorer_options: each scorer's options by id, recorded so the run can be rebuilt
+            (:func:`scorers.catalogue.registry.create_scorer`) and resumed later.
+        run_config: other options to record with the run.
+        cancel: set it to stop: items not started are left unscored (resumable).
+
+    Returns:
+        The :class:`EvalRunResult` with every known outcome, resumed ones included.
+
+    Raises:
+        ValueError: concurrency < 1, duplicate scorer ids, or ``run_id`` without ``store``.
+        KeyError: ``run_id`` is not in the store.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    scorer_ids = [s.id for s in scorers]
+    if len(set(scorer_ids)) != len(scorer_ids):
+        raise ValueError(f"scorer ids must be distinct, got {scorer_ids}")
+    cancel = cancel or threading.Event()
+    judge_model = judge_model_of(scorers)
+
+    known: dict[tuple[int, str], ItemOutcome] = {}
+    if run_id is not None:
+        if store is None:
+            raise ValueError("resuming a run needs the store it is in")
+        store.get_run(run_id)
+        items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
+        for row in store.results(run_id):
+            if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
+                continue
+            outcome = _outcome_from_record(row, items[row["item_index"]].item_id)
+            if not (retry_failed and outcome.status is not ScoreStatus.SCORED):
+                known[(outcome.item_index, outcome.scorer_id)] = outcome
+    else:
+        items = _as_items(data)
+        if store is not None:
+            run_id = store.create_run(
+                dataset_name=dataset_name,
+                items=[(it.item_id, it.payload, it.groups) for it in items],
+                scorers=[
+                    {"id": s.id, "name": s.name, "options": dict((scorer_options or {}).get(s.id, {}))} for s in scorers
+                ],
+                judge=_judge_description(scorers),
+                mapping=dict(mapping) if mapping is not None else None,
+                config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
+                name=run_name,
+            )
+
+    lock = threading.Lock()
+    throttle = _Throttle(concurrency, cancel)
+
+    def record(outcome: ItemOutcome) -> bool:
+        key = (outcome.item_index, outcome.scorer_id)
+        with lock:
+            if key in known:  # exactly once: a late result after a timeout is dropped
+                return False
+            known[key] = outcome
+        if store is not None and run_id is not None:
+            store.save_result(run_id, outcome.item_index, outcome.scorer_id, outcome.to_record())
+        return True
+
+    running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
+    timed_out: set[int] = set()
+    stop = threading.Event()  # a scorer raised: start no further item
+
+    def score_item(index: int) -> None:
+        with lock:
+            running[index] = time.monotonic()
+        item = items[index]
+        try:
+            for scorer in scorers:
+                with lock:
+                    if (index, scorer.id) in known:
+                        continue
+                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries)
+                if outcome is None:  # cancelled while waiting
+                    return
+                record(outcome)
+        finally:
+            with lock:
+                del running[index]
+        if on_item_complete is not None:
+            with lock:
+                mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
+            on_item_complete(index, item, mine)
+
+    todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
+    next_index = iter(todo)
+
+    def work() -> None:
+        # Each worker takes the next item itself. (One future per item made every completion
+        # a round trip through this thread, and wait() scans every future it is given: O(items).)
+        try:
+            while not (cancel.is_set() or stop.is_set()):
+                with lock:
+                    index = next(next_index, None)
+                if index is None:
+                    return
+                score_item(index)
+        except BaseException:
+            stop.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
+        workers: set[Future[None]] = {pool.submit(work) for _ in range(min(concurrency, len(todo)))}
+        try:
+            while workers:
+                timeout = None
+                if item_timeout is not None:
+                    with lock:
+                        starts = [t for i, t in running.items() if i not in timed_out]
+                    # No item running on time: look again shortly for the next one to start.
+                    timeout = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
+                done, workers = wait(workers, timeout=timeout, return_when=FIRST_COMPLETED)
+                for worker in done:
+                    worker.result()  # a bug in a scorer is not an item outcome: let it surface
+                if item_timeout is not None:
+                    now = time.monotonic()
+                    with lock:
+                        late = [i for i, t in running.items() if i not in timed_out and now - t >= item_timeout]
+                        timed_out.update(late)
+                    for index in late:  # its worker finishes later; record() drops what it brings
+                        for scorer in scorers:
+                            record(
+                                ItemOutcome(
+                                    index,
+                                    items[index].item_id,
+                                    scorer.id,
+                                    ScoreStatus.API_ERROR,
+                                    error=f"the item took longer than the per-item timeout of {item_timeout:g} s",
+                                )
+                            )
+        except BaseException:
+            stop.set()
+            raise
+
+    complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
+    status = "completed" if complete else "cancelled"
+    if store is not None and run_id is not None:
+        store.finish_run(run_id, status)
+    outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
+    return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model)
+
+
+def _score_with_retries(
+    scorer: Scorer, index: int, item: EvalItem, throttle: _Throttle, max_retries: int
+) -> ItemOutcome | None:
+    usage = JudgeUsage()
+    start = time.monotonic()
+    for attempt in range(max_retries + 1):
+        if not throttle.acquire():
+            return None
+        rate_limited, retry_after = False, None
+        try:
+            result = scorer.run(item.payload)
+        except RateLimitedError as exc:
+            rate_limited, retry_after = True, exc.retry_after
+            if attempt == max_retries:
+                return ItemOutcome(
+                    index,
+                    item.item_id,
+                    scorer.id,
+                    exc.status,
+                    error=str(exc),
+                    usage=usage,
+                    latency_s=time.monotonic() - start,
+                )
+        except ScorerError as exc:
+            if getattr(exc, "usage", None) is not None:
+                usage += exc.usage
+            return ItemOutcome(
+                index,
+                item.item_id,
+                scorer.id,
+                exc.status,
+                error=str(exc),
+                raw_reply=getattr(exc, "raw_reply", None),
+                usage=usage,
+                latency_s=time.monotonic() - start,
+            )
+        else:
+            if result.judge is not None:
+                usage += result.judge.usage
+            return ItemOutcome(
+                index,
+                item.item_id,
+                scorer.id,
+                ScoreStatus.SCORED,
+                result=result,
+                usage=usage,
+                latency_s=time.monotonic() - start,
+            )
+        finally:
+            throttle.release(rate_limited=rate_limited, retry_after=retry_after, attempt=attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem], EvalRunResult]:
+    """A stored run: its record, its items and its outcomes so far.
+
+    Raises:
+        KeyError: no such run.
+    """
+    run = store.get_run(run_id)
+    items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
+    outcomes = [_outcome_from_record(row, items[row["item_index"]].item_id) for row in store.results(run_id)]
+    scorer_ids = [s["id"] for s in run["scorers"]]
+    outcomes.sort(key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id) if o.scorer_id in scorer_ids else 0))
+    model = (run["judge"] or {}).get("model")
+    return run, items, EvalRunResult(run_id, outcomes, run["status"], len(items), scorer_ids, model)
+
+
+def _judge_description(scorers: Sequence[Scorer]) -> dict[str, Any] | None:
+    for scorer in scorers:
+        settings = getattr(scorer, "settings", None)
+        if settings is not None:
+            return {
+                "model": settings.model_name,
+                "baseUrl": settings.endpoint,
+                "temperature": settings.temperature,
+                "seed": settings.seed,
+            }
+    return None
+
+
+def _outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
+    status = ScoreStatus(row["status"])
+    result = None
+    if status is ScoreStatus.SCORED:
+        judge = row["judge"]
+        result = ScoreResult(
+            scorer=row["scorer_id"],
+            score=row["score"],
+            reason=row["reason"],
+            analyze_step_result=row["analysis"] or {},
+            details=row["details"] or {},
+            judge=_judge_info(judge) if judge else None,
+        )
+    usage = JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"])
+    return ItemOutcome(
+        row["item_index"],
+        item_id,
+        row["scorer_id"],
+        status,
+        result,
+        row["error"],
+        row["raw_reply"],
+        usage,
+        row["latency_s"] or 0.0,
+    )
+
+
+def _judge_info(data: Mapping[str, Any]) -> JudgeInfo:
+    u = data["usage"]
+    return JudgeInfo(
+        data["model"],
+        data["baseUrl"],
+        data["parameters"],
+        JudgeUsage(u["promptTokens"], u["completionTokens"], u["calls"]),
+        data.get("cached", False),
+    )

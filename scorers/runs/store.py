@@ -1,0 +1,428 @@
+"""SQLite storage: runs, their items and results, the judge-call cache, saved judges and human labels.
+
+The database lives in the user's data directory (``platformdirs``), or where
+``SCORER_STUDIO_DB`` points. Numbered migrations (``m001_...``) are applied
+when a store is opened, as in simonw/llm. API keys are never stored: runs keep
+the judge's model, endpoint and parameters only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+DB_ENV = "SCORER_STUDIO_DB"
+
+
+def default_db_path() -> Path:
+    """``$SCORER_STUDIO_DB`` if set, else ``<user data dir>/scorer-studio/scorer_studio.db``."""
+    override = os.environ.get(DB_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir("scorer-studio", appauthor=False)) / "scorer_studio.db"
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    # executescript() would COMMIT the migration's transaction half-way; run statement by statement.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _m001_initial(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL,
+            dataset_name TEXT NOT NULL,
+            n_items INTEGER NOT NULL,
+            scorers TEXT NOT NULL,
+            judge TEXT,
+            mapping TEXT,
+            config TEXT
+        );
+        CREATE TABLE items (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            item_index INTEGER NOT NULL,
+            item_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            groups TEXT,
+            PRIMARY KEY (run_id, item_index)
+        );
+        CREATE TABLE results (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            item_index INTEGER NOT NULL,
+            scorer_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            score REAL,
+            reason TEXT,
+            analysis TEXT,
+            details TEXT,
+            error TEXT,
+            raw_reply TEXT,
+            judge TEXT,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            judge_calls INTEGER NOT NULL DEFAULT 0,
+            latency_s REAL,
+            finished_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, item_index, scorer_id)
+        );
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            parameters TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
+def _m002_judges(db: sqlite3.Connection) -> None:
+    """Saved judge definitions (:mod:`scorers.catalogue.judge_store`): one row per judge, one per version.
+
+    A version is never changed or removed; deleting a judge only hides it, so a run that
+    names ``judge:<slug>@v<n>`` can always be rebuilt.
+    """
+    _run_script(
+        db,
+        """
+        CREATE TABLE judges (
+            slug TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            deleted_at TEXT
+        );
+        CREATE TABLE judge_versions (
+            slug TEXT NOT NULL REFERENCES judges(slug),
+            version INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (slug, version)
+        );
+        """,
+    )
+
+
+def _m003_labels(db: sqlite3.Connection) -> None:
+    """Human labels of results (:mod:`scorers.analysis.labels`): every save appends a row, the latest is current.
+
+    A label concerns one run × item × scorer and keeps who gave it, when, and the judge's
+    score it was given against; the judge's result itself is never changed. Deleting the
+    run deletes its labels.
+    """
+    _run_script(
+        db,
+        """
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            item_index INTEGER NOT NULL,
+            scorer_id TEXT NOT NULL,
+            reviewer TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            human_score REAL,
+            human_pass INTEGER,
+            comment TEXT NOT NULL DEFAULT '',
+            judge_score REAL,
+            judge_status TEXT,
+            source TEXT NOT NULL DEFAULT 'review'
+        );
+        CREATE INDEX labels_by_row ON labels (run_id, scorer_id, item_index, id)
+        """,
+    )
+
+
+MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (_m001_initial, _m002_judges, _m003_labels)
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    """A judge reply kept in the cache: the raw text, its token usage and the parameters sent."""
+
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    parameters: dict[str, Any]
+
+
+class Store:
+    """A Scorer Studio database. Thread-safe: one connection guarded by a lock.
+
+    Args:
+        path: the SQLite file; None for :func:`default_db_path`; ``":memory:"`` for tests.
+
+    Raises:
+        sqlite3.DatabaseError: the file is not a database (the message names it).
+    """
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path not in (None, ":memory:") else (default_db_path() if path is None else None)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        target = str(self.path) if self.path is not None else ":memory:"
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        try:
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise sqlite3.DatabaseError(f"{target}: not a Scorer Studio database ({exc})") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (committed on success, rolled back on error)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return all rows."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def _migrate(self) -> None:
+        with self.transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
+            done = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
+            for version, migration in enumerate(MIGRATIONS, start=1):
+                if version not in done:
+                    migration(db)
+                    db.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, now_iso()))
+
+    @property
+    def schema_version(self) -> int:
+        """The highest migration applied."""
+        return self.query("SELECT MAX(version) FROM schema_migrations")[0][0]
+
+    # ---- judge cache
+
+    def cache_get(self, key: str) -> CachedReply | None:
+        """The cached judge reply for ``key``, or None."""
+        rows = self.query(
+            "SELECT reply, prompt_tokens, completion_tokens, parameters FROM judge_cache WHERE key = ?", (key,)
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return CachedReply(row[0], row[1], row[2], json.loads(row[3]))
+
+    def cache_put(self, key: str, *, model: str, base_url: str, reply: CachedReply) -> None:
+        """Keep a valid judge reply under ``key`` (replacing any older one)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    base_url,
+                    reply.raw,
+                    reply.prompt_tokens,
+                    reply.completion_tokens,
+                    json.dumps(reply.parameters),
+                    now_iso(),
+                ),
+            )
+
+    def cache_clear(self) -> int:
+        """Empty the judge cache; returns how many replies were removed."""
+        with self.transaction() as db:
+            return db.execute("DELETE FROM judge_cache").rowcount
+
+    # ---- runs
+
+    def create_run(
+        self,
+        *,
+        dataset_name: str,
+        items: Sequence[tuple[str, dict[str, Any], dict[str, Any]]],
+        scorers: Sequence[dict[str, Any]],
+        judge: dict[str, Any] | None,
+        mapping: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> str:
+        """Record a new run and its items; returns the run id.
+
+        Args:
+            dataset_name: the dataset's file name (shown in History).
+            items: ``(item_id, payload, groups)`` per item, in dataset order.
+            scorers: one config dict per scorer (``{"id", "name", "options"}``).
+            judge: model, endpoint and parameters (never the key), or None.
+            mapping: the column mapping used.
+            config: run options (concurrency, timeouts ...).
+            name: display name; default ``"<dataset> <date>"``.
+        """
+        run_id = uuid.uuid4().hex[:12]
+        created = now_iso()
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers, judge, mapping, config)"
+                " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    name or f"{dataset_name} {created[:16].replace('T', ' ')}",
+                    created,
+                    dataset_name,
+                    len(items),
+                    json.dumps(list(scorers)),
+                    json.dumps(judge),
+                    json.dumps(mapping),
+                    json.dumps(config),
+                ),
+            )
+            db.executemany(
+                "INSERT INTO items VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, i, item_id, json.dumps(payload), json.dumps(groups))
+                    for i, (item_id, payload, groups) in enumerate(items)
+                ],
+            )
+        return run_id
+
+    def save_result(self, run_id: str, item_index: int, scorer_id: str, record: dict[str, Any]) -> None:
+        """Write one item × scorer outcome as soon as it is known (replacing an earlier attempt).
+
+        Args:
+            record: ``status`` (a ScoreStatus value) and optional ``score``, ``reason``,
+                ``analysis``, ``details``, ``error``, ``raw_reply``, ``judge``,
+                ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
+        """
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    item_index,
+                    scorer_id,
+                    record["status"],
+                    record.get("score"),
+                    record.get("reason"),
+                    json.dumps(record.get("analysis")),
+                    json.dumps(record.get("details")),
+                    record.get("error"),
+                    record.get("raw_reply"),
+                    json.dumps(record.get("judge")),
+                    record.get("prompt_tokens", 0),
+                    record.get("completion_tokens", 0),
+                    record.get("judge_calls", 0),
+                    record.get("latency_s"),
+                    now_iso(),
+                ),
+            )
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        """Mark a run ``completed``, ``cancelled`` or ``failed``."""
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now_iso(), run_id))
+
+    def rename_run(self, run_id: str, name: str) -> None:
+        """Rename a run.
+
+        Raises:
+            ValueError: empty name, or no such run.
+        """
+        if not name.strip():
+            raise ValueError("a run name cannot be empty")
+        with self.transaction() as db:
+            if db.execute("UPDATE runs SET name = ? WHERE id = ?", (name.strip(), run_id)).rowcount == 0:
+                raise ValueError(f"no run with id {run_id!r}")
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete a run with its items and results."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run's row as a dict with JSON fields decoded.
+
+        Raises:
+            KeyError: no such run.
+        """
+        rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        if not rows:
+            raise KeyError(f"no run with id {run_id!r}")
+        run = dict(rows[0])
+        for key in ("scorers", "judge", "mapping", "config"):
+            run[key] = json.loads(run[key]) if run[key] else None
+        return run
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run, newest first, with per-scorer counts and means of scored items."""
+        runs = [dict(r) for r in self.query("SELECT * FROM runs ORDER BY created_at DESC, rowid DESC")]
+        stats = self.query(
+            "SELECT run_id, scorer_id, COUNT(score) AS n_scored, SUM(status != 'scored') AS n_failed, AVG(score) AS mean"
+            " FROM results GROUP BY run_id, scorer_id"
+        )
+        by_run: dict[str, dict[str, dict[str, Any]]] = {}
+        for s in stats:
+            by_run.setdefault(s["run_id"], {})[s["scorer_id"]] = {
+                "n_scored": s["n_scored"],
+                "n_failed": s["n_failed"],
+                "mean": s["mean"],
+            }
+        for run in runs:
+            for key in ("scorers", "judge", "mapping", "config"):
+                run[key] = json.loads(run[key]) if run[key] else None
+            run["stats"] = by_run.get(run["id"], {})
+        return runs
+
+    def items(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's items in order: ``item_index``, ``item_id``, ``payload``, ``groups``."""
+        return [
+            {
+                "item_index": r["item_index"],
+                "item_id": r["item_id"],
+                "payload": json.loads(r["payload"]),
+                "groups": json.loads(r["groups"]) if r["groups"] else {},
+            }
+            for r in self.query("SELECT * FROM items WHERE run_id = ? ORDER BY item_index", (run_id,))
+        ]
+
+    def results(self, run_id: str) -> list[dict[str, Any]]:
+        """Every stored outcome of the run, JSON fields decoded, ordered by item then scorer."""
+        out = []
+        for r in self.query("SELECT * FROM results WHERE run_id = ? ORDER BY item_index, scorer_id", (run_id,)):
+            row = dict(r)
+            for key in ("analysis", "details", "judge"):
+                row[key] = json.loads(row[key]) if row[key] else None
+            out.append(row)
+        return out
