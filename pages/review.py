@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.layout import setup_page
-from dashboard.review import (
+from dashboard.review.agreement import render_agreement
+from dashboard.review.consistency import render_consistency
+from dashboard.review.context import (
     SESSION,
     VIEW_KEY,
     VIEWS,
@@ -13,12 +15,10 @@ from dashboard.review import (
     pick_run,
     pick_scorer,
     pick_threshold,
-    render_agreement,
-    render_consistency,
-    render_import_export,
-    render_review,
     reviewer_name,
 )
+from dashboard.review.import_export import render_import_export
+from dashboard.review.labelling import render_review
 from dashboard.run_view import get_store
 
 setup_page()

@@ -17,7 +17,8 @@ from judge_data import settings_for
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
-from dashboard.review import queue_order, resolve_position, review_key, review_queue, step
+from dashboard.review.context import review_key
+from dashboard.review.labelling import queue_order, resolve_position, review_queue, step
 from scorers import (
     EvalItem,
     ItemOutcome,

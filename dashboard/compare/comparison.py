@@ -1,0 +1,477 @@
+"""The Compare page's comparison tab: one stored run's variants side by side."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from scorers import (
+    SCORERS,
+    EvalItem,
+    EvalRunResult,
+    ScorerError,
+    Store,
+    create_textual_difference_scorer,
+    load_run,
+)
+from scorers.analysis.compare import dimension_means, leaderboard, paired, rows_by_difference
+from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items, win_rates
+from scorers.runs.export import results_frame
+
+from ..batch import truncate
+from ..compare_charts import (
+    dimension_bars,
+    head_to_head,
+    leaderboard_chart,
+    score_distributions,
+    win_rate_chart,
+    win_tie_loss_chart,
+)
+from ..diff import diff_html
+from ..results import md_escape, render_outcome
+from ..runs import RunFailure
+from ..settings import judge_settings
+from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names, variant_label
+from .job import render_generation
+
+DEFAULT_RUBRIC = (
+    "The better response answers the prompt correctly and completely, follows its instructions, "
+    "and is clear and concise."
+)
+
+
+@dataclass
+class Comparison:
+    """A stored run read back for comparing its variants.
+
+    Attributes:
+        run: the run's record.
+        items: its items.
+        result: its outcomes.
+        frame: :func:`scorers.runs.export.results_frame` of the run (with the texts and groups).
+        groups: the frame's ``group:<name>`` columns.
+    """
+
+    run: dict[str, Any]
+    items: list[EvalItem]
+    result: EvalRunResult
+    frame: pd.DataFrame
+
+    @property
+    def groups(self) -> list[str]:
+        return [c for c in self.frame.columns if str(c).startswith("group:")]
+
+    @property
+    def generation(self) -> dict[str, Any] | None:
+        return (self.run.get("config") or {}).get("generation")
+
+    def variants(self, group_col: str) -> list[str]:
+        """The variants (values of ``group_col``), in order of first appearance."""
+        return list(dict.fromkeys(self.frame[group_col].map(variant_label)))
+
+    def scores(self, scorer: str, group_col: str) -> pd.DataFrame:
+        """Columns ``variant`` and ``score`` of one scorer's rows (NaN when not scored)."""
+        part = self.frame[self.frame["scorer"] == scorer]
+        return pd.DataFrame({"variant": part[group_col].map(variant_label), "score": part["score"]})
+
+    def outcome(self, scorer: str, group_col: str, variant: str, pair_col: str, row_id: str) -> Any:
+        """The outcome of one variant on one row for ``scorer``: a ScoreResult, a RunFailure, or None."""
+        frame = self.frame
+        match = frame[
+            (frame["scorer"] == scorer)
+            & (frame[group_col].map(variant_label) == variant)
+            & (frame[pair_col].map(variant_label) == row_id)
+        ]
+        if match.empty:
+            return None
+        index = int(match["item_index"].iloc[0])
+        for o in self.result.outcomes:
+            if o.item_index == index and o.scorer_id == scorer:
+                if o.result is not None:
+                    return o.result
+                return RunFailure(o.error or "not scored", o.status, o.raw_reply)
+        return None
+
+    def items_of(self, group_col: str, variant: str) -> list[EvalItem]:
+        """The items of one variant (``group_col`` must be a ``group:<name>`` column)."""
+        name = group_col.removeprefix("group:")
+        return [it for it in self.items if variant_label(it.groups.get(name)) == variant]
+
+
+def load_comparison(store: Store, run_id: str) -> Comparison:
+    """Read a stored run for comparison.
+
+    Raises:
+        KeyError: the run is not in the store.
+    """
+    run, items, result = load_run(store, run_id)
+    return Comparison(run, items, result, results_frame(result, items))
+
+
+def response_diff(text_a: str, text_b: str, *, title_a: str, title_b: str) -> str:
+    """A word diff of two responses as safe HTML (:func:`dashboard.diff.diff_html`), A on the left.
+
+    The word alignment is the textual-difference scorer's (B compared with A as its input).
+    """
+    result = create_textual_difference_scorer().run({"input": text_a or "", "output": text_b or ""})
+    details = result.details
+    return diff_html(
+        details["referenceTokens"],
+        details["responseTokens"],
+        details["opcodes"],
+        reference_title=title_a,
+        response_title=title_b,
+    )
+
+
+def win_rate_table(rates: Mapping[str, Any], a: str, b: str) -> pd.DataFrame:
+    """:func:`scorers.catalogue.metrics.pairwise.win_rates` as rows for :func:`dashboard.compare_charts.win_rate_chart`.
+
+    Returns:
+        Columns ``name`` (``"<a> wins"``, ``"tie"``, ``"<b> wins"``), ``rate``, ``ci_low``,
+        ``ci_high`` and ``count``.
+    """
+    rows = []
+    for name, prefix, count in (
+        (f"{a} wins", "a_win", "a_wins"),
+        ("tie", "tie", "ties"),
+        (f"{b} wins", "b_win", "b_wins"),
+    ):
+        low, high = rates[f"{prefix}_rate_ci"]
+        rows.append(
+            {"name": name, "rate": rates[f"{prefix}_rate"], "ci_low": low, "ci_high": high, "count": rates[count]}
+        )
+    return pd.DataFrame(rows, columns=["name", "rate", "ci_low", "ci_high", "count"])
+
+
+# ---- views
+
+
+def _scale_range(run: Mapping[str, Any], scorer: str) -> tuple[float, float] | None:
+    for entry in run.get("scorers") or []:
+        if entry.get("id") == scorer:
+            scale = (entry.get("options") or {}).get("scale", 1.0)
+            if isinstance(scale, (int, float)) and scale > 0 and SCORERS.get(scorer) is not None:
+                return (0.0, float(scale))
+    return None
+
+
+def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
+    shown = board.assign(scorer=board["scorer"].map(lambda s: names.get(s, s)))
+    st.dataframe(
+        shown,
+        hide_index=True,
+        column_config={
+            "mean": NUMBER_COLUMN,
+            "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
+            "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
+            "n_scored": st.column_config.NumberColumn("n scored"),
+            "n_failed": st.column_config.NumberColumn("n failed"),
+            "prompt_tokens": st.column_config.NumberColumn("judge prompt tokens"),
+            "completion_tokens": st.column_config.NumberColumn("judge completion tokens"),
+            "cost_usd": st.column_config.NumberColumn("generation cost (USD)", format="%.4f"),
+            "latency_s": st.column_config.NumberColumn("scoring latency (s)", format="%.2f"),
+        },
+    )
+    st.caption(
+        "Means count scored items only, with a 95% bootstrap confidence interval; failed items are in n failed, "
+        "never averaged as 0. Tokens are the scorer's judge tokens; the cost is that of generating the "
+        "variant's responses (blank when they were not generated here or the model's price is unknown)."
+    )
+
+
+def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None:
+    """The comparison of a run's variants: leaderboard, charts, head-to-head, rows by difference, pairwise judge.
+
+    Args:
+        store: the database (the pairwise judge's cache).
+        comparison: the run, from :func:`load_comparison`.
+        key: prefix of every widget and chart key.
+    """
+    run, frame, result = comparison.run, comparison.frame, comparison.result
+    key = f"{key}_{run['id']}"
+    names = scorer_names(result.scorer_ids)
+    if frame.empty:
+        st.info("No outcome has been stored for this run yet: there is nothing to compare.")
+        return
+    groups = comparison.groups
+    if not groups:
+        st.info(
+            "This run has no variant column, so there is nothing to compare within it. Generate and score "
+            "variants above, score existing responses with a variant column, or compare two runs under Run vs run."
+        )
+        return
+    default = groups.index(VARIANT_GROUP) if VARIANT_GROUP in groups else 0
+    left, right = st.columns(2)
+    group_col = left.selectbox(
+        "Variants are the values of",
+        groups,
+        index=default,
+        key=f"{key}_group",
+        format_func=lambda c: c.removeprefix("group:"),
+    )
+    pair_options = [c for c in groups if c != group_col] + ["input"]
+    pair_col = right.selectbox(
+        "Pairs are matched by",
+        pair_options,
+        index=pair_options.index(ROW_GROUP) if ROW_GROUP in pair_options else len(pair_options) - 1,
+        key=f"{key}_pair",
+        format_func=lambda c: "the user prompt's text" if c == "input" else c.removeprefix("group:"),
+        help="Two variants' responses to the same dataset row form a pair.",
+    )
+    variants = comparison.variants(group_col)
+    costs = (comparison.generation or {}).get("costs")
+    board = leaderboard(frame, group_col=group_col, costs=costs)
+
+    scored = int(frame["score"].notna().sum())
+    columns = st.columns(4)
+    columns[0].metric("Variants", len(variants))
+    columns[1].metric("Rows", frame[pair_col].map(variant_label).nunique())
+    columns[2].metric("Outcomes scored", scored)
+    columns[3].metric("Not scored", int(len(frame) - scored), help="Counted apart, never as a score of 0.")
+    if comparison.generation is not None:
+        render_generation(comparison.generation)
+
+    st.markdown("#### Leaderboard")
+    _leaderboard_table(board, names)
+    if len(variants) < 2:
+        st.info(f"Only one variant ({md_escape(variants[0])}) is in this run: add another variant to compare it with.")
+    if not scored:
+        st.warning("Nothing in this run was scored: see the status and error of each outcome in History.")
+
+    for sid in result.scorer_ids:
+        name = names[sid]
+        st.markdown(f"#### {md_escape(name)}")
+        span = _scale_range(run, sid)
+        left, right = st.columns(2)
+        left.plotly_chart(leaderboard_chart(board, sid, title=f"{name}: mean per variant"), key=f"{key}_board_{sid}")
+        right.plotly_chart(
+            score_distributions(comparison.scores(sid, group_col), title=f"{name}: scores", x_range=span),
+            key=f"{key}_dist_{sid}",
+        )
+        means = dimension_means(frame, sid, group_col, options=_options(run, sid), store=store)
+        if not means.empty:
+            st.plotly_chart(
+                dimension_bars(
+                    means.assign(dimension=means["label"]), title=f"{name}: mean per dimension", order=variants
+                ),
+                key=f"{key}_dims_{sid}",
+            )
+
+    if len(variants) >= 2:
+        st.markdown("#### Head to head")
+        _render_head_to_head(store, comparison, names, variants, group_col, pair_col, key)
+
+
+def _options(run: Mapping[str, Any], scorer: str) -> dict[str, Any]:
+    for entry in run.get("scorers") or []:
+        if entry.get("id") == scorer:
+            return dict(entry.get("options") or {})
+    return {}
+
+
+def _render_head_to_head(
+    store: Store,
+    comparison: Comparison,
+    names: Mapping[str, str],
+    variants: list[str],
+    group_col: str,
+    pair_col: str,
+    key: str,
+) -> None:
+    c1, c2, c3 = st.columns(3)
+    a = c1.selectbox("Variant A", variants, index=0, key=f"{key}_a")
+    b = c2.selectbox("Variant B", variants, index=1, key=f"{key}_b")
+    sid = c3.selectbox(
+        "Scorer", comparison.result.scorer_ids, key=f"{key}_scorer", format_func=lambda s: names.get(s, s)
+    )
+    if a == b:
+        st.info("Choose two different variants.")
+        return
+    frame = comparison.frame
+    try:
+        comparison_ab = paired(frame, sid, a, b, group_col=group_col, pair_col=pair_col)
+        rows = rows_by_difference(frame, sid, a, b, group_col=group_col, pair_col=pair_col)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    st.markdown(f"**{md_escape(comparison_ab.summary())}**")
+    m = st.columns(5)
+    m[0].metric("Pairs", comparison_ab.n_pairs)
+    m[1].metric(f"{a} wins", comparison_ab.wins)
+    m[2].metric("Ties", comparison_ab.ties)
+    m[3].metric(f"{b} wins", comparison_ab.losses)
+    p = comparison_ab.wilcoxon_p
+    m[4].metric(
+        "Wilcoxon p",
+        "—" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}"),
+        help="Two-sided Wilcoxon signed-rank test of the paired differences (ties dropped). "
+        + (comparison_ab.note or "Below 0.05: a difference this large would be unlikely by chance."),
+    )
+    left, right = st.columns([2, 3])
+    left.plotly_chart(
+        win_tie_loss_chart(comparison_ab.wins, comparison_ab.ties, comparison_ab.losses, a, b),
+        key=f"{key}_wtl",
+    )
+    right.plotly_chart(
+        head_to_head(rows, a, b, x_range=_scale_range(comparison.run, sid), title=f"{names.get(sid, sid)}: {a} vs {b}"),
+        key=f"{key}_h2h",
+    )
+
+    st.markdown("#### Rows with the largest difference")
+    if rows.empty:
+        st.info("No row was scored for both variants.")
+    else:
+        table = rows[["row_id", "score_a", "score_b", "diff", "input", "output_a", "output_b"]].copy()
+        for column in ("input", "output_a", "output_b"):
+            table[column] = table[column].map(lambda v: truncate(v, 80))
+        st.dataframe(
+            table.rename(
+                columns={
+                    "score_a": f"{a} score",
+                    "score_b": f"{b} score",
+                    "diff": "Δ (A − B)",
+                    "output_a": f"{a} response",
+                    "output_b": f"{b} response",
+                }
+            ),
+            hide_index=True,
+            key=f"{key}_rows",
+            column_config={f"{a} score": NUMBER_COLUMN, f"{b} score": NUMBER_COLUMN, "Δ (A − B)": NUMBER_COLUMN},
+        )
+        _render_row(comparison, rows, names, sid, a, b, group_col, pair_col, key)
+
+    st.markdown("#### Pairwise judge")
+    _render_pairwise(store, comparison, a, b, group_col, pair_col, key)
+
+
+def _render_row(
+    comparison: Comparison,
+    rows: pd.DataFrame,
+    names: Mapping[str, str],
+    sid: str,
+    a: str,
+    b: str,
+    group_col: str,
+    pair_col: str,
+    key: str,
+) -> None:
+    by_id = {str(r["row_id"]): r for r in rows.to_dict("records")}
+    row_id = st.selectbox(
+        "Row to inspect (largest |Δ| first)",
+        list(by_id),
+        key=f"{key}_row",
+        format_func=lambda r: f"{r} — Δ {by_id[r]['diff']:+.3f} — {truncate(by_id[r]['input'], 70)}",
+    )
+    row = by_id[row_id]
+    with st.container(border=True):
+        st.markdown("**User prompt**")
+        st.code(row["input"] or "", language=None, wrap_lines=True)
+        if isinstance(row["ground_truth"], str) and row["ground_truth"]:
+            st.markdown("**Ground truth**")
+            st.code(row["ground_truth"], language=None, wrap_lines=True)
+        left, right = st.columns(2)
+        for column, variant, side in ((left, a, "a"), (right, b, "b")):
+            column.markdown(f"**{md_escape(variant)}** · {md_escape(names.get(sid, sid))} {row[f'score_{side}']:.3f}")
+            column.code(row[f"output_{side}"] or "", language=None, wrap_lines=True)
+        st.markdown("**Text diff** (words of A struck through where B differs)")
+        st.html(response_diff(row["output_a"] or "", row["output_b"] or "", title_a=a, title_b=b))
+    tabs = st.tabs([f"Breakdown: {a}", f"Breakdown: {b}"])
+    for tab, variant, side in ((tabs[0], a, "a"), (tabs[1], b, "b")):
+        with tab:
+            for scorer in comparison.result.scorer_ids:
+                st.markdown(f"##### {md_escape(names.get(scorer, scorer))}")
+                outcome = comparison.outcome(scorer, group_col, variant, pair_col, row_id)
+                if outcome is None:
+                    st.info("No outcome for this row.")
+                else:
+                    render_outcome(outcome, key=f"{key}_row_{side}_{scorer}")
+
+
+def _render_pairwise(
+    store: Store, comparison: Comparison, a: str, b: str, group_col: str, pair_col: str, key: str
+) -> None:
+    st.caption(
+        "An LLM judge compares the two responses to each row against your rubric, twice (A shown first, then B "
+        "shown first); it declares a winner only when both orders agree, else a tie. Two judge calls per row, "
+        "with the sidebar's judge settings."
+    )
+    if not pair_col.startswith("group:"):
+        st.info("The pairwise judge pairs rows by a group column (such as row_id); choose one above.")
+        return
+    rubric = st.text_area("Rubric", value=DEFAULT_RUBRIC, key=f"{key}_rubric", height=80)
+    state_key = f"{key}_pairwise"
+    wanted = (a, b, group_col, pair_col, rubric.strip())
+    if st.button("Run the pairwise judge", key=f"{key}_pairwise_run", icon=":material/balance:"):
+        try:
+            judge = create_pairwise_judge_scorer(rubric, settings=judge_settings(), cache=store)
+            judge.judge  # noqa: B018 - creating the client checks the key before any call
+            with st.spinner("Judging every pair in both orders…"):
+                outcomes = pairwise_over_items(
+                    comparison.items_of(group_col, a),
+                    comparison.items_of(group_col, b),
+                    judge,
+                    pair_key=pair_col.removeprefix("group:"),
+                )
+        except ScorerError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state[state_key] = (wanted, outcomes)
+    saved = st.session_state.get(state_key)
+    if saved is None or saved[0] != wanted:
+        return
+    outcomes = saved[1]
+    if not outcomes:
+        st.info("No row has a response from both variants.")
+        return
+    rates = win_rates(outcomes)
+    st.plotly_chart(win_rate_chart(win_rate_table(rates, a, b)), key=f"{key}_winrate")
+    consistency = rates["consistency"]
+    st.caption(
+        f"{rates['n']} pair(s) judged, {rates['n_failed']} not judged. Win rates with 95% Wilson intervals. "
+        + ("" if math.isnan(consistency) else f"Both orders agreed on {consistency:.0%} of the pairs.")
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "row": o.row_id,
+                    "winner": {"a": a, "b": b, "tie": "tie"}[o.verdict.winner] if o.verdict else "—",
+                    "status": o.status.value,
+                    "reason": o.verdict.reason if o.verdict else o.error,
+                }
+                for o in outcomes
+            ]
+        ),
+        hide_index=True,
+        key=f"{key}_pairwise_table",
+    )
+
+
+def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs with groups (a comparison, or a Batch run grouped by a column), newest first."""
+    return [r for r in runs if (r.get("mapping") or {}).get("groups")]
+
+
+def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Comparison | None:
+    """Tab 2: pick a run with groups and compare its variants; the comparison shown, or None."""
+    comparable = comparison_runs(runs)
+    comparison = None
+    if not comparable:
+        st.info(
+            "No comparison yet: generate and score variants in the first tab (or score a dataset with a group column on the Batch page)."
+        )
+    else:
+        run_id = pick_run(comparable, "Run to compare", "compare_run_pick")
+        try:
+            comparison = load_comparison(store, run_id)
+        except KeyError:
+            st.warning(f"Run {run_id} is no longer in the store.")
+        else:
+            render_comparison(store, comparison, key="compare")
+    return comparison

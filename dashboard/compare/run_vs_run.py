@@ -1,0 +1,142 @@
+"""The Compare page's run-vs-run tab: two stored runs matched row by row."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from scorers import (
+    Store,
+)
+from scorers.analysis.compare import RunDiff, run_diff
+from scorers.analysis.report import run_comparison_report
+
+from ..batch import runs_table, truncate
+from ..compare_charts import (
+    delta_bars,
+)
+from ..results import md_escape
+from .common import pick_run, scorer_names
+from .report import render_report_builder
+
+
+def _diff_table(rows: pd.DataFrame, names: Mapping[str, str], label_a: str, label_b: str) -> pd.DataFrame:
+    table = rows.assign(scorer=rows["scorer"].map(lambda s: names.get(s, s)))
+    for column in ("input", "output_a", "output_b"):
+        if column in table.columns:
+            table[column] = table[column].map(lambda v: truncate(v, 80))
+    return table.rename(
+        columns={
+            "score_a": f"score in {label_a}",
+            "score_b": f"score in {label_b}",
+            "output_a": f"response in {label_a}",
+            "output_b": f"response in {label_b}",
+            "status_a": f"status in {label_a}",
+            "status_b": f"status in {label_b}",
+            "delta": "Δ (B − A)",
+        }
+    )
+
+
+def render_run_diff(diff: RunDiff, *, key: str) -> None:
+    """Two stored runs compared row by row (:func:`scorers.analysis.compare.run_diff`): what regressed and what improved.
+
+    Args:
+        diff: the comparison (deltas are run B − run A).
+        key: prefix of every widget and chart key.
+    """
+    key = f"{key}_{diff.run_a}_{diff.run_b}"
+    names = scorer_names([*diff.scorers, *diff.scorers_only_in_a, *diff.scorers_only_in_b])
+    if not diff.same_dataset:
+        st.warning(
+            md_escape(diff.dataset_note)
+            + " Only the rows with the same id in both runs are compared below; read the deltas with care."
+        )
+    elif diff.dataset_note:
+        st.info(md_escape(diff.dataset_note))
+    else:
+        st.success(f"Both runs score the same dataset ({len(set(diff.rows['item_id']))} rows matched by id).")
+    for label, only in ((diff.name_a, diff.scorers_only_in_a), (diff.name_b, diff.scorers_only_in_b)):
+        if only:
+            st.caption(md_escape(f"Only in {label}: {', '.join(names[s] for s in only)} (not compared)."))
+    if not diff.scorers:
+        st.warning("The two runs have no scorer in common: there is nothing to compare.")
+        return
+    columns = st.columns(4)
+    compared = int(diff.rows["delta"].notna().sum())
+    columns[0].metric("Outcomes compared", compared, help="Scored in both runs.")
+    columns[1].metric("Regressions", len(diff.regressions), help="Lower score in run B.")
+    columns[2].metric("Improvements", len(diff.improvements), help="Higher score in run B.")
+    columns[3].metric("Unchanged", int((diff.rows["delta"] == 0).sum()))
+    for sid in diff.scorers:
+        summary = diff.comparisons[sid].summary()
+        st.markdown(f"**{md_escape(names[sid])}** — {md_escape(summary)}")
+    overall = pd.DataFrame(
+        {
+            "name": [names[s] for s in diff.scorers],
+            "delta": [diff.comparisons[s].mean_diff for s in diff.scorers],
+        }
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(delta_bars(overall, title="Mean change per scorer (B − A, paired rows)"), key=f"{key}_scorers")
+    dims = diff.dimensions
+    dims = dims.assign(
+        name=[f"{names.get(s, s)} · {lab}" for s, lab in zip(dims["scorer"], dims["label"], strict=True)]
+    )
+    right.plotly_chart(delta_bars(dims, title="Mean change per dimension (B − A)"), key=f"{key}_dims")
+    config = {"Δ (B − A)": st.column_config.NumberColumn(format="%+.3f")}
+    st.markdown(f"#### Regressions ({len(diff.regressions)})")
+    if diff.regressions.empty:
+        st.caption("No row scored lower in run B.")
+    else:
+        st.dataframe(
+            _diff_table(diff.regressions, names, "A", "B"),
+            hide_index=True,
+            key=f"{key}_regressions",
+            column_config=config,
+        )
+    st.markdown(f"#### Improvements ({len(diff.improvements)})")
+    if diff.improvements.empty:
+        st.caption("No row scored higher in run B.")
+    else:
+        st.dataframe(
+            _diff_table(diff.improvements, names, "A", "B"),
+            hide_index=True,
+            key=f"{key}_improvements",
+            column_config=config,
+        )
+
+
+def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
+    """Tab 3: two stored runs picked from ``runs`` and compared row by row, with the report's Build button."""
+    st.caption(
+        "Two stored runs over the same dataset, matched row by row: what got worse and what got better from A to B."
+    )
+    if len(runs) < 2:
+        st.info("Run vs run needs two stored runs; there " + ("is one." if runs else "are none."))
+    else:
+        with st.expander("Stored runs", expanded=False):
+            st.dataframe(runs_table(runs).drop(columns=["id"]), hide_index=True)
+        left, right = st.columns(2)
+        with left:
+            run_a = pick_run(runs, "Run A (baseline)", "compare_diff_a", default=1)
+        with right:
+            run_b = pick_run(runs, "Run B", "compare_diff_b", default=0)
+        if run_a == run_b:
+            st.info("Choose two different runs.")
+        else:
+            try:
+                diff = run_diff(store, run_a, run_b)
+            except KeyError as exc:
+                st.warning(f"A run is no longer in the store: {exc}")
+            else:
+                render_run_diff(diff, key="compare_diff")
+                render_report_builder(
+                    "run comparison",
+                    lambda: run_comparison_report(store, run_b, run_a),
+                    f"run-comparison-{run_b}-vs-{run_a}.html",
+                    f"compare_report_diff_{run_a}_{run_b}",
+                )

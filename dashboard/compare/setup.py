@@ -1,0 +1,351 @@
+"""The Compare page's first tab: a dataset, variants (or existing responses), scorers, and the job."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from typing import Any
+
+import streamlit as st
+
+from scorers import (
+    InvalidInputError,
+    Judge,
+    LoadedDataset,
+    ScorerError,
+    Store,
+    create_scorer,
+    guess_columns,
+)
+from scorers.analysis.generate import (
+    Variant,
+    items_from_responses,
+    template_columns,
+    validate_variant,
+)
+from scorers.catalogue.registry import scorer_spec, scorer_specs
+
+from ..dataset_picker import pick_dataset
+from ..results import md_escape
+from ..run_view import check_judges
+from ..settings import judge_settings
+from .common import (
+    SESSION,
+    sample_datasets,
+)
+from .job import CompareJob, GenerationPlan, render_job_panel, session_job, start_job
+
+GENERATE, EXISTING = "Generate responses with variants", "Use existing responses"
+WIDE, LONG = "One response column per variant", "One row per response, with a variant or model column"
+DEFAULT_SYSTEMS = ("", "Answer in one short sentence.")
+
+
+def _none(value: str | None) -> str:
+    return "— none —" if value is None else value
+
+
+# ---- 1. dataset, variants, scorers
+
+
+def _dataset() -> LoadedDataset | None:
+    """The chosen dataset, with its size and loading problems shown."""
+    dataset = pick_dataset(
+        "compare",
+        samples=sample_datasets(),
+        upload_help="One row per question (to generate responses), or rows with the responses to compare.",
+        sample_first=True,
+    )
+    if dataset is None:
+        return None
+    st.caption(
+        f"{dataset.source_name}: {len(dataset.frame)} rows loaded, {len(dataset.columns)} columns ({dataset.format})."
+    )
+    for warning in dataset.warnings:
+        st.info(warning)
+    if dataset.skipped:
+        st.warning(f"{len(dataset.skipped)} record(s) of the file were not loaded.")
+    return dataset
+
+
+def _column(label: str, columns: list[str], guess: str | None, key: str, *, optional: bool, **kw: Any) -> str | None:
+    options: list[str | None] = ([None] if optional else []) + list(columns)
+    index = options.index(guess) if guess in options else 0
+    return st.selectbox(label, options, index=index, format_func=_none, key=key, **SESSION, **kw)
+
+
+def _variant_form(n: int, columns: list[str], input_col: str, default_model: str, token: str) -> Variant | None:
+    """One variant's widgets; the variant, or None when it is not valid (the problem is shown)."""
+    key = f"compare_v{n}_{token}"
+    with st.container(border=True):
+        c1, c2, c3, c4, c5 = st.columns([2, 3, 2, 2, 2])
+        name = c1.text_input("Name", value=chr(ord("A") + n), key=f"{key}_name", **SESSION)
+        model = c2.text_input("Target model", value=default_model, key=f"{key}_model", **SESSION)
+        temperature = c3.number_input(
+            "Temperature",
+            min_value=0.0,
+            max_value=2.0,
+            value=None,
+            step=0.1,
+            key=f"{key}_temperature",
+            placeholder="sidebar's",
+            help="Empty: the sidebar's temperature.",
+            **SESSION,
+        )
+        max_tokens = c4.number_input(
+            "Max tokens",
+            min_value=1,
+            value=None,
+            step=64,
+            key=f"{key}_max_tokens",
+            placeholder="server default",
+            **SESSION,
+        )
+        seed = c5.number_input("Seed", value=None, step=1, key=f"{key}_seed", placeholder="sidebar's", **SESSION)
+        left, right = st.columns(2)
+        system = left.text_area(
+            "System prompt",
+            value=DEFAULT_SYSTEMS[n] if n < len(DEFAULT_SYSTEMS) else "",
+            key=f"{key}_system",
+            height=100,
+            **SESSION,
+        )
+        template = right.text_area(
+            "Prompt template",
+            value="{" + input_col + "}",
+            key=f"{key}_template",
+            height=100,
+            help="The user message; dataset columns in braces, e.g. {" + input_col + "}. "
+            "Write {{ and }} for literal braces.",
+            **SESSION,
+        )
+        variant = Variant(
+            name=name.strip(),
+            model=model.strip(),
+            system_prompt=system,
+            prompt_template=template,
+            temperature=None if temperature is None else float(temperature),
+            max_tokens=None if max_tokens is None else int(max_tokens),
+            seed=None if seed is None else int(seed),
+        )
+        try:
+            validate_variant(variant, columns)
+        except InvalidInputError as exc:
+            st.error(str(exc))
+            return None
+        st.caption(md_escape("Uses column(s): " + ", ".join(template_columns(template))))
+        return variant
+
+
+def _variants(dataset: LoadedDataset, input_col: str, token: str) -> list[Variant] | None:
+    count = st.number_input(
+        "Number of variants", min_value=1, max_value=6, value=2, step=1, key="compare_n_variants", **SESSION
+    )
+    default_model = st.session_state.get("judge_model") or "gpt-4o-mini"
+    variants = [_variant_form(n, dataset.columns, input_col, default_model, token) for n in range(int(count))]
+    if any(v is None for v in variants):
+        return None
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        st.error("Give every variant a different name.")
+        return None
+    if len(variants) < 2:
+        st.info("One variant can be generated and scored, but there is nothing to compare it with: add another.")
+    return variants
+
+
+def _existing_items(dataset: LoadedDataset, roles: dict[str, str | None], token: str) -> tuple[list, dict] | None:
+    layout = st.radio("Layout", [WIDE, LONG], key="compare_layout", **SESSION)
+    columns = [c for c in dataset.columns if c not in (roles["input"], roles["ground_truth"], roles["id"])]
+    try:
+        if layout == WIDE:
+            guess = [c for c in [guess_columns(dataset.columns)["output"]] if c in columns]
+            chosen = st.multiselect(
+                "Response columns (one per variant; the column name is the variant's name)",
+                columns,
+                default=guess,
+                key=f"compare_response_cols_{token}",
+                **SESSION,
+            )
+            if not chosen:
+                st.warning("Choose the response columns, one per variant.")
+                return None
+            items = items_from_responses(
+                dataset.frame,
+                input_col=roles["input"],
+                response_cols={c: c for c in chosen},
+                system_col=roles["system"],
+                ground_truth_col=roles["ground_truth"],
+                id_col=roles["id"],
+            )
+            return items, {"layout": "wide", "responses": chosen}
+        c1, c2, c3 = st.columns(3)
+        variant_col = c1.selectbox("Variant (or model) column", columns, key=f"compare_variant_col_{token}", **SESSION)
+        guess = guess_columns(dataset.columns)["output"]
+        output_col = _column("Response column", columns, guess, f"compare_output_col_{token}", optional=False)
+        with c3:
+            model_col = _column("Model column (optional)", columns, None, f"compare_model_col_{token}", optional=True)
+        items = items_from_responses(
+            dataset.frame,
+            input_col=roles["input"],
+            variant_col=variant_col,
+            output_col=output_col,
+            model_col=model_col,
+            system_col=roles["system"],
+            ground_truth_col=roles["ground_truth"],
+            id_col=roles["id"],
+        )
+        return items, {"layout": "long", "variant": variant_col, "output": output_col, "model": model_col}
+    except InvalidInputError as exc:
+        st.error(str(exc))
+        return None
+
+
+def _scorers(store: Store, needs_settings: bool) -> tuple[list[Any], dict[str, dict[str, Any]], str | None, Any]:
+    """The chosen scorers (default options), their options, a problem to show, and the judge settings."""
+    chosen = st.multiselect(
+        "Scorers",
+        list(scorer_specs(store)),
+        default=["prompt-alignment", "textual-difference"],
+        format_func=lambda sid: scorer_spec(sid, store).name,
+        key="compare_scorers",
+        help="Each scorer runs with its default options on every response. Textual difference compares a response "
+        "with the ground truth column (or the question when there is none) and needs no judge.",
+        **SESSION,
+    )
+    if not chosen:
+        return [], {}, "Choose at least one scorer.", None
+    options: dict[str, dict[str, Any]] = {sid: {} for sid in chosen}
+    settings = None
+    try:
+        if needs_settings or any(scorer_spec(sid, store).uses_judge for sid in chosen):
+            settings = judge_settings()
+        scorers = [create_scorer(sid, {}, settings=settings, cache=store, store=store) for sid in chosen]
+    except ScorerError as exc:
+        return [], options, str(exc), settings
+    return scorers, options, check_judges(scorers), settings
+
+
+def _target_problem(settings: Any, variants: list[Variant]) -> str | None:
+    """None when the target models can be called as configured in the sidebar, else why not (no call is made)."""
+    try:
+        for variant in variants:
+            Judge(replace(settings, model=variant.model))
+    except ScorerError as exc:
+        return f"Generation: {exc}"
+    return None
+
+
+def render_setup(store: Store) -> None:
+    """Tab 1: the dataset, the variants (or existing responses), the scorers, Generate / Score, the job."""
+    dataset = _dataset()
+    if dataset is None:
+        return
+    token = hashlib.sha256(st.session_state["compare_dataset"][0].encode()).hexdigest()[:8]
+    mode = st.radio("Responses", [GENERATE, EXISTING], horizontal=True, key="compare_mode", **SESSION)
+    guessed = guess_columns(dataset.columns)
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        input_col = _column(
+            "Question column *", dataset.columns, guessed["input"], f"compare_input_{token}", optional=False
+        )
+    with c2:
+        # Generating: an existing answer column is the reference the new responses are compared with.
+        truth_guess = guessed["ground_truth"] or (guessed["output"] if mode == GENERATE else None)
+        truth_col = _column(
+            "Ground truth column", dataset.columns, truth_guess, f"compare_truth_{token}", optional=True
+        )
+    with c3:
+        id_col = _column("Row id column", dataset.columns, guessed["id"], f"compare_id_{token}", optional=True)
+    with c4:
+        system_col = None
+        if mode == EXISTING:
+            system_col = _column(
+                "System message column", dataset.columns, guessed["system"], f"compare_system_{token}", optional=True
+            )
+    frame = dataset.frame
+    if id_col is not None and frame[id_col].astype(str).duplicated().any():
+        st.error(f"The row id column {id_col!r} repeats values; choose another or none.")
+        return
+    plan = None
+    items: list = []
+    config: dict[str, Any] = {}
+    if mode == GENERATE:
+        rows_col, _ = st.columns([1, 3])
+        limit = rows_col.number_input(
+            "Rows to use",
+            min_value=1,
+            max_value=len(frame),
+            value=min(len(frame), 10),
+            step=1,
+            key=f"compare_rows_{token}",
+            help="The first rows of the dataset: every variant answers each of them.",
+            **SESSION,
+        )
+        st.markdown("##### Variants")
+        variants = _variants(dataset, input_col, token)
+    st.markdown("##### Scorers and run")
+    scorers, options, problem, settings = _scorers(store, needs_settings=mode == GENERATE)
+    if mode == GENERATE:
+        if variants is None:
+            problem = problem or "Fix the variants above first."
+        elif problem is None:
+            problem = _target_problem(settings, variants)
+        if variants is not None and settings is not None:
+            part = frame.head(int(limit))
+            ids = part[id_col].astype(str).tolist() if id_col else [str(i + 1) for i in range(len(part))]
+            plan = GenerationPlan(part.to_dict("records"), ids, variants, settings, input_col, truth_col)
+            st.caption(
+                f"{len(part)} rows × {len(variants)} variants = {len(part) * len(variants)} responses to generate, "
+                "then score. Responses already generated with the same settings come from the cache."
+            )
+    else:
+        picked = _existing_items(
+            dataset, {"input": input_col, "ground_truth": truth_col, "id": id_col, "system": system_col}, token
+        )
+        if picked is None:
+            problem = problem or "Choose the responses to compare first."
+        else:
+            items, config = picked
+            found = sorted({str(it.groups.get("variant")) for it in items})
+            st.caption(md_escape(f"{len(items)} responses of {len(found)} variant(s): {', '.join(found)}."))
+    left, right = st.columns(2)
+    concurrency = left.number_input(
+        "Concurrency", min_value=1, max_value=32, value=8, step=1, key="compare_concurrency", **SESSION
+    )
+    run_name = right.text_input(
+        "Run name (optional)", key="compare_run_name", placeholder=f"{dataset.source_name} <date>"
+    )
+    if problem:
+        st.error(problem)
+    job = session_job()
+    busy = job is not None and job.running
+    label = "Generate & score" if mode == GENERATE else "Score"
+    if st.button(label, type="primary", key="compare_go", icon=":material/play_arrow:", disabled=busy or bool(problem)):
+        mapping = {
+            "input": input_col,
+            "ground_truth": truth_col,
+            "id": id_col,
+            "system": system_col,
+            "groups": ["variant", "model", "row_id"],
+        }
+        start_job(
+            CompareJob(
+                store,
+                scorers,
+                options,
+                items=items,
+                plan=plan,
+                dataset_name=dataset.source_name,
+                run_name=run_name.strip() or None,
+                mapping=mapping,
+                config=config,
+                concurrency=int(concurrency),
+            )
+        )
+        st.rerun()
+    finished = render_job_panel()
+    if finished:
+        st.session_state["compare_run_pick"] = finished
+    job = session_job()
+    if job is not None and not job.running and job.run_id:
+        st.success(f"Stored as run {job.run_id} (reopen it from History). Its comparison is in the Comparison tab.")

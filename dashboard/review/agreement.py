@@ -1,0 +1,116 @@
+"""The Review page's agreement view: how often the judge agrees with people, and where it disagrees most."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from scorers import (
+    EvalItem,
+)
+from scorers.runs.export import item_texts
+
+from ..agreement_charts import calibration_chart, confusion_heatmap
+from ..results import md_escape
+from .context import (
+    ReviewContext,
+    fmt_number,
+    fmt_share,
+    open_row,
+    verdict_text,
+)
+
+
+def render_agreement(ctx: ReviewContext, *, top: int = 10) -> None:
+    """The agreement panel: the numbers, the confusion matrix, calibration, and the largest disagreements."""
+    report = ctx.report
+    if report.n_labelled == 0:
+        st.info(
+            f"No labelled row of {ctx.scorer_name} has a judge score yet. Label rows in the Review view, "
+            "or import labels made elsewhere."
+        )
+        return
+    if not report.meaningful:
+        st.warning(
+            f"Only {report.n_labelled} labelled row(s): with fewer than 10 the numbers below are not meaningful yet."
+        )
+    columns = st.columns(6)
+    columns[0].metric(
+        "Labelled rows",
+        report.n_labelled,
+        help=f"{report.n_verdicts} with a verdict, {report.n_scores} with a human score.",
+    )
+    columns[1].metric(
+        "Agreement rate",
+        fmt_share(report.agreement_rate),
+        help=f"Verdicts that match at the threshold {ctx.threshold:g}.",
+    )
+    columns[2].metric(
+        "Cohen's κ",
+        fmt_number(report.kappa.value),
+        help=report.kappa.reason
+        or (
+            f"(p_o − p_e) / (1 − p_e) with p_o = {fmt_number(report.kappa.p_observed)} and "
+            f"p_e = {fmt_number(report.kappa.p_expected)}"
+        ),
+    )
+    columns[3].metric(
+        "Spearman ρ",
+        fmt_number(report.spearman.value),
+        help=report.spearman.reason
+        or (
+            f"Rank correlation of {report.spearman.n} judge and human scores (p = {fmt_number(report.spearman.p_value)})"
+        ),
+    )
+    columns[4].metric(
+        "Pearson r",
+        fmt_number(report.pearson.value),
+        help=report.pearson.reason
+        or (
+            f"Linear correlation of {report.pearson.n} judge and human scores (p = {fmt_number(report.pearson.p_value)})"
+        ),
+    )
+    columns[5].metric(
+        "Mean absolute error",
+        fmt_number(report.mae),
+        help=f"Mean |judge − human| on the 0–{ctx.scale:g} scale, over rows with a human score.",
+    )
+    for note in report.notes[0 if report.meaningful else 1 :]:
+        st.caption(md_escape(note))
+    left, right = st.columns(2)
+    left.plotly_chart(confusion_heatmap(report.confusion), key=f"{ctx.key}_confusion")
+    right.plotly_chart(
+        calibration_chart(report.calibration, scale=ctx.scale, threshold=ctx.threshold), key=f"{ctx.key}_calibration"
+    )
+    st.markdown("**Where the judge and people disagree most** (|judge − human|, largest first)")
+    st.caption(
+        "A label without a score counts as the end of the scale it points at (pass → best, fail → worst). "
+        "Open a row to see it in the Review view."
+    )
+    shown = report.disagreements[:top]
+    for d in shown:
+        row = d.row
+        human = f"{d.human_value:.3g}" if row.human_score is not None else verdict_text(d.human_pass)
+        cols = st.columns([5, 2, 2, 1, 1.5], vertical_alignment="center")
+        cols[0].markdown(f"`{md_escape(row.item_id)}` — {md_escape(_excerpt(ctx.items[row.item_index]))}")
+        cols[1].markdown(f"judge **{row.judge_score:.3g}** ({verdict_text(d.judge_pass)})")
+        cols[2].markdown(f"human **{md_escape(human)}** ({verdict_text(d.human_pass)})")
+        cols[3].markdown(f"gap **{d.gap:.3g}**")
+        cols[4].button(
+            "Open",
+            key=f"{ctx.key}_open_{row.item_index}",
+            on_click=open_row,
+            args=(ctx.position_key, row.item_index),
+            icon=":material/open_in_new:",
+            help="Show this row in the Review view.",
+        )
+    if len(report.disagreements) > top:
+        st.caption(f"The {top} largest of {len(report.disagreements)} labelled rows.")
+
+
+def _excerpt(item: EvalItem, limit: int = 80) -> str:
+    text = item_texts(item)["output"] or item_texts(item)["input"] or ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# ---- consistency view

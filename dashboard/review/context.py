@@ -1,0 +1,234 @@
+"""What every view of the Review page needs: the run × scorer under review, the pickers, number formats."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from scorers import (
+    EvalItem,
+    EvalRunResult,
+    ItemOutcome,
+    ScorerError,
+    Store,
+    load_run,
+)
+from scorers.analysis.agreement import (
+    AgreementReport,
+    agreement_report,
+    agreement_rows,
+)
+from scorers.analysis.labels import (
+    Label,
+    current_labels,
+    scorer_scale,
+)
+from scorers.catalogue.registry import scorer_spec
+
+SESSION = {"persist_state": "session"}  # keep the reviewer's choices across pages
+
+REVIEWER_KEY = "review_reviewer"
+VIEW_KEY = "review_view"
+FILTER_KEY = "review_filter"
+VIEWS = ("Review", "Agreement", "Consistency", "Import and export")
+
+LOW_CONFIDENCE = "fewer than 10 labelled rows: not meaningful yet"
+
+
+@dataclass(frozen=True)
+class ReviewContext:
+    """What every view of one run × scorer needs.
+
+    Attributes:
+        store: the database.
+        run: the run record.
+        items: the run's items.
+        result: the run's outcomes.
+        scorer_id: the scorer under review.
+        scorer_name: its display name.
+        scale: the top of its scale.
+        threshold: the pass threshold on that scale.
+        higher_is_better: False for scorers where low scores are good.
+        uses_judge: True when the scorer calls an LLM judge.
+        outcomes: item index → the scorer's outcome (missing when not scored yet).
+        labels: item index → the current label of this scorer's row.
+        report: the agreement at ``threshold``.
+    """
+
+    store: Store
+    run: dict[str, Any]
+    items: list[EvalItem]
+    result: EvalRunResult
+    scorer_id: str
+    scorer_name: str
+    scale: float
+    threshold: float
+    higher_is_better: bool
+    uses_judge: bool
+    outcomes: dict[int, ItemOutcome]
+    labels: dict[int, Label]
+    report: AgreementReport
+
+    @property
+    def key(self) -> str:
+        """Prefix of the widget keys of this run × scorer (:func:`review_key`)."""
+        return review_key(self.run["id"], self.scorer_id)
+
+    @property
+    def position_key(self) -> str:
+        """Session-state key of the item index shown in the review view."""
+        return f"{self.key}_pos"
+
+
+def review_key(run_id: str, scorer_id: str) -> str:
+    """The prefix of the Review page's widget keys for one run × scorer: ``review_<run>_<8 hex of the scorer id>``.
+
+    A row's form widgets are ``<prefix>_<item index>_score``, ``_verdict``, ``_comment``,
+    ``_save``, ``_pass`` and ``_fail``; the navigation buttons ``<prefix>_previous`` and ``_next``.
+    """
+    return f"review_{run_id}_{hashlib.sha256(scorer_id.encode()).hexdigest()[:8]}"
+
+
+def _scorer_facts(scorer_id: str, store: Store) -> tuple[str, bool, bool]:
+    try:
+        spec = scorer_spec(scorer_id, store)
+    except ScorerError:
+        return scorer_id, True, True
+    return spec.name, spec.higher_is_better, spec.uses_judge
+
+
+def scorer_name(scorer_id: str, store: Store) -> str:
+    """The catalogue name of a scorer (its id when the catalogue no longer has it)."""
+    return _scorer_facts(scorer_id, store)[0]
+
+
+def load_context(store: Store, run_id: str, scorer_id: str, threshold: float) -> ReviewContext:
+    """Read the run, its outcomes for ``scorer_id``, the current labels, and measure agreement.
+
+    Raises:
+        KeyError: no such run.
+    """
+    run, items, result = load_run(store, run_id)
+    name, higher_is_better, uses_judge = _scorer_facts(scorer_id, store)
+    scale = scorer_scale(run, scorer_id, store)
+    labels = {index: label for (index, _), label in current_labels(store, run_id, scorer_id).items()}
+    outcomes = {o.item_index: o for o in result.outcomes if o.scorer_id == scorer_id}
+    rows = agreement_rows(result, {(i, scorer_id): label for i, label in labels.items()}, scorer_id)
+    report = agreement_report(rows, threshold=threshold, scale=scale, higher_is_better=higher_is_better)
+    return ReviewContext(
+        store,
+        run,
+        items,
+        result,
+        scorer_id,
+        name,
+        scale,
+        threshold,
+        higher_is_better,
+        uses_judge,
+        outcomes,
+        labels,
+        report,
+    )
+
+
+# ---- pure helpers (tested without Streamlit)
+
+
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A statistic for a metric: ``"—"`` when undefined.
+
+    >>> fmt_number(0.4), fmt_number(None)
+    ('0.400', '—')
+    """
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_share(value: float | None) -> str:
+    """A share as a percentage, ``"—"`` when undefined.
+
+    >>> fmt_share(0.75)
+    '75%'
+    """
+    return "—" if value is None else f"{value:.0%}"
+
+
+def verdict_text(value: bool | None) -> str:
+    """``"pass"``, ``"fail"`` or ``"—"``."""
+    return "—" if value is None else ("pass" if value else "fail")
+
+
+def reviewer_name() -> str:
+    """The reviewer's name, typed once per browser session (kept across pages)."""
+    name = st.text_input(
+        "Your name",
+        key=REVIEWER_KEY,
+        placeholder="who labels (recorded with every label)",
+        help="Typed once per browser session; every label you save records it.",
+        **SESSION,
+    )
+    return (name or "").strip()
+
+
+def pick_run(store: Store) -> str | None:
+    """A run chosen from the store (newest first), or None when there is none."""
+    runs = store.list_runs()
+    if not runs:
+        st.info("No runs yet. Score a dataset on the Batch page; its run can then be reviewed here.")
+        return None
+    by_id = {run["id"]: run for run in runs}
+    if st.session_state.get("review_run") not in by_id:
+        st.session_state.pop("review_run", None)
+    return st.selectbox(
+        "Run",
+        list(by_id),
+        key="review_run",
+        format_func=lambda rid: f"{by_id[rid]['name']} · {by_id[rid]['status']} · {rid}",
+        **SESSION,
+    )
+
+
+def pick_scorer(store: Store, run: Mapping[str, Any]) -> str | None:
+    """One of the run's scorers."""
+    ids = [s["id"] for s in run.get("scorers") or []]
+    if not ids:
+        return None
+    key = f"review_scorer_{run['id']}"
+    if st.session_state.get(key) not in ids:
+        st.session_state.pop(key, None)
+    return st.selectbox("Scorer", ids, key=key, format_func=lambda sid: scorer_name(sid, store), **SESSION)
+
+
+def pick_threshold(store: Store, run: Mapping[str, Any], scorer_id: str) -> float:
+    """The pass threshold on the scorer's scale (default: half the scale)."""
+    scale = scorer_scale(run, scorer_id, store)
+    higher = _scorer_facts(scorer_id, store)[1]
+    return float(
+        st.number_input(
+            f"Pass threshold (0–{scale:g})",
+            min_value=0.0,
+            max_value=float(scale),
+            value=scale / 2,
+            step=scale / 20,
+            format="%.3g",
+            key=f"{review_key(run['id'], scorer_id)}_threshold",
+            help=(
+                "The judge passes a row when its score is at least this; "
+                if higher
+                else "Lower is better for this scorer: the judge passes a row when its score is at most this; "
+            )
+            + "a person passes it when they said pass, or when their score passes the same test.",
+            **SESSION,
+        )
+    )
+
+
+def open_row(position_key: str, index: int) -> None:
+    """Show item ``index`` in the review view (a button callback: switches the view and clears the filter)."""
+    st.session_state[position_key] = index
+    st.session_state[VIEW_KEY] = "Review"
+    st.session_state[FILTER_KEY] = "all"

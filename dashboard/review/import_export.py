@@ -1,0 +1,195 @@
+"""The Review page's import and export view: labels made elsewhere in, results with their labels out."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from scorers import (
+    DatasetError,
+    InvalidInputError,
+    guess_columns,
+    load_dataset,
+)
+from scorers.analysis.labels import (
+    export_labelled_run,
+    import_labels,
+    match_labels,
+    parse_verdict,
+)
+
+from ..batch import UPLOAD_TYPES
+from .context import (
+    ReviewContext,
+)
+
+
+def guess_label_column(columns: Sequence[str]) -> str | None:
+    """A column that looks like human labels (``human_score``, ``label``, ``verdict``, ``pass`` ...), or None.
+
+    >>> guess_label_column(["id", "prompt", "Human score"])
+    'Human score'
+    """
+    hints = ("human", "label", "verdict", "rating", "pass", "grade")
+    for hint in hints:
+        for column in columns:
+            if hint in str(column).lower():
+                return column
+    return None
+
+
+def guess_label_kind(values: Sequence[Any]) -> str:
+    """``"verdict"`` when more cells hold pass/fail words than numbers, else ``"score"``.
+
+    >>> guess_label_kind(["pass", "FAIL", "", "perhaps"]), guess_label_kind(["0.5", "1", "n/a"])
+    ('verdict', 'score')
+    """
+    words = numbers = 0
+    for value in values:
+        if isinstance(value, bool):
+            words += 1
+            continue
+        try:
+            float(str(value).strip())
+        except ValueError:
+            pass
+        else:
+            numbers += not (isinstance(value, float) and math.isnan(value))
+            continue
+        try:
+            parse_verdict(value)
+        except ValueError:
+            continue
+        words += 1
+    return "verdict" if words > numbers else "score"
+
+
+# ---- pickers
+
+
+def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
+    """Import labels from a dataset column; export the results with their labels."""
+    st.subheader("Import labels made elsewhere")
+    st.caption(
+        "Upload the dataset with a column of human labels (a score on the scorer's scale, or pass/fail). "
+        "Rows are matched to the run's items by an id column or by row order; every row that gives no "
+        "label is listed with the reason. Imported labels are added to each row's history."
+    )
+    uploaded = st.file_uploader("Dataset with labels", type=list(UPLOAD_TYPES), key=f"{ctx.key}_upload")
+    if uploaded is not None:
+        _render_import(ctx, reviewer, uploaded.getvalue(), uploaded.name)
+    st.subheader("Export results with labels")
+    st.caption(
+        "One row per item and scorer with the judge's score kept and the current label's columns joined: "
+        "human_score, human_pass, human_comment, reviewer, labelled_at, label_source, label_edits, "
+        "judge_score_at_label. CSV cells a spreadsheet would run as a formula are prefixed with '."
+    )
+    left, right = st.columns(2)
+    stem = f"labels-{ctx.run['id']}"
+    for column, fmt, label, mime in (
+        (left, "csv", "CSV", "text/csv"),
+        (right, "jsonl", "JSON Lines", "application/x-ndjson"),
+    ):
+        column.download_button(
+            label,
+            data=export_labelled_run(ctx.store, ctx.result, ctx.items, fmt),
+            file_name=f"{stem}.{fmt}",
+            mime=mime,
+            key=f"{ctx.key}_export_{fmt}",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+
+
+def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) -> None:
+    try:
+        dataset = load_dataset(data, name=name)
+    except DatasetError as exc:
+        st.error(str(exc))
+        return
+    columns = list(dataset.columns)
+    token = f"{ctx.key}_{hashlib.sha256(data).hexdigest()[:8]}"
+    guessed = guess_label_column(columns)
+    c1, c2, c3, c4 = st.columns(4)
+    column = c1.selectbox(
+        "Labels column", columns, index=columns.index(guessed) if guessed else 0, key=f"{token}_column"
+    )
+    kinds = {"score": f"Score (0–{ctx.scale:g})", "verdict": "Pass/fail"}
+    guess = guess_label_kind(dataset.frame[column].tolist())
+    kind = c2.radio(
+        "It holds", list(kinds), index=list(kinds).index(guess), format_func=kinds.get, key=f"{token}_kind_{column}"
+    )
+    id_guess = guess_columns(columns).get("id")
+    match_options: list[str | None] = [None, *columns]
+    id_column = c3.selectbox(
+        "Match rows by",
+        match_options,
+        index=match_options.index(id_guess) if id_guess in columns else 0,
+        format_func=lambda c: "row order" if c is None else f"id column: {c}",
+        key=f"{token}_id",
+    )
+    comment_options: list[str | None] = [None, *[c for c in columns if c != column]]
+    comment_column = c4.selectbox(
+        "Comments column (optional)",
+        comment_options,
+        format_func=lambda c: "— none —" if c is None else c,
+        key=f"{token}_comment",
+    )
+    try:
+        match = match_labels(
+            dataset.frame,
+            ctx.items,
+            column=column,
+            kind=kind,
+            scorer_id=ctx.scorer_id,
+            id_column=id_column,
+            row_labels=[dataset.row_label(i) for i in range(len(dataset.frame))],
+            max_score=ctx.scale,
+            comment_column=comment_column,
+        )
+    except InvalidInputError as exc:
+        st.error(str(exc))
+        return
+    st.markdown(
+        f"**{len(match.labels)} of {match.n_rows} rows give a label**; {len(match.problems)} do not; "
+        f"{len(match.unlabelled_items)} of the run's {len(ctx.items)} items get none."
+    )
+    if dataset.skipped:
+        st.warning(
+            f"{len(dataset.skipped)} record(s) of the file could not be read at all: "
+            + "; ".join(str(s) for s in dataset.skipped[:5])
+        )
+    if match.problems:
+        with st.expander(f"Rows without a label ({len(match.problems)})", expanded=len(match.problems) <= 10):
+            st.dataframe(
+                pd.DataFrame([{"row": p.row, "key": p.key, "reason": p.reason} for p in match.problems]),
+                hide_index=True,
+                key=f"{token}_problems",
+            )
+    if not reviewer:
+        st.caption("Type your name at the top to import: every label records who gave it.")
+    if st.button(
+        f"Import {len(match.labels)} label(s)",
+        type="primary",
+        key=f"{token}_import",
+        disabled=not reviewer or not match.labels,
+        help="Type your name at the top first." if not reviewer else None,
+        icon=":material/upload:",
+    ):
+        try:
+            saved = import_labels(
+                ctx.store, ctx.run["id"], match, reviewer=reviewer, file_name=name, max_score=ctx.scale
+            )
+        except InvalidInputError as exc:
+            st.error(str(exc))
+            return
+        st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}."
+        st.rerun()
+    done = st.session_state.pop(f"{ctx.key}_imported", None)
+    if done:
+        st.success(done)

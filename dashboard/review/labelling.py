@@ -1,0 +1,458 @@
+"""The Review page's labelling view: step through a run's results and label them.
+
+Keyboard (Streamlit 1.67's native ``st.button(..., shortcut=...)``; the shortcut is shown on
+each button): ``J`` next row, ``K`` previous row, ``U`` thumbs up (pass: save and go on),
+``D`` thumbs down (fail: save and go on). The score and the comment sit in a form, so
+``Enter`` in either saves. Streamlit binds keys to buttons only, so a small script
+(:data:`FOCUS_SCRIPT`, ``st.html`` with JavaScript) adds ``S`` to put the cursor in the
+score field, ``M`` in the comment field, and ``Esc`` to leave them (``Enter`` saves and
+leaves them too); letter shortcuts do nothing while the cursor is in a field, so typing
+a comment never triggers them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from scorers import (
+    EvalItem,
+    InvalidInputError,
+    ItemOutcome,
+)
+from scorers.analysis.agreement import (
+    AgreementRow,
+    human_verdict,
+    passes,
+)
+from scorers.analysis.labels import (
+    Label,
+    current_labels,
+    label_history,
+    save_label,
+)
+from scorers.runs.export import item_texts
+
+from ..results import md_escape, render_outcome
+from ..runs import RunFailure
+from .context import (
+    FILTER_KEY,
+    LOW_CONFIDENCE,
+    SESSION,
+    ReviewContext,
+    fmt_number,
+    fmt_share,
+    verdict_text,
+)
+
+FILTERS: dict[str, str] = {
+    "all": "All rows",
+    "unlabelled": "Unlabelled",
+    "labelled": "Labelled",
+    "disagreements": "Disagreements",
+    "low": "Low judge scores",
+}
+"""Review filters: key → label. Disagreements: judge verdict ≠ human verdict at the threshold;
+low judge scores: scored below the threshold, lowest first."""
+
+SHORTCUTS: dict[str, str] = {"next": "J", "previous": "K", "pass": "U", "fail": "D"}
+"""Native Streamlit button shortcuts of the review view."""
+
+FOCUS_KEYS: dict[str, str] = {"s": "review_score_box", "m": "review_comment_box"}
+"""Keys of :data:`FOCUS_SCRIPT`: key → the ``st.container`` key whose input it focuses."""
+
+FOCUS_SCRIPT = """
+<script>
+(() => {
+  if (window.__scorerStudioReviewKeys) return;
+  window.__scorerStudioReviewKeys = true;
+  const boxes = __BOXES__;
+  const editable = (el) => el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const ours = editable(target) && target.closest("[class*='st-key-review_']");
+    if (ours && event.key === "Escape") {
+      target.blur();
+      return;
+    }
+    if (ours && event.key === "Enter") {
+      setTimeout(() => target.blur(), 0);  // Streamlit saves on Enter; then the letter keys work again
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey || editable(target)) return;
+    const box = boxes[(event.key || "").toLowerCase()];
+    if (!box) return;
+    const field = document.querySelector(`.st-key-${box} input`);
+    if (!field) return;
+    event.preventDefault();
+    field.focus();
+    field.select();
+  });
+})();
+</script>
+""".replace("__BOXES__", json.dumps(FOCUS_KEYS))
+"""Focus keys for the score and comment fields (Streamlit binds shortcuts to buttons only)."""
+
+
+def review_queue(
+    n_items: int,
+    outcomes: Mapping[int, ItemOutcome],
+    labels: Mapping[int, Label],
+    mode: str,
+    *,
+    threshold: float,
+    higher_is_better: bool = True,
+) -> list[int]:
+    """The item indexes a filter shows, in review order.
+
+    Args:
+        n_items: items in the run.
+        outcomes: item index → the scorer's outcome.
+        labels: item index → current label.
+        mode: a key of :data:`FILTERS`.
+        threshold: the pass threshold.
+        higher_is_better: the scorer's direction.
+
+    Returns:
+        Item order, except ``"low"``: scored rows below the threshold, lowest score first.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    indexes = range(n_items)
+    if mode == "all":
+        return list(indexes)
+    if mode == "unlabelled":
+        return [i for i in indexes if i not in labels]
+    if mode == "labelled":
+        return [i for i in indexes if i in labels]
+    if mode == "disagreements":
+        out = []
+        for i in indexes:
+            label, outcome = labels.get(i), outcomes.get(i)
+            if label is None or outcome is None or outcome.score is None:
+                continue
+            row = AgreementRow(i, outcome.item_id, outcome.score, label.human_score, label.human_pass)
+            verdict = human_verdict(row, threshold, higher_is_better=higher_is_better)
+            if verdict is not None and verdict != passes(outcome.score, threshold, higher_is_better=higher_is_better):
+                out.append(i)
+        return out
+    if mode == "low":
+        low = [i for i in indexes if (o := outcomes.get(i)) is not None and o.score is not None and o.score < threshold]
+        return sorted(low, key=lambda i: (outcomes[i].score, i))
+    raise ValueError(f"unknown review filter {mode!r}; use one of {', '.join(FILTERS)}")
+
+
+def queue_order(outcomes: Mapping[int, ItemOutcome], mode: str) -> Callable[[int], tuple[float, int]]:
+    """The sort key of :func:`review_queue` for ``mode`` (defined for every item, queued or not)."""
+    if mode == "low":
+
+        def by_score(i: int) -> tuple[float, int]:
+            o = outcomes.get(i)
+            return (o.score if o is not None and o.score is not None else math.inf, i)
+
+        return by_score
+    return lambda i: (0.0, i)
+
+
+def step(queue: Sequence[int], current: int | None, direction: int, key: Callable[[int], Any]) -> int | None:
+    """The queued item after (``direction`` = 1) or before (−1) ``current``, or None at an end.
+
+    ``current`` need not be queued (a row just labelled leaves the "Unlabelled" queue):
+    its place in the order still decides what comes next.
+
+    >>> step([1, 3, 5], 3, 1, lambda i: i), step([1, 3, 5], 2, 1, lambda i: i), step([1, 3, 5], 1, -1, lambda i: i)
+    (5, 3, None)
+    """
+    if not queue:
+        return None
+    if current is None:
+        return queue[0] if direction > 0 else queue[-1]
+    if current in queue:
+        j = list(queue).index(current) + direction
+        return queue[j] if 0 <= j < len(queue) else None
+    k = key(current)
+    if direction > 0:
+        return next((q for q in queue if key(q) > k), None)
+    return next((q for q in reversed(queue) if key(q) < k), None)
+
+
+def resolve_position(queue: Sequence[int], current: int | None, key: Callable[[int], Any]) -> int | None:
+    """The row to show: ``current`` when queued, else the next queued one, else the last; None for an empty queue."""
+    if not queue:
+        return None
+    if current in queue:
+        return current
+    following = step(queue, current, 1, key)
+    return following if following is not None else queue[-1]
+
+
+def _go(position_key: str, index: int | None) -> None:
+    if index is not None:
+        st.session_state[position_key] = index
+
+
+def render_agreement_strip(ctx: ReviewContext) -> None:
+    """Three numbers that move as rows are labelled: labelled rows, agreement rate, Cohen's kappa."""
+    report = ctx.report
+    columns = st.columns(4)
+    columns[0].metric("Labelled", f"{len(ctx.labels)} of {len(ctx.items)}")
+    columns[1].metric(
+        "Agreement",
+        fmt_share(report.agreement_rate),
+        help=f"Share of labelled rows where the judge's verdict at {ctx.threshold:g} matches the person's.",
+    )
+    columns[2].metric("Cohen's κ", fmt_number(report.kappa.value), help=report.kappa.reason or None)
+    columns[3].metric(
+        "Judge vs human MAE", fmt_number(report.mae), help="Mean |judge − human| of rows with a human score."
+    )
+    if report.n_labelled and not report.meaningful:
+        st.caption(f"{report.n_labelled} labelled row(s) the judge scored: {LOW_CONFIDENCE}.")
+
+
+def _render_texts(item: EvalItem) -> None:
+    texts = item_texts(item)
+    for label, field in (
+        ("User prompt", "input"),
+        ("System message", "system"),
+        ("Response", "output"),
+        ("Ground truth", "ground_truth"),
+    ):
+        if texts[field]:
+            st.markdown(f"**{label}**")
+            st.code(texts[field], language=None, wrap_lines=True)
+    for name, value in item.groups.items():
+        st.caption(md_escape(f"{name}: {value}"))
+
+
+def _judge_line(ctx: ReviewContext, outcome: ItemOutcome | None) -> str:
+    if outcome is None:
+        return "Judge: not scored yet (the run stopped before this row)."
+    if outcome.score is None:
+        return f"Judge: not scored ({outcome.status.value.replace('_', ' ')})."
+    verdict = passes(outcome.score, ctx.threshold, higher_is_better=ctx.higher_is_better)
+    return f"Judge: {outcome.score:.3g} of {ctx.scale:g} → {verdict_text(verdict)} at {ctx.threshold:g}"
+
+
+def _save(
+    ctx: ReviewContext,
+    index: int,
+    reviewer: str,
+    score: float | None,
+    verdict: bool | None,
+    comment: str,
+    advance: bool,
+    mode: str,
+) -> None:
+    try:
+        save_label(
+            ctx.store,
+            ctx.run["id"],
+            index,
+            ctx.scorer_id,
+            reviewer=reviewer,
+            human_score=score,
+            human_pass=verdict,
+            comment=comment,
+            max_score=ctx.scale,
+        )
+    except InvalidInputError as exc:
+        st.error(str(exc))
+        return
+    if advance:
+        labels = {i: label for (i, _), label in current_labels(ctx.store, ctx.run["id"], ctx.scorer_id).items()}
+        queue = review_queue(
+            len(ctx.items), ctx.outcomes, labels, mode, threshold=ctx.threshold, higher_is_better=ctx.higher_is_better
+        )
+        _go(ctx.position_key, step(queue, index, 1, queue_order(ctx.outcomes, mode)))
+    for field in ("score", "verdict", "comment"):  # the row's form shows the saved label next time
+        st.session_state.pop(f"{ctx.key}_{index}_{field}", None)
+    st.session_state[f"{ctx.key}_saved"] = f"Saved your label of {ctx.items[index].item_id}."
+    st.rerun()
+
+
+def _render_label_form(ctx: ReviewContext, index: int, reviewer: str, mode: str) -> None:
+    current = ctx.labels.get(index)
+    row_key = f"{ctx.key}_{index}"
+    advance = st.checkbox("After saving, go to the next row", value=True, key=f"{ctx.key}_advance", **SESSION)
+    if not reviewer:
+        st.caption("Type your name at the top to save labels: every label records who gave it.")
+    with st.form(f"{row_key}_form", border=True, enter_to_submit=True):
+        left, right = st.columns([1, 1])
+        with left.container(key=FOCUS_KEYS["s"]):
+            score = st.number_input(
+                f"Your score (0–{ctx.scale:g}) · S",
+                min_value=0.0,
+                max_value=float(ctx.scale),
+                value=current.human_score if current else None,
+                step=ctx.scale / 100,
+                format="%.3g",
+                placeholder="none",
+                key=f"{row_key}_score",
+                help="Optional, on the scorer's scale. S puts the cursor here; Enter saves; Esc leaves the field.",
+            )
+        choices = ["none", "pass", "fail"]
+        verdict = right.radio(
+            "Your verdict",
+            choices,
+            index=choices.index(verdict_text(current.human_pass).replace("—", "none")) if current else 0,
+            horizontal=True,
+            key=f"{row_key}_verdict",
+            help="Used by Save; the thumbs buttons set it themselves.",
+        )
+        with st.container(key=FOCUS_KEYS["m"]):
+            comment = st.text_input(
+                "Comment · M",
+                value=current.comment if current else "",
+                key=f"{row_key}_comment",
+                placeholder="why (optional)",
+                help="M puts the cursor here; Enter saves; Esc leaves the field.",
+            )
+        b1, b2, b3 = st.columns(3)
+        disabled = not reviewer
+        why = "Type your name at the top first." if disabled else None
+        save = b1.form_submit_button(
+            "Save",
+            type="primary",
+            icon=":material/save:",
+            key=f"{row_key}_save",
+            disabled=disabled,
+            help=why or "Save the score, verdict and comment (Enter).",
+        )
+        up = b2.form_submit_button(
+            "Pass",
+            icon=":material/thumb_up:",
+            key=f"{row_key}_pass",
+            shortcut=SHORTCUTS["pass"],
+            disabled=disabled,
+            help=why or "Thumbs up: save as pass (with the score and comment typed).",
+        )
+        down = b3.form_submit_button(
+            "Fail",
+            icon=":material/thumb_down:",
+            key=f"{row_key}_fail",
+            shortcut=SHORTCUTS["fail"],
+            disabled=disabled,
+            help=why or "Thumbs down: save as fail (with the score and comment typed).",
+        )
+    if save or up or down:
+        chosen = True if up else False if down else {"pass": True, "fail": False}.get(verdict)
+        _save(ctx, index, reviewer, score, chosen, comment or "", advance, mode)
+
+
+def _render_history(ctx: ReviewContext, index: int) -> None:
+    history = label_history(ctx.store, ctx.run["id"], index, ctx.scorer_id)
+    if not history:
+        st.caption("No label yet.")
+        return
+    latest = history[-1]
+    st.markdown(
+        md_escape(
+            f"Current label: {verdict_text(latest.human_pass)}"
+            + (f", score {latest.human_score:g}" if latest.human_score is not None else "")
+            + f" by {latest.reviewer}, {latest.created_at[:16].replace('T', ' ')} UTC"
+        )
+        + (f" — “{md_escape(latest.comment)}”" if latest.comment else "")
+    )
+    if latest.judge_score is not None and ctx.outcomes.get(index) and ctx.outcomes[index].score != latest.judge_score:
+        st.caption(f"The judge's score was {latest.judge_score:g} when this was labelled; the row was re-scored since.")
+    with st.expander(f"History of this label ({len(history)} save{'s' if len(history) != 1 else ''})"):
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "saved at (UTC)": h.created_at.replace("T", " ")[:19],
+                        "reviewer": h.reviewer,
+                        "score": h.human_score,
+                        "verdict": verdict_text(h.human_pass),
+                        "comment": h.comment,
+                        "judge score then": h.judge_score,
+                        "source": h.source,
+                    }
+                    for h in reversed(history)
+                ]
+            ),
+            hide_index=True,
+            key=f"{ctx.key}_{index}_history",
+        )
+
+
+def render_review(ctx: ReviewContext, reviewer: str) -> None:
+    """The review view: filters, the agreement strip, one row with its texts, breakdown and label form."""
+    st.html(FOCUS_SCRIPT, unsafe_allow_javascript=True)
+    mode = st.radio("Show", list(FILTERS), format_func=FILTERS.get, horizontal=True, key=FILTER_KEY, **SESSION)
+    render_agreement_strip(ctx)
+    saved = st.session_state.pop(f"{ctx.key}_saved", None)
+    if saved:
+        st.toast(saved, icon=":material/check:")
+    queue = review_queue(
+        len(ctx.items), ctx.outcomes, ctx.labels, mode, threshold=ctx.threshold, higher_is_better=ctx.higher_is_better
+    )
+    order = queue_order(ctx.outcomes, mode)
+    index = resolve_position(queue, st.session_state.get(ctx.position_key), order)
+    if index is None:
+        empty = {
+            "unlabelled": f"Every one of the {len(ctx.items)} rows is labelled.",
+            "labelled": "No row is labelled yet.",
+            "disagreements": f"No labelled row where the judge and the person disagree at {ctx.threshold:g}.",
+            "low": f"No scored row is below {ctx.threshold:g}.",
+        }
+        st.info(empty.get(mode, "The run has no items."))
+        return
+    st.session_state[ctx.position_key] = index
+    item = ctx.items[index]
+    previous, following = step(queue, index, -1, order), step(queue, index, 1, order)
+    head, prev_col, next_col = st.columns([4, 1, 1], vertical_alignment="center")
+    head.markdown(
+        f"**Row {queue.index(index) + 1} of {len(queue)}** ({FILTERS[mode].lower()}) · item "
+        f"`{md_escape(item.item_id)}` (#{index + 1} of {len(ctx.items)})"
+    )
+    prev_col.button(
+        "Previous",
+        key=f"{ctx.key}_previous",
+        icon=":material/arrow_back:",
+        shortcut=SHORTCUTS["previous"],
+        on_click=_go,
+        args=(ctx.position_key, previous),
+        disabled=previous is None,
+    )
+    next_col.button(
+        "Next",
+        key=f"{ctx.key}_next",
+        icon=":material/arrow_forward:",
+        shortcut=SHORTCUTS["next"],
+        on_click=_go,
+        args=(ctx.position_key, following),
+        disabled=following is None,
+    )
+    st.caption(
+        "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
+        "Esc leaves a field (letter keys do nothing while the cursor is in a field)."
+    )
+    outcome = ctx.outcomes.get(index)
+    texts_col, label_col = st.columns([3, 2])
+    with texts_col:
+        _render_texts(item)
+    with label_col:
+        st.markdown(f"**{md_escape(_judge_line(ctx, outcome))}**")
+        st.caption("Your label is stored apart: the judge's score and breakdown are kept as they are.")
+        _render_label_form(ctx, index, reviewer, mode)
+        _render_history(ctx, index)
+    with st.expander(f"The judge's breakdown ({ctx.scorer_name})", expanded=True):
+        if outcome is None:
+            st.info("Not scored yet: the run stopped before this row. Resume the run on the History page.")
+        elif outcome.result is not None:
+            render_outcome(outcome.result, key=f"{ctx.key}_{index}_outcome")
+        else:
+            render_outcome(
+                RunFailure(outcome.error or "not scored", outcome.status, outcome.raw_reply),
+                key=f"{ctx.key}_{index}_outcome",
+            )
+
+
+# ---- agreement view
