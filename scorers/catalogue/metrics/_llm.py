@@ -244,7 +244,9 @@ def merge_info(first: JudgeInfo, second: JudgeInfo) -> JudgeInfo:
 class JudgedScorer:
     """Frame of a one-call LLM scorer: lazy judge, ``render_prompt`` and ``run``.
 
-    A subclass sets ``id``, ``name``, ``output_model``, ``schema_name`` and
+    The constructor keeps every checked option as an attribute of the same name
+    (``self.context``, ``self.include_input``). A subclass sets ``id``, ``name``,
+    ``output_model``, ``schema_name`` and
     ``expected_completion_tokens`` and implements :meth:`_validate` (input checks
     before any call), :meth:`_messages` (the judge prompt) and :meth:`_score`
     (the judge's validated answer -> the 0..1 score, the analysis and the reason).
@@ -258,10 +260,12 @@ class JudgedScorer:
     expected_completion_tokens = 400
     judge_calls_per_run = 1
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float):
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, **options: Any):
         self.settings = settings
         self.cache = cache
         self.scale = scale
+        for name, value in options.items():
+            setattr(self, name, value)
         self._judge: Judge | None = None
 
     @property

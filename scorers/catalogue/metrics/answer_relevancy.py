@@ -13,22 +13,18 @@ from typing import Any
 
 from pydantic import Field
 
+from scorers.catalogue.metrics._define import SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     JudgedScorer,
-    Option,
     StrictModel,
     Verdict,
     number,
     quoted,
-    read_options,
     require_text,
-    resolve_settings,
     system_message,
 )
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "answer-relevancy"
 DEFAULT_UNCERTAINTY_WEIGHT = 0.3
@@ -113,9 +109,7 @@ class AnswerRelevancyScorer(JudgedScorer):
     schema_name = "answer_relevancy"
     expected_completion_tokens = 400
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, uncertainty_weight: float):
-        super().__init__(settings, cache, scale)
-        self.uncertainty_weight = uncertainty_weight
+    uncertainty_weight: float
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.user_text, "input", "the user's question (the input's user messages)")
@@ -141,79 +135,53 @@ class AnswerRelevancyScorer(JudgedScorer):
         return {"relevant": counts["yes"] / n, "partlyRelevant": counts["unsure"] / n, "irrelevant": counts["no"] / n}
 
 
-OPTIONS = {
-    "scale": SCALE_OPTION,
-    "uncertainty_weight": Option(DEFAULT_UNCERTAINTY_WEIGHT, number(minimum=0, maximum=1)),
-}
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Answer relevancy",
+    scorer=AnswerRelevancyScorer,
+    params=(
+        SCALE_PARAM,
+        Param(
+            "uncertainty_weight",
+            DEFAULT_UNCERTAINTY_WEIGHT,
+            number(minimum=0, maximum=1),
+            "Uncertainty weight",
+            "number",
+            "Credit of a statement judged 'unsure' (partly relevant), in [0, 1].",
+        ),
+    ),
+    inputs=("input", "output"),
+    measures="How much of the response is relevant to the user's question, statement by statement.",
+    formula="(#yes + uncertainty_weight·#unsure) / #statements; no statements → 0; round half up to 2 decimals, × scale",
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "How do I reverse a list in Python?"}],
+        "output": "Use my_list.reverse() to reverse in place, or my_list[::-1] for a reversed copy. "
+        "Python was created by Guido van Rossum.",
+    },
+    notes=(
+        "One judge call returns the statements with their verdicts (Mastra: 3 calls); the reason is written "
+        "in code from the verdicts. Verdicts are yes/no/unsure, compared after trimming and lower-casing; "
+        "any other label is invalid judge output (re-asked once). No statements → 0. uncertainty_weight "
+        "keeps its 0.3 default when only scale is given (Mastra drops it then). An empty response or a run "
+        "without a user message is invalid input, not a 0."
+    ),
+)
 
-
-def create_answer_relevancy_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **option_kwargs: Any,
-) -> AnswerRelevancyScorer:
+create_answer_relevancy_scorer = factory(
+    METRIC,
     """Create the LLM-judged answer-relevancy scorer (Mastra's ``createAnswerRelevancyScorer``).
 
     One judge call splits the response into statements and judges each against the
     user's question; the code scores:
     ``round_half_up((#yes + uncertainty_weight·#unsure) / #statements × scale, 2)``,
-    0 when the response has no statements.
+    0 when the response has no statements. The run needs a user message and a
+    non-empty response.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (finite number > 0, default 1) and ``uncertainty_weight``
-            (or ``uncertaintyWeight``: credit of an "unsure" statement, in [0, 1], default
-            0.3, also when only ``scale`` is given). Options may also be keyword arguments.
-        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-        **option_kwargs: options as keyword arguments (they win over ``options``).
-
-    Returns:
-        The scorer; ``run(payload)`` needs a user message and a non-empty response.
-
-    Raises:
-        InvalidInputError: unknown option, or an option out of range (the error names it).
-    """
-    opts = read_options(options, option_kwargs, OPTIONS)
-    return AnswerRelevancyScorer(resolve_settings(model, settings), cache, opts["scale"], opts["uncertainty_weight"])
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Answer relevancy",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("input", "output"),
-        measures="How much of the response is relevant to the user's question, statement by statement.",
-        formula="(#yes + uncertainty_weight·#unsure) / #statements; no statements → 0; round half up to 2 decimals, × scale",
-        score_range="0..1",
-        higher_is_better=True,
-        options=(
-            SCALE,
-            OptionSpec(
-                "uncertainty_weight",
-                "Uncertainty weight",
-                "number",
-                DEFAULT_UNCERTAINTY_WEIGHT,
-                help="Credit of a statement judged 'unsure' (partly relevant), in [0, 1].",
-            ),
-        ),
-        build=lambda o, s, c: create_answer_relevancy_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "How do I reverse a list in Python?"}],
-            "output": "Use my_list.reverse() to reverse in place, or my_list[::-1] for a reversed copy. "
-            "Python was created by Guido van Rossum.",
-        },
-        notes=(
-            "One judge call returns the statements with their verdicts (Mastra: 3 calls); the reason is written "
-            "in code from the verdicts. Verdicts are yes/no/unsure, compared after trimming and lower-casing; "
-            "any other label is invalid judge output (re-asked once). No statements → 0. uncertainty_weight "
-            "keeps its 0.3 default when only scale is given (Mastra drops it then). An empty response or a run "
-            "without a user message is invalid input, not a 0."
-        ),
-    ),
+    Options: ``scale`` (finite number > 0, default 1) and ``uncertainty_weight``
+    (credit of an "unsure" statement, in [0, 1], default 0.3, also when only
+    ``scale`` is given).
+    """,
 )
+
+SPECS = specs(METRIC)

@@ -15,21 +15,17 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from scorers.catalogue.metrics._define import SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     JudgedScorer,
-    Option,
     StrictModel,
     boolean,
     normalized_label,
     number,
     quoted,
-    read_options,
     require_text,
-    resolve_settings,
     system_message,
 )
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import JudgeCache, JudgeSettings, delimit
@@ -146,22 +142,15 @@ class AnswerSimilarityScorer(JudgedScorer):
     schema_name = "answer_similarity"
     expected_completion_tokens = 600
 
-    def __init__(
-        self,
-        settings: JudgeSettings,
-        cache: JudgeCache | None,
-        scale: float,
-        *,
-        semantic_threshold: float,
-        exact_match_bonus: float,
-        missing_penalty: float,
-        contradiction_penalty: float,
-        extra_info_penalty: float,
-    ):
-        super().__init__(settings, cache, scale)
-        self.weights = unit_weights(semantic_threshold, exact_match_bonus, missing_penalty)
-        self.contradiction_penalty = contradiction_penalty
-        self.extra_info_penalty = extra_info_penalty
+    semantic_threshold: float
+    exact_match_bonus: float
+    missing_penalty: float
+    contradiction_penalty: float
+    extra_info_penalty: float
+
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, **options: Any):
+        super().__init__(settings, cache, scale, **options)
+        self.weights = unit_weights(self.semantic_threshold, self.exact_match_bonus, self.missing_penalty)
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.output, "output", "the response to evaluate")
@@ -217,25 +206,79 @@ def _require_ground_truth(value: Any, name: str) -> bool:
     return True
 
 
-OPTIONS = {
-    "scale": SCALE_OPTION,
-    "semantic_threshold": Option(0.8, number(minimum=0, maximum=1)),
-    "exact_match_bonus": Option(0.2, number(minimum=0)),
-    "missing_penalty": Option(0.15, number(minimum=0)),
-    "contradiction_penalty": Option(1.0, number(minimum=0)),
-    "extra_info_penalty": Option(0.05, number(minimum=0)),
-    "require_ground_truth": Option(True, _require_ground_truth),
-}
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Answer similarity",
+    scorer=AnswerSimilarityScorer,
+    params=(
+        SCALE_PARAM,
+        Param(
+            "semantic_threshold",
+            0.8,
+            number(minimum=0, maximum=1),
+            "Semantic match points",
+            "number",
+            "Points of a semantic match (a partial match gets half), in [0, 1].",
+        ),
+        Param(
+            "exact_match_bonus",
+            0.2,
+            number(minimum=0),
+            "Exact match bonus",
+            "number",
+            "Extra points of an exact match over 1 (>= 0).",
+        ),
+        Param(
+            "missing_penalty",
+            0.15,
+            number(minimum=0),
+            "Missing unit penalty",
+            "number",
+            "Points taken per ground-truth unit the response misses (>= 0).",
+        ),
+        Param(
+            "contradiction_penalty",
+            1.0,
+            number(minimum=0),
+            "Contradiction penalty",
+            "number",
+            "Taken from the 0..1 score per contradiction (>= 0); 1 makes any contradiction a 0.",
+        ),
+        Param(
+            "extra_info_penalty",
+            0.05,
+            number(minimum=0),
+            "Extra information penalty",
+            "number",
+            "Taken per extra unit in the response (>= 0), at most 0.2 in total.",
+        ),
+        Param("require_ground_truth", True, _require_ground_truth),
+    ),
+    inputs=("output", "ground_truth"),
+    measures="How closely the response matches the ground-truth answer, fact by fact.",
+    formula=(
+        "units: exact +1.2, semantic +0.8, partial +0.4, missing −0.15; s = Σ / (#units·1.2) "
+        "− contradiction_penalty·#contradictions − min(#extra·0.05, 0.2), clamped to [0, 1]; "
+        "round half up to 2 decimals, × scale"
+    ),
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "What is the capital of France and its population?"}],
+        "output": "Paris is France's capital. It is also known for the Eiffel Tower.",
+        "ground_truth": "The capital of France is Paris, with about 2.1 million inhabitants.",
+    },
+    notes=(
+        "One judge call returns the matched ground-truth units, extra units and contradictions (Mastra: 3 "
+        "calls); the reason is written in code. Match types are exact/semantic/partial/missing, compared "
+        "after trimming and lower-casing; any other label is invalid judge output. No ground truth is "
+        "invalid input, never a 0: Mastra's require_ground_truth=false (score 0 without ground truth) is "
+        "rejected at construction. A ground truth with no units is invalid judge output (re-asked once). "
+        "An empty response is invalid input."
+    ),
+)
 
-
-def create_answer_similarity_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **option_kwargs: Any,
-) -> AnswerSimilarityScorer:
+create_answer_similarity_scorer = factory(
+    METRIC,
     """Create the LLM-judged answer-similarity scorer (Mastra's ``createAnswerSimilarityScorer``).
 
     One judge call matches every ground-truth unit against the response; the code scores
@@ -248,102 +291,14 @@ def create_answer_similarity_scorer(
       − min(#extra units × extra_info_penalty [0.05], 0.2), clamped to [0, 1];
     - score = round_half_up(s × scale, 2).
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (> 0, default 1), ``semantic_threshold`` (in [0, 1]),
-            ``exact_match_bonus``, ``missing_penalty``, ``contradiction_penalty``,
-            ``extra_info_penalty`` (each >= 0), camelCase names accepted; and
-            ``require_ground_truth``, accepted for Mastra compatibility: only true is
-            allowed, since a run without ground truth is invalid input, never a 0.
-        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-        **option_kwargs: options as keyword arguments (they win over ``options``).
+    The run needs a non-empty response and ground truth.
 
-    Returns:
-        The scorer; ``run(payload)`` needs a non-empty response and ground truth.
-
-    Raises:
-        InvalidInputError: unknown option, or an option out of range (the error names it).
-    """
-    opts = read_options(options, option_kwargs, OPTIONS)
-    return AnswerSimilarityScorer(
-        resolve_settings(model, settings),
-        cache,
-        opts["scale"],
-        semantic_threshold=opts["semantic_threshold"],
-        exact_match_bonus=opts["exact_match_bonus"],
-        missing_penalty=opts["missing_penalty"],
-        contradiction_penalty=opts["contradiction_penalty"],
-        extra_info_penalty=opts["extra_info_penalty"],
-    )
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Answer similarity",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("output", "ground_truth"),
-        measures="How closely the response matches the ground-truth answer, fact by fact.",
-        formula=(
-            "units: exact +1.2, semantic +0.8, partial +0.4, missing −0.15; s = Σ / (#units·1.2) "
-            "− contradiction_penalty·#contradictions − min(#extra·0.05, 0.2), clamped to [0, 1]; "
-            "round half up to 2 decimals, × scale"
-        ),
-        score_range="0..1",
-        higher_is_better=True,
-        options=(
-            SCALE,
-            OptionSpec(
-                "semantic_threshold",
-                "Semantic match points",
-                "number",
-                0.8,
-                help="Points of a semantic match (a partial match gets half), in [0, 1].",
-            ),
-            OptionSpec(
-                "exact_match_bonus",
-                "Exact match bonus",
-                "number",
-                0.2,
-                help="Extra points of an exact match over 1 (>= 0).",
-            ),
-            OptionSpec(
-                "missing_penalty",
-                "Missing unit penalty",
-                "number",
-                0.15,
-                help="Points taken per ground-truth unit the response misses (>= 0).",
-            ),
-            OptionSpec(
-                "contradiction_penalty",
-                "Contradiction penalty",
-                "number",
-                1.0,
-                help="Taken from the 0..1 score per contradiction (>= 0); 1 makes any contradiction a 0.",
-            ),
-            OptionSpec(
-                "extra_info_penalty",
-                "Extra information penalty",
-                "number",
-                0.05,
-                help="Taken per extra unit in the response (>= 0), at most 0.2 in total.",
-            ),
-        ),
-        build=lambda o, s, c: create_answer_similarity_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "What is the capital of France and its population?"}],
-            "output": "Paris is France's capital. It is also known for the Eiffel Tower.",
-            "ground_truth": "The capital of France is Paris, with about 2.1 million inhabitants.",
-        },
-        notes=(
-            "One judge call returns the matched ground-truth units, extra units and contradictions (Mastra: 3 "
-            "calls); the reason is written in code. Match types are exact/semantic/partial/missing, compared "
-            "after trimming and lower-casing; any other label is invalid judge output. No ground truth is "
-            "invalid input, never a 0: Mastra's require_ground_truth=false (score 0 without ground truth) is "
-            "rejected at construction. A ground truth with no units is invalid judge output (re-asked once). "
-            "An empty response is invalid input."
-        ),
-    ),
+    Options: ``scale`` (> 0, default 1), ``semantic_threshold`` (in [0, 1]),
+    ``exact_match_bonus``, ``missing_penalty``, ``contradiction_penalty``,
+    ``extra_info_penalty`` (each >= 0); and ``require_ground_truth``, accepted for
+    Mastra compatibility: only true is allowed, since a run without ground truth is
+    invalid input, never a 0.
+    """,
 )
+
+SPECS = specs(METRIC)

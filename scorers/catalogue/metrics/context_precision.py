@@ -16,26 +16,20 @@ from typing import Any
 
 from pydantic import Field
 
+from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     BinaryVerdict,
     JudgedScorer,
-    Option,
     StrictModel,
     delimit_pieces,
     numbered_list_model,
-    read_options,
     require_text,
     resolve_context,
-    resolve_settings,
     system_message,
-    text_list,
 )
-from scorers.catalogue.metrics.faithfulness import CONTEXT_OPTION
-from scorers.catalogue.spec import SCALE, ScorerSpec
 from scorers.core.base import RunInput
 from scorers.core.errors import InvalidInputError
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "context-precision"
 
@@ -125,9 +119,7 @@ class ContextPrecisionScorer(JudgedScorer):
     schema_name = "context_precision"
     expected_completion_tokens = 300
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, context: tuple[str, ...]):
-        super().__init__(settings, cache, scale)
-        self.context = context
+    context: tuple[str, ...]
 
     def _pieces(self, run: RunInput) -> tuple[str, ...]:
         return resolve_context(run, self.context, tool_results=False).pieces
@@ -163,73 +155,49 @@ class ContextPrecisionScorer(JudgedScorer):
         return {"relevantShare": analysis["relevantCount"] / len(analysis["verdicts"])}
 
 
-OPTIONS = {"scale": SCALE_OPTION, "context": Option((), text_list)}
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Context precision",
+    scorer=ContextPrecisionScorer,
+    params=(SCALE_PARAM, CONTEXT_PARAM),
+    inputs=("input", "output", "context"),
+    measures="Whether the context pieces relevant to the question are ranked before the irrelevant ones.",
+    formula=(
+        "mean average precision: Σ over relevant pieces i of (relevant so far / (i+1)) / #relevant; "
+        "none relevant → 0; round half up to 2 decimals, × scale"
+    ),
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "How tall is the Eiffel Tower?"}],
+        "output": "The Eiffel Tower is 330 metres tall.",
+        "context": [
+            "Paris hosts many museums, such as the Louvre.",
+            "The Eiffel Tower is 330 metres tall since a new antenna was added in 2022.",
+            "The tower was designed by Gustave Eiffel's company.",
+        ],
+    },
+    notes=(
+        "One judge call returns a yes/no verdict per context piece (Mastra: 2 calls); the reason is written "
+        "in code. The reply must give exactly one verdict per piece, numbered 1..n in order, or it is invalid "
+        "judge output (re-asked once). Verdicts compared after trimming and lower-casing. No context (run or "
+        "context option) is invalid input, as in Mastra; tool results do not count as context here. "
+        "No relevant piece → 0. An empty question or response is invalid input."
+    ),
+)
 
-
-def create_context_precision_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **option_kwargs: Any,
-) -> ContextPrecisionScorer:
+create_context_precision_scorer = factory(
+    METRIC,
     """Create the LLM-judged context-precision scorer (Mastra's ``createContextPrecisionScorer``).
 
     One judge call gives a relevance verdict per context piece, in retrieval order;
     the code scores the mean average precision
     ``Σ_{relevant i} (relevant up to i / (i + 1)) / #relevant`` (0 when none is
-    relevant), ``round_half_up(MAP × scale, 2)``.
+    relevant), ``round_half_up(MAP × scale, 2)``. The run needs a user question, a
+    response and context.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (finite number > 0, default 1) and ``context`` (passages,
-            in retrieval order, for runs without context of their own).
-        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-        **option_kwargs: options as keyword arguments (they win over ``options``).
-
-    Returns:
-        The scorer; ``run(payload)`` needs a user question, a response and context.
-
-    Raises:
-        InvalidInputError: unknown option, or an option out of range (the error names it).
-    """
-    opts = read_options(options, option_kwargs, OPTIONS)
-    return ContextPrecisionScorer(resolve_settings(model, settings), cache, opts["scale"], opts["context"])
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Context precision",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("input", "output", "context"),
-        measures="Whether the context pieces relevant to the question are ranked before the irrelevant ones.",
-        formula=(
-            "mean average precision: Σ over relevant pieces i of (relevant so far / (i+1)) / #relevant; "
-            "none relevant → 0; round half up to 2 decimals, × scale"
-        ),
-        score_range="0..1",
-        higher_is_better=True,
-        options=(SCALE, CONTEXT_OPTION),
-        build=lambda o, s, c: create_context_precision_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "How tall is the Eiffel Tower?"}],
-            "output": "The Eiffel Tower is 330 metres tall.",
-            "context": [
-                "Paris hosts many museums, such as the Louvre.",
-                "The Eiffel Tower is 330 metres tall since a new antenna was added in 2022.",
-                "The tower was designed by Gustave Eiffel's company.",
-            ],
-        },
-        notes=(
-            "One judge call returns a yes/no verdict per context piece (Mastra: 2 calls); the reason is written "
-            "in code. The reply must give exactly one verdict per piece, numbered 1..n in order, or it is invalid "
-            "judge output (re-asked once). Verdicts compared after trimming and lower-casing. No context (run or "
-            "context option) is invalid input, as in Mastra; tool results do not count as context here. "
-            "No relevant piece → 0. An empty question or response is invalid input."
-        ),
-    ),
+    Options: ``scale`` (finite number > 0, default 1) and ``context`` (passages,
+    in retrieval order, for runs without context of their own).
+    """,
 )
+
+SPECS = specs(METRIC)

@@ -18,27 +18,21 @@ from typing import Any
 
 from pydantic import Field, create_model
 
+from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     JudgedScorer,
-    Option,
     StrictModel,
     delimit_pieces,
     normalized_label,
     number,
     numbered_list_model,
     quoted,
-    read_options,
     require_text,
     resolve_context,
-    resolve_settings,
     system_message,
-    text_list,
 )
-from scorers.catalogue.metrics.faithfulness import CONTEXT_OPTION
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run, round_half_up
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "context-relevance"
 RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
@@ -135,22 +129,10 @@ class ContextRelevanceScorer(JudgedScorer):
     schema_name = "context_relevance"
     expected_completion_tokens = 400
 
-    def __init__(
-        self,
-        settings: JudgeSettings,
-        cache: JudgeCache | None,
-        scale: float,
-        *,
-        context: tuple[str, ...],
-        unused_high_relevance_penalty: float,
-        missing_context_penalty: float,
-        max_missing_context_penalty: float,
-    ):
-        super().__init__(settings, cache, scale)
-        self.context = context
-        self.unused_high_relevance_penalty = unused_high_relevance_penalty
-        self.missing_context_penalty = missing_context_penalty
-        self.max_missing_context_penalty = max_missing_context_penalty
+    context: tuple[str, ...]
+    unused_high_relevance_penalty: float
+    missing_context_penalty: float
+    max_missing_context_penalty: float
 
     def _pieces(self, run: RunInput) -> tuple[str, ...]:
         return resolve_context(run, self.context, tool_results=False).pieces
@@ -237,23 +219,62 @@ class ContextRelevanceScorer(JudgedScorer):
         return {"meanRelevance": analysis["meanRelevance"], "usedShare": sum(p["used"] for p in pieces) / len(pieces)}
 
 
-OPTIONS = {
-    "scale": SCALE_OPTION,
-    "context": Option((), text_list),
-    "unused_high_relevance_penalty": Option(0.1, number(minimum=0)),
-    "missing_context_penalty": Option(0.15, number(minimum=0)),
-    "max_missing_context_penalty": Option(0.5, number(minimum=0)),
-}
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Context relevance",
+    scorer=ContextRelevanceScorer,
+    params=(
+        SCALE_PARAM,
+        CONTEXT_PARAM,
+        Param(
+            "unused_high_relevance_penalty",
+            0.1,
+            number(minimum=0),
+            "Unused relevant piece penalty",
+            "number",
+            "Taken per highly relevant piece the response did not use (>= 0).",
+        ),
+        Param(
+            "missing_context_penalty",
+            0.15,
+            number(minimum=0),
+            "Missing context penalty",
+            "number",
+            "Taken per piece of information the context lacks (>= 0).",
+        ),
+        Param(
+            "max_missing_context_penalty",
+            0.5,
+            number(minimum=0),
+            "Maximum missing context penalty",
+            "number",
+            "Cap on the total missing-context penalty (>= 0).",
+        ),
+    ),
+    inputs=("input", "output", "context"),
+    measures="How relevant the context is to the question, whether the response used it, and what it lacks.",
+    formula=(
+        "mean weight (high 1.0, medium 0.7, low 0.3, none 0) − 0.1 per unused highly relevant piece "
+        "− min(#missing·0.15, 0.5), floored at 0; no context → 1; round half up to 2 decimals, × scale"
+    ),
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "How tall is the Eiffel Tower and when was it built?"}],
+        "output": "The Eiffel Tower is 330 metres tall.",
+        "context": ["The Eiffel Tower is 330 metres tall.", "Paris hosts many museums, such as the Louvre."],
+    },
+    notes=(
+        "One judge call rates every piece and lists missing context (Mastra: 2 calls); the reason is written "
+        "in code. The reply must rate exactly one entry per piece, numbered 1..n in order; relevance labels "
+        "high/medium/low/none compared after trimming and lower-casing; anything else is invalid judge output "
+        "(re-asked once). No context (run or context option) → score = scale with no judge call, as in "
+        "Mastra; the reason says so loudly, since it can hide a retrieval failure. The cost estimate still "
+        "counts one call for such runs. An empty question or response is invalid input."
+    ),
+)
 
-
-def create_context_relevance_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **option_kwargs: Any,
-) -> ContextRelevanceScorer:
+create_context_relevance_scorer = factory(
+    METRIC,
     """Create the LLM-judged context-relevance scorer (Mastra's ``createContextRelevanceScorerLLM``).
 
     One judge call rates each context piece and lists missing context; the code scores
@@ -265,87 +286,12 @@ def create_context_relevance_scorer(
     - floored at 0; score = round_half_up(value × scale, 2).
 
     A run without context scores ``scale`` with no judge call (Mastra's rule; the
-    reason and ``analyze_step_result["note"]`` say so).
+    reason and ``analyze_step_result["note"]`` say so). The run needs a user question
+    and a response.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (> 0, default 1), ``context`` (passages for runs without
-            context of their own), and the three penalties above (each >= 0);
-            camelCase names accepted.
-        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-        **option_kwargs: options as keyword arguments (they win over ``options``).
-
-    Returns:
-        The scorer; ``run(payload)`` needs a user question and a response.
-
-    Raises:
-        InvalidInputError: unknown option, or an option out of range (the error names it).
-    """
-    opts = read_options(options, option_kwargs, OPTIONS)
-    return ContextRelevanceScorer(
-        resolve_settings(model, settings),
-        cache,
-        opts["scale"],
-        context=opts["context"],
-        unused_high_relevance_penalty=opts["unused_high_relevance_penalty"],
-        missing_context_penalty=opts["missing_context_penalty"],
-        max_missing_context_penalty=opts["max_missing_context_penalty"],
-    )
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Context relevance",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("input", "output", "context"),
-        measures="How relevant the context is to the question, whether the response used it, and what it lacks.",
-        formula=(
-            "mean weight (high 1.0, medium 0.7, low 0.3, none 0) − 0.1 per unused highly relevant piece "
-            "− min(#missing·0.15, 0.5), floored at 0; no context → 1; round half up to 2 decimals, × scale"
-        ),
-        score_range="0..1",
-        higher_is_better=True,
-        options=(
-            SCALE,
-            CONTEXT_OPTION,
-            OptionSpec(
-                "unused_high_relevance_penalty",
-                "Unused relevant piece penalty",
-                "number",
-                0.1,
-                help="Taken per highly relevant piece the response did not use (>= 0).",
-            ),
-            OptionSpec(
-                "missing_context_penalty",
-                "Missing context penalty",
-                "number",
-                0.15,
-                help="Taken per piece of information the context lacks (>= 0).",
-            ),
-            OptionSpec(
-                "max_missing_context_penalty",
-                "Maximum missing context penalty",
-                "number",
-                0.5,
-                help="Cap on the total missing-context penalty (>= 0).",
-            ),
-        ),
-        build=lambda o, s, c: create_context_relevance_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "How tall is the Eiffel Tower and when was it built?"}],
-            "output": "The Eiffel Tower is 330 metres tall.",
-            "context": ["The Eiffel Tower is 330 metres tall.", "Paris hosts many museums, such as the Louvre."],
-        },
-        notes=(
-            "One judge call rates every piece and lists missing context (Mastra: 2 calls); the reason is written "
-            "in code. The reply must rate exactly one entry per piece, numbered 1..n in order; relevance labels "
-            "high/medium/low/none compared after trimming and lower-casing; anything else is invalid judge output "
-            "(re-asked once). No context (run or context option) → score = scale with no judge call, as in "
-            "Mastra; the reason says so loudly, since it can hide a retrieval failure. The cost estimate still "
-            "counts one call for such runs. An empty question or response is invalid input."
-        ),
-    ),
+    Options: ``scale`` (> 0, default 1), ``context`` (passages for runs without
+    context of their own), and the three penalties above (each >= 0).
+    """,
 )
+
+SPECS = specs(METRIC)

@@ -16,25 +16,20 @@ from typing import Any
 
 from pydantic import Field
 
+from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     JudgedScorer,
-    Option,
     StrictModel,
     Verdict,
     delimit_pieces,
     quoted,
-    read_options,
     require_text,
     resolve_context,
-    resolve_settings,
     system_message,
-    text_list,
 )
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput
 from scorers.core.errors import InvalidInputError
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "faithfulness"
 
@@ -43,6 +38,9 @@ NO_CONTEXT = (
     "context (a string or a list of passages), set the scorer's context option{tools}"
 )
 
+
+# The run fields the claim-by-claim scorers read (faithfulness, hallucination).
+CLAIMS_INPUTS = ("output", "context or tool results", "input (optional)")
 
 # How a reason names the context, by its source (see scorers.catalogue.metrics._llm.Context).
 CONTEXT_PHRASES = {"run": "the context", "options": "the configured context", "tool results": "the tool results"}
@@ -119,18 +117,26 @@ def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     return text
 
 
-class FaithfulnessScorer(JudgedScorer):
-    """Scores how faithful the response is to its context; build it with :func:`create_faithfulness_scorer`."""
+class ClaimsScorer(JudgedScorer):
+    """Frame of the claim-by-claim context scorers (faithfulness, hallucination).
 
-    id = SCORER_ID
-    name = "Faithfulness"
-    output_model = FaithfulnessAnalysis
-    schema_name = "faithfulness"
+    A subclass sets ``labels`` (the verdicts counted), ``instructions``,
+    ``judge_prompt`` and ``compose_reason``; the score is the share of ``"yes"``
+    verdicts, 0 when the response makes no claims.
+    """
+
+    labels: tuple[str, ...]
+    instructions: str
+    context: tuple[str, ...]
     expected_completion_tokens = 500
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, context: tuple[str, ...]):
-        super().__init__(settings, cache, scale)
-        self.context = context
+    @staticmethod
+    def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
+        raise NotImplementedError
+
+    @staticmethod
+    def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
+        raise NotImplementedError
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.output, "output", "the response to evaluate")
@@ -142,14 +148,14 @@ class FaithfulnessScorer(JudgedScorer):
     def _messages(self, run: RunInput) -> list[dict[str, str]]:
         pieces = resolve_context(run, self.context, tool_results=True).pieces
         return [
-            system_message(INSTRUCTIONS),
-            {"role": "user", "content": judge_prompt(run.user_text, pieces, run.output)},
+            system_message(self.instructions),
+            {"role": "user", "content": self.judge_prompt(run.user_text, pieces, run.output)},
         ]
 
     def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Any]:
         context = resolve_context(run, self.context, tool_results=True)
         claims = [c.model_dump() for c in parsed.claims]
-        counts = {v: sum(c["verdict"] == v for c in claims) for v in ("yes", "no", "unsure")}
+        counts = {v: sum(c["verdict"] == v for c in claims) for v in self.labels}
         value = counts["yes"] / len(claims) if claims else 0.0
         analysis = {
             "claims": claims,
@@ -157,7 +163,20 @@ class FaithfulnessScorer(JudgedScorer):
             "contextSource": context.source,
             "contextPieces": len(context.pieces),
         }
-        return value, analysis, lambda score: compose_reason({**analysis, "scale": self.scale}, score)
+        return value, analysis, lambda score: self.compose_reason({**analysis, "scale": self.scale}, score)
+
+
+class FaithfulnessScorer(ClaimsScorer):
+    """Scores how faithful the response is to its context; build it with :func:`create_faithfulness_scorer`."""
+
+    id = SCORER_ID
+    name = "Faithfulness"
+    output_model = FaithfulnessAnalysis
+    schema_name = "faithfulness"
+    labels = ("yes", "no", "unsure")
+    instructions = INSTRUCTIONS
+    judge_prompt = staticmethod(judge_prompt)
+    compose_reason = staticmethod(compose_reason)
 
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
@@ -169,25 +188,34 @@ class FaithfulnessScorer(JudgedScorer):
         return {"supported": counts["yes"] / n, "contradicted": counts["no"] / n, "notInContext": counts["unsure"] / n}
 
 
-OPTIONS = {"scale": SCALE_OPTION, "context": Option((), text_list)}
-
-CONTEXT_OPTION = OptionSpec(
-    "context",
-    "Context",
-    "list",
-    (),
-    help="Context passages used when a run has no context of its own.",
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Faithfulness",
+    scorer=FaithfulnessScorer,
+    params=(SCALE_PARAM, CONTEXT_PARAM),
+    inputs=CLAIMS_INPUTS,
+    measures="The share of the response's factual claims that the context supports.",
+    formula="#supported claims / #claims; no claims → 0; round half up to 2 decimals, × scale",
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "Tell me about the Eiffel Tower."}],
+        "output": "The Eiffel Tower is in Paris, was finished in 1889 and is painted red.",
+        "context": [
+            "The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889.",
+            "It is repainted every seven years in a bronze colour.",
+        ],
+    },
+    notes=(
+        "One judge call returns the claims with their verdicts (Mastra: 3 calls); the reason is written in "
+        "code. Verdicts yes (supported) / no (contradicted) / unsure (not in the context), compared after "
+        "trimming and lower-casing; any other label is invalid judge output. Context: the run's, else the "
+        "context option, else tool results in the output. No context at all is invalid input (Mastra would "
+        "judge against nothing and score 0). No claims → 0. An empty response is invalid input."
+    ),
 )
 
-
-def create_faithfulness_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **option_kwargs: Any,
-) -> FaithfulnessScorer:
+create_faithfulness_scorer = factory(
+    METRIC,
     """Create the LLM-judged faithfulness scorer (Mastra's ``createFaithfulnessScorer``).
 
     One judge call extracts the response's claims and judges each against the context;
@@ -195,51 +223,9 @@ def create_faithfulness_scorer(
     response makes no claims. The context is the run's ``context``, else the ``context``
     option, else the results of the run's tool calls.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (finite number > 0, default 1) and ``context`` (a list of
-            passages for runs without context of their own, default none).
-        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-        **option_kwargs: options as keyword arguments (they win over ``options``).
-
-    Returns:
-        The scorer; ``run(payload)`` needs a non-empty response and some context.
-
-    Raises:
-        InvalidInputError: unknown option, or an option out of range (the error names it).
-    """
-    opts = read_options(options, option_kwargs, OPTIONS)
-    return FaithfulnessScorer(resolve_settings(model, settings), cache, opts["scale"], opts["context"])
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Faithfulness",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("output", "context or tool results", "input (optional)"),
-        measures="The share of the response's factual claims that the context supports.",
-        formula="#supported claims / #claims; no claims → 0; round half up to 2 decimals, × scale",
-        score_range="0..1",
-        higher_is_better=True,
-        options=(SCALE, CONTEXT_OPTION),
-        build=lambda o, s, c: create_faithfulness_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "Tell me about the Eiffel Tower."}],
-            "output": "The Eiffel Tower is in Paris, was finished in 1889 and is painted red.",
-            "context": [
-                "The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889.",
-                "It is repainted every seven years in a bronze colour.",
-            ],
-        },
-        notes=(
-            "One judge call returns the claims with their verdicts (Mastra: 3 calls); the reason is written in "
-            "code. Verdicts yes (supported) / no (contradicted) / unsure (not in the context), compared after "
-            "trimming and lower-casing; any other label is invalid judge output. Context: the run's, else the "
-            "context option, else tool results in the output. No context at all is invalid input (Mastra would "
-            "judge against nothing and score 0). No claims → 0. An empty response is invalid input."
-        ),
-    ),
+    Options: ``scale`` (finite number > 0, default 1) and ``context`` (a list of
+    passages for runs without context of their own, default none).
+    """,
 )
+
+SPECS = specs(METRIC)

@@ -16,26 +16,10 @@ from typing import Any
 
 from pydantic import Field
 
-from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
-    BinaryVerdict,
-    JudgedScorer,
-    Option,
-    StrictModel,
-    delimit_pieces,
-    quoted,
-    read_options,
-    require_text,
-    resolve_context,
-    resolve_settings,
-    system_message,
-    text_list,
-)
-from scorers.catalogue.metrics.faithfulness import CONTEXT_OPTION, CONTEXT_PHRASES, NO_CONTEXT, question_block
-from scorers.catalogue.spec import SCALE, ScorerSpec
-from scorers.core.base import RunInput
-from scorers.core.errors import InvalidInputError
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, factory, specs
+from scorers.catalogue.metrics._llm import BinaryVerdict, StrictModel, delimit_pieces, quoted
+from scorers.catalogue.metrics.faithfulness import CLAIMS_INPUTS, CONTEXT_PHRASES, ClaimsScorer, question_block
+from scorers.core.judge import delimit
 
 SCORER_ID = "hallucination"
 
@@ -94,58 +78,45 @@ def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     return text + (f": {quoted(hallucinated)}." if hallucinated else "; every claim is supported.")
 
 
-class HallucinationScorer(JudgedScorer):
+class HallucinationScorer(ClaimsScorer):
     """Scores hallucinated claims (lower is better); build it with :func:`create_hallucination_scorer`."""
 
     id = SCORER_ID
     name = "Hallucination"
     output_model = HallucinationAnalysis
     schema_name = "hallucination"
-    expected_completion_tokens = 500
-
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, context: tuple[str, ...]):
-        super().__init__(settings, cache, scale)
-        self.context = context
-
-    def _validate(self, run: RunInput) -> None:
-        require_text(run.output, "output", "the response to evaluate")
-        if not resolve_context(run, self.context, tool_results=True).pieces:
-            raise InvalidInputError(
-                NO_CONTEXT.format(name=self.name, tools=", or include tool calls with results"), field="context"
-            )
-
-    def _messages(self, run: RunInput) -> list[dict[str, str]]:
-        pieces = resolve_context(run, self.context, tool_results=True).pieces
-        return [
-            system_message(INSTRUCTIONS),
-            {"role": "user", "content": judge_prompt(run.user_text, pieces, run.output)},
-        ]
-
-    def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Any]:
-        context = resolve_context(run, self.context, tool_results=True)
-        claims = [c.model_dump() for c in parsed.claims]
-        counts = {v: sum(c["verdict"] == v for c in claims) for v in ("yes", "no")}
-        value = counts["yes"] / len(claims) if claims else 0.0
-        analysis = {
-            "claims": claims,
-            "counts": counts,
-            "contextSource": context.source,
-            "contextPieces": len(context.pieces),
-        }
-        return value, analysis, lambda score: compose_reason({**analysis, "scale": self.scale}, score)
+    labels = ("yes", "no")
+    instructions = INSTRUCTIONS
+    judge_prompt = staticmethod(judge_prompt)
+    compose_reason = staticmethod(compose_reason)
 
 
-OPTIONS = {"scale": SCALE_OPTION, "context": Option((), text_list)}
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Hallucination",
+    scorer=HallucinationScorer,
+    params=(SCALE_PARAM, CONTEXT_PARAM),
+    inputs=CLAIMS_INPUTS,
+    measures="The share of the response's factual claims that the context contradicts or does not support.",
+    formula="#hallucinated claims / #claims; no claims → 0; round half up to 2 decimals, × scale",
+    higher_is_better=False,
+    example={
+        "input": [{"role": "user", "content": "When was the Eiffel Tower finished?"}],
+        "output": "The Eiffel Tower was finished in 1889 and cost 10 million francs.",
+        "context": ["The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889."],
+    },
+    notes=(
+        "Lower is better. One judge call returns the claims with their verdicts (Mastra: 3 calls); the "
+        "reason is written in code. Verdict yes = contradicted or unsupported by the context, no = "
+        "supported; compared after trimming and lower-casing, any other label (including unsure) is invalid "
+        "judge output. Context: the run's, else the context option, else tool results in the output; no "
+        "context at all is invalid input (otherwise every claim would count as unsupported). No claims → 0. "
+        "An empty response is invalid input."
+    ),
+)
 
-
-def create_hallucination_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **option_kwargs: Any,
-) -> HallucinationScorer:
+create_hallucination_scorer = factory(
+    METRIC,
     """Create the LLM-judged hallucination scorer (Mastra's ``createHallucinationScorer``); lower is better.
 
     One judge call extracts the response's claims and marks each one the context
@@ -154,49 +125,9 @@ def create_hallucination_scorer(
     no claims. The context is the run's ``context``, else the ``context`` option, else
     the results of the run's tool calls.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (finite number > 0, default 1) and ``context`` (a list of
-            passages for runs without context of their own, default none).
-        settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-        **option_kwargs: options as keyword arguments (they win over ``options``).
-
-    Returns:
-        The scorer; ``run(payload)`` needs a non-empty response and some context.
-
-    Raises:
-        InvalidInputError: unknown option, or an option out of range (the error names it).
-    """
-    opts = read_options(options, option_kwargs, OPTIONS)
-    return HallucinationScorer(resolve_settings(model, settings), cache, opts["scale"], opts["context"])
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Hallucination",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("output", "context or tool results", "input (optional)"),
-        measures="The share of the response's factual claims that the context contradicts or does not support.",
-        formula="#hallucinated claims / #claims; no claims → 0; round half up to 2 decimals, × scale",
-        score_range="0..1",
-        higher_is_better=False,
-        options=(SCALE, CONTEXT_OPTION),
-        build=lambda o, s, c: create_hallucination_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "When was the Eiffel Tower finished?"}],
-            "output": "The Eiffel Tower was finished in 1889 and cost 10 million francs.",
-            "context": ["The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889."],
-        },
-        notes=(
-            "Lower is better. One judge call returns the claims with their verdicts (Mastra: 3 calls); the "
-            "reason is written in code. Verdict yes = contradicted or unsupported by the context, no = "
-            "supported; compared after trimming and lower-casing, any other label (including unsure) is invalid "
-            "judge output. Context: the run's, else the context option, else tool results in the output; no "
-            "context at all is invalid input (otherwise every claim would count as unsupported). No claims → 0. "
-            "An empty response is invalid input."
-        ),
-    ),
+    Options: ``scale`` (finite number > 0, default 1) and ``context`` (a list of
+    passages for runs without context of their own, default none).
+    """,
 )
+
+SPECS = specs(METRIC)

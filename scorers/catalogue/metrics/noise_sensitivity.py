@@ -15,24 +15,20 @@ from typing import Any
 
 from pydantic import Field
 
+from scorers.catalogue.metrics._define import SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     JudgedScorer,
-    Option,
     StrictModel,
     UnitScore,
     listing,
     normalized_label,
     number,
-    read_options,
     require_text,
-    resolve_settings,
     system_message,
     text,
 )
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "noise-sensitivity"
 
@@ -110,14 +106,12 @@ class NoiseSensitivityScorer(JudgedScorer):
     output_model = NoiseAnalysis
     expected_completion_tokens = 600
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, opts: Mapping[str, Any]):
-        super().__init__(settings, cache, opts["scale"])
-        self.baseline_response: str = opts["baseline_response"]
-        self.noisy_query: str = opts["noisy_query"]
-        self.noise_type: str = opts["noise_type"]
-        self.discrepancy_threshold: float = opts["discrepancy_threshold"]
-        self.major_issue_penalty: float = opts["major_issue_penalty"]
-        self.max_major_issue_penalty: float = opts["max_major_issue_penalty"]
+    baseline_response: str
+    noisy_query: str
+    noise_type: str
+    discrepancy_threshold: float
+    major_issue_penalty: float
+    max_major_issue_penalty: float
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.user_text, "input", "the original query (the run's input)")
@@ -174,25 +168,81 @@ class NoiseSensitivityScorer(JudgedScorer):
         return raw, analysis, reason
 
 
-_OPTIONS = {
-    "baseline_response": Option("", text(required=True), required=True),
-    "noisy_query": Option("", text(required=True), required=True),
-    "noise_type": Option("", text()),
-    "scale": SCALE_OPTION,
-    "discrepancy_threshold": Option(0.2, number(minimum=0, maximum=1)),
-    "major_issue_penalty": Option(0.1, number(minimum=0, maximum=1)),
-    "max_major_issue_penalty": Option(0.3, number(minimum=0, maximum=1)),
-}
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Noise sensitivity",
+    scorer=NoiseSensitivityScorer,
+    params=(
+        Param(
+            "baseline_response",
+            "",
+            text(required=True),
+            "Baseline response",
+            "text",
+            "Required. The agent's response to the clean (original) query.",
+            required=True,
+        ),
+        Param(
+            "noisy_query",
+            "",
+            text(required=True),
+            "Noisy query",
+            "text",
+            "Required. The original query with noise added; the run's output answers it.",
+            required=True,
+        ),
+        Param(
+            "noise_type", "", text(), "Noise type", "text", "Optional, e.g. misinformation, distractors, adversarial."
+        ),
+        SCALE_PARAM,
+        Param(
+            "discrepancy_threshold",
+            0.2,
+            number(minimum=0, maximum=1),
+            "Discrepancy threshold",
+            "number",
+            "In [0, 1]. Above this gap between robustness and mean impact, the lower one is used.",
+        ),
+        Param(
+            "major_issue_penalty", 0.1, number(minimum=0, maximum=1), "Penalty per major issue", "number", "In [0, 1]."
+        ),
+        Param(
+            "max_major_issue_penalty",
+            0.3,
+            number(minimum=0, maximum=1),
+            "Maximum major-issue penalty",
+            "number",
+            "In [0, 1].",
+        ),
+    ),
+    inputs=("input (original query)", "output (response to the noisy query)"),
+    measures="How robust the response to a noisy query is compared with the baseline response to the clean query.",
+    formula=(
+        "impact weights none 1.0 / minimal 0.85 / moderate 0.6 / significant 0.3 / severe 0.1; "
+        "s = judge robustness, or min(robustness, mean weight) if they differ by > 0.2; "
+        "minus min(#major issues·0.1, 0.3); floor 0; round2(s × scale)"
+    ),
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "What is the boiling point of water at sea level?"}],
+        "output": "Some say 90 °C, but water boils at 100 °C (212 °F) at sea level.",
+        "options": {
+            "baseline_response": "Water boils at 100 °C (212 °F) at sea level.",
+            "noisy_query": "What is the boiling point of water at sea level? I read it is 90 °C.",
+            "noise_type": "misinformation",
+        },
+    },
+    notes=(
+        "One judge call (Mastra: 2); the reason is written in code. The five dimensions are fixed fields of "
+        "the schema, so the judge cannot skip one; impact levels and the robustness score are validated "
+        "strictly (a robustness outside [0, 1] is invalid judge output, never clamped). A gap of exactly "
+        "the threshold keeps the judge's robustness. Baseline response and noisy query are scorer options "
+        "(as in Mastra), so one scorer serves one query; they are required at construction."
+    ),
+)
 
-
-def create_noise_sensitivity_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **keyword_options: Any,
-) -> NoiseSensitivityScorer:
+create_noise_sensitivity_scorer = factory(
+    METRIC,
     """Create the LLM-judged noise-sensitivity scorer (Mastra's ``createNoiseSensitivityScorerLLM``).
 
     Score, with impact weights none 1.0, minimal 0.85, moderate 0.6, significant 0.3, severe 0.1:
@@ -205,85 +255,13 @@ def create_noise_sensitivity_scorer(
     Run it with the original query as the run's input and the agent's response to the
     noisy query as its output.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``baseline_response`` (required: the response to the clean query),
-            ``noisy_query`` (required), ``noise_type`` (free text such as
-            ``"misinformation"``, ``"distractors"``, ``"adversarial"``; optional),
-            ``scale`` (> 0, default 1), ``discrepancy_threshold``, ``major_issue_penalty``,
-            ``max_major_issue_penalty`` (numbers in [0, 1]). camelCase names accepted;
-            also accepted as keyword arguments.
-        settings: judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-
-    Raises:
-        InvalidInputError: a missing or blank baseline response or noisy query, an unknown
-            option, or a number out of range (naming the option).
-    """
-    opts = read_options(options, keyword_options, _OPTIONS)
-    return NoiseSensitivityScorer(resolve_settings(model, settings), cache, opts)
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Noise sensitivity",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("input (original query)", "output (response to the noisy query)"),
-        measures="How robust the response to a noisy query is compared with the baseline response to the clean query.",
-        formula=(
-            "impact weights none 1.0 / minimal 0.85 / moderate 0.6 / significant 0.3 / severe 0.1; "
-            "s = judge robustness, or min(robustness, mean weight) if they differ by > 0.2; "
-            "minus min(#major issues·0.1, 0.3); floor 0; round2(s × scale)"
-        ),
-        score_range="0..1",
-        higher_is_better=True,
-        options=(
-            OptionSpec(
-                "baseline_response",
-                "Baseline response",
-                "text",
-                "",
-                help="Required. The agent's response to the clean (original) query.",
-            ),
-            OptionSpec(
-                "noisy_query",
-                "Noisy query",
-                "text",
-                "",
-                help="Required. The original query with noise added; the run's output answers it.",
-            ),
-            OptionSpec(
-                "noise_type", "Noise type", "text", "", help="Optional, e.g. misinformation, distractors, adversarial."
-            ),
-            SCALE,
-            OptionSpec(
-                "discrepancy_threshold",
-                "Discrepancy threshold",
-                "number",
-                0.2,
-                help="In [0, 1]. Above this gap between robustness and mean impact, the lower one is used.",
-            ),
-            OptionSpec("major_issue_penalty", "Penalty per major issue", "number", 0.1, help="In [0, 1]."),
-            OptionSpec("max_major_issue_penalty", "Maximum major-issue penalty", "number", 0.3, help="In [0, 1]."),
-        ),
-        build=lambda o, s, c: create_noise_sensitivity_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "What is the boiling point of water at sea level?"}],
-            "output": "Some say 90 °C, but water boils at 100 °C (212 °F) at sea level.",
-            "options": {
-                "baseline_response": "Water boils at 100 °C (212 °F) at sea level.",
-                "noisy_query": "What is the boiling point of water at sea level? I read it is 90 °C.",
-                "noise_type": "misinformation",
-            },
-        },
-        notes=(
-            "One judge call (Mastra: 2); the reason is written in code. The five dimensions are fixed fields of "
-            "the schema, so the judge cannot skip one; impact levels and the robustness score are validated "
-            "strictly (a robustness outside [0, 1] is invalid judge output, never clamped). A gap of exactly "
-            "the threshold keeps the judge's robustness. Baseline response and noisy query are scorer options "
-            "(as in Mastra), so one scorer serves one query; they are required at construction."
-        ),
-    ),
+    Options: ``baseline_response`` (required: the response to the clean query),
+    ``noisy_query`` (required), ``noise_type`` (free text such as
+    ``"misinformation"``, ``"distractors"``, ``"adversarial"``; optional), ``scale``
+    (> 0, default 1), ``discrepancy_threshold``, ``major_issue_penalty``,
+    ``max_major_issue_penalty`` (numbers in [0, 1]). A missing or blank baseline
+    response or noisy query is an ``InvalidInputError``.
+    """,
 )
+
+SPECS = specs(METRIC)

@@ -16,11 +16,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from scorers.catalogue.metrics._define import SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     BinaryVerdict,
     JudgedScorer,
-    Option,
     StrictModel,
     Verdict,
     boolean,
@@ -28,14 +27,11 @@ from scorers.catalogue.metrics._llm import (
     numbered_list_model,
     quote_list,
     ratio,
-    read_options,
     require_text,
-    resolve_settings,
     system_message,
 )
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "summarization"
 MAX_QUESTIONS = 10
@@ -134,9 +130,7 @@ class SummarizationScorer(JudgedScorer):
     output_model = SummarizationAnalysis
     expected_completion_tokens = 800
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, independent_questions: bool):
-        super().__init__(settings, cache, scale)
-        self.independent_questions = independent_questions
+    independent_questions: bool
 
     @property
     def judge_calls_per_run(self) -> int:  # type: ignore[override]
@@ -223,84 +217,64 @@ class SummarizationScorer(JudgedScorer):
         return self.finish(raw, analysis, reason, merge_info(first.info, second.info))
 
 
-def create_summarization_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **keyword_options: Any,
-) -> SummarizationScorer:
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Summarization",
+    scorer=SummarizationScorer,
+    params=(
+        SCALE_PARAM,
+        Param(
+            "independent_questions",
+            False,
+            boolean,
+            "Questions from the source alone",
+            "bool",
+            "Write the coverage questions in a separate first call that never sees the summary (2 calls instead of 1).",
+        ),
+    ),
+    inputs=("input (source text)", "output (summary)"),
+    measures="Whether the summary's claims are supported by the source (alignment) and whether it answers the "
+    "source's key questions (coverage).",
+    formula="round2(min(#supported claims / #claims, #answered questions / #questions (≤ 10)) × scale); "
+    "no claims or no questions → 0",
+    higher_is_better=True,
+    example={
+        "input": [
+            {
+                "role": "user",
+                "content": (
+                    "The city council approved a 12 million euro budget for new bike lanes on Tuesday. Construction "
+                    "starts in March and should finish by the end of next year. Opponents argued the money should go "
+                    "to public transport instead."
+                ),
+            }
+        ],
+        "output": "The council approved 12 million euros for bike lanes, to be built from March.",
+        "options": {"scale": 1},
+    },
+    notes=(
+        "One judge call returns claims and questions with their verdicts (Mastra: 3 calls); the reason is "
+        "written in code. Because the judge sees the summary while writing the questions, the prompt asks it "
+        "to pick them from the source's key points; independent_questions=true removes that influence at the "
+        'cost of a second call. "unsure" claims count as not supported. No claims or no questions → 0 '
+        "(with independent_questions and no question, the second call is skipped). Empty source or summary "
+        "→ invalid input."
+    ),
+)
+
+create_summarization_scorer = factory(
+    METRIC,
     """Create the LLM-judged summarization scorer (Mastra's ``createSummarizationScorer``).
 
     alignment = #claims supported by the source / #claims ("unsure" counts as not supported);
     coverage = #key questions answered by the summary / #questions (at most 10);
     score = round_half_up(min(alignment, coverage) × scale, 2); no claims or no questions → 0.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``scale`` (finite number > 0, default 1) and ``independent_questions``
-            (bool, default False: one call; True: the questions come from the source
-            alone in a first call, so they cannot lean on the summary, and the judge cache
-            reuses them for every summary of the same source; 2 calls).
-        settings: judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-
-    Raises:
-        InvalidInputError: an unknown option or a value out of range (naming the option).
-    """
-    opts = read_options(
-        options, keyword_options, {"scale": SCALE_OPTION, "independent_questions": Option(False, boolean)}
-    )
-    return SummarizationScorer(resolve_settings(model, settings), cache, opts["scale"], opts["independent_questions"])
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Summarization",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("input (source text)", "output (summary)"),
-        measures="Whether the summary's claims are supported by the source (alignment) and whether it answers the "
-        "source's key questions (coverage).",
-        formula="round2(min(#supported claims / #claims, #answered questions / #questions (≤ 10)) × scale); "
-        "no claims or no questions → 0",
-        score_range="0..1",
-        higher_is_better=True,
-        options=(
-            SCALE,
-            OptionSpec(
-                "independent_questions",
-                "Questions from the source alone",
-                "bool",
-                False,
-                help="Write the coverage questions in a separate first call that never sees the summary "
-                "(2 calls instead of 1).",
-            ),
-        ),
-        build=lambda o, s, c: create_summarization_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [
-                {
-                    "role": "user",
-                    "content": (
-                        "The city council approved a 12 million euro budget for new bike lanes on Tuesday. Construction "
-                        "starts in March and should finish by the end of next year. Opponents argued the money should go "
-                        "to public transport instead."
-                    ),
-                }
-            ],
-            "output": "The council approved 12 million euros for bike lanes, to be built from March.",
-            "options": {"scale": 1},
-        },
-        notes=(
-            "One judge call returns claims and questions with their verdicts (Mastra: 3 calls); the reason is "
-            "written in code. Because the judge sees the summary while writing the questions, the prompt asks it "
-            "to pick them from the source's key points; independent_questions=true removes that influence at the "
-            'cost of a second call. "unsure" claims count as not supported. No claims or no questions → 0 '
-            "(with independent_questions and no question, the second call is skipped). Empty source or summary "
-            "→ invalid input."
-        ),
-    ),
+    Options: ``scale`` (finite number > 0, default 1) and ``independent_questions``
+    (bool, default False: one call; True: the questions come from the source alone in
+    a first call, so they cannot lean on the summary, and the judge cache reuses them
+    for every summary of the same source; 2 calls).
+    """,
 )
+
+SPECS = specs(METRIC)

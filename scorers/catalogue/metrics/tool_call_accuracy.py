@@ -17,24 +17,20 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
+from scorers.catalogue.metrics._define import SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
-    SCALE_OPTION,
     BinaryVerdict,
     JudgedScorer,
-    Option,
     StrictModel,
     exactly,
     listing,
     ratio,
-    read_options,
     require_text,
-    resolve_settings,
     system_message,
 )
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput, ToolCall
 from scorers.core.errors import InvalidInputError
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import delimit
 
 SCORER_ID = "tool-call-accuracy"
 
@@ -187,9 +183,7 @@ class ToolCallAccuracyScorer(JudgedScorer):
     schema_name = "tool_call_accuracy"
     expected_completion_tokens = 250
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None, scale: float, tools: tuple[Tool, ...]):
-        super().__init__(settings, cache, scale)
-        self.available_tools = tools
+    available_tools: tuple[Tool, ...]
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.user_text, "input", "the user's request")
@@ -232,14 +226,54 @@ class ToolCallAccuracyScorer(JudgedScorer):
         return raw, analysis, reason
 
 
-def create_tool_call_accuracy_scorer(
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    *,
-    settings: JudgeSettings | None = None,
-    cache: JudgeCache | None = None,
-    **keyword_options: Any,
-) -> ToolCallAccuracyScorer:
+METRIC = Metric(
+    id=SCORER_ID,
+    name="Tool-call accuracy (LLM)",
+    scorer=ToolCallAccuracyScorer,
+    params=(
+        Param(
+            "available_tools",
+            (),
+            parse_tools,
+            "Available tools",
+            "list",
+            "Required. One tool per line as 'name: description'.",
+            required=True,
+        ),
+        SCALE_PARAM,
+    ),
+    inputs=("input", "tool_calls", "output"),
+    measures="Whether each tool the agent called was appropriate for the request, and which needed tools it "
+    "never called.",
+    formula="round2(#appropriate / #calls × scale); no calls → 0 if a needed tool was missing, else 1 × scale",
+    higher_is_better=True,
+    example={
+        "input": [{"role": "user", "content": "What's the weather in Paris right now?"}],
+        "output": "It is 18 °C and sunny in Paris.",
+        "tool_calls": [
+            {"name": "weather", "arguments": {"city": "Paris"}},
+            {"name": "calculator", "arguments": {"expression": "2+2"}},
+        ],
+        "options": {
+            "available_tools": [
+                "weather: current weather for a city",
+                "calculator: evaluates arithmetic",
+                "search: web search",
+            ]
+        },
+    },
+    notes=(
+        "One judge call (Mastra: 2); the reason is written in code. The judge must give exactly one verdict "
+        "per call, in order, naming each call's tool, and may name only available tools as missing; anything "
+        "else is invalid judge output (re-asked once). With calls, missing tools are reported but do not "
+        "lower the score (Mastra's rule). No calls → the judge still decides whether a tool was needed "
+        "(0 if so, else 1). Tool results are not shown to the judge; arguments over 2000 characters are cut. "
+        "available_tools is required; an empty user request is invalid input."
+    ),
+)
+
+create_tool_call_accuracy_scorer = factory(
+    METRIC,
     """Create the LLM-judged tool-call accuracy scorer (Mastra's ``createToolCallAccuracyScorerLLM``).
 
     The run's tool calls come from ``tool_calls`` (or the output messages'
@@ -249,69 +283,11 @@ def create_tool_call_accuracy_scorer(
       (missing tools are reported but, as in Mastra, do not lower the score);
     - no call: score = 0 if the judge names a missing tool, else scale.
 
-    Args:
-        model: ``"openai/gpt-4o-mini"`` or a bare model name; overrides ``settings.model``.
-        options: ``available_tools`` (required: a list of ``"name: description"`` strings,
-            ``{"name", "description"}`` objects, or a ``{name: description}`` mapping;
-            camelCase ``availableTools`` accepted) and ``scale`` (finite number > 0, default 1).
-            Also accepted as keyword arguments.
-        settings: judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
-        cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
-
-    Raises:
-        InvalidInputError: no available tools, a malformed tool, an unknown option or a bad scale.
-    """
-    opts = read_options(
-        options, keyword_options, {"scale": SCALE_OPTION, "available_tools": Option((), parse_tools, required=True)}
-    )
-    return ToolCallAccuracyScorer(resolve_settings(model, settings), cache, opts["scale"], opts["available_tools"])
-
-
-SPECS = (
-    ScorerSpec(
-        id=SCORER_ID,
-        name="Tool-call accuracy (LLM)",
-        uses_judge=True,
-        judge_calls=1,
-        inputs=("input", "tool_calls", "output"),
-        measures="Whether each tool the agent called was appropriate for the request, and which needed tools it "
-        "never called.",
-        formula="round2(#appropriate / #calls × scale); no calls → 0 if a needed tool was missing, else 1 × scale",
-        score_range="0..1",
-        higher_is_better=True,
-        options=(
-            OptionSpec(
-                "available_tools",
-                "Available tools",
-                "list",
-                (),
-                help="Required. One tool per line as 'name: description'.",
-            ),
-            SCALE,
-        ),
-        build=lambda o, s, c: create_tool_call_accuracy_scorer(options=o, settings=s, cache=c),
-        example={
-            "input": [{"role": "user", "content": "What's the weather in Paris right now?"}],
-            "output": "It is 18 °C and sunny in Paris.",
-            "tool_calls": [
-                {"name": "weather", "arguments": {"city": "Paris"}},
-                {"name": "calculator", "arguments": {"expression": "2+2"}},
-            ],
-            "options": {
-                "available_tools": [
-                    "weather: current weather for a city",
-                    "calculator: evaluates arithmetic",
-                    "search: web search",
-                ]
-            },
-        },
-        notes=(
-            "One judge call (Mastra: 2); the reason is written in code. The judge must give exactly one verdict "
-            "per call, in order, naming each call's tool, and may name only available tools as missing; anything "
-            "else is invalid judge output (re-asked once). With calls, missing tools are reported but do not "
-            "lower the score (Mastra's rule). No calls → the judge still decides whether a tool was needed "
-            "(0 if so, else 1). Tool results are not shown to the judge; arguments over 2000 characters are cut. "
-            "available_tools is required; an empty user request is invalid input."
-        ),
-    ),
+    Options: ``available_tools`` (required: a list of ``"name: description"`` strings,
+    ``{"name", "description"}`` objects, or a ``{name: description}`` mapping) and
+    ``scale`` (finite number > 0, default 1). No available tools or a malformed tool
+    is an ``InvalidInputError``.
+    """,
 )
+
+SPECS = specs(METRIC)
