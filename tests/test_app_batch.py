@@ -15,13 +15,9 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, single_analysis
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from scorers import SCORERS, Store, load_run
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 
 # Four rows: a has a system message (prompt alignment in both mode), b's response is a
 # spreadsheet formula, c's response is empty (prompt alignment: invalid input), d is plain.
@@ -52,46 +48,6 @@ def judge(body: dict[str, Any]) -> Reply:
     """Answer by the requested schema: the both-mode analysis or a single-mode one."""
     name = body.get("response_format", {}).get("json_schema", {}).get("name")
     return Reply.json(BOTH if name == "prompt_alignment_both" else USER)
-
-
-@pytest.fixture(autouse=True)
-def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A fresh database per test, and no judge configuration unless a test sets it."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    db = tmp_path / "studio.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(db))
-    return db
-
-
-@pytest.fixture
-def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    """The bytes of every file handed to a download button, by media file id."""
-    files: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        file_id = original(self, path_or_data, mimetype, kind, filename)
-        files[file_id] = path_or_data if isinstance(path_or_data, bytes) else path_or_data.encode()
-        return file_id
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return files
-
-
-def download(at: AppTest, files: dict[str, bytes], key: str) -> bytes:
-    url = at.get("download_button")[[b.key for b in at.get("download_button")].index(key)].proto.url
-    return files[url.rsplit("/", 1)[-1].split(".")[0]]
-
-
-def start_batch() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/batch.py").run()
-    assert not at.exception
-    return at
 
 
 def upload(at: AppTest, name: str, data: bytes) -> None:
@@ -130,8 +86,8 @@ def table_with(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
-def test_page_renders_and_lists_the_sample_datasets():
-    at = start_batch()
+def test_page_renders_and_lists_the_sample_datasets(open_page):
+    at = open_page("batch")
     assert at.title[0].value == "Batch"
     assert at.radio(key="batch_source").options == ["Upload a file", "Sample dataset"]
     at.radio(key="batch_source").set_value("Sample dataset").run()
@@ -151,8 +107,8 @@ def test_page_renders_and_lists_the_sample_datasets():
     assert at.button(key="batch_run").disabled
 
 
-def test_sample_dataset_textual_difference_runs_without_a_judge(environment: Path):
-    at = start_batch()
+def test_sample_dataset_textual_difference_runs_without_a_judge(open_page, studio_db: Path):
+    at = open_page("batch")
     at.radio(key="batch_source").set_value("Sample dataset").run()
     at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
     assert not at.error
@@ -171,7 +127,7 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(environment: Pat
         f"batch_{run_id}_dims_textual-difference",
         f"batch_{run_id}_heat_textual-difference",
     } <= set(chart_keys(at))
-    store = Store(environment)
+    store = Store(studio_db)
     run, _, result = load_run(store, run_id)
     assert run["dataset_name"] == "examples.csv" and run["status"] == "completed"
     assert len(result.outcomes) == 34
@@ -179,12 +135,10 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(environment: Pat
 
 
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
-    fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, environment: Path, downloads: dict[str, bytes]
+    open_page, fake_judge: FakeOpenAI, studio_db: Path, downloads
 ):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    fake_openai.responder = judge
-    at = start_batch()
+    fake_judge.responder = judge
+    at = open_page("batch")
     upload(at, "small.csv", CSV)
     assert "small.csv: 4 rows loaded, 6 columns (csv)." in [c.value for c in at.caption]
 
@@ -212,7 +166,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     at.button(key="batch_run").click().run()
     wait_for_job(at)
 
-    assert fake_openai.chat_call_count == 3
+    assert fake_judge.chat_call_count == 3
     run_id = at.session_state["batch_run_id"]
     key = f"batch_{run_id}"
     assert at.subheader[0].value == "Small check"
@@ -267,44 +221,42 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert any(e.value.startswith("Not scored (invalid input)") for e in at.error)
 
     # Reruns and widget changes never call the judge again.
-    assert fake_openai.chat_call_count == 3
+    assert fake_judge.chat_call_count == 3
 
     # Retry failed items re-sends only those: c is still invalid input (no call), nothing else is re-scored.
     retry = at.button(key=f"{key}_retry")
     assert retry.label == "Retry failed items (1)"
     retry.click().run()
     wait_for_job(at)
-    assert fake_openai.chat_call_count == 3
+    assert fake_judge.chat_call_count == 3
     assert metrics(at)["Not scored"] == "1"
 
     # Exports through scorers/export.py; the CSV neutralises the formula.
-    csv_text = download(at, downloads, f"{key}_export_csv").decode()
+    csv_text = downloads.of(at, f"{key}_export_csv").decode()
     assert "'=1+1" in csv_text and ",=1+1" not in csv_text
-    lines = download(at, downloads, f"{key}_export_jsonl").decode().splitlines()
+    lines = downloads.of(at, f"{key}_export_jsonl").decode().splitlines()
     assert len(lines) == 8
     assert {json.loads(line)["status"] for line in lines} == {"scored", "invalid_input"}
-    seed = json.loads(download(at, downloads, f"{key}_export_json"))
+    seed = json.loads(downloads.of(at, f"{key}_export_json"))
     assert seed["scores"]["prompt-alignment"]["nFailed"] == 1
     assert seed["items"][2]["scorerResults"]["prompt-alignment"]["score"] is None
-    assert download(at, downloads, f"{key}_export_parquet")[:4] == b"PAR1"
+    assert downloads.of(at, f"{key}_export_parquet")[:4] == b"PAR1"
 
     # The key is never stored.
-    store = Store(environment)
+    store = Store(studio_db)
     run = store.get_run(run_id)
-    assert run["judge"]["model"] == "gpt-4o-mini" and run["judge"]["baseUrl"] == fake_openai.base_url
+    assert run["judge"]["model"] == "gpt-4o-mini" and run["judge"]["baseUrl"] == fake_judge.base_url
     assert run["mapping"]["groups"] == ["variant"]
     store.close()
-    with sqlite3.connect(environment) as db:
+    with sqlite3.connect(studio_db) as db:
         dump = "\n".join(db.iterdump())
     assert "test-key" not in dump
 
 
-def test_stop_then_resume_scores_each_item_once(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    fake_openai.responder = lambda body: Reply.json(USER).delayed(0.15)
+def test_stop_then_resume_scores_each_item_once(open_page, fake_judge: FakeOpenAI):
+    fake_judge.responder = lambda body: Reply.json(USER).delayed(0.15)
     rows = "".join(f"r{n},Question {n}?,Answer {n}.\n" for n in range(12))
-    at = start_batch()
+    at = open_page("batch")
     upload(at, "twelve.csv", ("id,prompt,response\n" + rows).encode())
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
     at.number_input(key="batch_concurrency").set_value(1).run()
@@ -321,7 +273,7 @@ def test_stop_then_resume_scores_each_item_once(fake_openai: FakeOpenAI, monkeyp
 
     run_id = at.session_state["batch_run_id"]
     key = f"batch_{run_id}"
-    stopped_calls = fake_openai.chat_call_count
+    stopped_calls = fake_judge.chat_call_count
     assert 2 <= stopped_calls < 12
     assert at.warning[0].value.startswith(f"Stopped: {stopped_calls} of 12 outcomes stored")
     resume = at.button(key=f"{key}_resume")
@@ -330,15 +282,15 @@ def test_stop_then_resume_scores_each_item_once(fake_openai: FakeOpenAI, monkeyp
     wait_for_job(at)
 
     assert [s.value for s in at.success] == ["Completed: all 12 outcomes scored."]
-    assert fake_openai.chat_call_count == 12  # nothing paid twice
-    prompts = [fake_openai.prompt_text(i) for i in range(12)]
+    assert fake_judge.chat_call_count == 12  # nothing paid twice
+    prompts = [fake_judge.prompt_text(i) for i in range(12)]
     for n in range(12):
         assert sum(f"Question {n}?" in p for p in prompts) == 1
 
 
-def test_jsonl_upload_shows_what_was_skipped_and_why():
+def test_jsonl_upload_shows_what_was_skipped_and_why(open_page):
     data = b'{"prompt": "Hi", "response": "Hello"}\n[1, 2]\n\n{"prompt": "Bye", "response": "Bye"}\n{broken\n'
-    at = start_batch()
+    at = open_page("batch")
     upload(at, "mixed.jsonl", data)
     assert "mixed.jsonl: 2 rows loaded, 2 columns (jsonl)." in [c.value for c in at.caption]
     assert at.warning[0].value == "2 record(s) of the file were not loaded and will not be scored."
@@ -347,15 +299,15 @@ def test_jsonl_upload_shows_what_was_skipped_and_why():
     assert "not a JSON object" in skipped["reason"].iloc[0]
 
 
-def test_unreadable_upload_is_an_error_not_an_exception():
-    at = start_batch()
+def test_unreadable_upload_is_an_error_not_an_exception(open_page):
+    at = open_page("batch")
     upload(at, "bad.csv", b"")
     assert at.error and "bad.csv" in at.error[0].value
     assert "batch_run" not in [b.key for b in at.button]
 
 
-def test_unmapped_required_column_is_explained():
-    at = start_batch()
+def test_unmapped_required_column_is_explained(open_page):
+    at = open_page("batch")
     upload(at, "odd.csv", b"alpha,beta\nx,y\n")
     assert at.warning[0].value == "Map the user prompt and the response columns (marked *) to continue."
     assert at.button(key="batch_run").disabled

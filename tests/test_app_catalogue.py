@@ -11,28 +11,6 @@ from streamlit.testing.v1 import AppTest
 from scorers import SCORERS, Store
 from scorers.catalogue.judge_store import save_judge
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    path = tmp_path / "catalogue.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
-    return path
-
-
-def start_catalogue() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/catalogue.py").run()
-    assert not at.exception
-    return at
-
 
 def show(at: AppTest, scorer_id: str) -> AppTest:
     at.selectbox(key="cat_scorer").set_value(scorer_id).run()
@@ -44,8 +22,8 @@ def markdown(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown).replace("\\", "")
 
 
-def test_every_scorer_is_listed_with_its_judge_calls():
-    at = start_catalogue()
+def test_every_scorer_is_listed_with_its_judge_calls(open_page):
+    at = open_page("catalogue")
 
     table = at.dataframe[0].value.set_index("Id")
     assert list(table.index) == list(SCORERS)
@@ -59,8 +37,8 @@ def test_every_scorer_is_listed_with_its_judge_calls():
     assert at.selectbox(key="cat_scorer").options[0] == "Prompt alignment · prompt-alignment"
 
 
-def test_a_scorer_shows_what_it_measures_its_formula_options_and_notes():
-    at = show(start_catalogue(), "hallucination")
+def test_a_scorer_shows_what_it_measures_its_formula_options_and_notes(open_page):
+    at = show(open_page("catalogue"), "hallucination")
     text = markdown(at)
     spec = SCORERS["hallucination"]
     assert f"**What it measures:** {spec.measures}" in text
@@ -81,14 +59,14 @@ def test_a_scorer_shows_what_it_measures_its_formula_options_and_notes():
         ("textual-difference", "[rapidfuzz](https://pypi.org/project/rapidfuzz/)"),
     ],
 )
-def test_code_scorers_say_which_language_libraries_they_use(scorer_id, library):
-    text = markdown(show(start_catalogue(), scorer_id))
+def test_code_scorers_say_which_language_libraries_they_use(open_page, scorer_id, library):
+    text = markdown(show(open_page("catalogue"), scorer_id))
     assert "**Language processing**" in text
     assert library in text
 
 
-def test_a_code_scorer_example_runs_without_a_key():
-    at = show(start_catalogue(), "textual-difference")
+def test_a_code_scorer_example_runs_without_a_key(open_page):
+    at = show(open_page("catalogue"), "textual-difference")
     at.button(key="cat_run").click().run()
 
     assert not at.exception
@@ -99,20 +77,16 @@ def test_a_code_scorer_example_runs_without_a_key():
     assert metrics["Ratio"] == "0.842" and metrics["Changes"] == "1"
 
 
-def test_an_llm_example_without_a_key_says_how_to_configure():
-    at = show(start_catalogue(), "answer-relevancy")
+def test_an_llm_example_without_a_key_says_how_to_configure(open_page):
+    at = show(open_page("catalogue"), "answer-relevancy")
     at.button(key="cat_run").click().run()
 
     assert not at.exception
     assert "No API key for the judge" in at.error[0].value.replace("\\", "")
 
 
-def test_a_saved_judge_is_listed_and_its_example_runs(
-    db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    store = Store(db)
+def test_a_saved_judge_is_listed_and_its_example_runs(open_page, studio_db: Path, fake_judge: FakeOpenAI):
+    store = Store(studio_db)
     try:
         save_judge(
             store,
@@ -129,9 +103,9 @@ def test_a_saved_judge_is_listed_and_its_example_runs(
         )
     finally:
         store.close()
-    fake_openai.enqueue(Reply.json({"rating": 4}))
+    fake_judge.enqueue(Reply.json({"rating": 4}))
 
-    at = start_catalogue()
+    at = open_page("catalogue")
     assert list(at.dataframe[0].value["Id"])[-1] == "judge:politeness"
     show(at, "judge:politeness")
     text = markdown(at)
@@ -143,4 +117,4 @@ def test_a_saved_judge_is_listed_and_its_example_runs(
     assert not at.exception
     assert {m.label: m.value for m in at.metric} == {"Score": "0.75"}  # (4 − 1) / (5 − 1)
     assert "**Reason:** Rated 4 of 5." in [m.value for m in at.markdown]
-    assert "It arrives tomorrow, sorry for the wait!" in fake_openai.last_prompt_text()
+    assert "It arrives tomorrow, sorry for the wait!" in fake_judge.last_prompt_text()

@@ -15,13 +15,9 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, settings_for, single_analysis
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from scorers import EvalItem, Store, create_scorer, load_run, run_evals
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 
 # Six questions whose answers have distinct lengths L = 3..8.
 ANSWERS = {
@@ -65,52 +61,10 @@ def responder(body: dict[str, Any]) -> Reply:
     return Reply.content(answer, usage={"prompt_tokens": 10, "completion_tokens": 2})
 
 
-@pytest.fixture(autouse=True)
-def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A fresh database per test, and no judge configuration unless a test sets it."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    db = tmp_path / "studio.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(db))
-    return db
-
-
 @pytest.fixture
-def judge(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    fake_openai.responder = responder
-    return fake_openai
-
-
-@pytest.fixture
-def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    """The bytes of every file handed to a download button, by media file id."""
-    files: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        file_id = original(self, path_or_data, mimetype, kind, filename)
-        files[file_id] = path_or_data if isinstance(path_or_data, bytes) else path_or_data.encode()
-        return file_id
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return files
-
-
-def download(at: AppTest, files: dict[str, bytes], key: str) -> bytes:
-    url = at.get("download_button")[[b.key for b in at.get("download_button")].index(key)].proto.url
-    return files[url.rsplit("/", 1)[-1].split(".")[0]]
-
-
-def start_compare() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/compare.py").run()
-    assert not at.exception
-    return at
+def judge(fake_judge: FakeOpenAI) -> FakeOpenAI:
+    fake_judge.responder = responder
+    return fake_judge
 
 
 def upload(at: AppTest, name: str, data: str) -> None:
@@ -152,8 +106,8 @@ def markdown_text(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
-def test_page_renders_and_checks_templates_as_you_type():
-    at = start_compare()
+def test_page_renders_and_checks_templates_as_you_type(open_page):
+    at = open_page("compare")
     assert at.title[0].value == "Compare"
     assert [t.label for t in at.tabs] == ["1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report"]
     assert "examples.csv: 34 rows loaded, 9 columns (csv)." in [c.value for c in at.caption]
@@ -171,8 +125,8 @@ def test_page_renders_and_checks_templates_as_you_type():
     assert at.button(key="compare_go").disabled
 
 
-def test_generate_two_variants_then_compare_and_report(judge: FakeOpenAI, downloads: dict[str, bytes], environment):
-    at = start_compare()
+def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpenAI, downloads, studio_db):
+    at = open_page("compare")
     upload(at, "questions.csv", CSV)
     assert keyed(at, "selectbox", "compare_input_").value == "question"
     assert keyed(at, "selectbox", "compare_truth_").value == "answer"
@@ -240,14 +194,14 @@ def test_generate_two_variants_then_compare_and_report(judge: FakeOpenAI, downlo
 
     # Report: built on request, one self-contained HTML file.
     at.button(key=f"compare_report_cmp_{run_id}_build").click().run()
-    html = download(at, downloads, f"compare_report_cmp_{run_id}_download").decode()
+    html = downloads.of(at, f"compare_report_cmp_{run_id}_download").decode()
     assert html.startswith("<!DOCTYPE html>")
     assert "Comparison report: Brevity check" in html and "test-key" not in html
     at.button(key=f"compare_report_run_{run_id}_build").click().run()
-    assert download(at, downloads, f"compare_report_run_{run_id}_download").decode().startswith("<!DOCTYPE html>")
+    assert downloads.of(at, f"compare_report_run_{run_id}_download").decode().startswith("<!DOCTYPE html>")
 
     # Stored with its variant groups, so History can reopen it.
-    store = Store(environment)
+    store = Store(studio_db)
     run, items, result = load_run(store, run_id)
     assert run["name"] == "Brevity check" and run["status"] == "completed"
     assert run["config"]["source"] == "compare"
@@ -258,7 +212,7 @@ def test_generate_two_variants_then_compare_and_report(judge: FakeOpenAI, downlo
     store.close()
 
 
-def test_pairwise_judge_win_rates(judge: FakeOpenAI):
+def test_pairwise_judge_win_rates(open_page, judge: FakeOpenAI):
     def pairwise(body: dict[str, Any]) -> Reply:
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("name")
         if schema == "pairwise_choice":
@@ -270,7 +224,7 @@ def test_pairwise_judge_win_rates(judge: FakeOpenAI):
         return responder(body)
 
     judge.responder = pairwise
-    at = start_compare()
+    at = open_page("compare")
     upload(at, "questions.csv", CSV)
     keyed(at, "text_area", "compare_v0_", "_system").input("").run()
     keyed(at, "text_area", "compare_v1_", "_system").input(BRIEF).run()
@@ -292,9 +246,9 @@ def test_pairwise_judge_win_rates(judge: FakeOpenAI):
     assert any("Both orders agreed on 100% of the pairs" in c.value for c in at.caption)
 
 
-def test_existing_responses_in_columns_one_variant_edge_case():
+def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     csv = "question,reference,short,long\nSay hi.,hi,hi,hello there\nSay bye.,bye,bye,goodbye\nSay yes.,yes,yes,yes\n"
-    at = start_compare()
+    at = open_page("compare")
     upload(at, "answers.csv", csv)
     at.radio(key="compare_mode").set_value("Use existing responses").run()
     keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
@@ -324,9 +278,7 @@ def test_existing_responses_in_columns_one_variant_edge_case():
     assert "Only 2 questions have different scores, too few" in text
 
 
-def test_run_vs_run_regressions_and_a_different_dataset(
-    fake_openai: FakeOpenAI, environment: Path, downloads: dict[str, bytes]
-):
+def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: FakeOpenAI, studio_db: Path, downloads):
     """Two runs of the same responses judged by two judge models; then a run over other questions."""
 
     def by_model(body: dict[str, Any]) -> Reply:
@@ -339,7 +291,7 @@ def test_run_vs_run_regressions_and_a_different_dataset(
         EvalItem("hi", {"input": "Say hi.", "output": "hi"}),
         EvalItem("bye", {"input": "Say bye.", "output": "bye"}),
     ]
-    store = Store(environment)
+    store = Store(studio_db)
     ids = []
     for model, name in (("gpt-4o-mini", "Baseline judge"), ("fake-judge", "Stricter judge")):
         scorer = create_scorer(
@@ -363,7 +315,7 @@ def test_run_vs_run_regressions_and_a_different_dataset(
     )
     store.close()
 
-    at = start_compare()
+    at = open_page("compare")
     at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
     at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
     assert at.success[-1].value == "Both runs score the same dataset (2 rows matched by id)."
@@ -382,7 +334,7 @@ def test_run_vs_run_regressions_and_a_different_dataset(
 
     build = f"compare_report_diff_{ids[0]}_{ids[1]}"
     at.button(key=f"{build}_build").click().run()
-    html = download(at, downloads, f"{build}_download").decode()
+    html = downloads.of(at, f"{build}_download").decode()
     assert "Run comparison: Stricter judge against Baseline judge" in html
 
     at.selectbox(key="compare_diff_b").set_value(other.run_id).run()

@@ -10,27 +10,6 @@ from fake_openai import FakeOpenAI, Reply
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def no_judge_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No judge configuration from the environment unless a test sets it; a database of the test's own."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
-
-
-def start_app() -> AppTest:
-    """The app after its first run, with explicit empty secrets.
-
-    With ``at.secrets`` set, ``st.secrets`` is replaced for the run and never reads a
-    ``secrets.toml`` from the home or working directory.
-    """
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    return at.run()
 
 
 def fill(at: AppTest, *, system: str = "", prompt: str = "", response: str = "", ground_truth: str = "") -> None:
@@ -52,8 +31,8 @@ def rendered_text(block) -> str:
     return "\n".join(parts)
 
 
-def test_page_renders_without_exceptions():
-    at = start_app()
+def test_page_renders_without_exceptions(open_page):
+    at = open_page()
 
     assert not at.exception
     assert at.title[0].value == "Evaluate"
@@ -76,8 +55,8 @@ def test_page_renders_without_exceptions():
     assert any("this browser session only" in c and "OPENAI_API_KEY" in c and "secrets.toml" in c for c in captions)
 
 
-def test_textual_difference_metrics_and_diff():
-    at = start_app()
+def test_textual_difference_metrics_and_diff(open_page):
+    at = open_page()
     fill(at, response="The quick brown cat", ground_truth="The quick brown fox")
     at.selectbox(key="eval_scorer").set_value("textual-difference").run()
     at.button(key="eval_run").click().run()
@@ -101,8 +80,8 @@ def test_textual_difference_metrics_and_diff():
     assert at.get("plotly_chart")
 
 
-def test_result_is_kept_across_widget_interactions():
-    at = start_app()
+def test_result_is_kept_across_widget_interactions(open_page):
+    at = open_page()
     fill(at, response="hello world", ground_truth="hello there world")
     at.selectbox(key="eval_scorer").set_value("textual-difference").run()
     at.button(key="eval_run").click().run()
@@ -116,8 +95,8 @@ def test_result_is_kept_across_widget_interactions():
 
 
 @pytest.mark.parametrize("scorer_id", ["prompt-alignment", "gluten-checker"])
-def test_llm_scorer_without_key_says_how_to_configure(scorer_id):
-    at = start_app()
+def test_llm_scorer_without_key_says_how_to_configure(open_page, scorer_id):
+    at = open_page()
     fill(at, prompt="Give me a pasta recipe.", response="Boil pasta, add tomato sauce.")
     at.selectbox(key="eval_scorer").set_value(scorer_id).run()
     at.button(key="eval_run").click().run()
@@ -131,12 +110,12 @@ def test_llm_scorer_without_key_says_how_to_configure(scorer_id):
     assert not at.metric
 
 
-def test_loading_a_sample_example_fills_the_form():
+def test_loading_a_sample_example_fills_the_form(open_page):
     lines = (ROOT / "sample_data" / "examples.jsonl").read_text(encoding="utf-8").splitlines()
     examples = [json.loads(line) for line in lines if line.strip()]
     example = next(e for e in examples if e["scorer"] == "textual-difference" and e["ground_truth"])
 
-    at = start_app()
+    at = open_page()
     at.selectbox(key="sample_choice").set_value(example["id"]).run()
     at.button(key="sample_load").click().run()
 
@@ -178,10 +157,8 @@ def dimension_set(scores: tuple[float, float, float, float], unmet: str) -> dict
     }
 
 
-def test_prompt_alignment_through_the_fake_judge(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    fake_openai.enqueue(
+def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpenAI):
+    fake_judge.enqueue(
         Reply.json(
             {
                 "user": dimension_set((0.9, 0.8, 0.7, 1.0), "Mention the time complexity"),
@@ -190,7 +167,7 @@ def test_prompt_alignment_through_the_fake_judge(fake_openai: FakeOpenAI, monkey
             }
         )
     )
-    at = start_app()
+    at = open_page()
     fill(
         at,
         system="You are a tutor.\n---\nUse British English.",
@@ -214,10 +191,10 @@ def test_prompt_alignment_through_the_fake_judge(fake_openai: FakeOpenAI, monkey
     assert "✅ **Give a Python example** — A function is shown." in markdown
     assert len(at.get("plotly_chart")) == 2
 
-    request = fake_openai.last_chat_request()
+    request = fake_judge.last_chat_request()
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
-    assert "Use British English." in fake_openai.last_prompt_text()
-    assert fake_openai.last_api_key() == "test-key"
+    assert "Use British English." in fake_judge.last_prompt_text()
+    assert fake_judge.last_api_key() == "test-key"
     assert "API key: from environment" in [c.value for c in at.sidebar.caption]
 
     # The key never reaches the page or the exported JSON.
@@ -226,23 +203,22 @@ def test_prompt_alignment_through_the_fake_judge(fake_openai: FakeOpenAI, monkey
 
     # Widget interactions show the stored result without calling the judge again.
     at.radio(key="pa_mode").set_value("user").run()
-    assert fake_openai.chat_call_count == 1
+    assert fake_judge.chat_call_count == 1
     assert metrics(at)["Prompt alignment (0–1)"] == "0.81"
 
 
-def test_test_connection_button(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
+def test_test_connection_button(open_page, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    at = start_app()
+    at = open_page()
     at.sidebar.button(key="judge_test_connection").click().run()
 
     assert not at.exception
     assert at.sidebar.success[0].value == (f"Connected to {fake_openai.base_url}: model 'gpt-4o-mini' is available.")
 
 
-def test_both_mode_without_system_message_shows_the_fallback_note(fake_openai: FakeOpenAI, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    fake_openai.enqueue(Reply.json({**dimension_set((1.0, 1.0, 1.0, 1.0), "Be short"), "overallAssessment": "Fine."}))
-    at = start_app()
+def test_both_mode_without_system_message_shows_the_fallback_note(open_page, fake_judge: FakeOpenAI):
+    fake_judge.enqueue(Reply.json({**dimension_set((1.0, 1.0, 1.0, 1.0), "Be short"), "overallAssessment": "Fine."}))
+    at = open_page()
     fill(at, prompt="Explain binary search.", response="It halves the range.")
     at.button(key="eval_run").click().run()
 
@@ -252,10 +228,9 @@ def test_both_mode_without_system_message_shows_the_fallback_note(fake_openai: F
     assert "Evaluation mode: both, scored in user mode" in [c.value for c in at.caption]
 
 
-def test_invalid_judge_output_shows_the_error_and_the_raw_reply(fake_openai: FakeOpenAI, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    fake_openai.enqueue(Reply.content("I think it is fine."), Reply.content("Still not JSON <b>"))
-    at = start_app()
+def test_invalid_judge_output_shows_the_error_and_the_raw_reply(open_page, fake_judge: FakeOpenAI):
+    fake_judge.enqueue(Reply.content("I think it is fine."), Reply.content("Still not JSON <b>"))
+    at = open_page()
     fill(at, prompt="Explain binary search.", response="It halves the range.")
     at.radio(key="pa_mode").set_value("user").run()
     at.button(key="eval_run").click().run()
@@ -266,10 +241,9 @@ def test_invalid_judge_output_shows_the_error_and_the_raw_reply(fake_openai: Fak
     assert at.code[0].value == "Still not JSON <b>"
 
 
-def test_gluten_checker_shows_the_verdict_and_sources(fake_openai: FakeOpenAI, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    fake_openai.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["soy sauce", "flour"]}))
-    at = start_app()
+def test_gluten_checker_shows_the_verdict_and_sources(open_page, fake_judge: FakeOpenAI):
+    fake_judge.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["soy sauce", "flour"]}))
+    at = open_page()
     fill(at, response="Stir-fry beef with soy sauce; dust with flour.")
     at.selectbox(key="eval_scorer").set_value("gluten-checker").run()
     at.button(key="eval_run").click().run()
@@ -281,34 +255,31 @@ def test_gluten_checker_shows_the_verdict_and_sources(fake_openai: FakeOpenAI, m
     assert "**Reason:** This recipe contains gluten because of: soy sauce, flour." in markdown
 
 
-def test_catalogue_scorer_with_context_through_the_fake_judge(monkeypatch):
-    with FakeOpenAI() as fake:
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        at = start_app()
-        fill(at, prompt="When was the Eiffel Tower finished?", response="It was finished in 1889 and is red.")
-        at.text_area(key="eval_context").input("The Eiffel Tower was completed in 1889.\n---\nIt is bronze.")
-        at.selectbox(key="eval_scorer").set_value("faithfulness").run()
-        # two claims, one supported: 1 / 2 = 0.5
-        fake.enqueue(
-            Reply.json(
-                {
-                    "claims": [
-                        {"claim": "It was finished in 1889.", "verdict": "yes", "reason": "Passage 1 says so."},
-                        {"claim": "It is red.", "verdict": "no", "reason": "Passage 2 says bronze."},
-                    ]
-                }
-            )
+def test_catalogue_scorer_with_context_through_the_fake_judge(open_page, fake_judge: FakeOpenAI):
+    at = open_page()
+    fill(at, prompt="When was the Eiffel Tower finished?", response="It was finished in 1889 and is red.")
+    at.text_area(key="eval_context").input("The Eiffel Tower was completed in 1889.\n---\nIt is bronze.")
+    at.selectbox(key="eval_scorer").set_value("faithfulness").run()
+    # two claims, one supported: 1 / 2 = 0.5
+    fake_judge.enqueue(
+        Reply.json(
+            {
+                "claims": [
+                    {"claim": "It was finished in 1889.", "verdict": "yes", "reason": "Passage 1 says so."},
+                    {"claim": "It is red.", "verdict": "no", "reason": "Passage 2 says bronze."},
+                ]
+            }
         )
-        at.button(key="eval_run").click().run()
-        assert not at.exception
-        prompt = fake.last_prompt_text()
+    )
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    prompt = fake_judge.last_prompt_text()
     assert "The Eiffel Tower was completed in 1889." in prompt and "It is bronze." in prompt
     assert "0.5" in rendered_text(at.main)
 
 
-def test_code_scorer_from_the_catalogue_and_a_tool_call_json_error():
-    at = start_app()
+def test_code_scorer_from_the_catalogue_and_a_tool_call_json_error(open_page):
+    at = open_page()
     fill(at, prompt="q", response="night", ground_truth="nacht")
     at.selectbox(key="eval_scorer").set_value("content-similarity").run()
     at.button(key="eval_run").click().run()

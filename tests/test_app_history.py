@@ -13,18 +13,6 @@ from streamlit.testing.v1 import AppTest
 
 from scorers import EvalItem, Store, create_prompt_alignment_scorer, create_textual_difference_scorer, run_evals
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    path = tmp_path / "history.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
-    return path
-
 
 def td_items(pairs: list[tuple[str, str]]) -> list[EvalItem]:
     return [
@@ -47,32 +35,22 @@ def stored_td_run(db: Path, pairs: list[tuple[str, str]], dataset: str = "pairs.
         store.close()
 
 
-def start_history() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/history.py").run()
-    assert not at.exception
-    return at
-
-
 def history_table(at: AppTest):
     return next(d.value for d in at.dataframe if "status" in d.value.columns and "dataset" in d.value.columns)
 
 
-def test_empty_history_says_how_to_make_a_run():
-    at = start_history()
+def test_empty_history_says_how_to_make_a_run(open_page):
+    at = open_page("history")
     assert at.title[0].value == "History"
     assert at.info[0].value == "No runs yet. Score a dataset on the Batch page; its run appears here."
 
 
-def test_runs_are_listed_with_their_means_and_counts(db: Path):
+def test_runs_are_listed_with_their_means_and_counts(open_page, studio_db: Path):
     # "abc" vs "abc" → 1; "abcd" vs "abcx": LCS 3 → 6/8 = 0.75, same length → 0.75. Mean 0.875.
-    first = stored_td_run(db, [("abc", "abc"), ("abcd", "abcx")], "first.csv")
+    first = stored_td_run(studio_db, [("abc", "abc"), ("abcd", "abcx")], "first.csv")
     # "" vs "xy" → 0 (scored, not failed); mean 0.
-    second = stored_td_run(db, [("", "xy")], "second.jsonl")
-    at = start_history()
+    second = stored_td_run(studio_db, [("", "xy")], "second.jsonl")
+    at = open_page("history")
     table = history_table(at)
     assert table["dataset"].tolist() == ["second.jsonl", "first.csv"]  # newest first
     assert table["scorers"].tolist() == ["Textual difference", "Textual difference"]
@@ -86,9 +64,9 @@ def test_runs_are_listed_with_their_means_and_counts(db: Path):
     assert [o.rsplit(" · ", 1)[1] for o in at.selectbox(key="history_pick").options] == [second, first]
 
 
-def test_open_shows_the_results_view(db: Path):
-    run_id = stored_td_run(db, [("abc", "abc"), ("abcd", "abcx"), ("", "xy")])
-    at = start_history()
+def test_open_shows_the_results_view(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, [("abc", "abc"), ("abcd", "abcx"), ("", "xy")])
+    at = open_page("history")
     at.button(key="history_open_button").click().run()
     assert not at.exception
     key = f"history_{run_id}"
@@ -112,10 +90,10 @@ def test_open_shows_the_results_view(db: Path):
     assert f"{key}_resume" not in [b.key for b in at.button]
 
 
-def test_rename_and_delete_with_confirmation(db: Path):
-    keep = stored_td_run(db, [("a", "a")], "keep.csv")
-    doomed = stored_td_run(db, [("b", "b")], "doomed.csv")
-    at = start_history()
+def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
+    keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
+    doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")
+    at = open_page("history")
     assert at.selectbox(key="history_pick").value == doomed
 
     at.text_input(key=f"history_name_{doomed}").input("Renamed run").run()
@@ -132,18 +110,18 @@ def test_rename_and_delete_with_confirmation(db: Path):
     at.button(key="history_delete_confirm").click().run()
     assert not at.exception
     assert history_table(at)["dataset"].tolist() == ["keep.csv"]
-    store = Store(db)
+    store = Store(studio_db)
     assert [r["id"] for r in store.list_runs()] == [keep]
     store.close()
 
 
 def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
-    db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    open_page, studio_db: Path, fake_judge: FakeOpenAI
 ):
-    fake_openai.responder = lambda body: Reply.json(single_analysis(1.0, 1.0, 1.0, 1.0))
+    fake_judge.responder = lambda body: Reply.json(single_analysis(1.0, 1.0, 1.0, 1.0))
     items = [EvalItem(f"q{n}", run_payload(user=f"Question number {n}")) for n in range(6)]
-    scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings_for(fake_openai))
-    store = Store(db)
+    scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings_for(fake_judge))
+    store = Store(studio_db)
     cancel = threading.Event()
     finished: list[int] = []
 
@@ -164,11 +142,9 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     store.close()
     assert partial.status == "cancelled"
     done = len(partial.outcomes)
-    assert 2 <= done < 6 and fake_openai.chat_call_count == done
+    assert 2 <= done < 6 and fake_judge.chat_call_count == done
 
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    at = start_history()
+    at = open_page("history")
     assert history_table(at)["status"].tolist() == ["cancelled"]
     assert history_table(at)["pending"].tolist() == [6 - done]
     at.button(key="history_open_button").click().run()
@@ -184,5 +160,5 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     assert not at.exception
     assert [s.value for s in at.success] == ["Completed: all 6 outcomes scored."]
     assert history_table(at)["status"].tolist() == ["completed"]
-    assert fake_openai.chat_call_count == 6  # each item judged once over both sessions
-    assert fake_openai.last_api_key() == "test-key"
+    assert fake_judge.chat_call_count == 6  # each item judged once over both sessions
+    assert fake_judge.last_api_key() == "test-key"

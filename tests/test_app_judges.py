@@ -5,43 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from fake_openai import FakeOpenAI, Reply
 from streamlit.testing.v1 import AppTest
 
 from scorers import Store
 from scorers.catalogue.judge_builder import GLUTEN_PROMPT
 from scorers.catalogue.judge_store import judge_versions, list_judges
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    path = tmp_path / "judges.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
-    return path
-
-
-@pytest.fixture
-def judge(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    """The fake judge as the app's endpoint (set before the app's first run reads the environment)."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_openai
-
-
-def start_judges() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/judges.py").run()
-    assert not at.exception
-    return at
 
 
 def warnings(at: AppTest) -> list[str]:
@@ -68,8 +37,8 @@ def build_politeness(at: AppTest) -> None:
     at.text_input(key="jb_reason").input("Polite: {isPolite}. Rude phrases: {rudePhrases}.").run()
 
 
-def test_page_renders_with_the_built_in_gluten_checker_to_copy():
-    at = start_judges()
+def test_page_renders_with_the_built_in_gluten_checker_to_copy(open_page):
+    at = open_page("judges")
 
     assert at.title[0].value == "Judges"
     assert at.info[0].value.startswith("No saved judge yet")
@@ -89,8 +58,8 @@ def test_page_renders_with_the_built_in_gluten_checker_to_copy():
     assert any("Placeholders found: `{output}`" in c.value for c in at.caption)
 
 
-def test_template_problems_are_named_as_you_type():
-    at = start_judges()
+def test_template_problems_are_named_as_you_type(open_page):
+    at = open_page("judges")
     at.text_area(key="jb_template").input('Check it.\n{output} against {context}\n{{literal}} and {"json": 1}').run()
 
     template_warnings = [w for w in warnings(at) if w.startswith("prompt_template")]
@@ -102,8 +71,8 @@ def test_template_problems_are_named_as_you_type():
     assert at.button(key="jb_save").disabled and at.button(key="jb_try").disabled
 
 
-def test_the_rule_chooser_offers_only_rules_the_fields_allow():
-    at = start_judges()
+def test_the_rule_chooser_offers_only_rules_the_fields_allow(open_page):
+    at = open_page("judges")
     at.text_input(key="jb_f0_name").input("comment")
     at.selectbox(key="jb_f0_type").set_value("string").run()
     assert "jb_rule_kind" not in [s.key for s in at.selectbox]
@@ -129,9 +98,9 @@ def test_the_rule_chooser_offers_only_rules_the_fields_allow():
     assert not at.exception
 
 
-def test_build_try_and_save_a_judge(judge: FakeOpenAI, db: Path):
-    judge.enqueue(Reply.json({"isPolite": False, "rudePhrases": ["calm down"]}))
-    at = start_judges()
+def test_build_try_and_save_a_judge(open_page, fake_judge: FakeOpenAI, studio_db: Path):
+    fake_judge.enqueue(Reply.json({"isPolite": False, "rudePhrases": ["calm down"]}))
+    at = open_page("judges")
     build_politeness(at)
     assert warnings(at) == []
     assert at.selectbox(key="jb_rule_kind").options == ["Boolean field → 1 or 0", "List field: count the items"]
@@ -149,7 +118,7 @@ def test_build_try_and_save_a_judge(judge: FakeOpenAI, db: Path):
     assert any("<response>\nCalm down, it is coming.\n</response>" in c for c in codes)  # the rendered prompt
     assert any(c.startswith("You check the tone of customer-service replies.") for c in codes)
     assert json.loads(at.get("json")[0].proto.body) == {"isPolite": False, "rudePhrases": ["calm down"]}
-    request = judge.last_chat_request()
+    request = fake_judge.last_chat_request()
     assert request["response_format"]["json_schema"]["schema"]["required"] == ["isPolite", "rudePhrases"]
 
     at.button(key="jb_save").click().run()
@@ -158,13 +127,13 @@ def test_build_try_and_save_a_judge(judge: FakeOpenAI, db: Path):
     table = at.dataframe[0].value
     assert list(table["Scorer id"]) == ["judge:politeness"]
     assert list(table["Score rule"]) == ["1 if isPolite is true, else 0"]
-    [stored] = saved(db)
+    [stored] = saved(studio_db)
     assert stored.definition.example.output == "Calm down, it is coming."
     assert at.selectbox(key="judges_pick").value == "politeness"
 
 
-def test_saving_an_edit_creates_v2_and_v1_can_be_loaded(db: Path):
-    at = start_judges()
+def test_saving_an_edit_creates_v2_and_v1_can_be_loaded(open_page, studio_db: Path):
+    at = open_page("judges")
     build_politeness(at)
     at.button(key="jb_save").click().run()
     at.text_area(key="jb_template").input("Second version: {output}").run()
@@ -180,16 +149,16 @@ def test_saving_an_edit_creates_v2_and_v1_can_be_loaded(db: Path):
     at.button(key="judges_load").click().run()
     assert at.text_area(key="jb_template").value.startswith("Is this reply polite?")
     assert "Editing Politeness, loaded from v1: saving a change creates v3." in [c.value for c in at.caption]
-    store = Store(db)
+    store = Store(studio_db)
     try:
         assert [v.version for v in judge_versions(store, "politeness")] == [1, 2]
     finally:
         store.close()
 
 
-def test_try_it_shows_errors_with_the_raw_reply(judge: FakeOpenAI):
-    judge.enqueue(Reply.content("I think it is polite."), Reply.content("Yes, polite."))
-    at = start_judges()
+def test_try_it_shows_errors_with_the_raw_reply(open_page, fake_judge: FakeOpenAI):
+    fake_judge.enqueue(Reply.content("I think it is polite."), Reply.content("Yes, polite."))
+    at = open_page("judges")
     build_politeness(at)
     at.text_area(key="jb_try_response").input("Thank you for waiting!")
     at.button(key="jb_try").click().run()
@@ -200,8 +169,8 @@ def test_try_it_shows_errors_with_the_raw_reply(judge: FakeOpenAI):
     assert not at.metric
 
 
-def test_try_it_without_a_key_says_how_to_configure():
-    at = start_judges()
+def test_try_it_without_a_key_says_how_to_configure(open_page):
+    at = open_page("judges")
     build_politeness(at)
     at.text_area(key="jb_try_response").input("Thank you for waiting!")
     at.button(key="jb_try").click().run()
@@ -210,8 +179,8 @@ def test_try_it_without_a_key_says_how_to_configure():
     assert "No API key for the judge" in at.error[0].value.replace("\\", "")
 
 
-def test_delete_needs_a_confirmation(db: Path):
-    at = start_judges()
+def test_delete_needs_a_confirmation(open_page, studio_db: Path):
+    at = open_page("judges")
     build_politeness(at)
     at.button(key="jb_save").click().run()
     assert at.button(key="judges_delete").disabled
@@ -221,10 +190,10 @@ def test_delete_needs_a_confirmation(db: Path):
     assert not at.exception
     assert at.success[0].value == "Deleted Politeness."
     assert at.info[0].value.startswith("No saved judge yet")
-    assert saved(db) == []
+    assert saved(studio_db) == []
 
 
-def test_import_pasted_json(db: Path):
+def test_import_pasted_json(open_page, studio_db: Path):
     definition = {
         "name": "Conciseness",
         "instructions": "You judge whether answers are concise.",
@@ -232,7 +201,7 @@ def test_import_pasted_json(db: Path):
         "output_fields": [{"name": "fillerPhrases", "type": "list_of_strings"}],
         "score_rule": {"kind": "list_count", "field": "fillerPhrases", "cap": 3},
     }
-    at = start_judges()
+    at = open_page("judges")
     at.button(key="judges_import").click().run()
     assert at.warning[0].value == "Choose a JSON file or paste the JSON first."
     at.text_area(key="judges_import_text").input(json.dumps(definition))
@@ -247,11 +216,11 @@ def test_import_pasted_json(db: Path):
     at.text_area(key="judges_import_text").input('{"name": "Broken"}')
     at.button(key="judges_import").click().run()
     assert at.error[0].value.replace("\\", "").startswith("nothing was imported: instructions: missing")
-    assert [j.name for j in saved(db)] == ["Conciseness"]
+    assert [j.name for j in saved(studio_db)] == ["Conciseness"]
 
 
-def test_the_builder_survives_a_visit_to_another_page():
-    at = start_judges()
+def test_the_builder_survives_a_visit_to_another_page(open_page):
+    at = open_page("judges")
     build_politeness(at)
     at.text_area(key="jb_try_response").input("Thanks for waiting!").run()
     at.switch_page("pages/catalogue.py").run()

@@ -31,18 +31,7 @@ from scorers import (
 )
 from scorers.analysis.labels import Label, current_labels, label_history, save_label
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 TD = "textual-difference"
-
-
-@pytest.fixture(autouse=True)
-def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    path = tmp_path / "review.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
-    return path
 
 
 def stored_td_run(db: Path, outputs: list[str], reference: str) -> str:
@@ -57,16 +46,6 @@ def stored_td_run(db: Path, outputs: list[str], reference: str) -> str:
         store.close()
 
 
-def start_review() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/review.py").run()
-    assert not at.exception
-    return at
-
-
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
@@ -75,17 +54,17 @@ def row_heading(at: AppTest) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**Row "))
 
 
-def test_empty_store_says_how_to_make_a_run():
-    at = start_review()
+def test_empty_store_says_how_to_make_a_run(open_page):
+    at = open_page("review")
     assert at.title[0].value == "Review"
     assert at.info[0].value.startswith("No runs yet. Score a dataset on the Batch page")
 
 
-def test_labelling_rows_with_the_buttons_and_the_form(db: Path):
+def test_labelling_rows_with_the_buttons_and_the_form(open_page, studio_db: Path):
     # Against "abc": "abc" → 1; "abx" → LCS 2: 4/6 = 0.667; "xyz" → 0; "ab" → 4/5 × (1 − 1/3) = 0.533.
-    run_id = stored_td_run(db, ["abc", "abx", "xyz", "ab"], "abc")
+    run_id = stored_td_run(studio_db, ["abc", "abx", "xyz", "ab"], "abc")
     key = review_key(run_id, TD)
-    at = start_review()
+    at = open_page("review")
     assert metrics(at)["Labelled"] == "0 of 4"
     assert row_heading(at).startswith("**Row 1 of 4** (all rows) · item `row0`")
     assert at.button(key=f"{key}_0_pass").disabled  # no reviewer name yet
@@ -115,7 +94,7 @@ def test_labelling_rows_with_the_buttons_and_the_form(db: Path):
 
     # Override: thumbs down on row1 keeps the earlier save in the history.
     at.button(key=f"{key}_1_fail").click().run()
-    store = Store(db)
+    store = Store(studio_db)
     try:
         history = label_history(store, run_id, 1, TD)
         assert [(h.reviewer, h.human_score, h.human_pass, h.comment) for h in history] == [
@@ -131,14 +110,14 @@ def test_labelling_rows_with_the_buttons_and_the_form(db: Path):
     assert at.radio(key=f"{key}_1_verdict").value == "fail"  # the form shows the saved label
 
 
-def test_filters_unlabelled_disagreements_and_low_scores(db: Path):
-    run_id = stored_td_run(db, ["abc", "abx", "xyz", "ab"], "abc")
-    store = Store(db)
+def test_filters_unlabelled_disagreements_and_low_scores(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, ["abc", "abx", "xyz", "ab"], "abc")
+    store = Store(studio_db)
     save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)  # agrees (judge 1)
     save_label(store, run_id, 1, TD, reviewer="ann", human_pass=False)  # disagrees (judge 0.667)
     store.close()
     key = review_key(run_id, TD)
-    at = start_review()
+    at = open_page("review")
 
     at.radio(key="review_filter").set_value("unlabelled").run()
     assert row_heading(at).startswith("**Row 1 of 2** (unlabelled) · item `row2`")
@@ -168,14 +147,14 @@ JUDGE = [1.0, 0.75, 0.5, 0.25, 0.0] * 2
 HUMAN = [0.9, 0.8, 0.3, 0.2, 0.1, 1.0, 0.4, 0.6, 0.7, 0.0]
 
 
-def test_agreement_panel_with_ten_labelled_rows(db: Path):
-    run_id = stored_td_run(db, TEN, "abcd")
-    store = Store(db)
+def test_agreement_panel_with_ten_labelled_rows(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, TEN, "abcd")
+    store = Store(studio_db)
     for index, score in enumerate(HUMAN):
         save_label(store, run_id, index, TD, reviewer="ann", human_score=score)
     store.close()
     key = review_key(run_id, TD)
-    at = start_review()
+    at = open_page("review")
     at.radio(key="review_view").set_value("Agreement").run()
     assert not at.exception
     assert not at.warning  # 10 rows: meaningful
@@ -201,13 +180,13 @@ def test_agreement_panel_with_ten_labelled_rows(db: Path):
     assert row_heading(at).startswith("**Row 9 of 10** (all rows) · item `row8`")
 
 
-def test_agreement_panel_with_few_rows_and_one_class(db: Path):
-    run_id = stored_td_run(db, ["abc", "abc", "xyz"], "abc")
-    at = start_review()
+def test_agreement_panel_with_few_rows_and_one_class(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, ["abc", "abc", "xyz"], "abc")
+    at = open_page("review")
     at.radio(key="review_view").set_value("Agreement").run()
     assert at.info[0].value.startswith("No labelled row of Textual difference has a judge score yet.")
 
-    store = Store(db)
+    store = Store(studio_db)
     save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)
     save_label(store, run_id, 1, TD, reviewer="ann", human_pass=True)
     store.close()
@@ -223,7 +202,7 @@ def test_agreement_panel_with_few_rows_and_one_class(db: Path):
 
 
 def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
-    db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    open_page, studio_db: Path, fake_judge: FakeOpenAI
 ):
     def verdict(free: bool) -> Reply:
         return Reply.json({"isGlutenFree": free, "glutenSources": [] if free else ["wheat flour"]})
@@ -240,19 +219,17 @@ def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
         # dish0 always gluten-free, dish2 never; dish1 alternates (fresh calls, so it flips).
         return verdict({"0": True, "2": False}.get(dish, n % 2 == 1))
 
-    fake_openai.responder = respond
-    store = Store(db)
+    fake_judge.responder = respond
+    store = Store(studio_db)
     items = [EvalItem(f"d{n}", {"input": "A dinner", "output": f"dish{n}: stir-fried rice"}) for n in range(3)]
-    scorer = create_scorer("gluten-checker", settings=settings_for(fake_openai), cache=store)
+    scorer = create_scorer("gluten-checker", settings=settings_for(fake_judge), cache=store)
     run_id = run_evals(items, [scorer], store=store, dataset_name="dishes.csv").run_id
     before = store.results(run_id)
     store.close()
-    assert fake_openai.chat_call_count == 3
+    assert fake_judge.chat_call_count == 3
 
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     key = review_key(run_id, "gluten-checker")
-    at = start_review()
+    at = open_page("review")
     at.radio(key="review_view").set_value("Consistency").run()
     at.number_input(key=f"{key}_c_rows").set_value(3)
     at.number_input(key=f"{key}_c_repeats").set_value(3)
@@ -261,8 +238,8 @@ def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
     assert "9 judge call(s): 3 row(s) × 3 time(s)" in " ".join(c.value for c in at.caption)
     at.button(key=f"{key}_c_run").click().run()
     assert not at.exception
-    assert fake_openai.chat_call_count == 3 + 9  # no reply came from the cache
-    sent = fake_openai.chat_requests()[3:]
+    assert fake_judge.chat_call_count == 3 + 9  # no reply came from the cache
+    sent = fake_judge.chat_requests()[3:]
     assert all(body["temperature"] == 0.7 and "seed" not in body for body in sent)
     shown = metrics(at)
     assert shown["Rows re-judged"] == "3"
@@ -272,24 +249,24 @@ def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
     assert table["flips"].tolist() == [False, True, False]
     assert table["scores"].tolist()[0] == "1, 1, 1"
     assert f"{key}_c_chart" in {c.key for c in at.get("plotly_chart")}
-    store = Store(db)
+    store = Store(studio_db)
     try:
         assert store.results(run_id) == before
     finally:
         store.close()
 
 
-def test_consistency_of_a_code_scorer_says_it_never_varies(db: Path):
-    stored_td_run(db, ["abc"], "abc")
-    at = start_review()
+def test_consistency_of_a_code_scorer_says_it_never_varies(open_page, studio_db: Path):
+    stored_td_run(studio_db, ["abc"], "abc")
+    at = open_page("review")
     at.radio(key="review_view").set_value("Consistency").run()
     assert at.info[0].value == "Textual difference uses no judge: its scores are computed in code and never vary."
 
 
-def test_import_labels_from_an_uploaded_file_and_export(db: Path):
-    run_id = stored_td_run(db, ["abc", "abx", "xyz"], "abc")
+def test_import_labels_from_an_uploaded_file_and_export(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
     key = review_key(run_id, TD)
-    at = start_review()
+    at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()
     at.radio(key="review_view").set_value("Import and export").run()
     assert {f"{key}_export_csv", f"{key}_export_jsonl"} <= {b.key for b in at.get("download_button")}
@@ -307,7 +284,7 @@ def test_import_labels_from_an_uploaded_file_and_export(db: Path):
     import_button.click().run()
     assert not at.exception
     assert at.success[0].value == "Imported 2 label(s) from verdicts.csv."
-    store = Store(db)
+    store = Store(studio_db)
     try:
         labels = current_labels(store, run_id)
         assert {(i, label.human_pass, label.source) for (i, _), label in labels.items()} == {

@@ -25,7 +25,7 @@ from scorers.core.judge import resolve_judge_settings
 
 REPO = Path(__file__).resolve().parents[1]
 IFEVAL = REALDATA / "ifeval_gpt4" / "input_response_data_gpt4_20231107_145030.jsonl"
-KEY = "test-key"
+KEY = "test-key"  # the key the fake_judge fixture puts in the environment
 # user mode (no system column): 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84
 GOOD = single_analysis(0.9, 0.8, 0.7, 1.0)
 SMALL_CSV = (
@@ -37,16 +37,12 @@ SMALL_CSV = (
 
 
 @pytest.fixture
-def env(monkeypatch, tmp_path, fake_openai):
-    """The judge is the fake server; HOME, the working directory and the store are in tmp_path."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.delenv("OPENAI_MODEL", raising=False)
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
+def env(monkeypatch, tmp_path, fake_judge):
+    """The judge is the fake server (its key is ``KEY``); HOME, the working directory and the store in tmp_path."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    fake_openai.responder = lambda body: Reply.json(GOOD)
-    return fake_openai
+    fake_judge.responder = lambda body: Reply.json(GOOD)
+    return fake_judge
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

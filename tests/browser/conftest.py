@@ -13,6 +13,9 @@ its own process group, a free port on 127.0.0.1) whose judge is ``judge_server``
 developer's ``.streamlit/secrets.toml`` is never read) and ``SCORER_STUDIO_DB`` in a
 temporary directory. The process group is killed after the file's last test.
 
+``browser``: Debian's Chromium, launched headless for the file (also for tests that
+need no server, such as the report opened from disk).
+
 ``page``: a new page (a new Streamlit session) per test, 1400×1000, in one browser
 context for the file; when the test fails, a screenshot of the whole app is saved as
 ``test-artifacts/<test name>.png`` (:func:`save_screenshot`) and the end of the
@@ -41,7 +44,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -226,23 +229,29 @@ def save_screenshot(page: Page, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser_context(chromium_path: str, streamlit_server: StreamlitServer) -> Iterator[BrowserContext]:
-    """Headless Debian Chromium through Playwright's sync API, one context for the file.
-
-    Its pages share the HTTP cache (Streamlit's and Plotly's scripts load once); every
-    page is still a new Streamlit session. It asks for ``streamlit_server`` so that the
-    server boots while Chromium launches.
-    """
+def browser(chromium_path: str) -> Iterator[Browser]:
+    """Headless Debian Chromium through Playwright's sync API, for one test file."""
     expect.set_options(timeout=EXPECT_TIMEOUT)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.set_default_timeout(EXPECT_TIMEOUT)
-            yield context
-            context.close()
+            yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser_context(streamlit_server: StreamlitServer, browser: Browser) -> Iterator[BrowserContext]:
+    """One browser context for the file.
+
+    Its pages share the HTTP cache (Streamlit's and Plotly's scripts load once); every
+    page is still a new Streamlit session. It asks for ``streamlit_server`` first so that
+    the server boots while Chromium launches.
+    """
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(EXPECT_TIMEOUT)
+    yield context
+    context.close()
 
 
 @pytest.fixture

@@ -7,27 +7,16 @@ policy blocked before the network would still be seen. No Streamlit server is ne
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Route, expect
 
 from scorers import Store, create_content_similarity_scorer, create_textual_difference_scorer, run_evals
 from scorers.analysis.generate import items_from_responses
 from scorers.analysis.report import run_report
 
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 WATCH_VIOLATIONS = """
@@ -35,16 +24,6 @@ window.__violations = [];
 document.addEventListener('securitypolicyviolation',
     e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
 """
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture(scope="module")
