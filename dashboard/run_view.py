@@ -448,21 +448,26 @@ def _render_rows(
     _render_item(result, items, index, names, key)
 
 
+def render_item_texts(item: EvalItem) -> None:
+    """An item's user prompt, system message, response and ground truth (those it has), then its groups."""
+    texts = item_texts(item)
+    for label, field in (
+        ("User prompt", "input"),
+        ("System message", "system"),
+        ("Response", "output"),
+        ("Ground truth", "ground_truth"),
+    ):
+        if texts[field]:
+            st.markdown(f"**{label}**")
+            st.code(texts[field], language=None, wrap_lines=True)
+    for name, value in item.groups.items():
+        st.caption(md_escape(f"{name}: {value}"))
+
+
 def _render_item(result: EvalRunResult, items: list[EvalItem], index: int, names: dict[str, str], key: str) -> None:
     item = items[index]
-    texts = item_texts(item)
     with st.expander(f"Texts of {item.item_id}", expanded=True):
-        for label, field in (
-            ("User prompt", "input"),
-            ("System message", "system"),
-            ("Response", "output"),
-            ("Ground truth", "ground_truth"),
-        ):
-            if texts[field]:
-                st.markdown(f"**{label}**")
-                st.code(texts[field], language=None, wrap_lines=True)
-        for name, value in item.groups.items():
-            st.caption(md_escape(f"{name}: {value}"))
+        render_item_texts(item)
     outcomes = {o.scorer_id: o for o in result.outcomes if o.item_index == index}
     for sid in result.scorer_ids:
         st.markdown(f"#### {md_escape(names[sid])}")

@@ -21,7 +21,6 @@ import pandas as pd
 import streamlit as st
 
 from scorers import (
-    EvalItem,
     InvalidInputError,
     ItemOutcome,
 )
@@ -36,9 +35,9 @@ from scorers.analysis.labels import (
     label_history,
     save_label,
 )
-from scorers.runs.export import item_texts
 
 from ..results import md_escape, render_outcome
+from ..run_view import render_item_texts
 from ..runs import RunFailure
 from .context import (
     FILTER_KEY,
@@ -62,6 +61,13 @@ low judge scores: scored below the threshold, lowest first."""
 
 SHORTCUTS: dict[str, str] = {"next": "J", "previous": "K", "pass": "U", "fail": "D"}
 """Native Streamlit button shortcuts of the review view."""
+
+LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
+    ("save", "Save", ":material/save:", "Save the score, verdict and comment (Enter)."),
+    ("pass", "Pass", ":material/thumb_up:", "Thumbs up: save as pass (with the score and comment typed)."),
+    ("fail", "Fail", ":material/thumb_down:", "Thumbs down: save as fail (with the score and comment typed)."),
+)
+"""The label form's buttons: action (the widget key's suffix), label, icon, help."""
 
 FOCUS_KEYS: dict[str, str] = {"s": "review_score_box", "m": "review_comment_box"}
 """Keys of :data:`FOCUS_SCRIPT`: key → the ``st.container`` key whose input it focuses."""
@@ -215,21 +221,6 @@ def render_agreement_strip(ctx: ReviewContext) -> None:
         st.caption(f"{report.n_labelled} labelled row(s) the judge scored: {LOW_CONFIDENCE}.")
 
 
-def _render_texts(item: EvalItem) -> None:
-    texts = item_texts(item)
-    for label, field in (
-        ("User prompt", "input"),
-        ("System message", "system"),
-        ("Response", "output"),
-        ("Ground truth", "ground_truth"),
-    ):
-        if texts[field]:
-            st.markdown(f"**{label}**")
-            st.code(texts[field], language=None, wrap_lines=True)
-    for name, value in item.groups.items():
-        st.caption(md_escape(f"{name}: {value}"))
-
-
 def _judge_line(ctx: ReviewContext, outcome: ItemOutcome | None) -> str:
     if outcome is None:
         return "Judge: not scored yet (the run stopped before this row)."
@@ -313,35 +304,22 @@ def _render_label_form(ctx: ReviewContext, index: int, reviewer: str, mode: str)
                 placeholder="why (optional)",
                 help="M puts the cursor here; Enter saves; Esc leaves the field.",
             )
-        b1, b2, b3 = st.columns(3)
         disabled = not reviewer
         why = "Type your name at the top first." if disabled else None
-        save = b1.form_submit_button(
-            "Save",
-            type="primary",
-            icon=":material/save:",
-            key=f"{row_key}_save",
-            disabled=disabled,
-            help=why or "Save the score, verdict and comment (Enter).",
-        )
-        up = b2.form_submit_button(
-            "Pass",
-            icon=":material/thumb_up:",
-            key=f"{row_key}_pass",
-            shortcut=SHORTCUTS["pass"],
-            disabled=disabled,
-            help=why or "Thumbs up: save as pass (with the score and comment typed).",
-        )
-        down = b3.form_submit_button(
-            "Fail",
-            icon=":material/thumb_down:",
-            key=f"{row_key}_fail",
-            shortcut=SHORTCUTS["fail"],
-            disabled=disabled,
-            help=why or "Thumbs down: save as fail (with the score and comment typed).",
-        )
-    if save or up or down:
-        chosen = True if up else False if down else {"pass": True, "fail": False}.get(verdict)
+        pressed = None
+        for column, (action, label, icon, tip) in zip(st.columns(3), LABEL_BUTTONS, strict=True):
+            if column.form_submit_button(
+                label,
+                type="primary" if action == "save" else "secondary",
+                icon=icon,
+                key=f"{row_key}_{action}",
+                shortcut=SHORTCUTS.get(action),
+                disabled=disabled,
+                help=why or tip,
+            ):
+                pressed = action
+    if pressed is not None:
+        chosen = {"pass": True, "fail": False}.get(verdict if pressed == "save" else pressed)
         _save(ctx, index, reviewer, score, chosen, comment or "", advance, mode)
 
 
@@ -412,24 +390,19 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         f"**Row {queue.index(index) + 1} of {len(queue)}** ({FILTERS[mode].lower()}) · item "
         f"`{md_escape(item.item_id)}` (#{index + 1} of {len(ctx.items)})"
     )
-    prev_col.button(
-        "Previous",
-        key=f"{ctx.key}_previous",
-        icon=":material/arrow_back:",
-        shortcut=SHORTCUTS["previous"],
-        on_click=_go,
-        args=(ctx.position_key, previous),
-        disabled=previous is None,
-    )
-    next_col.button(
-        "Next",
-        key=f"{ctx.key}_next",
-        icon=":material/arrow_forward:",
-        shortcut=SHORTCUTS["next"],
-        on_click=_go,
-        args=(ctx.position_key, following),
-        disabled=following is None,
-    )
+    for column, action, target, icon in (
+        (prev_col, "previous", previous, ":material/arrow_back:"),
+        (next_col, "next", following, ":material/arrow_forward:"),
+    ):
+        column.button(
+            action.capitalize(),
+            key=f"{ctx.key}_{action}",
+            icon=icon,
+            shortcut=SHORTCUTS[action],
+            on_click=_go,
+            args=(ctx.position_key, target),
+            disabled=target is None,
+        )
     st.caption(
         "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
         "Esc leaves a field (letter keys do nothing while the cursor is in a field)."
@@ -437,7 +410,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     outcome = ctx.outcomes.get(index)
     texts_col, label_col = st.columns([3, 2])
     with texts_col:
-        _render_texts(item)
+        render_item_texts(item)
     with label_col:
         st.markdown(f"**{md_escape(_judge_line(ctx, outcome))}**")
         st.caption("Your label is stored apart: the judge's score and breakdown are kept as they are.")
