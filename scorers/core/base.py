@@ -1,9 +1,13 @@
 """Run payloads, score results and helpers shared by every scorer.
 
 The payload shapes follow the seeds (Mastra's ``scorer.run()``): ``input`` is a
-list of messages or ``{"inputMessages": [...], "systemMessages": [...]}``;
-``output`` is ``{"text": ...}``, ``{"role", "content"}``, a list of messages or
-a plain string; ``ground_truth`` (or ``groundTruth``) is optional.
+list of messages or ``{"inputMessages": [...], "systemMessages": [...]}`` (Mastra's
+agent run input; its ``taggedSystemMessages`` count as system messages, its
+``rememberedMessages`` are not read); ``output`` is ``{"text": ...}``,
+``{"role", "content"}``, a list of messages or a plain string; ``ground_truth``
+(or ``groundTruth``) is optional. A message's ``content`` may be a string, a list
+of text parts, or Mastra's v2 object ``{"format": 2, "parts": [...],
+"toolInvocations": [...]}``, whose tool invocations are the run's tool calls.
 """
 
 from __future__ import annotations
@@ -57,11 +61,18 @@ class Message:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool the assistant called: its name, arguments and (when known) result."""
+    """A tool the assistant called: its name, arguments and (when known) result.
+
+    ``call_id`` is the call's ``toolCallId`` (or ``id``) when given; ``position`` is
+    ``(message index, invocation index)`` for a call read from the output messages
+    (as Mastra's ``toolCallInfos`` number them), None for the run's ``tool_calls``.
+    """
 
     name: str
     arguments: Any = None
     result: Any = None
+    call_id: str | None = None
+    position: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,28 @@ class RunInput:
         return "\n\n".join(m.content for m in self.system_messages)
 
 
+def _v2_text(content: dict[str, Any]) -> str | None:
+    """The text of Mastra's v2 message content ``{format: 2, parts, content?, toolInvocations?}``.
+
+    As Mastra's ``getTextContentFromMastraDBMessage``: ``content.content`` when it is a
+    non-empty string, else the last ``text`` part; "" for a turn that only calls tools;
+    None when it holds no text at all.
+    """
+    if isinstance(content.get("content"), str) and content["content"]:
+        return content["content"]
+    parts = content.get("parts")
+    texts = (
+        [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+        if isinstance(parts, list)
+        else []
+    )
+    if texts and isinstance(texts[-1], str):
+        return texts[-1]
+    if isinstance(parts, list) or content.get("toolInvocations"):
+        return ""
+    return None
+
+
 def _message_text(message: Any, where: str) -> Message:
     if isinstance(message, str):
         return Message("user", message)
@@ -109,8 +142,14 @@ def _message_text(message: Any, where: str) -> Message:
         content = "\n".join(
             p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"
         )
+    elif isinstance(content, dict):  # Mastra's v2 message content
+        content = _v2_text(content)
     if not isinstance(content, str):
-        raise InvalidInputError("message has no text 'content'", field=where)
+        raise InvalidInputError(
+            "message has no text 'content' (a string, a list of text parts, or Mastra's "
+            "{format: 2, parts: [...]} object)",
+            field=where,
+        )
     if not isinstance(role, str):
         raise InvalidInputError("message 'role' must be a string", field=f"{where}.role")
     return Message(role, content)
@@ -133,6 +172,8 @@ def _output_text(value: Any) -> str:
         text = value.get("text")
         if text is None:
             text = value.get("content")
+        if isinstance(text, dict):  # one Mastra v2 message
+            text = _v2_text(text)
         if isinstance(text, str):
             return text
         if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
@@ -148,7 +189,7 @@ def _output_text(value: Any) -> str:
     )
 
 
-def _tool_call(raw: Any, where: str) -> ToolCall:
+def _tool_call(raw: Any, where: str, position: tuple[int, int] | None = None) -> ToolCall:
     if not isinstance(raw, dict):
         raise InvalidInputError(f"expected a tool call object, got {type(raw).__name__}", field=where)
     function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
@@ -156,7 +197,39 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("a tool call needs a 'name' (or 'toolName' / 'function.name')", field=where)
     arguments = raw.get("arguments", raw.get("args", function.get("arguments")))
-    return ToolCall(name, arguments, raw.get("result"))
+    call_id = raw.get("toolCallId", raw.get("id"))
+    return ToolCall(name, arguments, raw.get("result"), call_id if isinstance(call_id, str) else None, position)
+
+
+# Mastra's tool-invocation states that count as a call (extractToolCalls): a
+# "partial-call" (arguments still streaming) is not one.
+_CALL_STATES = ("result", "call", "output-error")
+
+
+def _v2_invocations(content: dict[str, Any]) -> list[Any]:
+    """Mastra's ``mergeToolInvocations``: the ``tool-invocation`` parts, then legacy
+    ``toolInvocations`` whose ``toolCallId`` no part has, in Mastra's order."""
+    parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+    from_parts = [
+        p["toolInvocation"]
+        for p in parts
+        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolInvocation")
+    ]
+    ids = {i.get("toolCallId") for i in from_parts if isinstance(i, dict) and i.get("toolCallId")}
+    legacy = content.get("toolInvocations") or []
+    positions = {i.get("toolCallId"): n for n, i in enumerate(legacy) if isinstance(i, dict)}
+    merged: list[Any] = []
+    next_legacy = 0
+    for invocation in from_parts:
+        shared = positions.get(invocation.get("toolCallId")) if isinstance(invocation, dict) else None
+        if invocation.get("toolCallId") and shared is not None and shared >= next_legacy:
+            merged += [
+                i for i in legacy[next_legacy:shared] if not (isinstance(i, dict) and i.get("toolCallId") in ids)
+            ]
+            next_legacy = shared + 1
+        merged.append(invocation)
+    merged += [i for i in legacy[next_legacy:] if not (isinstance(i, dict) and i.get("toolCallId") in ids)]
+    return merged
 
 
 def _tool_calls(payload: dict[str, Any]) -> list[ToolCall]:
@@ -171,9 +244,17 @@ def _tool_calls(payload: dict[str, Any]) -> list[ToolCall]:
     for m_index, message in enumerate(messages):
         if not isinstance(message, dict):
             continue
-        for key in ("toolInvocations", "tool_calls"):
-            for i, c in enumerate(message.get(key) or []):
-                calls.append(_tool_call(c, f"output[{m_index}].{key}[{i}]"))
+        found = [
+            ("toolInvocations", message.get("toolInvocations") or []),
+            ("tool_calls", message.get("tool_calls") or []),
+        ]
+        if isinstance(message.get("content"), dict):
+            found.insert(0, ("content.toolInvocations", _v2_invocations(message["content"])))
+        for key, invocations in found:
+            for i, c in enumerate(invocations):
+                if isinstance(c, dict) and c.get("state", "result") not in _CALL_STATES:
+                    continue
+                calls.append(_tool_call(c, f"output[{m_index}].{key}[{i}]", (m_index, i)))
     return calls
 
 
@@ -213,6 +294,9 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     if isinstance(raw_input, dict) and ("inputMessages" in raw_input or "systemMessages" in raw_input):
         messages = _messages(raw_input.get("inputMessages"), "input.inputMessages")
         system = _messages(raw_input.get("systemMessages"), "input.systemMessages")
+        tagged = raw_input.get("taggedSystemMessages")
+        for tag, tagged_messages in tagged.items() if isinstance(tagged, dict) else ():
+            system += _messages(tagged_messages, f"input.taggedSystemMessages.{tag}")
         system = [Message("system", m.content) for m in system]
     else:
         messages = _messages(raw_input, "input")

@@ -73,7 +73,16 @@ _ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "input": ("prompt", "input", "question", "user", "instruction", "query"),
     "output": ("response", "output", "answer", "completion", "generation"),
     "system": ("system", "system_prompt", "system_message"),
-    "ground_truth": ("ground_truth", "reference", "expected", "expected_output", "target", "label", "gold"),
+    "ground_truth": (
+        "ground_truth",
+        "groundtruth",
+        "reference",
+        "expected",
+        "expected_output",
+        "target",
+        "label",
+        "gold",
+    ),
     "id": ("id", "row_id", "key", "uid"),
     "context": ("context", "contexts", "passages", "documents", "retrieved_context"),
     "tool_calls": ("tool_calls", "toolcalls", "tools_called", "tool_invocations"),
@@ -385,8 +394,10 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
         without a trailing ``.0`` when whole, lists and dicts as JSON;
         an empty or missing system cell gives no system message and an empty
         or missing ground truth gives None. An input cell holding a list of
-        ``{"role", "content"}`` messages, or an output cell holding a message
-        or a list of messages (JSON datasets), is passed as is.
+        ``{"role", "content"}`` messages or a Mastra agent run input
+        (``{"inputMessages", "systemMessages", ...}``), or an output cell holding a
+        message or a list of messages (JSON datasets, such as an export of Mastra
+        scorer runs), is passed as is.
 
     Raises:
         DatasetError: an unknown role, a required role not mapped, a mapped
@@ -417,10 +428,7 @@ def _runs(
         system = _cell_text(columns["system"][i]) if "system" in columns else None
         ground_truth = _cell_text(columns["ground_truth"][i]) if "ground_truth" in columns else None
         payload = {
-            "input": {
-                "inputMessages": _input_messages(columns["input"][i]),
-                "systemMessages": [{"role": "system", "content": system}] if system and system.strip() else [],
-            },
+            "input": _run_input(columns["input"][i], system),
             "output": _output_value(columns["output"][i]),
             "ground_truth": ground_truth if ground_truth and ground_truth.strip() else None,
         }
@@ -471,6 +479,16 @@ def _item_ids(dataset: LoadedDataset, id_column: str | None) -> list[str]:
             field=id_column,
         )
     return ids
+
+
+def _run_input(value: Any, system: str | None) -> dict[str, Any]:
+    """The run's input: a Mastra agent run input (``{"inputMessages", ...}``, from a
+    JSON export of Mastra scorer runs) as it is, else the cell as the user message(s);
+    a mapped system cell adds a system message."""
+    system_messages = [{"role": "system", "content": system}] if system and system.strip() else []
+    if isinstance(value, dict) and "inputMessages" in value:
+        return {**value, "systemMessages": [*(value.get("systemMessages") or []), *system_messages]}
+    return {"inputMessages": _input_messages(value), "systemMessages": system_messages}
 
 
 def _input_messages(value: Any) -> list[Any]:

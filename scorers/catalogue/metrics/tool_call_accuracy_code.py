@@ -41,7 +41,7 @@ def _expected_tool(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidInputError(f"expected_tool must be a tool name (a string), got {value!r}", field="expected_tool")
-    return value.strip() or None
+    return value if value.strip() else None
 
 
 def _expected_order(value: Any) -> tuple[str, ...] | None:
@@ -58,7 +58,7 @@ def _expected_order(value: Any) -> tuple[str, ...] | None:
                 f"expected_tool_order[{i}] must be a non-empty tool name, got {name!r}",
                 field=f"expected_tool_order[{i}]",
             )
-        names.append(name.strip())
+        names.append(name)
     return tuple(names) or None
 
 
@@ -130,8 +130,11 @@ class ToolCallAccuracyCodeScorer:
             A :class:`~scorers.core.base.ScoreResult` with score 0 or ``scale`` and
             ``analyze_step_result`` ``{"expectedTool", "expectedToolOrder", "actualTools",
             "strictMode", "hasToolCalls", "correctToolCalled", "correctOrderCalled"}``;
-            ``correctToolCalled`` is None when checking an order, ``correctOrderCalled``
-            None when checking a single tool.
+            ``correctToolCalled`` is False when checking an order (as in Mastra),
+            ``correctOrderCalled`` None when checking a single tool; ``toolCallInfos``
+            lists each call as ``{"toolName", "toolCallId", "messageIndex",
+            "invocationIndex"}`` (Mastra's shape; the indexes are None for the run's
+            own ``tool_calls`` list, and the id defaults to ``"<message>-<invocation>"``).
 
         Raises:
             InvalidInputError: if the payload is malformed (e.g. a tool call without a name).
@@ -144,7 +147,7 @@ class ToolCallAccuracyCodeScorer:
         calls = [call.name for call in run.tool_calls]
         order = self.expected_tool_order
         tool = self.expected_tool
-        correct_tool = correct_order = None
+        correct_tool, correct_order = False, None
         if order is not None:
             correct_order = bool(calls) and (
                 tuple(calls) == order if self.strict_mode else in_relative_order(order, calls)
@@ -161,6 +164,15 @@ class ToolCallAccuracyCodeScorer:
             "hasToolCalls": bool(calls),
             "correctToolCalled": correct_tool,
             "correctOrderCalled": correct_order,
+            "toolCallInfos": [
+                {
+                    "toolName": call.name,
+                    "toolCallId": call.call_id or (f"{call.position[0]}-{call.position[1]}" if call.position else None),
+                    "messageIndex": call.position[0] if call.position else None,
+                    "invocationIndex": call.position[1] if call.position else None,
+                }
+                for call in run.tool_calls
+            ],
         }
         return ScoreResult(
             scorer=self.id,
@@ -200,7 +212,8 @@ def create_tool_call_accuracy_code_scorer(
     """Create the code-based tool-call accuracy scorer (Mastra's ``createToolCallAccuracyScorerCode``).
 
     Give exactly one expectation. A blank ``expected_tool`` or an empty
-    ``expected_tool_order`` counts as not given; names are stripped of surrounding spaces.
+    ``expected_tool_order`` counts as not given; names are compared as given (not
+    stripped), as in Mastra.
 
     Args:
         expected_tool: the tool the response should call.
@@ -278,7 +291,8 @@ SPECS = (
             "(Mastra silently ignores expected_tool); the relative order is a subsequence test, so repeated "
             "calls count (Mastra compares each tool's first call only: calls a, b, a fail the order b → a there, "
             "and an order that repeats a tool, such as search → search, can never pass); the run needs no input "
-            "message (Mastra requires one)."
+            "message (Mastra requires one). Tool names are compared as given; a partial-call invocation is not a "
+            "call; correctToolCalled is false in order mode and toolCallInfos lists the calls, as in Mastra."
         ),
     ),
 )
