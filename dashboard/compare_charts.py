@@ -397,7 +397,9 @@ def delta_bars(deltas: pd.DataFrame, *, title: str = "Change from run A to run B
 
     Args:
         deltas: columns ``label`` (e.g. ``"Textual difference · Ratio"``) and
-            ``delta`` (float; NaN where one run has no score: left out).
+            ``delta`` (float; NaN where one run has no score: left out); optional
+            ``higher_is_better`` (bool per row, default True): where False (toxicity, bias ...)
+            a negative change is the improvement and is green.
         title: the chart title.
         label: the column holding the bar labels.
 
@@ -411,6 +413,8 @@ def delta_bars(deltas: pd.DataFrame, *, title: str = "Change from run A to run B
     if data.empty:
         return message_figure("Nothing to compare: no score is present in both runs.", title=title, height=200)
     values = [float(v) for v in data["delta"]]
+    directions = data["higher_is_better"].tolist() if "higher_is_better" in data else [True] * len(values)
+    gains = [v if up else -v for v, up in zip(values, directions, strict=True)]
     reach = max(abs(v) for v in values) or 1.0
     fig = go.Figure(
         go.Bar(
@@ -418,7 +422,7 @@ def delta_bars(deltas: pd.DataFrame, *, title: str = "Change from run A to run B
             y=data[label].astype(str).tolist(),
             name="delta",
             orientation="h",
-            marker_color=[WIN_COLOR if v > 0 else LOSS_COLOR if v < 0 else TIE_COLOR for v in values],
+            marker_color=[WIN_COLOR if g > 0 else LOSS_COLOR if g < 0 else TIE_COLOR for g in gains],
             hovertemplate="%{y}: %{x:+.3f}<extra></extra>",
         )
     )

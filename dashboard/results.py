@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from scorers import JudgeInfo, ScoreResult, interpretation_band
+from scorers.catalogue.registry import higher_is_better
 
 from .charts import dimension_chart, score_gauge, textual_difference_chart
 from .diff import diff_html
@@ -165,8 +166,13 @@ def _render_gluten(result: ScoreResult, key: str) -> None:
 
 
 def _render_generic(result: ScoreResult, key: str) -> None:
-    """Any other scorer: its score, its reason, and its analysis as JSON."""
-    st.metric("Score", f"{result.score:g}")
+    """Any other scorer: its score (with its direction), its reason, and its analysis as JSON."""
+    up = higher_is_better(result.scorer)
+    st.metric(
+        "Score" if up else "Score (lower is better)",
+        f"{result.score:g}",
+        help=None if up else "For this scorer a low score is good: 0 means none of what it looks for was found.",
+    )
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     if result.analyze_step_result:
         with st.expander("Analysis", expanded=True):

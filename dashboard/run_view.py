@@ -17,7 +17,6 @@ import pandas as pd
 import streamlit as st
 
 from scorers import (
-    SCORERS,
     EvalItem,
     EvalRunResult,
     ItemOutcome,
@@ -27,6 +26,7 @@ from scorers import (
     default_db_path,
     load_run,
 )
+from scorers.catalogue.registry import scorer_label
 from scorers.runs.export import export_run, item_texts
 
 from .batch import (
@@ -183,7 +183,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         st.warning(f"Run {run_id} is no longer in the store (it was deleted).")
         return
     key = f"{key}_{run_id}"
-    names = {sid: SCORERS[sid].name if sid in SCORERS else sid for sid in result.scorer_ids}
+    names = {sid: scorer_label(sid) for sid in result.scorer_ids}
     options = stored_scorer_options(run)
     scoring_now = active_job(run_id) is not None
 

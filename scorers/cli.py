@@ -5,7 +5,7 @@ Usage::
     python -m scorers run DATASET --scorer prompt-alignment --scorer textual-difference \\
         [--mode user|system|both] [--scale N] [--model M] [--base-url URL] \\
         [--concurrency N] [--timeout S] [--item-timeout S] [--output results.csv] \\
-        [--fail-under prompt-alignment=0.7 ...] [--input-col C] [--output-col C] \\
+        [--fail-under prompt-alignment=0.7 ...] [--fail-over toxicity=0.2 ...] [--input-col C] [--output-col C] \\
         [--system-col C] [--ground-truth-col C] [--id-col C] [--group-col C ...] [--db PATH] [--yes]
     python -m scorers run --resume RUN_ID [--retry-failed] [--db PATH]
     python -m scorers runs [--db PATH]
@@ -37,10 +37,14 @@ terminal it does not ask).
 
 Exit codes:
 
-* 0: every item was scored by every scorer and every ``--fail-under`` threshold was met.
-* 1: a ``--fail-under`` threshold was not met (the mean of the scored items, on
-  the scorer's scale, is below it beyond float noise of 1e-9, or no item was
-  scored by that scorer); each scorer's mean and threshold are printed.
+* 0: every item was scored by every scorer and every threshold was met.
+* 1: a threshold was not met (the mean of the scored items, on the scorer's
+  scale, is below a ``--fail-under`` or above a ``--fail-over`` threshold beyond
+  float noise of 1e-9, or no item was scored by that scorer); each scorer's mean
+  and threshold are printed. Thresholds follow the scorer's direction:
+  ``--fail-under`` for higher-is-better scorers, ``--fail-over`` for
+  lower-is-better ones (toxicity, bias, hallucination); the other flag, or a
+  threshold outside the scorer's range with its scale, is a usage error (2).
 * 2: usage or input error, before any scoring: bad flags, an unreadable
   dataset, a missing column, an unknown run id, no API key and no base URL
   for an LLM judge, an output file that cannot be written.
@@ -98,8 +102,10 @@ MAX_LISTED_FAILURES = 20
 
 EPILOG = """\
 exit codes:
-  0    every item scored by every scorer, every --fail-under threshold met
-  1    a --fail-under threshold was not met (printed: scorer, mean vs threshold)
+  0    every item scored by every scorer, every threshold met
+  1    a --fail-under/--fail-over threshold was not met (printed: scorer, mean
+       vs threshold); --fail-under for higher-is-better scorers, --fail-over
+       for lower-is-better ones (toxicity, bias, hallucination)
   2    usage or input error (bad flags, unreadable dataset, missing column,
        unknown run id, no API key and no base URL for an LLM judge)
   3    some items could not be scored or loaded (listed with their row and reason)
@@ -243,7 +249,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="SCORER=T",
         help="exit 1 if the mean score of SCORER's scored items is below T (on the scorer's "
-        "scale); repeatable, e.g. --fail-under prompt-alignment=0.7",
+        "scale, within its range); for higher-is-better scorers; repeatable, e.g. --fail-under prompt-alignment=0.7",
+    )
+    scoring.add_argument(
+        "--fail-over",
+        action="append",
+        type=_threshold,
+        default=[],
+        metavar="SCORER=T",
+        help="exit 1 if the mean score of SCORER's scored items is above T; for lower-is-better "
+        "scorers (toxicity, bias, hallucination); repeatable, e.g. --fail-over toxicity=0.2",
     )
 
     judge = run.add_argument_group("judge (LLM scorers)")
@@ -746,22 +761,24 @@ def _print_summary(
         )
 
 
-def _check_thresholds(console: _Console, result: EvalRunResult, thresholds: Sequence[tuple[str, float]]) -> bool:
+def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.Namespace) -> bool:
     ok = True
-    if thresholds:
+    checks = [(sid, t, True) for sid, t in args.fail_under] + [(sid, t, False) for sid, t in args.fail_over]
+    if checks:
         console.print("")
-        console.print("Thresholds (--fail-under):")
+        console.print("Thresholds (--fail-under / --fail-over):")
     scores = result.scores()
-    for sid, threshold in thresholds:
+    for sid, threshold, under in checks:
         mean = scores[sid].mean
+        noise = 1e-9 * max(1.0, abs(threshold))  # float noise of a mean is not a failure
         if mean is None:
             ok = False
-            console.print(f"  FAIL {sid}: no item was scored, so the mean cannot reach the threshold {threshold:g}")
-        elif mean < threshold - 1e-9 * max(1.0, abs(threshold)):  # float noise of a mean is not a failure
+            console.print(f"  FAIL {sid}: no item was scored, so the mean cannot be checked against {threshold:g}")
+        elif (mean < threshold - noise) if under else (mean > threshold + noise):
             ok = False
-            console.print(f"  FAIL {sid}: mean {mean:.4f} < threshold {threshold:g}")
+            console.print(f"  FAIL {sid}: mean {mean:.4f} {'<' if under else '>'} threshold {threshold:g}")
         else:
-            console.print(f"  ok   {sid}: mean {mean:.4f} >= threshold {threshold:g}")
+            console.print(f"  ok   {sid}: mean {mean:.4f} {'>=' if under else '<='} threshold {threshold:g}")
     return ok
 
 
@@ -790,13 +807,47 @@ def _resume_hint(run_id: str, db: str | None) -> str:
     return f"python -m scorers run --resume {run_id}{db_flag}"
 
 
-def _check_thresholds_names(thresholds: Sequence[tuple[str, float]], scorer_ids: Sequence[str]) -> None:
-    unknown = [name for name, _ in thresholds if name not in scorer_ids]
-    if unknown:
-        raise CLIError(
-            f"--fail-under names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
-            f"not a scorer of this run; the run's scorers are {', '.join(scorer_ids)}"
-        )
+def validate_thresholds(
+    fail_under: Sequence[tuple[str, float]],
+    fail_over: Sequence[tuple[str, float]],
+    options: Mapping[str, Mapping[str, Any]],
+) -> None:
+    """Check ``--fail-under`` / ``--fail-over`` against the run's scorers, their direction and range.
+
+    Args:
+        fail_under: ``(scorer id, threshold)`` pairs: fail when the mean is below the threshold.
+        fail_over: the same, failing when the mean is above it.
+        options: the run's scorer id → options (``scale`` sets the range).
+
+    Raises:
+        CLIError: a scorer not in the run; ``--fail-under`` on a lower-is-better scorer (toxicity,
+            bias, hallucination take ``--fail-over``) or ``--fail-over`` on a higher-is-better one;
+            a threshold outside the scorer's range with its scale (e.g. 5 on a 0..1 scorer).
+    """
+    scorer_ids = list(options)
+    for flag, pairs, wants_higher in (("--fail-under", fail_under, True), ("--fail-over", fail_over, False)):
+        unknown = [name for name, _ in pairs if name not in scorer_ids]
+        if unknown:
+            raise CLIError(
+                f"{flag} names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
+                f"not a scorer of this run; the run's scorers are {', '.join(scorer_ids)}"
+            )
+        for sid, threshold in pairs:
+            spec = SCORERS.get(sid)
+            if spec is None:
+                continue
+            if spec.higher_is_better is not wants_higher:
+                other = "--fail-over" if wants_higher else "--fail-under"
+                raise CLIError(
+                    f"{flag} {sid}={threshold:g}: for {spec.name} {spec.direction}, so a threshold fails when the "
+                    f"mean is {'above' if wants_higher else 'below'} it: use {other} {sid}={threshold:g}"
+                )
+            low, high = spec.bounds(options[sid])
+            if not low <= threshold <= high:
+                raise CLIError(
+                    f"{flag} {sid}={threshold:g} is outside {spec.name}'s range {low:g}..{high:g} "
+                    f"(its score range {spec.score_range} times the scale)"
+                )
 
 
 def _confirm(console: _Console, calls: int, assume_yes: bool) -> bool:
@@ -838,10 +889,10 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     if not args.scorers:
         raise CLIError(f"choose at least one --scorer ({', '.join(SCORER_IDS)})")
     scorer_ids = list(dict.fromkeys(args.scorers))
-    _check_thresholds_names(args.fail_under, scorer_ids)
     settings = _judge_settings(args, scorer_ids)
     console.secret = settings.api_key if settings else None
     options = _scorer_options(scorer_ids, args.scale, args.mode)
+    validate_thresholds(args.fail_under, args.fail_over, options)
     for flag, option, value in (("--scale", "scale", args.scale), ("--mode", "evaluation_mode", args.mode)):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
@@ -911,7 +962,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         options = {sid: stored_options.get(sid) or _scorer_options([sid], None, None)[sid] for sid in scorer_ids}
         if not stored_options:
             console.note("Note: this run was not started by the CLI; its scorers are rebuilt with default options.")
-        _check_thresholds_names(args.fail_under, scorer_ids)
+        validate_thresholds(args.fail_under, args.fail_over, options)
         settings = _judge_settings(args, scorer_ids, run["judge"])
         console.secret = settings.api_key if settings else None
         no_cache = args.no_cache or config.get("cache") is False
@@ -1020,7 +1071,7 @@ def _execute(
     progress.close()
     _print_summary(console, result, items, scorers, labels)
     stopped = cancel.is_set() or result.status != "completed"
-    thresholds_met = stopped or _check_thresholds(console, result, args.fail_under)
+    thresholds_met = stopped or _check_thresholds(console, result, args)
     console.print("")
     console.print(f"Run id: {run_id} (store {store.path})")
     if out_fmt is not None:

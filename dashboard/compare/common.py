@@ -9,9 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from scorers import (
-    SCORERS,
-)
+from scorers.catalogue.registry import scorer_label
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -41,8 +39,8 @@ def variant_label(value: Any) -> str:
 
 
 def scorer_names(scorer_ids: Sequence[str]) -> dict[str, str]:
-    """Scorer id → display name (the id for a scorer not in the catalogue)."""
-    return {sid: SCORERS[sid].name if sid in SCORERS else sid for sid in scorer_ids}
+    """Scorer id → display name, with "(lower is better)" where it is (the id for a scorer not in the catalogue)."""
+    return {sid: scorer_label(sid) for sid in scorer_ids}
 
 
 def _run_label(run: dict[str, Any]) -> str:

@@ -68,8 +68,10 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
     columns = st.columns(4)
     compared = int(diff.rows["delta"].notna().sum())
     columns[0].metric("Outcomes compared", compared, help="Scored in both runs.")
-    columns[1].metric("Regressions", len(diff.regressions), help="Lower score in run B.")
-    columns[2].metric("Improvements", len(diff.improvements), help="Higher score in run B.")
+    columns[1].metric(
+        "Regressions", len(diff.regressions), help="Worse in run B in the scorer's direction (higher toxicity ...)."
+    )
+    columns[2].metric("Improvements", len(diff.improvements), help="Better in run B in the scorer's direction.")
     columns[3].metric("Unchanged", int((diff.rows["delta"] == 0).sum()))
     for sid in diff.scorers:
         summary = diff.comparisons[sid].summary()
@@ -78,19 +80,21 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
         {
             "name": [names[s] for s in diff.scorers],
             "delta": [diff.comparisons[s].mean_diff for s in diff.scorers],
+            "higher_is_better": [diff.comparisons[s].higher_is_better for s in diff.scorers],
         }
     )
     left, right = st.columns(2)
     left.plotly_chart(delta_bars(overall, title="Mean change per scorer (B − A, paired rows)"), key=f"{key}_scorers")
     dims = diff.dimensions
     dims = dims.assign(
-        name=[f"{names.get(s, s)} · {lab}" for s, lab in zip(dims["scorer"], dims["label"], strict=True)]
+        name=[f"{names.get(s, s)} · {lab}" for s, lab in zip(dims["scorer"], dims["label"], strict=True)],
+        higher_is_better=[diff.comparisons[s].higher_is_better for s in dims["scorer"]],
     )
     right.plotly_chart(delta_bars(dims, title="Mean change per dimension (B − A)"), key=f"{key}_dims")
     config = {"Δ (B − A)": st.column_config.NumberColumn(format="%+.3f")}
     st.markdown(f"#### Regressions ({len(diff.regressions)})")
     if diff.regressions.empty:
-        st.caption("No row scored lower in run B.")
+        st.caption("No row got worse in run B.")
     else:
         st.dataframe(
             _diff_table(diff.regressions, names, "A", "B"),
@@ -100,7 +104,7 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
         )
     st.markdown(f"#### Improvements ({len(diff.improvements)})")
     if diff.improvements.empty:
-        st.caption("No row scored higher in run B.")
+        st.caption("No row got better in run B.")
     else:
         st.dataframe(
             _diff_table(diff.improvements, names, "A", "B"),

@@ -156,7 +156,8 @@ def leaderboard(
         collapses to the mean with one score), ``n_scored``, ``n_failed``,
         ``prompt_tokens`` and ``completion_tokens`` (the scorer's judge tokens),
         ``cost_usd`` (from ``costs``, or None), ``latency_s`` (mean seconds per item
-        for the scorer). Sorted by scorer, then mean (best first), then variant.
+        for the scorer). Sorted by scorer, then mean (best first in the scorer's direction:
+        lowest first for toxicity, bias, hallucination), then variant.
 
     Raises:
         ValueError: the frame lacks a needed column.
@@ -190,16 +191,20 @@ def leaderboard(
     if out.empty:
         return out
     out["cost_usd"] = out["cost_usd"].astype(object).where(out["cost_usd"].notna(), None)
-    return out.sort_values(
-        ["scorer", "mean", "variant"], ascending=[True, False, True], na_position="last", ignore_index=True
+    # Best first in each scorer's direction: rank by the mean made "higher is better".
+    rank = out["mean"].where(out["scorer"].map(_higher_is_better), -out["mean"])
+    return (
+        out.assign(_rank=rank)
+        .sort_values(["scorer", "_rank", "variant"], ascending=[True, False, True], na_position="last")
+        .drop(columns="_rank")
+        .reset_index(drop=True)
     )
 
 
 def _higher_is_better(scorer: str) -> bool:
-    from scorers.catalogue.registry import SCORERS
+    from scorers.catalogue.registry import higher_is_better
 
-    spec = SCORERS.get(scorer)
-    return True if spec is None else spec.higher_is_better
+    return higher_is_better(scorer)
 
 
 @dataclass(frozen=True)
@@ -640,10 +645,12 @@ class RunDiff:
         scorers_only_in_a, scorers_only_in_b: scorer ids of one run only.
         rows: one row per matched item × common scorer: ``item_id``, ``scorer``, ``input``,
             ``output_a``, ``output_b``, ``status_a``, ``status_b``, ``score_a``, ``score_b``,
-            ``delta`` (NaN unless both were scored).
+            ``delta`` (NaN unless both were scored), ``improvement`` (``delta`` signed so that a
+            positive value is better in the scorer's direction: ``−delta`` for toxicity, bias,
+            hallucination).
         dimensions: ``scorer``, ``dimension``, ``label``, ``mean_a``, ``mean_b``, ``delta``.
-        regressions: ``rows`` whose score went down (delta < 0), worst first.
-        improvements: ``rows`` whose score went up (delta > 0), best first.
+        regressions: ``rows`` that got worse in the scorer's direction (improvement < 0), worst first.
+        improvements: ``rows`` that got better (improvement > 0), best first.
         comparisons: per common scorer, the :class:`PairedComparison` of run b against run a
             (``a`` = run b's name, ``b`` = run a's name, so a positive difference is an improvement).
     """
@@ -775,8 +782,12 @@ def run_diff(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> RunDiff:
             "delta": merged["delta"],
         }
     ).reset_index(drop=True)
-    regressions = rows[rows["delta"] < 0].sort_values(["delta", "item_id"], ignore_index=True)
-    improvements = rows[rows["delta"] > 0].sort_values(["delta", "item_id"], ascending=[False, True], ignore_index=True)
+    # "improvement" is the delta signed so that > 0 is better in the scorer's direction.
+    rows["improvement"] = rows["delta"].where(rows["scorer"].map(_higher_is_better), -rows["delta"])
+    regressions = rows[rows["improvement"] < 0].sort_values(["improvement", "item_id"], ignore_index=True)
+    improvements = rows[rows["improvement"] > 0].sort_values(
+        ["improvement", "item_id"], ascending=[False, True], ignore_index=True
+    )
 
     options = {s["id"]: s.get("options") or {} for s in rec_a["scorers"]}
     dim_rows = []

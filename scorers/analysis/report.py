@@ -589,7 +589,8 @@ def _lowest_rows(frame: pd.DataFrame, max_rows: int) -> pd.DataFrame:
 def run_comparison_report(store: Store, run_id: str, baseline_id: str, *, max_rows: int = 10, seed: int = 0) -> str:
     """A report of a stored run against a baseline run (matched item by item; see :func:`scorers.analysis.compare.run_diff`).
 
-    Differences are ``run − baseline``: a positive difference is an improvement. When the
+    Differences are ``run − baseline``: a positive difference is an improvement for a
+    higher-is-better scorer and a regression for a lower-is-better one. When the
     runs are not over the same dataset, the report says what differs first.
 
     Raises:
@@ -599,8 +600,9 @@ def run_comparison_report(store: Store, run_id: str, baseline_id: str, *, max_ro
     rec_baseline, rec_run, combined = run_frames(store, baseline_id, run_id)
     notes = [diff.dataset_note] if diff.dataset_note else []
     notes.append(
-        f"{len(diff.regressions)} item × scorer results went down and {len(diff.improvements)} went up "
-        f"from {diff.name_a} to {diff.name_b}."
+        f"{len(diff.regressions)} item × scorer results got worse and {len(diff.improvements)} got better "
+        f"from {diff.name_a} to {diff.name_b} (in each scorer's direction: lower is better for toxicity, "
+        "bias and hallucination)."
     )
     if diff.scorers_only_in_a or diff.scorers_only_in_b:
         notes.append(

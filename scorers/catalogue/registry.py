@@ -173,7 +173,7 @@ def _judge_spec(saved: SavedJudge, scorer_id: str) -> ScorerSpec:
         measures=d.description or f"A custom LLM judge: {d.instructions.strip().splitlines()[0]}",
         formula=f"{describe_rule(d)}; × scale ({d.scale:g}), rounded half up to 2 decimals",
         score_range=score_range(d),
-        higher_is_better=True,
+        higher_is_better=True,  # every score rule maps the good answer to 1 (see judge_builder)
         options=(),
         build=lambda o, s, c: build_scorer(d, s, c, id=pinned, name=label),
         example={**d.example.payload(), "options": {}} if d.example is not None else None,
@@ -183,6 +183,7 @@ def _judge_spec(saved: SavedJudge, scorer_id: str) -> ScorerSpec:
             f"answer fields: {', '.join(f'{f.name} ({f.type})' for f in d.output_fields)}. "
             "The score rule is one of the safe forms (no code is evaluated); the scale is part of the definition."
         ),
+        fixed_scale=d.scale,
     )
 
 
@@ -229,6 +230,30 @@ def scorer_spec(scorer_id: str, store: Store | None = None) -> ScorerSpec:
     except KeyError as exc:
         raise InvalidInputError(f"{exc.args[0]} ({scorer_id!r})", field="scorer") from None
     return _judge_spec(saved, scorer_id)
+
+
+def higher_is_better(scorer_id: str) -> bool:
+    """The direction of a scorer named in a run: False for lower-is-better scorers (toxicity, bias,
+    hallucination), True for the others.
+
+    Saved judges (``judge:...`` ids) are always higher-is-better: each of their score rules maps the
+    good answer to 1 (:mod:`scorers.catalogue.judge_builder`). An id that is not in the catalogue
+    (a scorer from Python code) is taken as higher-is-better, the convention of every scorer here.
+    """
+    spec = SCORERS.get(scorer_id)
+    return True if spec is None else spec.higher_is_better
+
+
+def scorer_label(scorer_id: str) -> str:
+    """The display name of a scorer named in a run, with its direction when lower is better.
+
+    >>> scorer_label("toxicity"), scorer_label("textual-difference")
+    ('Toxicity (lower is better)', 'Textual difference')
+    """
+    spec = SCORERS.get(scorer_id)
+    if spec is None:
+        return scorer_id
+    return spec.name if spec.higher_is_better else f"{spec.name} ({spec.direction})"
 
 
 def create_scorer(
