@@ -6,6 +6,9 @@ The router: one ``st.Page`` line per page. Each page script starts with
 
 import streamlit as st
 
+from dashboard.layout import page_config
+
+page_config()
 pages = [
     st.Page("pages/evaluate.py", title="Evaluate", icon=":material/rule:", default=True),
     st.Page("pages/batch.py", title="Batch", icon=":material/table_view:"),

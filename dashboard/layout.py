@@ -1,8 +1,24 @@
 """What every page script starts with."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from dashboard.settings import render_judge_sidebar
+
+# The tab's icon, served by the app itself: a Material icon name would make the browser
+# fetch it from fonts.gstatic.com.
+FAVICON = Path(__file__).with_name("favicon.png")
+
+
+def page_config() -> None:
+    """Title, local favicon and wide layout.
+
+    ``app.py`` calls it before ``st.navigation``: once a page config has set the icon,
+    the browser no longer shows (and fetches from fonts.gstatic.com) each ``st.Page``'s
+    Material icon as the favicon.
+    """
+    st.set_page_config(page_title="Scorer Studio", page_icon=str(FAVICON), layout="wide")
 
 
 def setup_page() -> None:
@@ -13,5 +29,5 @@ def setup_page() -> None:
     ``pages/`` folder (its legacy multipage mode, which AppTest reruns and a deep
     link on a fresh server use).
     """
-    st.set_page_config(page_title="Scorer Studio", page_icon=":material/fact_check:", layout="wide")
+    page_config()
     render_judge_sidebar()

@@ -11,7 +11,8 @@ its own process group, a free port on 127.0.0.1) whose judge is ``judge_server``
 ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY=test-key`` in its environment, a temporary
 ``HOME``, no secrets file (``--secrets.files`` names one that does not exist, so a
 developer's ``.streamlit/secrets.toml`` is never read) and ``SCORER_STUDIO_DB`` in a
-temporary directory. The process group is killed after the file's last test.
+temporary directory. Its settings are the repository's ``.streamlit/config.toml`` (usage
+statistics off, minimal toolbar), as for a user. The process group is killed after the file's last test.
 
 ``browser``: Debian's Chromium, launched headless for the file (also for tests that
 need no server, such as the report opened from disk).
@@ -180,7 +181,6 @@ def streamlit_server(judge_server: FakeOpenAI, tmp_path_factory: pytest.TempPath
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
         "--secrets.files", str(tmp / "no-secrets.toml"),
     ]  # fmt: skip
