@@ -7,6 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from scorers.catalogue.metrics.content_similarity import create_content_similarity_scorer
+from scorers.catalogue.metrics.keyword_coverage import create_keyword_coverage_scorer
+from scorers.catalogue.metrics.tone_consistency import create_tone_consistency_scorer
 from scorers.catalogue.metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.cli import main
@@ -130,3 +135,72 @@ def test_cli_scores_an_export_of_mastra_runs(tmp_path, monkeypatch, capsys):
     assert [r["status"] for r in rows] == ["scored", "scored"]
     # run 1: output equals groundTruth -> ratio 1, lengthDiff 0 -> score 1
     assert rows[0]["score"] == 1.0
+
+
+# ----------------------------------------------------------------------------- decisions 4-7, 9, 10: code scorers
+
+
+def test_keyword_coverage_field_names():
+    # Mastra's analyzeStepResult: {totalKeywordsLength, matchedKeywordsLength}; "paris capital" vs "paris": 1 of 2
+    result = create_keyword_coverage_scorer().run({"input": "Paris capital", "output": "Paris"})
+    assert result.analyze_step_result["totalKeywordsLength"] == 2
+    assert result.analyze_step_result["matchedKeywordsLength"] == 1
+    assert result.score == 0.5
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("a\ufeffb", 1.0),  # U+FEFF is JavaScript whitespace: removed, "ab" == "ab" -> 1
+        ("a\x1cb", 0.0),  # U+001C is not: "a\x1cb" vs "ab" share no bigram -> 2·0 / (3 + 2 − 2) = 0
+        ("a\x85b", 0.0),  # nor U+0085 (NEL)
+    ],
+)
+def test_content_similarity_whitespace_is_javascripts(output, expected):
+    assert create_content_similarity_scorer().run({"input": "ab", "output": output}).score == expected
+
+
+def test_content_similarity_shows_processed_texts():
+    # Mastra: lower-case, then /\s+/g -> " " and trim
+    result = create_content_similarity_scorer().run({"input": "  Hello\n\n World ", "output": "HELLO  there"})
+    assert result.analyze_step_result["processedInput"] == "hello world"
+    assert result.analyze_step_result["processedOutput"] == "hello there"
+
+
+def test_several_input_messages_join_with_comma():
+    # Mastra: inputMessages.map(getTextContent).join(", ") -> "hello, world", equal to the output -> 1
+    run = {
+        "input": [{"role": "user", "content": "Hello"}, {"role": "user", "content": "world"}],
+        "output": "hello, world",
+    }
+    assert create_content_similarity_scorer().run(run).score == 1.0
+    assert create_content_similarity_scorer().run(run).analyze_step_result["processedInput"] == "hello, world"
+
+
+def test_tone_scores_whole_tokens():
+    # npm sentiment: tokens i, won't, go / i, will, not, go; none is an AFINN word -> 0 and 0 -> 1 − 0 = 1
+    result = create_tone_consistency_scorer().run({"output": "I won't go.", "ground_truth": "I will not go."})
+    assert result.score == 1.0
+    # "well-loved" is one token, not in AFINN (ours used to find "loved" inside it): 0/1 vs 0/1 -> 1
+    assert create_tone_consistency_scorer().run({"output": "well-loved", "ground_truth": "table"}).score == 1.0
+
+
+def test_tone_empty_reference_falls_back_to_stability():
+    # sentences "I love it." (love +3 over 3 tokens = 1) and "It is bad." (bad −3 over 3 = −1):
+    # mean 0, population variance ((1)² + (−1)²) / 2 = 1 -> max(0, 1 − 1) = 0
+    result = create_tone_consistency_scorer().run({"output": "I love it. It is bad.", "ground_truth": ""})
+    assert result.score == 0.0
+
+
+def test_keyword_coverage_strips_only_html_like_tags():
+    # "<<Ocean>>": the span "<Ocean>" is a tag and goes (Mastra's /<([^>]+)>/ removes "<<Ocean>" too);
+    # reference keywords wrap, carefully; the output has both -> 2/2 = 1
+    assert (
+        create_keyword_coverage_scorer().run({"input": "Wrap <<Ocean>> carefully", "output": "wrap carefully"}).score
+        == 1
+    )
+    # deliberate deviation (decision 3): "x < y and z > w" keeps x, y, z, w ("and" is a stopword); "x" matches 1 of 4.
+    # Mastra removes "< y and z >"; x and w are stopwords in its list, so it has no keywords and scores 1.
+    result = create_keyword_coverage_scorer().run({"input": "x < y and z > w", "output": "x"})
+    assert result.analyze_step_result["totalKeywordsLength"] == 4
+    assert result.score == 0.25

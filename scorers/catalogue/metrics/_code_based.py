@@ -51,7 +51,7 @@ def reference_text(run: RunInput) -> tuple[str, str]:
     if run.ground_truth is not None:
         return "ground_truth", run.ground_truth
     if run.user_messages:
-        return "input", run.user_text
+        return "input", input_text(run)
     raise InvalidInputError(
         "nothing to compare the response with: give a 'ground_truth' or a user message in 'input'",
         field="ground_truth",
@@ -69,7 +69,12 @@ def require_input(run: RunInput, scorer_name: str) -> str:
             f"{scorer_name} compares the response with the input: give the user message(s) in 'input'",
             field="input",
         )
-    return run.user_text
+    return input_text(run)
+
+
+def input_text(run: RunInput) -> str:
+    """The user messages joined with ``", "``, as Mastra's code scorers join ``inputMessages``."""
+    return ", ".join(m.content for m in run.user_messages)
 
 
 def percent(value: float) -> str:

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from scorers.catalogue.metrics._code_based import check_flag, check_scale, percent, plural, reference_text
+from scorers.catalogue.metrics.tone_consistency import JS_WHITESPACE
 from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "content-similarity"
 
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = re.compile(f"[{JS_WHITESPACE}]+")  # JavaScript's \s, as in Mastra
 
 
 def bigrams(text: str) -> Counter[str]:
@@ -60,6 +61,19 @@ def dice_similarity(a: str, b: str) -> tuple[float, int]:
         return 0.0, 0
     common = sum((bigrams(a) & bigrams(b)).values())
     return 2 * common / (len(a) + len(b) - 2), common
+
+
+def mastra_processed(text: str, ignore_case: bool, ignore_whitespace: bool) -> str:
+    """Mastra's ``processedInput`` / ``processedOutput``: lowercased, whitespace runs collapsed to one space, trimmed.
+
+    >>> mastra_processed(" Hello\\n  World ", True, True)
+    'hello world'
+    """
+    if ignore_case:
+        text = text.lower()
+    if ignore_whitespace:
+        text = _WHITESPACE.sub(" ", text).strip(JS_WHITESPACE)
+    return text
 
 
 def preprocess(text: str, *, ignore_case: bool, ignore_whitespace: bool) -> str:
@@ -128,7 +142,9 @@ class ContentSimilarityScorer:
         Returns:
             A :class:`~scorers.core.base.ScoreResult` whose ``analyze_step_result`` is
             ``{"similarity", "comparedWith", "commonBigrams", "referenceBigrams",
-            "outputBigrams"}`` (``comparedWith`` is ``"ground_truth"`` or ``"input"``) and
+            "outputBigrams", "processedInput", "processedOutput"}`` (``comparedWith`` is
+            ``"ground_truth"`` or ``"input"``; the processed texts as Mastra shows them,
+            whitespace runs collapsed to one space) and
             whose ``details`` holds the processed texts, ``processedReference`` and
             ``processedOutput``.
 
@@ -151,6 +167,8 @@ class ContentSimilarityScorer:
             "commonBigrams": common,
             "referenceBigrams": max(len(a) - 1, 0),
             "outputBigrams": max(len(b) - 1, 0),
+            "processedInput": mastra_processed(reference, self.ignore_case, self.ignore_whitespace),
+            "processedOutput": mastra_processed(run.output, self.ignore_case, self.ignore_whitespace),
         }
         return ScoreResult(
             scorer=self.id,

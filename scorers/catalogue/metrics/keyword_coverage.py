@@ -29,6 +29,9 @@ from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "keyword-coverage"
 
+# A span that looks like an HTML tag or comment: "<" then a letter, "/" or "!", up to the next ">".
+_HTML_TAG = re.compile(r"<(?:[^\W\d_]|[/!])[^>]*>")
+
 # A word: letters/digits of any script, joined by inner apostrophes or hyphens ("don't", "state-of-the-art").
 _TOKEN = re.compile(r"[^\W_]+(?:['\-][^\W_]+)*")
 
@@ -44,6 +47,9 @@ def english_stopwords() -> frozenset[str]:
 def extract_keywords(text: str) -> list[str]:
     """The English keywords of ``text``, lowercased, in order of first appearance, without duplicates.
 
+    Spans that look like HTML tags (``<b>``, ``</p>``, ``<!-- -->``: a letter, ``/`` or
+    ``!`` after ``<``) are removed first, so IFEval's ``<<title>>`` loses its title as in
+    Mastra, while ``a < b and c > d`` keeps its words (Mastra deletes every ``<…>`` span).
     Words are runs of letters and digits with inner apostrophes or hyphens; curly
     apostrophes count as straight ones. A word is dropped when it is a stopword, or when
     it has no letter (numbers such as ``2024`` or ``3-5``); a possessive ``'s`` is
@@ -55,7 +61,7 @@ def extract_keywords(text: str) -> list[str]:
     []
     """
     stop = english_stopwords()
-    text = unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _HTML_TAG.sub("", unicodedata.normalize("NFC", text)).replace("\u2019", "'").replace("\u2018", "'").lower()
     keywords: dict[str, None] = {}
     for token in _TOKEN.findall(text):
         if token in stop:
@@ -107,7 +113,7 @@ class KeywordCoverageScorer:
 
         Returns:
             A :class:`~scorers.core.base.ScoreResult` whose ``analyze_step_result`` is
-            ``{"totalKeywords", "matchedKeywords", "referenceKeywords", "responseKeywords",
+            ``{"totalKeywordsLength", "matchedKeywordsLength", "referenceKeywords", "responseKeywords",
             "missingKeywords"}``: the two counts and the keyword lists.
 
         Raises:
@@ -115,7 +121,7 @@ class KeywordCoverageScorer:
 
         >>> scorer = create_keyword_coverage_scorer()
         >>> result = scorer.run({"input": "Capital of France?", "output": "Paris is France's capital."})
-        >>> result.score, result.analyze_step_result["matchedKeywords"]
+        >>> result.score, result.analyze_step_result["matchedKeywordsLength"]
         (1.0, 2)
         """
         run = normalize_run(payload)
@@ -126,8 +132,8 @@ class KeywordCoverageScorer:
         matched = len(reference) - len(missing)
         fraction = matched / len(reference) if reference else 1.0
         analysis = {
-            "totalKeywords": len(reference),
-            "matchedKeywords": matched,
+            "totalKeywordsLength": len(reference),
+            "matchedKeywordsLength": matched,
             "referenceKeywords": reference,
             "responseKeywords": response,
             "missingKeywords": missing,
@@ -157,11 +163,11 @@ def create_keyword_coverage_scorer(*, scale: float = 1.0) -> KeywordCoverageScor
 
 
 def _reason(analysis: dict[str, Any], fraction: float) -> str:
-    total = analysis["totalKeywords"]
+    total = analysis["totalKeywordsLength"]
     if total == 0:
         return "The input has no keywords (only stopwords or numbers), so there is nothing to cover."
     text = (
-        f"The response contains {analysis['matchedKeywords']} of the input's "
+        f"The response contains {analysis['matchedKeywordsLength']} of the input's "
         f"{plural(total, 'keyword')} ({percent(fraction)})"
     )
     missing = analysis["missingKeywords"]
@@ -193,7 +199,10 @@ SPECS = (
             'keyword-extractor list has several hundred and also drops words such as "use", "help", "example", '
             '"value"); contractions and possessives are handled (Mastra keeps "don\'t" as a keyword because '
             'its list spells it "dont"); punctuation of any kind separates words and tokens without a letter '
-            "are dropped (Mastra drops only all-digit tokens and keeps brackets or slashes inside a word)."
+            "are dropped (Mastra drops only all-digit tokens and keeps brackets or slashes inside a word, and "
+            'keeps a lone ">" as a keyword). Only spans that look like HTML tags are removed (a letter, / or ! '
+            'after <): Mastra deletes every <…> span as HTML, so maths such as "a < b and c > d" loses its '
+            "words there; IFEval's <<title>> loses its title in both."
         ),
     ),
 )

@@ -8,9 +8,8 @@ Language processing:
 
 - `afinn <https://pypi.org/project/afinn/>`_ (by Finn Årup Nielsen, the author of the
   AFINN lexicon) ships the AFINN-165 English word list inside the package (no download,
-  works offline, no dependencies) and matches its multi-word entries too ("does not
-  work", "no fun"). The package has had no release since 0.1, but it is the reference
-  implementation of a fixed published lexicon, which is what the score is defined by.
+  works offline, no dependencies); the scoring itself follows the npm package: whole
+  tokens only (its multi-word entries never match there), negation by the token before.
 - `pysbd <https://pypi.org/project/pysbd/>`_ splits the response into sentences with
   rules only (no model; handles "Dr.", "e.g.", decimals and ellipses), where Mastra
   uses the regular expression ``[^.!?]+[.!?]+``, which drops a last sentence without
@@ -65,22 +64,54 @@ def _clean(text: str) -> str:
     return unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u2018", "'")
 
 
+# The npm package sentiment's tokenizer (lib/tokenize.js) and English negators (languages/en/negators.json).
+_PUNCTUATION = re.compile(r"[.,/#!?$%^&*;:{}=_`\"~()]")
+# JavaScript's \s: Python's also holds U+001C-U+001F and U+0085, and lacks U+FEFF.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_RUNS_OF_SPACE = re.compile(f"[{JS_WHITESPACE}]{{2,}}")
+_NEGATORS = frozenset(
+    ("cant", "can't", "dont", "don't", "doesnt", "doesn't", "not", "non", "wont", "won't", "isnt", "isn't")
+)
+
+
+def tokens(text: str) -> list[str]:
+    """The npm *sentiment* package's tokens: lowercase, punctuation to spaces, split at single spaces.
+
+    Runs of two or more (JavaScript) whitespace characters become one space, the text is
+    trimmed and split at each space, so a lone tab or hyphen joins words into one token.
+
+    >>> tokens("I won't go, (really)!")
+    ['i', "won't", 'go', 'really']
+    >>> tokens("")
+    ['']
+    """
+    text = _PUNCTUATION.sub(" ", text.lower().replace("\n", " "))
+    return _RUNS_OF_SPACE.sub(" ", text).strip(JS_WHITESPACE).split(" ")
+
+
 def sentiment(text: str) -> Sentiment:
-    """The AFINN-165 sentiment of ``text``: score, word count and comparative.
+    """The AFINN-165 sentiment of ``text`` as the npm *sentiment* package (Mastra's) computes it.
 
-    Words and phrases of the AFINN list are matched case-insensitively at word
-    boundaries; curly apostrophes count as straight ones. Words are runs of letters and
-    digits with inner apostrophes or hyphens.
+    Each whole token (:func:`tokens`) found in the AFINN-165 list scores its value, negated
+    when the token before it is a negator ("not", "don't", ...); ``comparative`` is the sum
+    divided by the number of tokens (an empty text is one empty token).
 
-    >>> sentiment("I love it, but the ending is bad.")  # love +3, bad -3; 8 words
+    >>> sentiment("I love it, but the ending is bad.")  # love +3, bad -3; 8 tokens
     Sentiment(score=0.0, words=8, comparative=0.0)
     >>> sentiment("Great!")
     Sentiment(score=3.0, words=1, comparative=3.0)
+    >>> sentiment("not good")  # good +3 negated
+    Sentiment(score=-3.0, words=2, comparative=-1.5)
     """
-    text = _clean(text)
-    words = len(_WORD.findall(text))
-    score = float(sum(_afinn().scores_with_pattern(text)))
-    return Sentiment(score, words, score / words if words else 0.0)
+    words = tokens(text)
+    lexicon = _afinn()._dict
+    score = 0.0
+    for i, word in enumerate(words):
+        if word in lexicon:
+            score += -lexicon[word] if i > 0 and words[i - 1] in _NEGATORS else lexicon[word]
+    return Sentiment(score, len(words), score / len(words))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -124,7 +155,7 @@ class ToneConsistencyScorer:
         Formula (Mastra's tone scorer), with ``comp(t)`` the AFINN comparative of a text
         (sum of word scores / number of words, 0 without words; see :func:`sentiment`):
 
-        - with a reference (the run's ground truth, even an empty one):
+        - with a reference (the run's ground truth; an empty one counts as none, as in Mastra):
           ``score`` = max(0, 1 − |comp(response) − comp(reference)|) × scale.
         - without: the response's sentences ``s_1..s_n`` (:func:`split_sentences`);
           ``score`` = max(0, 1 − Var(comp(s_1), ..., comp(s_n))) × scale, with the
@@ -153,7 +184,7 @@ class ToneConsistencyScorer:
         0.5
         """
         run = normalize_run(payload)
-        if run.ground_truth is not None:
+        if run.ground_truth:
             return self._against_reference(run.output, run.ground_truth)
         return self._stability(run.output)
 
@@ -262,14 +293,15 @@ SPECS = (
         },
         notes=(
             'The reference tone text comes from the ground truth (map a dataset\'s "reference tone" column to '
-            "ground truth); blank cells load as no ground truth, so those rows are scored for stability. Without "
-            "a reference, fewer than 2 sentences (an empty response included) → 1. Sentiment uses the AFINN-165 "
-            "list through the afinn package. Deviations from Mastra: sentences come from pysbd (Mastra's regular "
-            "expression drops a last sentence without end punctuation and splits at abbreviations); pieces "
-            "without a word are not sentences; words are counted as words (Mastra's sentiment package counts "
-            'whitespace tokens, so a lone dash is a word there); no negation flipping ("not good" scores only '
-            "through AFINN's own phrases) and no emoji scores, as the sentiment package adds. Mastra's tone "
-            "scorer takes the reference as an option fixed per scorer; ours reads it per run."
+            "ground truth); an empty or blank one counts as none (as in Mastra), so those rows are scored for "
+            "stability. Sentiment as Mastra's npm sentiment package computes it: whole whitespace-separated "
+            "tokens of the AFINN-165 list (via the afinn package), negated after not/don't/won't..., divided by "
+            "the number of tokens. Without a reference, fewer than 2 sentences (an empty response included) → 1. "
+            "Deviations from Mastra: sentences come from pysbd (Mastra's regular expression drops a last "
+            "sentence without end punctuation and splits at abbreviations); pieces without a word are not "
+            "sentences; no emoji scores (the sentiment package adds 767 from the Emoji Sentiment Ranking, which "
+            "we do not ship). Mastra's tone scorer takes the reference as an option fixed per scorer; ours reads "
+            "it per run."
         ),
     ),
 )
