@@ -2,7 +2,7 @@
 record, a run in a background thread with its progress, and the tables the pages show.
 
 A batch run is always a stored run: :func:`create_batch_run` writes the run and its
-items first, and :class:`BatchJob` then scores it through ``run_evals(run_id=...)``,
+items first, and :func:`start_batch_job` then scores it through ``run_evals(run_id=...)``,
 which writes each outcome as it finishes. Stopping, resuming and retrying failed items
 are therefore the same operation, and a Streamlit rerun never scores anything again
 (the judge cache answers an unchanged call from the store).
@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from scorers import (
     EvalRunResult,
     JudgeSettings,
     LoadedDataset,
+    RunStatus,
     Scorer,
     ScorerError,
     ScoreStatus,
@@ -37,6 +36,7 @@ from scorers import (
     load_run,
     run_evals,
 )
+from scorers.runs import jobs
 from scorers.runs.export import results_frame
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
@@ -231,84 +231,21 @@ def work_left(run_result: EvalRunResult, *, retry_failed: bool = False) -> int:
 # ---- the background job
 
 
-@dataclass(frozen=True)
-class Progress:
-    """How far a :class:`BatchJob` is.
+def start_batch_job(
+    store: Store,
+    run_id: str,
+    scorers: Sequence[Scorer],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT_S,
+    retry_failed: bool = False,
+) -> str:
+    """Score a stored run as a background job of this process (:mod:`scorers.runs.jobs`).
 
-    Attributes:
-        total: items this job scores (those left when it started).
-        done: items finished so far (every scorer has an outcome).
-        failed: finished items with at least one outcome that is not scored.
-        elapsed_s: seconds since the job started (until it ended).
-        running: whether the job's thread is still working.
-    """
-
-    total: int
-    done: int
-    failed: int
-    elapsed_s: float
-    running: bool
-
-    @property
-    def fraction(self) -> float:
-        """``done / total`` in [0, 1] (1 for an empty job)."""
-        return min(1.0, self.done / self.total) if self.total else 1.0
-
-    @property
-    def eta_s(self) -> float | None:
-        """Seconds left at the pace so far, or None before the first item or after the end."""
-        if not self.running or self.done == 0:
-            return None
-        return self.elapsed_s / self.done * max(0, self.total - self.done)
-
-    def describe(self) -> str:
-        """One line for the progress bar: ``"12 of 40 items done · 1 failed · about 30 s left"``."""
-        parts = [f"{self.done} of {self.total} items done", f"{self.failed} failed"]
-        eta = self.eta_s
-        if self.running:
-            parts.append("estimating time left…" if eta is None else f"about {format_duration(eta)} left")
-        else:
-            parts.append(f"took {format_duration(self.elapsed_s)}")
-        return " · ".join(parts)
-
-
-def format_duration(seconds: float) -> str:
-    """``"42 s"``, ``"3 min 5 s"`` or ``"1 h 2 min"``.
-
-    >>> [format_duration(s) for s in (4.2, 185, 3725)]
-    ['4 s', '3 min 5 s', '1 h 2 min']
-    """
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
-
-
-_ACTIVE: dict[str, BatchJob] = {}
-_ACTIVE_LOCK = threading.Lock()
-
-
-def active_job(run_id: str) -> BatchJob | None:
-    """The job scoring ``run_id`` in this server process, or None."""
-    with _ACTIVE_LOCK:
-        return _ACTIVE.get(run_id)
-
-
-def active_run_ids() -> set[str]:
-    """The runs being scored in this server process (by any browser session)."""
-    with _ACTIVE_LOCK:
-        return set(_ACTIVE)
-
-
-class BatchJob:
-    """Score a stored run in a background thread, so the page stays responsive.
-
-    The thread calls :func:`scorers.run_evals` with ``run_id`` (resume semantics):
+    The job calls :func:`scorers.run_evals` with ``run_id`` (resume semantics):
     outcomes already stored are kept, each new one is written as it finishes, and
-    :meth:`cancel` stops the run after the judge calls in flight. One job per run
-    at a time in a process.
+    stopping the job stops the run after the judge calls in flight. Its result is the
+    :class:`~scorers.EvalRunResult`.
 
     Args:
         store: the database holding the run (also the judge cache of ``scorers``).
@@ -317,104 +254,43 @@ class BatchJob:
         concurrency: items scored at once, >= 1.
         item_timeout: seconds per item, or None.
         retry_failed: score the outcomes that are not scored again too.
+
+    Returns:
+        The job id.
+
+    Raises:
+        ValueError: concurrency < 1.
+        JobConflict: the run is already being scored in this process.
     """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    run, _, before = load_run(store, run_id)
+    total = work_left(before, retry_failed=retry_failed)
 
-    def __init__(
-        self,
-        store: Store,
-        run_id: str,
-        scorers: Sequence[Scorer],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        item_timeout: float | None = DEFAULT_ITEM_TIMEOUT_S,
-        retry_failed: bool = False,
-    ):
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        self.store = store
-        self.run_id = run_id
-        self.scorers = list(scorers)
-        self.concurrency = concurrency
-        self.item_timeout = item_timeout
-        self.retry_failed = retry_failed
-        _, _, before = load_run(store, run_id)
-        self.total = work_left(before, retry_failed=retry_failed)
-        self.result: EvalRunResult | None = None
-        self.error: Exception | None = None
-        self._cancel = threading.Event()
-        self._lock = threading.Lock()
-        self._done = 0
-        self._failed = 0
-        self._started = 0.0
-        self._ended: float | None = None
-        self._thread = threading.Thread(target=self._work, name=f"batch-{run_id}", daemon=True)
+    def work(ctx: jobs.JobContext) -> EvalRunResult:
+        ctx.progress(done=0, total=total, phase="scoring")
 
-    def start(self) -> BatchJob:
-        """Start the thread.
-
-        Raises:
-            RuntimeError: this run is already being scored in this process.
-        """
-        with _ACTIVE_LOCK:
-            if self.run_id in _ACTIVE:
-                raise RuntimeError(f"run {self.run_id} is already being scored; wait for it or stop it first")
-            _ACTIVE[self.run_id] = self
-        self._started = time.monotonic()
-        self._thread.start()
-        return self
-
-    def cancel(self) -> None:
-        """Ask the run to stop: items not started stay unscored (resumable); results so far are kept."""
-        self._cancel.set()
-
-    @property
-    def cancel_requested(self) -> bool:
-        return self._cancel.is_set()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread to end (tests and the CLI-like callers)."""
-        self._thread.join(timeout)
-
-    def progress(self) -> Progress:
-        """A snapshot of the progress (safe to call from any thread)."""
-        with self._lock:
-            end = self._ended if self._ended is not None else time.monotonic()
-            return Progress(self.total, self._done, self._failed, max(0.0, end - self._started), self.running)
-
-    def _on_item(self, index: int, item: EvalItem, outcomes: list[Any]) -> None:
-        with self._lock:
-            self._done += 1
-            self._failed += any(o.status is not ScoreStatus.SCORED for o in outcomes)
-
-    def _work(self) -> None:
         try:
-            self.result = run_evals(
+            result = run_evals(
                 [],
-                self.scorers,
-                concurrency=self.concurrency,
-                item_timeout=self.item_timeout,
-                store=self.store,
-                run_id=self.run_id,
-                retry_failed=self.retry_failed,
-                on_item_complete=self._on_item,
-                cancel=self._cancel,
+                list(scorers),
+                concurrency=concurrency,
+                item_timeout=item_timeout,
+                store=store,
+                run_id=run_id,
+                retry_failed=retry_failed,
+                on_item_complete=ctx.on_item_complete,
+                cancel=ctx.cancel,
             )
-        except Exception as exc:  # shown on the page; the outcomes stored so far are kept
-            self.error = exc
-            self.store.finish_run(self.run_id, "failed")
-        finally:
-            with self._lock:
-                self._ended = time.monotonic()
-                if self.result is not None:
-                    # Items recorded by the runner's timeout never reach on_item_complete.
-                    after = work_left(self.result)
-                    self._done = max(self._done, self.total - after)
-            with _ACTIVE_LOCK:
-                _ACTIVE.pop(self.run_id, None)
+        except Exception:
+            store.finish_run(run_id, RunStatus.FAILED.value)  # the outcomes stored so far are kept
+            raise
+        # Items recorded by the runner's timeout never reach on_item_complete.
+        ctx.progress(done=total - work_left(result))
+        return result
+
+    what = "Retrying failed items of" if retry_failed else "Scoring"
+    return jobs.start("batch", f"{what} {run['name']} ({run_id})", work, key=jobs.run_key(run_id), run_id=run_id)
 
 
 # ---- tables
@@ -673,7 +549,7 @@ def group_means(rows: pd.DataFrame, group: str) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["group", "scorer", "mean", "n_scored", "n_failed"])
 
 
-def runs_table(runs: Sequence[Mapping[str, Any]], active: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
+def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The History list: one row per stored run (as :meth:`scorers.Store.list_runs` returns them).
 
     Columns: ``id``, ``created`` (UTC, ``YYYY-MM-DD HH:MM``), ``name``, ``status``, one
@@ -681,9 +557,9 @@ def runs_table(runs: Sequence[Mapping[str, Any]], active: set[str] | frozenset[s
     such scorer or nothing scored), ``scored``, ``failed``, ``pending`` (outcomes),
     ``items``, ``dataset``, ``scorers`` and ``judge model``.
 
-    ``status`` is the stored one, except ``"running"`` for runs scored right now in
-    this process (``active``) and ``"interrupted"`` for runs stored as running that
-    nothing is scoring (the server stopped mid-run; they can be resumed).
+    ``status`` is the stored one (a :class:`~scorers.RunStatus` value): it is kept true
+    while the run is scored, and a run left ``running`` by a process that died is marked
+    ``interrupted`` when the dashboard starts.
     """
     scorer_ids = list(dict.fromkeys(s["id"] for run in runs for s in run.get("scorers") or []))
     rows = []
@@ -692,11 +568,6 @@ def runs_table(runs: Sequence[Mapping[str, Any]], active: set[str] | frozenset[s
         ids = [s["id"] for s in run.get("scorers") or []]
         scored = sum(int(stats.get(sid, {}).get("n_scored") or 0) for sid in ids)
         failed = sum(int(stats.get(sid, {}).get("n_failed") or 0) for sid in ids)
-        status = run["status"]
-        if run["id"] in active:
-            status = "running"
-        elif status == "running":
-            status = "interrupted"
         row = {
             "id": run["id"],
             "created": str(run["created_at"])[:16].replace("T", " "),
@@ -708,7 +579,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]], active: set[str] | frozenset[s
             "scored": scored,
             "failed": failed,
             "pending": max(0, run["n_items"] * len(ids) - scored - failed),
-            "status": status,
+            "status": run["status"],
         }
         for sid in scorer_ids:
             mean = stats.get(sid, {}).get("mean")

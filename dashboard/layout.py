@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard.jobs import render_jobs_sidebar
 from dashboard.settings import render_judge_sidebar
 
 # The tab's icon, served by the app itself: a Material icon name would make the browser
@@ -22,7 +23,7 @@ def page_config() -> None:
 
 
 def setup_page() -> None:
-    """Page config and the judge-settings sidebar: the first call of every page script.
+    """Page config, the judge-settings sidebar and the server's running jobs: the first call of every page script.
 
     Pages do this themselves, rather than ``app.py``, so a page renders the same
     whether Streamlit runs it through ``st.navigation`` or directly from the
@@ -31,3 +32,4 @@ def setup_page() -> None:
     """
     page_config()
     render_judge_sidebar()
+    render_jobs_sidebar()

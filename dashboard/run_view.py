@@ -1,9 +1,9 @@
 """Streamlit views shared by the Batch and History pages: the store, a run's progress, its results.
 
-A session has at most one :class:`~dashboard.batch.BatchJob` (``st.session_state[JOB_KEY]``),
-started from either page; both pages show its progress with a Stop button. The
-results of a run are always read back from the store, so what the pages show is
-what was saved, whether the run finished, was stopped, or was started elsewhere.
+Runs are scored by background jobs of the server process (:mod:`scorers.runs.jobs`):
+a run being scored shows its progress with Stop wherever it is opened, from any
+session. The results of a run are always read back from the store, so what the pages
+show is what was saved, whether the run finished, was stopped, or was started elsewhere.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from scorers import (
     EvalItem,
     EvalRunResult,
     ItemOutcome,
+    RunStatus,
     ScorerError,
     ScoreStatus,
     Store,
@@ -27,12 +28,11 @@ from scorers import (
     load_run,
 )
 from scorers.catalogue.registry import scorer_label
+from scorers.runs import jobs
 from scorers.runs.export import export_run, item_texts
 
 from .batch import (
     DEFAULT_CONCURRENCY,
-    BatchJob,
-    active_job,
     aggregates_frame,
     dimension_aggregates,
     dimension_frame,
@@ -43,17 +43,19 @@ from .batch import (
     result_rows,
     resume_settings,
     scorers_for_run,
+    start_batch_job,
     stored_scorer_options,
     truncate,
     work_left,
 )
 from .distributions import dimension_distribution, dimension_heatmap, group_comparison_chart, score_box, score_histogram
+from .jobs import remember, render_job_progress, session_job, session_job_running
 from .results import md_escape, render_outcome
 from .runs import RunFailure
 from .settings import judge_settings
 
-JOB_KEY = "batch_job"
-"""Session-state key of this session's :class:`BatchJob`."""
+JOB_SLOT = "batch"
+"""This session's batch job, in :func:`dashboard.jobs.session_job`."""
 
 EXPORTS = (
     ("csv", "CSV", "text/csv"),
@@ -67,7 +69,10 @@ _NUMBER = st.column_config.NumberColumn(format="%.3f")
 
 @st.cache_resource(show_spinner=False)
 def _open_store(path: str) -> Store:
-    return Store(path)
+    store = Store(path)
+    # Once per server process: runs left "running" by a process that died are interrupted.
+    store.mark_interrupted(alive=lambda run_id: jobs.running_for(jobs.run_key(run_id)) is not None)
+    return store
 
 
 def get_store() -> Store:
@@ -83,15 +88,9 @@ def get_store() -> Store:
         st.stop()
 
 
-def session_job() -> BatchJob | None:
-    """This session's job, running or finished, or None."""
-    return st.session_state.get(JOB_KEY)
-
-
 def job_running() -> bool:
-    """True while this session's job is scoring."""
-    job = session_job()
-    return job is not None and job.running
+    """True while this session's batch job is scoring."""
+    return session_job_running(JOB_SLOT)
 
 
 def check_judges(scorers: list[Any]) -> str | None:
@@ -114,43 +113,29 @@ def start_job(
     concurrency: int,
     item_timeout: float | None,
     retry_failed: bool = False,
-) -> BatchJob:
-    """Start scoring ``run_id`` in the background as this session's job."""
-    job = BatchJob(
+) -> str:
+    """Start scoring ``run_id`` as a background job of the server, remembered as this session's batch job.
+
+    Raises:
+        JobConflict: the run is already being scored.
+    """
+    job_id = start_batch_job(
         store, run_id, scorers, concurrency=concurrency, item_timeout=item_timeout, retry_failed=retry_failed
-    ).start()
-    st.session_state[JOB_KEY] = job
-    return job
-
-
-@st.fragment(run_every=1.0)
-def _progress() -> None:
-    job = session_job()
-    if job is None:
-        return
-    if not job.running:
-        st.rerun()  # the whole page: the results are complete now
-    progress = job.progress()
-    st.progress(progress.fraction, text=progress.describe())
-    if job.cancel_requested:
-        st.caption("Stopping: the judge calls in flight finish first; everything done so far is kept.")
-    else:
-        st.button(
-            "Stop",
-            key="job_stop",
-            icon=":material/stop_circle:",
-            on_click=job.cancel,
-            help="Stop after the items in flight. The run keeps what is done and can be resumed.",
-        )
+    )
+    remember(JOB_SLOT, job_id)
+    return job_id
 
 
 def render_job_panel() -> None:
-    """This session's job: a progress bar (done, failed, ETA) with Stop while it runs, refreshed every second."""
-    job = session_job()
+    """This session's batch job while it runs: progress (done, failed, ETA) with Stop, refreshed every second."""
+    job = session_job(JOB_SLOT)
     if job is None or not job.running:
         return
-    st.info(f"Scoring run {job.run_id} in the background. You can switch pages; the run goes on.")
-    _progress()
+    st.info(
+        f"Scoring run {job.run_id} in the background on the server. You can switch pages or close the tab; "
+        "the run goes on, and any session can stop it from the sidebar."
+    )
+    render_job_progress(job.id, key="batch_job")
 
 
 def _scale_range(options: dict[str, Any]) -> tuple[float, float]:
@@ -185,7 +170,8 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     key = f"{key}_{run_id}"
     names = {sid: scorer_label(sid) for sid in result.scorer_ids}
     options = stored_scorer_options(run)
-    scoring_now = active_job(run_id) is not None
+    job = jobs.running_for(jobs.run_key(run_id))
+    scoring_now = job is not None or run["status"] == "running"
 
     st.subheader(run["name"])
     judge = (run.get("judge") or {}).get("model")
@@ -196,6 +182,8 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         )
     )
     _render_status(run, result, scoring_now)
+    if job is not None:
+        render_job_progress(job.id, key=f"{key}_job")
     if not scoring_now:
         _render_resume(store, run, result, key)
 
@@ -234,31 +222,44 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         _render_exports(run, result, items, key)
 
 
+STOPPED_BECAUSE: dict[str, str] = {
+    RunStatus.CANCELLED.value: "Stopped",
+    RunStatus.INTERRUPTED.value: "Interrupted (the process scoring it stopped during the run)",
+    RunStatus.BUDGET_REACHED.value: "Paused at the budget cap (the next judge call could have passed it)",
+    RunStatus.JUDGE_UNREACHABLE.value: "Paused because the judge could not be reached",
+}
+"""How a run that stopped early says why, by stored status."""
+
+
 def _render_status(run: dict[str, Any], result: EvalRunResult, scoring_now: bool) -> None:
     expected = result.n_items * len(result.scorer_ids)
     missing = expected - len(result.outcomes)
+    status = run["status"]
+    note = (run.get("config") or {}).get("stopReason")
     if scoring_now:
+        where = "" if jobs.running_for(jobs.run_key(run["id"])) else " by another process (e.g. the command line)"
         st.info(
-            f"Being scored now: {len(result.outcomes)} of {expected} outcomes were stored when this view was drawn; "
-            "it shows everything when the run ends."
+            f"Being scored now{where}: {len(result.outcomes)} of {expected} outcomes were stored when this view "
+            "was drawn; it shows everything when the run ends."
         )
-    elif run["status"] == "completed" and not result.n_failed:
+    elif status == RunStatus.COMPLETED.value and not result.n_failed:
         st.success(f"Completed: all {expected} outcomes scored.")
-    elif run["status"] == "completed":
+    elif status == RunStatus.COMPLETED.value:
         st.warning(
             f"Completed with {result.n_failed} outcome(s) not scored; see the status and error columns. "
             "Retry failed items re-sends only those."
         )
-    elif run["status"] == "failed":
+    elif status == RunStatus.FAILED.value:
         st.error(
             f"The run stopped on an unexpected error; {len(result.outcomes)} of {expected} outcomes are stored. "
             "Resume continues where it stopped."
         )
     else:
-        what = "Stopped" if run["status"] == "cancelled" else "Interrupted (the server stopped during the run)"
+        what = STOPPED_BECAUSE.get(status, status)
         st.warning(
             f"{what}: {len(result.outcomes)} of {expected} outcomes stored, {missing} still to do. "
-            "Resume scores only what is missing."
+            + (md_escape(note) + " " if note else "")
+            + "Resume scores only what is missing."
         )
 
 
@@ -267,25 +268,21 @@ def _render_resume(store: Store, run: dict[str, Any], result: EvalRunResult, key
     failed_items = work_left(result, retry_failed=True) - left
     if not left and not failed_items:
         return
-    busy = job_running()
     config = run.get("config") or {}
     col_resume, col_retry, col_note = st.columns([1, 1, 2])
     resume = col_resume.button(
-        f"Resume ({left} items left)", key=f"{key}_resume", disabled=busy or not left, icon=":material/play_arrow:"
+        f"Resume ({left} items left)", key=f"{key}_resume", disabled=not left, icon=":material/play_arrow:"
     )
     retry = col_retry.button(
         f"Retry failed items ({failed_items})",
         key=f"{key}_retry",
-        disabled=busy or not failed_items,
+        disabled=not failed_items,
         icon=":material/replay:",
     )
-    if busy:
-        col_note.caption("Another run is being scored in this session; stop it or wait for it first.")
-    else:
-        col_note.caption(
-            "Uses the run's judge model, endpoint and options with the API key from the sidebar. "
-            "Finished outcomes are never scored again."
-        )
+    col_note.caption(
+        "Uses the run's judge model, endpoint and options with the API key from the sidebar. "
+        "Finished outcomes are never scored again."
+    )
     if not (resume or retry):
         return
     try:
@@ -307,7 +304,7 @@ def _render_resume(store: Store, run: dict[str, Any], result: EvalRunResult, key
             item_timeout=config.get("item_timeout"),
             retry_failed=retry,
         )
-    except RuntimeError as exc:  # another browser session started it a moment ago
+    except jobs.JobConflict as exc:  # another browser session started it a moment ago
         st.error(str(exc))
         return
     st.rerun()

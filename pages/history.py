@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.batch import active_run_ids, runs_table
+from dashboard.batch import runs_table
 from dashboard.layout import setup_page
 from dashboard.results import md_escape
 from dashboard.run_view import get_store, render_job_panel, render_run
+from scorers.runs import jobs
 
 OPEN_KEY = "history_open"
 
@@ -30,8 +31,7 @@ if not runs:
     st.info("No runs yet. Score a dataset on the Batch page; its run appears here.")
     st.stop()
 
-active = active_run_ids()
-table = runs_table(runs, active)
+table = runs_table(runs)
 st.dataframe(
     table.drop(columns=["id"]),
     hide_index=True,
@@ -53,9 +53,20 @@ run_id = st.selectbox(
     format_func=lambda rid: f"{by_id[rid]['name']} · {by_id[rid]['status']} · {rid}",
 )
 run = by_id[run_id]
-busy = run_id in active
+job = jobs.running_for(jobs.run_key(run_id))
+busy = job is not None or run["status"] == "running"
 
-open_col, name_col, rename_col, delete_col = st.columns([1, 4, 1, 1], vertical_alignment="bottom")
+open_col, name_col, rename_col, stop_col, delete_col = st.columns([1, 4, 1, 1, 1], vertical_alignment="bottom")
+if job is not None:
+    stop_col.button(
+        "Stop",
+        key="history_stop",
+        icon=":material/stop_circle:",
+        on_click=jobs.stop,
+        args=(job.id,),
+        disabled=job.status == "stopping",
+        help="Stop the run after the judge calls in flight; what is scored is kept and it can be resumed.",
+    )
 if open_col.button("Open", type="primary", key="history_open_button", icon=":material/open_in_new:"):
     st.session_state[OPEN_KEY] = run_id
 new_name = name_col.text_input("Name", value=run["name"], key=f"history_name_{run_id}")

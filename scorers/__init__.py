@@ -54,6 +54,7 @@ from scorers.core.errors import (
     JudgeOutputTruncatedError,
     JudgeRefusalError,
     RateLimitedError,
+    RunStatus,
     ScorerError,
     ScoreStatus,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "round_half_up",
     "run_evals",
     "RunInput",
+    "RunStatus",
     "Scorer",
     "ScorerError",
     "ScoreResult",

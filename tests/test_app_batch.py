@@ -18,6 +18,7 @@ from judge_data import dimension_set, single_analysis
 from streamlit.testing.v1 import AppTest
 
 from scorers import SCORERS, Store, load_run
+from scorers.runs import jobs
 
 # Four rows: a has a system message (prompt alignment in both mode), b's response is a
 # spreadsheet formula, c's response is empty (prompt alignment: invalid input), d is plain.
@@ -58,7 +59,7 @@ def upload(at: AppTest, name: str, data: bytes) -> None:
 
 def wait_for_job(at: AppTest, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
-    while at.session_state["batch_job"].running:
+    while jobs.get(at.session_state["job_batch"]).running:
         assert time.monotonic() < deadline, "the batch run did not finish"
         time.sleep(0.1)
         at.run()
@@ -263,12 +264,12 @@ def test_stop_then_resume_scores_each_item_once(open_page, fake_judge: FakeOpenA
     at.button(key="batch_run").click().run()
 
     assert at.progress, "the progress bar shows while the run is going"
-    assert " of 12 items done · " in at.progress[0].text
+    assert at.progress[-1].text.startswith("Scoring: ") and " of 12 · " in at.progress[-1].text
     deadline = time.monotonic() + 20
-    while at.session_state["batch_job"].progress().done < 2:
+    while jobs.get(at.session_state["job_batch"]).snapshot().done < 2:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    at.button(key="job_stop").click().run()
+    at.button(key="batch_job_stop").click().run()
     wait_for_job(at)
 
     run_id = at.session_state["batch_run_id"]

@@ -18,6 +18,7 @@ from judge_data import dimension_set, settings_for, single_analysis
 from streamlit.testing.v1 import AppTest
 
 from scorers import EvalItem, Store, create_scorer, load_run, run_evals
+from scorers.runs import jobs
 
 # Six questions whose answers have distinct lengths L = 3..8.
 ANSWERS = {
@@ -82,7 +83,7 @@ def keyed(at: AppTest, kind: str, prefix: str, suffix: str = "") -> Any:
 
 def wait_for_job(at: AppTest, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
-    while at.session_state["compare_job"].running:
+    while jobs.get(at.session_state["job_compare"]).running:
         assert time.monotonic() < deadline, "the comparison job did not finish"
         time.sleep(0.1)
         at.run()
@@ -144,7 +145,7 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
 
     # 12 generations + 12 prompt-alignment judge calls; textual difference calls nothing.
     assert judge.chat_call_count == 24
-    job = at.session_state["compare_job"]
+    job = jobs.get(at.session_state["job_compare"])
     run_id = job.run_id
     assert at.success[0].value.startswith(f"Stored as run {run_id}")
     assert not at.warning  # no generation failed, and every default is set once
@@ -232,7 +233,7 @@ def test_pairwise_judge_win_rates(open_page, judge: FakeOpenAI):
     at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
-    run_id = at.session_state["compare_job"].run_id
+    run_id = jobs.get(at.session_state["job_compare"]).run_id
     key = f"compare_{run_id}"
     calls = judge.chat_call_count
     assert calls == 6
@@ -258,7 +259,7 @@ def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     assert not at.error  # no judge and no generation: no key needed
     at.button(key="compare_go").click().run()
     wait_for_job(at)
-    run_id = at.session_state["compare_job"].run_id
+    run_id = jobs.get(at.session_state["job_compare"]).run_id
     assert any(i.value.startswith("Only one variant (short) is in this run") for i in at.info)
     charts = {c.key: c for c in at.get("plotly_chart")}
     board_chart = json.loads(charts[f"compare_{run_id}_board_textual-difference"].proto.spec)
@@ -269,7 +270,7 @@ def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     keyed(at, "multiselect", "compare_response_cols_").set_value(["short", "long"]).run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
-    run_id = at.session_state["compare_job"].run_id
+    run_id = jobs.get(at.session_state["job_compare"]).run_id
     board = table_with(at, "ci_low").set_index("variant")
     assert board.loc["short", "mean"] == pytest.approx(1.0)
     assert board.loc["long", "mean"] == pytest.approx((2 / 13 * 2 / 11 + 0.6 * 3 / 7 + 1) / 3)

@@ -12,6 +12,7 @@ from judge_data import run_payload, settings_for, single_analysis
 from streamlit.testing.v1 import AppTest
 
 from scorers import EvalItem, Store, create_prompt_alignment_scorer, create_textual_difference_scorer, run_evals
+from scorers.runs import jobs
 
 
 def td_items(pairs: list[tuple[str, str]]) -> list[EvalItem]:
@@ -152,7 +153,7 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     assert at.warning[0].value.startswith(f"Stopped: {done} of 6 outcomes stored, {6 - done} still to do.")
     at.button(key=f"{key}_resume").click().run()
     deadline = time.monotonic() + 30
-    while at.session_state["batch_job"].running:
+    while jobs.get(at.session_state["job_batch"]).running:
         assert time.monotonic() < deadline
         time.sleep(0.1)
         at.run()

@@ -13,9 +13,6 @@ import pandas as pd
 import pytest
 
 from dashboard.batch import (
-    BatchJob,
-    Progress,
-    active_job,
     aggregates_frame,
     build_items,
     create_batch_run,
@@ -23,12 +20,12 @@ from dashboard.batch import (
     dimension_frame,
     display_rows,
     filter_rows,
-    format_duration,
     group_means,
     result_rows,
     resume_settings,
     runs_table,
     scorers_for_run,
+    start_batch_job,
     truncate,
     work_left,
 )
@@ -43,6 +40,7 @@ from scorers import (
     load_run,
     run_evals,
 )
+from scorers.runs import jobs
 
 CSV = b"id,prompt,response,reference,variant\na,Say four,4,4,A\nb,Add,=1+1,=1+2,A\nc,Say hi,,hi,B\nd,Say bye,bye,bye,\n"
 
@@ -143,12 +141,12 @@ def test_job_scores_every_item_and_reports_progress(store):
     run_id = create_batch_run(
         store, items=items, scorers=[td], scorer_options={td.id: {}}, settings=None, dataset_name="d", mapping={}
     )
-    job = BatchJob(store, run_id, [td], concurrency=2).start()
+    job = jobs.get(start_batch_job(store, run_id, [td], concurrency=2))
     job.join(10)
     assert not job.running and job.error is None
-    assert active_job(run_id) is None
-    progress = job.progress()
-    assert (progress.total, progress.done, progress.failed, progress.running) == (3, 3, 0, False)
+    assert jobs.running_for(jobs.run_key(run_id)) is None
+    progress = job.snapshot()
+    assert (progress.total, progress.done, progress.failed, progress.status) == (3, 3, 0, "done")
     assert progress.fraction == 1.0 and progress.eta_s is None
     run, _, result = load_run(store, run_id)
     assert run["status"] == "completed"
@@ -167,23 +165,24 @@ def test_stopped_job_resumes_without_scoring_anything_twice(store):
         dataset_name="d",
         mapping={},
     )
-    job = BatchJob(store, run_id, [slow], concurrency=1).start()
-    with pytest.raises(RuntimeError, match="already being scored"):
-        BatchJob(store, run_id, [slow]).start()
+    job = jobs.get(start_batch_job(store, run_id, [slow], concurrency=1))
+    with pytest.raises(jobs.JobConflict, match="already being worked on"):
+        start_batch_job(store, run_id, [slow])
     deadline = time.monotonic() + 10
-    while job.progress().done < 3 and time.monotonic() < deadline:
+    while job.snapshot().done < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
-    job.cancel()
+    jobs.stop(job.id)
     job.join(10)
-    stopped = job.progress()
+    stopped = job.snapshot()
+    assert stopped.status == "stopped"
     run, _, partial = load_run(store, run_id)
     assert run["status"] == "cancelled"
     assert 3 <= len(partial.outcomes) < 12
     assert stopped.done == len(partial.outcomes)
 
-    resumed = BatchJob(store, run_id, [slow], concurrency=4)
-    assert resumed.total == 12 - len(partial.outcomes)
-    resumed.start().join(10)
+    resumed = jobs.get(start_batch_job(store, run_id, [slow], concurrency=4))
+    assert resumed.snapshot().total == 12 - len(partial.outcomes)
+    resumed.join(10)
     run, _, final = load_run(store, run_id)
     assert run["status"] == "completed"
     assert len(final.outcomes) == 12
@@ -201,25 +200,13 @@ def test_retry_failed_rescores_only_the_failed_items(store):
         dataset_name="d",
         mapping={},
     )
-    BatchJob(store, run_id, [slow]).start().join(10)
+    jobs.get(start_batch_job(store, run_id, [slow])).join(10)
     _, _, first = load_run(store, run_id)
     assert (first.n_failed, work_left(first), work_left(first, retry_failed=True)) == (1, 0, 1)
-    retry = BatchJob(store, run_id, [slow], retry_failed=True)
-    assert retry.total == 1
-    retry.start().join(10)
-    assert retry.progress().failed == 1
+    retry = jobs.get(start_batch_job(store, run_id, [slow], retry_failed=True))
+    retry.join(10)
+    assert (retry.snapshot().total, retry.snapshot().failed) == (1, 1)
     assert slow.calls == Counter({"ok": 1, "bad": 2, "fine": 1})
-
-
-def test_progress_eta_and_text():
-    p = Progress(total=10, done=4, failed=1, elapsed_s=8.0, running=True)
-    assert p.fraction == 0.4
-    assert p.eta_s == pytest.approx(12.0)  # 8 s / 4 items × 6 items left
-    assert p.describe() == "4 of 10 items done · 1 failed · about 12 s left"
-    assert Progress(10, 0, 0, 1.0, True).describe() == "0 of 10 items done · 0 failed · estimating time left…"
-    assert Progress(2, 2, 0, 65.0, False).describe() == "2 of 2 items done · 0 failed · took 1 min 5 s"
-    assert Progress(0, 0, 0, 0.0, False).fraction == 1.0
-    assert format_duration(3725) == "1 h 2 min"
 
 
 def small_run(store: Store):
@@ -315,11 +302,11 @@ def test_runs_table_lists_means_counts_and_status(store):
         mapping={},
         name="stale",
     )
-    table = runs_table(store.list_runs(), active=set())
+    table = runs_table(store.list_runs())
     assert table["name"].tolist()[0] == "stale"
     first, second = table.iloc[0], table.iloc[1]
     assert first["id"] == stale
-    assert (first["status"], first["items"], first["pending"], first["scored"]) == ("interrupted", 2, 2, 0)
+    assert (first["status"], first["items"], first["pending"], first["scored"]) == ("running", 2, 2, 0)
     assert math.isnan(first["mean: textual-difference"])
     assert second["status"] == "completed"
     assert second["dataset"] == "small.csv"
@@ -327,5 +314,7 @@ def test_runs_table_lists_means_counts_and_status(store):
     assert (second["scored"], second["failed"], second["pending"]) == (7, 1, 0)
     assert second["mean: textual-difference"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
     assert second["mean: slow"] == 1.0
-    assert runs_table(store.list_runs(), active={stale}).iloc[0]["status"] == "running"
+    # Nothing in this process scores it: at start-up it is marked interrupted (the table shows the stored status).
+    assert store.mark_interrupted(alive=lambda run_id: False) == [stale]
+    assert runs_table(store.list_runs()).iloc[0]["status"] == "interrupted"
     assert isinstance(runs_table([]), pd.DataFrame) and runs_table([]).empty

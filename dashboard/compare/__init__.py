@@ -1,7 +1,7 @@
 """The Compare page's pieces, one module per tab, plus the background job that generates and scores.
 
 A comparison is always a stored run whose items carry a variant group (``group:variant``)
-and the dataset row they answer (``group:row_id``): :class:`CompareJob` generates the
+and the dataset row they answer (``group:row_id``): :func:`~dashboard.compare.job.start_compare_job` generates the
 responses of every variant (:func:`scorers.analysis.generate.generate_responses`), turns them into
 items (:func:`scorers.analysis.generate.comparison_items`) or takes existing responses as they are
 (:func:`scorers.analysis.generate.items_from_responses`), and scores them with

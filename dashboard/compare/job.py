@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -13,7 +11,6 @@ import streamlit as st
 
 from scorers import (
     EvalItem,
-    EvalRunResult,
     JudgeSettings,
     Scorer,
     ScorerError,
@@ -27,46 +24,13 @@ from scorers.analysis.generate import (
     generate_responses,
     generation_costs,
 )
+from scorers.runs import jobs
 
-from ..batch import format_duration
+from ..jobs import remember, render_job_progress
+from ..jobs import session_job as session_job_of
 
-JOB_KEY = "compare_job"
-"""Session-state key of this session's :class:`CompareJob`."""
-
-
-@dataclass(frozen=True)
-class JobProgress:
-    """How far a :class:`CompareJob` is.
-
-    Attributes:
-        phase: ``"generating"``, ``"scoring"`` or ``"done"``.
-        done: units finished in this phase (responses generated, or items scored).
-        total: units of this phase.
-        elapsed_s: seconds since the job started (until it ended).
-        running: whether the job's thread is still working.
-    """
-
-    phase: str
-    done: int
-    total: int
-    elapsed_s: float
-    running: bool
-
-    @property
-    def fraction(self) -> float:
-        """``done / total`` in [0, 1] (1 for an empty phase)."""
-        return min(1.0, self.done / self.total) if self.total else 1.0
-
-    def describe(self) -> str:
-        """One line for the progress bar, e.g. ``"Generating responses: 3 of 8 · 2 s"``.
-
-        >>> JobProgress("scoring", 1, 4, 3.2, True).describe()
-        'Scoring: 1 of 4 items · 3 s'
-        """
-        what = {"generating": "Generating responses", "scoring": "Scoring"}.get(self.phase, "Done")
-        unit = "items" if self.phase == "scoring" else ""
-        counts = f"{self.done} of {self.total}" + (f" {unit}" if unit else "")
-        return f"{what}: {counts} · {format_duration(self.elapsed_s)}"
+JOB_SLOT = "compare"
+"""This session's comparison job, in :func:`dashboard.jobs.session_job`."""
 
 
 @dataclass(frozen=True)
@@ -111,13 +75,34 @@ def generation_record(responses: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-class CompareJob:
-    """Generate (optionally) and score a comparison in a background thread, so the page stays responsive.
+@dataclass
+class CompareOutcome:
+    """What a comparison job made: the stored run (None if nothing was scored) and the generation step."""
+
+    run_id: str | None = None
+    generation: dict[str, Any] | None = None
+
+
+def start_compare_job(
+    store: Store,
+    scorers: Sequence[Scorer],
+    scorer_options: Mapping[str, Mapping[str, Any]],
+    *,
+    items: Sequence[EvalItem] = (),
+    plan: GenerationPlan | None = None,
+    dataset_name: str,
+    run_name: str | None = None,
+    mapping: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    concurrency: int = 8,
+) -> str:
+    """Generate (optionally) and score a comparison as a background job of the server (:mod:`scorers.runs.jobs`).
 
     With a :class:`GenerationPlan`, every variant answers every row first; the responses
     that were generated become the items. Without one, ``items`` are scored as given.
     The items are then scored by :func:`scorers.run_evals` into ``store`` (a new run,
-    written as outcomes finish, which History can reopen and resume).
+    written as outcomes finish, which History can reopen and resume). The job's result
+    is a :class:`CompareOutcome`; a job that could score nothing fails with the reason.
 
     Args:
         store: the database (also the reply cache of the generation and of the judges).
@@ -130,176 +115,86 @@ class CompareJob:
         mapping: the columns used, recorded with the run.
         config: other settings recorded with the run (``config``).
         concurrency: requests (generation) and items (scoring) at once, >= 1.
+
+    Returns:
+        The job id.
+
+    Raises:
+        ValueError: concurrency < 1.
     """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    scorers = list(scorers)
+    options = {k: dict(v) for k, v in scorer_options.items()}
 
-    def __init__(
-        self,
-        store: Store,
-        scorers: Sequence[Scorer],
-        scorer_options: Mapping[str, Mapping[str, Any]],
-        *,
-        items: Sequence[EvalItem] = (),
-        plan: GenerationPlan | None = None,
-        dataset_name: str,
-        run_name: str | None = None,
-        mapping: Mapping[str, Any] | None = None,
-        config: Mapping[str, Any] | None = None,
-        concurrency: int = 8,
-    ):
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        self.store = store
-        self.scorers = list(scorers)
-        self.scorer_options = {k: dict(v) for k, v in scorer_options.items()}
-        self.items = list(items)
-        self.plan = plan
-        self.dataset_name = dataset_name
-        self.run_name = run_name
-        self.mapping = dict(mapping or {})
-        self.config = dict(config or {})
-        self.concurrency = concurrency
-        self.responses: list[Any] = []
-        self.generation: dict[str, Any] | None = None
-        self.result: EvalRunResult | None = None
-        self.run_id: str | None = None
-        self.error: str | None = None
-        self.shown = False
-        self._cancel = threading.Event()
-        self._lock = threading.Lock()
-        self._phase = "generating" if plan is not None else "scoring"
-        self._done = 0
-        self._total = len(plan.rows) * len(plan.variants) if plan is not None else len(self.items)
-        self._started = 0.0
-        self._ended: float | None = None
-        self._thread = threading.Thread(target=self._work, name="compare-job", daemon=True)
-
-    def start(self) -> CompareJob:
-        """Start the thread."""
-        self._started = time.monotonic()
-        self._thread.start()
-        return self
-
-    def cancel(self) -> None:
-        """Stop after the requests in flight: what was scored so far is kept (the run can be resumed)."""
-        self._cancel.set()
-
-    @property
-    def cancel_requested(self) -> bool:
-        return self._cancel.is_set()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread to end."""
-        self._thread.join(timeout)
-
-    def progress(self) -> JobProgress:
-        """A snapshot of the progress (safe to call from any thread)."""
-        with self._lock:
-            end = self._ended if self._ended is not None else time.monotonic()
-            phase = self._phase if self.running else "done"
-            return JobProgress(phase, self._done, self._total, max(0.0, end - self._started), self.running)
-
-    def _on_generated(self, done: int, total: int) -> None:
-        with self._lock:
-            self._done, self._total = done, total
-
-    def _on_item(self, index: int, item: EvalItem, outcomes: list[Any]) -> None:
-        with self._lock:
-            self._done += 1
-
-    def _generate(self, plan: GenerationPlan) -> list[EvalItem]:
-        self.responses = generate_responses(
-            plan.rows,
-            plan.variants,
-            settings=plan.settings,
-            item_ids=plan.item_ids,
-            concurrency=self.concurrency,
-            cache=self.store,
-            cancel=self._cancel,
-            on_progress=self._on_generated,
-        )
-        self.generation = generation_record(self.responses)
-        return comparison_items(
-            plan.rows, self.responses, input_col=plan.input_col, ground_truth_col=plan.ground_truth_col
-        )
-
-    def _work(self) -> None:
-        try:
-            items = self.items
-            config = dict(self.config, source="compare", scorerOptions=self.scorer_options, cache=True)
-            if self.plan is not None:
-                items = self._generate(self.plan)
-                config["variants"] = [asdict(v) for v in self.plan.variants]
-                config["generation"] = self.generation
-                if self._cancel.is_set():
-                    self.error = "Stopped while generating: nothing was scored or stored (the responses are cached)."
-                    return
-                if not items:
-                    failed = (self.generation or {}).get("failed") or []
-                    first = f" The first error: {failed[0]['error']}" if failed else ""
-                    self.error = f"No response could be generated, so there is nothing to score.{first}"
-                    return
-            with self._lock:
-                self._phase, self._done, self._total = "scoring", 0, len(items)
-            self.result = run_evals(
-                items,
-                self.scorers,
-                concurrency=self.concurrency,
-                store=self.store,
-                dataset_name=self.dataset_name,
-                run_name=self.run_name,
-                mapping=self.mapping,
-                scorer_options=self.scorer_options,
-                run_config=config,
-                cancel=self._cancel,
-                on_item_complete=self._on_item,
+    def work(ctx: jobs.JobContext) -> CompareOutcome:
+        outcome = CompareOutcome()
+        ctx.keep(outcome)
+        todo = list(items)
+        run_config = dict(config or {}, source="compare", scorerOptions=options, cache=True)
+        if plan is not None:
+            ctx.progress(done=0, total=len(plan.rows) * len(plan.variants), phase="generating")
+            responses = generate_responses(
+                plan.rows,
+                plan.variants,
+                settings=plan.settings,
+                item_ids=plan.item_ids,
+                concurrency=concurrency,
+                cache=store,
+                cancel=ctx.cancel,
+                on_progress=lambda done, total: ctx.progress(done=done, total=total),
             )
-            self.run_id = self.result.run_id
-        except ScorerError as exc:  # e.g. no API key for the target model: shown on the page
-            self.error = str(exc)
-        except Exception as exc:  # shown on the page; what was stored so far is kept
-            self.error = f"The comparison stopped on an unexpected error: {exc!r}"
-        finally:
-            with self._lock:
-                self._ended = time.monotonic()
+            outcome.generation = generation_record(responses)
+            todo = comparison_items(
+                plan.rows, responses, input_col=plan.input_col, ground_truth_col=plan.ground_truth_col
+            )
+            run_config["variants"] = [asdict(v) for v in plan.variants]
+            run_config["generation"] = outcome.generation
+            if ctx.cancel.is_set():
+                ctx.note("Stopped while generating: nothing was scored or stored (the responses are cached).")
+                return outcome
+            if not todo:
+                failed = outcome.generation.get("failed") or []
+                first = f" The first error: {failed[0]['error']}" if failed else ""
+                raise jobs.JobError(f"No response could be generated, so there is nothing to score.{first}")
+        ctx.progress(done=0, total=len(todo), phase="scoring")
+
+        try:
+            result = run_evals(
+                todo,
+                scorers,
+                concurrency=concurrency,
+                store=store,
+                dataset_name=dataset_name,
+                run_name=run_name,
+                mapping=dict(mapping or {}),
+                scorer_options=options,
+                run_config=run_config,
+                cancel=ctx.cancel,
+                on_item_complete=ctx.on_item_complete,
+            )
+        except ScorerError as exc:  # e.g. no API key for the target model: shown with the job
+            raise jobs.JobError(str(exc)) from exc
+        outcome.run_id = result.run_id
+        ctx.set_run_id(result.run_id)
+        return outcome
+
+    what = "Generating and scoring" if plan is not None else "Scoring"
+    return jobs.start("compare", f"{what} a comparison of {dataset_name}", work)
 
 
-def session_job() -> CompareJob | None:
+def session_job() -> jobs.Job | None:
     """This session's comparison job, running or finished, or None."""
-    return st.session_state.get(JOB_KEY)
+    return session_job_of(JOB_SLOT)
 
 
-def start_job(job: CompareJob) -> None:
-    """Start ``job`` as this session's comparison job."""
-    st.session_state[JOB_KEY] = job.start()
-
-
-@st.fragment(run_every=1.0)
-def _progress() -> None:
-    job = session_job()
-    if job is None:
-        return
-    if not job.running:
-        st.rerun()  # the whole page: the run is complete now
-    progress = job.progress()
-    st.progress(progress.fraction, text=progress.describe())
-    if job.cancel_requested:
-        st.caption("Stopping: the requests in flight finish first.")
-    else:
-        st.button(
-            "Stop",
-            key="compare_job_stop",
-            icon=":material/stop_circle:",
-            on_click=job.cancel,
-            help="Stop after the requests in flight. Outcomes scored so far are kept in the run.",
-        )
+def start_job(job_id: str) -> None:
+    """Remember the job ``job_id`` as this session's comparison job."""
+    remember(JOB_SLOT, job_id)
 
 
 def render_job_panel() -> str | None:
-    """This session's job: progress with Stop while it runs; when it has ended, its outcome once.
+    """This session's job: progress with Stop while it runs; when it has ended, its outcome.
 
     Returns:
         The id of the run the job has just stored (the first time the page is drawn
@@ -308,18 +203,23 @@ def render_job_panel() -> str | None:
     job = session_job()
     if job is None:
         return None
-    if job.running:
-        st.info("Generating and scoring in the background. You can switch pages; the job goes on.")
-        _progress()
+    shot = job.snapshot()
+    if shot.running:
+        st.info("Generating and scoring in the background on the server. You can switch pages; the job goes on.")
+        render_job_progress(job.id, key="compare_job")
         return None
-    if job.error:
-        st.error(job.error)
-    if job.generation is not None:
-        render_generation(job.generation)
-    if job.shown:
+    outcome: CompareOutcome = job.result or CompareOutcome()
+    if shot.status == "failed":
+        st.error(shot.message)
+    elif shot.message:
+        st.warning(shot.message)
+    if outcome.generation is not None:
+        render_generation(outcome.generation)
+    shown = f"compare_job_shown_{job.id}"
+    if st.session_state.get(shown):
         return None
-    job.shown = True
-    return job.run_id
+    st.session_state[shown] = True
+    return outcome.run_id
 
 
 def render_generation(generation: Mapping[str, Any]) -> None:

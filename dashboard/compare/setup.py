@@ -33,7 +33,7 @@ from .common import (
     SESSION,
     sample_datasets,
 )
-from .job import CompareJob, GenerationPlan, render_job_panel, session_job, start_job
+from .job import GenerationPlan, render_job_panel, session_job, start_compare_job, start_job
 
 GENERATE, EXISTING = "Generate responses with variants", "Use existing responses"
 WIDE, LONG = "One response column per variant", "One row per response, with a variant or model column"
@@ -329,7 +329,7 @@ def render_setup(store: Store) -> None:
             "groups": ["variant", "model", "row_id"],
         }
         start_job(
-            CompareJob(
+            start_compare_job(
                 store,
                 scorers,
                 options,

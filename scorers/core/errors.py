@@ -24,6 +24,22 @@ class ScoreStatus(str, Enum):
     EXCEEDS_CONTEXT = "exceeds_context"
 
 
+class RunStatus(str, Enum):
+    """Status of a stored run (``runs.status``): how far it is and, when it stopped early, why.
+
+    Every status but ``completed`` and ``running`` can be resumed: items without an
+    outcome are scored, nothing is scored twice.
+    """
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"  # stopped by the user
+    FAILED = "failed"  # stopped by an unexpected error
+    INTERRUPTED = "interrupted"  # the process scoring it died (marked at the next start-up)
+    BUDGET_REACHED = "budget_reached"  # a judge-call, token or cost cap would have been passed
+    JUDGE_UNREACHABLE = "judge_unreachable"  # consecutive connection, auth or 5xx failures, or the pre-flight
+
+
 class ScorerError(Exception):
     """Base class of every error a scorer raises; ``status`` says which outcome it is."""
 

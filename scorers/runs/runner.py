@@ -392,7 +392,7 @@ def run_evals(
     if run_id is not None:
         if store is None:
             raise ValueError("resuming a run needs the store it is in")
-        store.get_run(run_id)
+        store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
         items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
         for row in store.results(run_id):
             if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored

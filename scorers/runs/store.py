@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import threading
 import uuid
@@ -153,7 +154,38 @@ def _m003_labels(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (_m001_initial, _m002_judges, _m003_labels)
+def _m004_run_owner(db: sqlite3.Connection) -> None:
+    """Which process scores a run (``host:pid``), so a run left "running" by a dead process can be told apart."""
+    db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+
+
+MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
+    _m001_initial,
+    _m002_judges,
+    _m003_labels,
+    _m004_run_owner,
+)
+
+
+def process_owner() -> str:
+    """This process as a run's owner: ``"<host>:<pid>"``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_alive(owner: str | None) -> bool | None:
+    """Whether the process named by ``owner`` runs: True, False, or None when it is on another host."""
+    if not owner or ":" not in owner:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError, OverflowError):
+        return True
+    return True
 
 
 def now_iso() -> str:
@@ -295,8 +327,8 @@ class Store:
         created = now_iso()
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers, judge, mapping, config)"
-                " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers, judge, mapping, config,"
+                " owner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     name or f"{dataset_name} {created[:16].replace('T', ' ')}",
@@ -307,6 +339,7 @@ class Store:
                     json.dumps(judge),
                     json.dumps(mapping),
                     json.dumps(config),
+                    process_owner(),
                 ),
             )
             db.executemany(
@@ -350,9 +383,50 @@ class Store:
             )
 
     def finish_run(self, run_id: str, status: str) -> None:
-        """Mark a run ``completed``, ``cancelled`` or ``failed``."""
+        """Record how a run ended: a :class:`~scorers.core.errors.RunStatus` value other than ``running``."""
         with self.transaction() as db:
             db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now_iso(), run_id))
+
+    def claim_run(self, run_id: str) -> None:
+        """Mark a run ``running`` in this process (see :func:`process_owner`), e.g. when it is resumed.
+
+        Raises:
+            KeyError: no such run.
+        """
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, owner = ? WHERE id = ?",
+                (process_owner(), run_id),
+            )
+            if cursor.rowcount == 0:
+                raise KeyError(f"no run with id {run_id!r}")
+
+    def mark_interrupted(self, *, alive: Callable[[str], bool] | None = None) -> list[str]:
+        """Mark ``interrupted`` every run stored as ``running`` whose process has died.
+
+        Called when the dashboard starts. A run owned by a process that still runs on
+        this host (a CLI run, another server) keeps ``running``; so does one owned by
+        another host, which cannot be checked from here.
+
+        Args:
+            alive: ``alive(run_id)`` True when this process is scoring the run (its
+                own jobs, which the owner check cannot tell from a dead process whose
+                pid was reused); None when nothing in this process scores runs.
+
+        Returns:
+            The ids of the runs marked.
+        """
+        marked = []
+        with self.transaction() as db:
+            for row in db.execute("SELECT id, owner FROM runs WHERE status = 'running'").fetchall():
+                mine = row["owner"] == process_owner()
+                dead = (mine and not (alive and alive(row["id"]))) or (not mine and _owner_alive(row["owner"]) is False)
+                if dead:
+                    db.execute(
+                        "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ?", (now_iso(), row["id"])
+                    )
+                    marked.append(row["id"])
+        return marked
 
     def rename_run(self, run_id: str, name: str) -> None:
         """Rename a run.
