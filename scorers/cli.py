@@ -5,12 +5,19 @@ Usage::
     python -m scorers run DATASET --scorer prompt-alignment --scorer textual-difference \\
         [--mode user|system|both] [--scale N] [--model M] [--base-url URL] \\
         [--concurrency N] [--timeout S] [--item-timeout S] [--output results.csv] \\
-        [--fail-under prompt-alignment=0.7 ...] [--fail-over toxicity=0.2 ...] [--input-col C] [--output-col C] \\
+        [--fail-under prompt-alignment=0.7 ...] [--fail-over toxicity=0.2 ...] [--junit FILE [--junit-items]] \\
+        [--input-col C] [--output-col C] \\
         [--system-col C] [--ground-truth-col C] [--id-col C] [--group-col C ...] [--db PATH] [--yes]
     python -m scorers run --resume RUN_ID [--retry-failed] [--db PATH]
     python -m scorers runs [--db PATH]
     python -m scorers export RUN_ID --output FILE [--db PATH]
     python -m scorers report RUN_ID [--compare-with RUN_ID] --output report.html [--db PATH]
+    python -m scorers gate --baseline B --candidate C [--min-effect [SCORER=]X ...] [--floor SCORER=X ...]
+        [--max-unscored SHARE] [--markdown F] [--junit F [--junit-items]] [--json F] [--report F] [--db PATH]
+    python -m scorers baseline set NAME RUN | show NAME | list [--db PATH]
+
+``gate`` and ``baseline`` are in :mod:`scorers.cli_gate`: a regression gate for CI against
+a named baseline, a run or a results file (exit 0 pass, 1 regression, 2 usage, 3 undecided).
 
 ``report`` writes a self-contained HTML report of a stored run (or of the run against
 another run, ``--compare-with``): it opens offline and makes no request of its own.
@@ -72,6 +79,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from scorers.analysis.junit import run_junit
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.core.base import Scorer
 from scorers.core.errors import InvalidInputError, JudgeConfigError, ScoreStatus
@@ -200,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export,report}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export,report,gate,baseline}")
 
     run = commands.add_parser(
         "run",
@@ -307,6 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
         "runEvals shape), .parquet",
     )
     batch.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write JUnit XML for CI: one test case per scorer (a failure when its --fail-under / "
+        "--fail-over threshold is not met, an error when items were not scored)",
+    )
+    batch.add_argument("--junit-items", action="store_true", help="with --junit: also one test case per item × scorer")
+    batch.add_argument(
         "--resume",
         metavar="RUN_ID",
         help="continue a stopped run: only the item × scorer outcomes not stored yet are scored "
@@ -394,6 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
     )
+    from scorers.cli_gate import add_parsers  # it imports this module's helpers
+
+    add_parsers(commands)
     return parser
 
 
@@ -761,8 +779,9 @@ def _print_summary(
         )
 
 
-def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.Namespace) -> bool:
-    ok = True
+def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.Namespace) -> dict[str, str]:
+    """Print each --fail-under / --fail-over outcome; returns scorer id → why it failed, for the thresholds not met."""
+    failures: dict[str, str] = {}
     checks = [(sid, t, True) for sid, t in args.fail_under] + [(sid, t, False) for sid, t in args.fail_over]
     if checks:
         console.print("")
@@ -772,14 +791,14 @@ def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.N
         mean = scores[sid].mean
         noise = 1e-9 * max(1.0, abs(threshold))  # float noise of a mean is not a failure
         if mean is None:
-            ok = False
-            console.print(f"  FAIL {sid}: no item was scored, so the mean cannot be checked against {threshold:g}")
+            failures[sid] = f"no item was scored, so the mean cannot be checked against {threshold:g}"
         elif (mean < threshold - noise) if under else (mean > threshold + noise):
-            ok = False
-            console.print(f"  FAIL {sid}: mean {mean:.4f} {'<' if under else '>'} threshold {threshold:g}")
+            failures[sid] = f"mean {mean:.4f} {'<' if under else '>'} threshold {threshold:g}"
         else:
             console.print(f"  ok   {sid}: mean {mean:.4f} {'>=' if under else '<='} threshold {threshold:g}")
-    return ok
+            continue
+        console.print(f"  FAIL {sid}: {failures[sid]}")
+    return failures
 
 
 def _write_output(console: _Console, path: str, fmt: str, result: EvalRunResult, items: Sequence[EvalItem]) -> None:
@@ -797,6 +816,14 @@ def _write_output(console: _Console, path: str, fmt: str, result: EvalRunResult,
         else f"{len(results_frame(result))} rows (item × scorer)"
     )
     console.print(f"Wrote {what} to {path}.")
+
+
+def _write_junit(console: _Console, path: str, data: bytes) -> None:
+    try:
+        Path(path).expanduser().write_bytes(data)
+    except OSError as exc:
+        raise CLIError(f"{path}: cannot write the JUnit XML ({exc.strerror or exc})") from None
+    console.print(f"Wrote JUnit XML to {path}.")
 
 
 # ---- commands -----------------------------------------------------------------------------------
@@ -864,6 +891,8 @@ def _confirm(console: _Console, calls: int, assume_yes: bool) -> bool:
 def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     if args.retry_failed and not args.resume:
         raise CLIError("--retry-failed applies to --resume RUN_ID only")
+    if args.junit_items and not args.junit:
+        raise CLIError("--junit-items applies with --junit FILE only")
     out_fmt = _check_output_path(args.output) if args.output else None
     if args.resume:
         fixed = [
@@ -1071,11 +1100,14 @@ def _execute(
     progress.close()
     _print_summary(console, result, items, scorers, labels)
     stopped = cancel.is_set() or result.status != "completed"
-    thresholds_met = stopped or _check_thresholds(console, result, args)
+    failures = {} if stopped else _check_thresholds(console, result, args)
+    thresholds_met = not failures
     console.print("")
     console.print(f"Run id: {run_id} (store {store.path})")
     if out_fmt is not None:
         _write_output(console, args.output, out_fmt, result, items)
+    if args.junit:
+        _write_junit(console, args.junit, run_junit(result, failures, per_item=args.junit_items))
     if stopped:
         console.note(
             f"Interrupted: run {run_id} stopped with {len(result.outcomes)} of "
@@ -1195,7 +1227,16 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse prints its own message; --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    commands = {"run": _cmd_run, "runs": _cmd_runs, "export": _cmd_export, "report": _cmd_report}
+    from scorers.cli_gate import cmd_baseline, cmd_gate
+
+    commands = {
+        "run": _cmd_run,
+        "runs": _cmd_runs,
+        "export": _cmd_export,
+        "report": _cmd_report,
+        "gate": cmd_gate,
+        "baseline": cmd_baseline,
+    }
     try:
         return commands[args.command](args, console)
     except CLIError as exc:

@@ -16,6 +16,7 @@ Typical use::
     result = run_evals(items, scorers, store=store)
     data = export_run(result, items, "csv")          # or "jsonl", "json", "parquet"
     Path("results.csv").write_bytes(data)
+    frame = read_results("results.jsonl")            # a JSON Lines or Parquet export read back
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import io
 import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -386,3 +387,90 @@ def export_run(run_result: EvalRunResult, items: Sequence[EvalItem], fmt: str) -
     if fmt not in writers:
         raise ValueError(f"unknown export format {fmt!r}; use one of csv, jsonl, json, parquet")
     return writers[fmt](results_frame(run_result, items))
+
+
+RESULTS_COLUMNS: tuple[str, ...] = ("item_id", "scorer", "status", "score")
+"""The columns a results file must have to be read back (:func:`read_results`)."""
+
+
+def _results_error(path: str | PurePath, message: str) -> InvalidInputError:
+    return InvalidInputError(f"{path}: {message}", field=str(path))
+
+
+def read_results(path: str | PurePath) -> pd.DataFrame:
+    """Read back a JSON Lines or Parquet export of :func:`results_frame` (one row per item × scorer).
+
+    Args:
+        path: a ``.jsonl`` or ``.parquet`` file written by :func:`export_run` (or ``python -m
+            scorers run --output`` / ``export``). CSV is not read back: its text cells are
+            neutralised for spreadsheets (:func:`to_csv_bytes`), so they are not the texts scored.
+
+    Returns:
+        The frame: at least ``item_id`` (text), ``scorer``, ``status`` and ``score`` (float,
+        NaN when not scored), plus whatever other columns the file has. An ``analysis``
+        stored as JSON text (Parquet) is decoded back to a dict.
+
+    Raises:
+        InvalidInputError: the file is missing or unreadable, has another extension, a line
+            that is not a JSON object (the line is named), a required column missing, or a
+            score that is not a number (the row is named).
+    """
+    suffix = PurePath(path).suffix.lower()
+    if suffix not in (".jsonl", ".parquet"):
+        raise _results_error(path, f"read results from a .jsonl or .parquet export, not {suffix or 'no extension'!r}")
+    try:
+        data = Path(path).expanduser().read_bytes()
+    except OSError as exc:
+        raise _results_error(path, f"cannot read the results file ({exc.strerror or exc})") from None
+    if suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(io.BytesIO(data), engine="pyarrow")
+        except (OSError, ValueError) as exc:
+            raise _results_error(path, f"not a readable Parquet file ({exc})") from None
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise _results_error(path, f"line {line}: not UTF-8 (byte {exc.start})") from None
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise _results_error(path, f"line {number}, column {exc.colno}: not JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise _results_error(path, f"line {number}: expected a JSON object, got {type(record).__name__}")
+            records.append(record)
+        frame = pd.DataFrame.from_records(records)
+    missing = [c for c in RESULTS_COLUMNS if c not in frame.columns]
+    if missing:
+        raise _results_error(
+            path,
+            f"no column(s) {', '.join(missing)}: is this a results export (python -m scorers export RUN_ID "
+            "--output FILE.jsonl)? Its columns are " + (", ".join(map(str, frame.columns)) or "none"),
+        )
+    frame["item_id"] = frame["item_id"].map(lambda v: v if isinstance(v, str) else json_safe(v)).astype(str)
+    scores = pd.to_numeric(frame["score"], errors="coerce")
+    bad = frame["score"].notna() & scores.isna()
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise _results_error(
+            path,
+            f"row {row + 1} (item {frame['item_id'].iloc[row]!r}): score {frame['score'].iloc[row]!r} is not a number",
+        )
+    frame["score"] = scores.astype("float64")
+    if "analysis" in frame.columns:
+        frame["analysis"] = frame["analysis"].map(_decoded, na_action="ignore")
+    return frame
+
+
+def _decoded(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value

@@ -159,11 +159,45 @@ def _m004_run_owner(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
 
 
+def _m005_baselines(db: sqlite3.Connection) -> None:
+    """Named baselines with their history, and the gate verdicts recorded against runs (:mod:`scorers.analysis.gate`).
+
+    Setting a baseline appends a row; the latest row of a name is its current run. A gate
+    verdict is appended each time a run is gated, so a run that failed a gate can be refused
+    as a baseline. No foreign key: the history outlives a deleted run (and says so).
+    """
+    _run_script(
+        db,
+        """
+        CREATE TABLE baselines (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            set_at TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX baselines_by_name ON baselines (name, id);
+        CREATE TABLE gate_verdicts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            candidate_run_id TEXT,
+            candidate TEXT NOT NULL,
+            baseline_run_id TEXT,
+            baseline TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            details TEXT NOT NULL
+        );
+        CREATE INDEX gate_verdicts_by_run ON gate_verdicts (candidate_run_id, id)
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m001_initial,
     _m002_judges,
     _m003_labels,
     _m004_run_owner,
+    _m005_baselines,
 )
 
 
@@ -500,3 +534,96 @@ class Store:
                 row[key] = json.loads(row[key]) if row[key] else None
             out.append(row)
         return out
+
+    # ---- baselines and gate verdicts
+
+    def record_gate_verdict(
+        self,
+        *,
+        candidate: str,
+        candidate_run_id: str | None,
+        baseline: str,
+        baseline_run_id: str | None,
+        verdict: str,
+        details: dict[str, Any],
+    ) -> int:
+        """Append a gate verdict (``"pass"``, ``"fail"`` or ``"undecided"``); returns its id.
+
+        Args:
+            candidate, baseline: how the two sides were named (a run, a baseline, a file).
+            candidate_run_id, baseline_run_id: their stored runs, or None (a file of no known run).
+            verdict: the gate's verdict.
+            details: the JSON verdict (:meth:`scorers.analysis.gate.GateResult.to_dict`).
+        """
+        with self.transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO gate_verdicts (candidate_run_id, candidate, baseline_run_id, baseline, verdict, "
+                "created_at, details) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (candidate_run_id, candidate, baseline_run_id, baseline, verdict, now_iso(), json.dumps(details)),
+            )
+            return int(cursor.lastrowid)
+
+    def gate_verdicts(self, run_id: str) -> list[dict[str, Any]]:
+        """Every gate verdict recorded with ``run_id`` as the candidate, newest first (``details`` decoded)."""
+        rows = self.query("SELECT * FROM gate_verdicts WHERE candidate_run_id = ? ORDER BY id DESC", (run_id,))
+        return [dict(r) | {"details": json.loads(r["details"])} for r in rows]
+
+    def set_baseline(self, name: str, run_id: str, *, note: str = "") -> dict[str, Any]:
+        """Point the named baseline at a run (appending to its history); returns the new entry.
+
+        Refused for a run that failed a gate (any recorded ``fail`` verdict) and for a run
+        that did not complete: a baseline must be a run the team trusts.
+
+        Raises:
+            ValueError: an empty name, no such run, a run that is not completed, a run that
+                failed a gate (the message names the gate), or the run already is that baseline.
+        """
+        name = name.strip()
+        if not name:
+            raise ValueError("a baseline name cannot be empty")
+        with self.transaction() as db:
+            run = db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if run is None:
+                raise ValueError(f"no run with id {run_id!r}")
+            if run["status"] != "completed":
+                raise ValueError(
+                    f"run {run_id} is {run['status']}, not completed: finish it (python -m scorers run --resume "
+                    f"{run_id}) before making it a baseline"
+                )
+            failed = db.execute(
+                "SELECT baseline, created_at FROM gate_verdicts WHERE candidate_run_id = ? AND verdict = 'fail' "
+                "ORDER BY id DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
+            if failed is not None:
+                raise ValueError(
+                    f"run {run_id} failed its gate against {failed['baseline']} on {failed['created_at']}: a run "
+                    "that failed a gate cannot become a baseline"
+                )
+            current = db.execute(
+                "SELECT run_id FROM baselines WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)
+            ).fetchone()
+            if current is not None and current["run_id"] == run_id:
+                raise ValueError(f"baseline {name!r} already is run {run_id}")
+            set_at = now_iso()
+            cursor = db.execute(
+                "INSERT INTO baselines (name, run_id, set_at, note) VALUES (?, ?, ?, ?)", (name, run_id, set_at, note)
+            )
+        return {"id": int(cursor.lastrowid), "name": name, "run_id": run_id, "set_at": set_at, "note": note}
+
+    def current_baseline(self, name: str) -> dict[str, Any] | None:
+        """The named baseline's current entry (``id``, ``name``, ``run_id``, ``set_at``, ``note``), or None."""
+        rows = self.query("SELECT * FROM baselines WHERE name = ? ORDER BY id DESC LIMIT 1", (name.strip(),))
+        return dict(rows[0]) if rows else None
+
+    def baseline_history(self, name: str) -> list[dict[str, Any]]:
+        """Every run the named baseline has pointed at, newest (current) first."""
+        return [dict(r) for r in self.query("SELECT * FROM baselines WHERE name = ? ORDER BY id DESC", (name.strip(),))]
+
+    def list_baselines(self) -> list[dict[str, Any]]:
+        """The current entry of every named baseline, by name, with ``n_changes`` (entries in its history)."""
+        rows = self.query(
+            "SELECT b.*, (SELECT COUNT(*) FROM baselines h WHERE h.name = b.name) AS n_changes FROM baselines b "
+            "WHERE b.id = (SELECT MAX(id) FROM baselines m WHERE m.name = b.name) ORDER BY b.name"
+        )
+        return [dict(r) for r in rows]
