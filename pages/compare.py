@@ -4,7 +4,7 @@
    model, sampling) or existing responses, the scorers; generate and score as a stored run.
 2. Comparison: leaderboard with confidence intervals, charts, head to head with a paired
    test, the rows that differ most, and an optional pairwise judge.
-3. Run vs run: two stored runs row by row: regressions and improvements.
+3. Run vs run: two stored runs row by row: regressions and improvements, and the CI gate verdict.
 4. Report: a self-contained HTML report to download.
 """
 

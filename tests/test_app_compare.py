@@ -319,7 +319,7 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     at = open_page("compare")
     at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
     at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
-    assert at.success[-1].value == "Both runs score the same dataset (2 rows matched by id)."
+    assert at.success[0].value == "Both runs score the same dataset (2 rows matched by id)."
     assert metrics(at)["Regressions"] == "1"
     assert metrics(at)["Improvements"] == "0"
     assert metrics(at)["Unchanged"] == "1"

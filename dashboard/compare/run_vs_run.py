@@ -1,4 +1,4 @@
-"""The Compare page's run-vs-run tab: two stored runs matched row by row."""
+"""The Compare page's run-vs-run tab: two stored runs matched row by row, and the CI gate's verdict on them."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..compare_charts import (
 )
 from ..results import md_escape
 from .common import pick_run, scorer_names
+from .gate import render_gate
 from .report import render_report_builder
 
 
@@ -138,6 +139,7 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
                 st.warning(f"A run is no longer in the store: {exc}")
             else:
                 render_run_diff(diff, key="compare_diff")
+                render_gate(store, run_a, run_b, key=f"compare_gate_{run_a}_{run_b}")
                 render_report_builder(
                     "run comparison",
                     lambda: run_comparison_report(store, run_b, run_a),

@@ -625,7 +625,7 @@ def gate_runs(store: Store, baseline_run: str, candidate_run: str, policy: GateP
 
 # ---- outputs -------------------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~$])")
 _SLUG = re.compile(r"[^A-Za-z0-9_-]+")
 
 

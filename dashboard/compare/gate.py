@@ -1,0 +1,75 @@
+"""The regression gate in the Compare page's Run vs run view: the verdict CI would give for two stored runs.
+
+The numbers come from :func:`scorers.analysis.gate.gate_runs` and the text from
+:func:`scorers.analysis.gate.markdown_summary`, the same functions ``python -m scorers gate``
+uses, so the page and the CLI agree to the digit for the same runs and settings.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import streamlit as st
+
+from scorers.analysis.gate import DEFAULT_MAX_UNSCORED_SHARE, GatePolicy, Verdict, gate_runs, markdown_summary
+from scorers.runs.store import Store
+
+from ..results import md_escape
+
+
+def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> str:
+    """The ``python -m scorers gate`` command that gives the same verdict as the page."""
+    parts = ["python", "-m", "scorers", "gate", "--baseline", baseline_run, "--candidate", candidate_run]
+    if policy.default_min_effect:
+        parts += ["--min-effect", f"{policy.default_min_effect:g}"]
+    if policy.max_unscored_share != DEFAULT_MAX_UNSCORED_SHARE:
+        parts += ["--max-unscored", f"{policy.max_unscored_share:g}"]
+    return shlex.join(parts)
+
+
+def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str) -> None:
+    """The gate of run B (candidate) against run A (baseline), with the minimum effect and unscored share as inputs.
+
+    Args:
+        store: the store both runs are in.
+        baseline_run, candidate_run: the run ids (A and B of the view).
+        key: prefix of every widget key.
+    """
+    st.markdown("#### Gate: would CI pass run B against run A?")
+    left, right = st.columns(2)
+    min_effect = left.number_input(
+        "Minimum effect (every scorer, on its own scale)",
+        min_value=0.0,
+        value=0.0,
+        step=0.01,
+        format="%.3f",
+        key=f"{key}_min_effect",
+        help="A worsening smaller than this passes even when it is real; 0 fails any regression the interval shows.",
+    )
+    share = right.number_input(
+        "Largest share of items not scored",
+        min_value=0.0,
+        max_value=1.0,
+        value=DEFAULT_MAX_UNSCORED_SHARE,
+        step=0.05,
+        key=f"{key}_max_unscored",
+        help="Above this share (on either run), the scorer is undecided: items not scored are never counted as 0.",
+    )
+    policy = GatePolicy(default_min_effect=float(min_effect), max_unscored_share=float(share))
+    try:
+        result = gate_runs(store, baseline_run, candidate_run, policy)
+    except KeyError as exc:
+        st.warning(f"A run is no longer in the store: {exc}")
+        return
+    except ValueError as exc:
+        st.info(md_escape(f"No gate for these runs: {exc}."))
+        return
+    show = {Verdict.PASS: st.success, Verdict.FAIL: st.error, Verdict.UNDECIDED: st.warning}[result.verdict]
+    show(md_escape(f"Gate verdict: {result.headline()}"))
+    body = markdown_summary(result).split("\n", 2)[2]  # the heading is the verdict shown above
+    st.markdown(body)
+    st.caption("The same verdict in CI (exit code 0 pass, 1 regression, 3 undecided):")
+    st.code(gate_command(baseline_run, candidate_run, policy), language="bash")
+
+
+__all__ = ["gate_command", "render_gate"]
