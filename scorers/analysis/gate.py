@@ -377,7 +377,9 @@ def resolve_side(spec: str, store: Store | None) -> GateSide:
         current = store.current_baseline(name)
         if current is not None:
             try:
-                return side_from_run(store, current["run_id"], label=f"baseline {name!r}", kind="baseline")
+                return side_from_run(
+                    store, current["run_id"], label=f"baseline {name!r} (run {current['run_id']})", kind="baseline"
+                )
             except KeyError:
                 raise InvalidInputError(
                     f"baseline {name!r} points at run {current['run_id']}, which was deleted; set it again with "
