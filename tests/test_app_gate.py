@@ -5,31 +5,14 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import pytest
-from streamlit.testing.v1 import AppTest
 from test_gate import TD, TOX, stored_run
 
 from scorers.cli import main
 from scorers.runs.store import Store
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
-
-@pytest.fixture
-def db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    path = tmp_path / "studio.db"
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(path))
-    return path
-
-
-def open_run_vs_run(baseline: str, candidate: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.secrets["OPENAI_API_KEY"] = ""
-    at.secrets["OPENAI_BASE_URL"] = ""
-    at.run()
-    at.switch_page("pages/compare.py").run()
+def open_run_vs_run(open_page, baseline: str, candidate: str):
+    at = open_page("compare")
     at.selectbox(key="compare_diff_a").set_value(baseline).run()
     at.selectbox(key="compare_diff_b").set_value(candidate).run()
     assert not at.exception
@@ -42,14 +25,15 @@ def cli_summary(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_the_page_shows_the_clis_verdict_with_the_same_numbers(db: Path):
+def test_the_page_shows_the_clis_verdict_with_the_same_numbers(open_page, studio_db: Path):
+    db = studio_db
     store = Store(db)
     # textual-difference 0.9 → 0.5 on 6 of 10 items: d = −0.4 there, 0 elsewhere, mean −0.24 → FAIL.
     # toxicity 0.2 → 0.1 on every item: d = −0.1, lower is better, so an improvement → PASS.
     base = stored_run(store, "base", {TD: [0.9] * 10, TOX: [0.2] * 10})
     cand = stored_run(store, "cand", {TD: [0.9] * 4 + [0.5] * 6, TOX: [0.1] * 10})
     store.close()
-    at = open_run_vs_run(base, cand)
+    at = open_run_vs_run(open_page, base, cand)
     verdicts = [e.value for e in at.error if e.value.startswith("Gate verdict")]
     assert verdicts == ["Gate verdict: FAIL: textual-difference got worse than the baseline allows."]
     shown = "\n".join(m.value for m in at.markdown)

@@ -379,8 +379,7 @@ def test_gate_reads_results_files_without_a_store(tmp_path: Path):
     assert code == 1 and "lower" in out and "not recorded" in err
 
 
-def test_run_writes_junit_xml_that_validates(tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
+def test_run_writes_junit_xml_that_validates(tmp_path: Path, studio_db: Path):
     data = tmp_path / "d.jsonl"
     # Row 1: the response equals the reference → ratio 1, confidence 1, score 1.
     # Row 2: "abcd" against "abxy": LCS 2 → ratio 2·2/8 = 0.5, equal lengths → score 0.5.
