@@ -29,7 +29,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,6 +38,7 @@ from scorers.core.base import JudgeUsage
 from scorers.core.errors import InvalidInputError, RateLimitedError, ScorerError, ScoreStatus
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings
 from scorers.core.pricing import cost_usd
+from scorers.core.workers import map_in_threads
 from scorers.runs.runner import EvalItem
 
 # A placeholder is a column name in braces: letters, digits, "_", "." and "-", single spaces
@@ -336,12 +336,8 @@ def generate_responses(
     judges = {v.name: Judge(_variant_settings(settings, v), cache) for v in variants}
     cancel = cancel or threading.Event()
     tasks = [(r, v) for r in range(len(rows)) for v in range(len(variants))]
-    results: dict[tuple[int, int], GeneratedResponse] = {}
-    lock = threading.Lock()
 
-    def one(task: tuple[int, int]) -> None:
-        if cancel.is_set():
-            return
+    def one(task: tuple[int, int]) -> GeneratedResponse:
         r, v = task
         variant = variants[v]
         start = time.monotonic()
@@ -374,17 +370,11 @@ def generate_responses(
             outcome = GeneratedResponse(
                 r, item_ids[r], variant, None, exc.status, str(exc), usage, time.monotonic() - start
             )
-        with lock:
-            results[task] = outcome
-            done = len(results)
-        if on_progress is not None:
-            on_progress(done, len(tasks))
+        return outcome
 
-    if tasks:
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="generate") as pool:
-            for future in [pool.submit(one, t) for t in tasks]:
-                future.result()
-    return [results[t] for t in tasks if t in results]
+    return map_in_threads(
+        one, tasks, concurrency=concurrency, cancel=cancel, on_progress=on_progress, thread_name_prefix="generate"
+    )
 
 
 def failed_generations(responses: Sequence[GeneratedResponse]) -> list[GeneratedResponse]:

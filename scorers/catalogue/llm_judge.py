@@ -12,6 +12,7 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
@@ -181,14 +182,11 @@ class LLMJudgeScorer:
         self.scale = scale
         self.settings = settings
         self.cache = cache
-        self._judge: Judge | None = None
 
-    @property
+    @cached_property
     def judge(self) -> Judge:
         """The judge client, created on first use."""
-        if self._judge is None:
-            self._judge = Judge(self.settings, self.cache)
-        return self._judge
+        return Judge(self.settings, self.cache)
 
     def _values(self, run: RunInput) -> dict[str, str]:
         values = {

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +30,7 @@ from scorers.catalogue.metrics._llm import StrictModel, merge_info, normalized_l
 from scorers.core.base import JudgeInfo, JudgeUsage, normalize_run
 from scorers.core.errors import InvalidInputError, ScorerError, ScoreStatus
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings, delimit
+from scorers.core.workers import map_in_threads
 from scorers.runs.runner import EvalItem
 
 Winner = Literal["a", "b", "tie"]
@@ -337,31 +337,19 @@ def pairwise_over_items(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     by_a, by_b = _by_row(items_a, pair_key, "items_a"), _by_row(items_b, pair_key, "items_b")
     rows = [r for r in by_a if r in by_b]
-    cancel = cancel or threading.Event()
-    results: dict[str, PairwiseOutcome] = {}
-    lock = threading.Lock()
 
-    def one(row_id: str) -> None:
-        if cancel.is_set():
-            return
+    def one(row_id: str) -> PairwiseOutcome:
         try:
             run_a = normalize_run(by_a[row_id].payload)
             run_b = normalize_run(by_b[row_id].payload)
             verdict = judge.compare(run_a.user_text, run_a.output, run_b.output, system=run_a.system_text or None)
-            outcome = PairwiseOutcome(row_id, ScoreStatus.SCORED, verdict)
+            return PairwiseOutcome(row_id, ScoreStatus.SCORED, verdict)
         except ScorerError as exc:
-            outcome = PairwiseOutcome(row_id, exc.status, None, str(exc))
-        with lock:
-            results[row_id] = outcome
-            done = len(results)
-        if on_progress is not None:
-            on_progress(done, len(rows))
+            return PairwiseOutcome(row_id, exc.status, None, str(exc))
 
-    if rows:
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(rows)), thread_name_prefix="pairwise") as pool:
-            for future in [pool.submit(one, r) for r in rows]:
-                future.result()
-    return [results[r] for r in rows if r in results]
+    return map_in_threads(
+        one, rows, concurrency=concurrency, cancel=cancel, on_progress=on_progress, thread_name_prefix="pairwise"
+    )
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import cached_property
 from typing import Any
 
 from scorers.catalogue.prompt_alignment import prompts
@@ -206,14 +207,11 @@ class PromptAlignmentScorer:
         self.scale = scale
         self.evaluation_mode = evaluation_mode
         self.reason_source = reason
-        self._judge: Judge | None = None
 
-    @property
+    @cached_property
     def judge(self) -> Judge:
         """The judge client, created on first use (so a missing key fails at run time, after input checks)."""
-        if self._judge is None:
-            self._judge = Judge(self.settings, self.cache)
-        return self._judge
+        return Judge(self.settings, self.cache)
 
     def _validate(self, run: RunInput) -> str:
         if not run.output.strip():
