@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from scorers.catalogue.metrics.completeness import create_completeness_scorer
 from scorers.catalogue.metrics.content_similarity import create_content_similarity_scorer
 from scorers.catalogue.metrics.keyword_coverage import create_keyword_coverage_scorer
 from scorers.catalogue.metrics.tone_consistency import create_tone_consistency_scorer
@@ -204,3 +205,21 @@ def test_keyword_coverage_strips_only_html_like_tags():
     result = create_keyword_coverage_scorer().run({"input": "x < y and z > w", "output": "x"})
     assert result.analyze_step_result["totalKeywordsLength"] == 4
     assert result.score == 0.25
+
+
+# ----------------------------------------------------------------------------- decisions 1, 2: completeness
+
+
+@pytest.mark.parametrize(
+    ("input_text", "output"),
+    [
+        # Mastra: compromise rewrites every verb to its infinitive, so both sides give he, run, home -> 3/3
+        ("He ran home", "He runs home"),
+        # compromise expands contractions: "can't" and "cannot" both read "can not" -> 1
+        ("I can't go", "I cannot go"),
+        # "let's" -> "let us" -> let, us, go on both sides -> 1
+        ("Let's go", "Let us go"),
+    ],
+)
+def test_completeness_verbs_and_contractions_as_mastra(input_text, output):
+    assert create_completeness_scorer().run({"input": input_text, "output": output}).score == 1.0

@@ -62,13 +62,14 @@ def test_completeness_normalisation():
 
 
 def test_completeness_lexicon_facts():
-    # lemminflect's lexicon: "converts" and "ran" are verbs; "photosynthesis", "light" add nothing new
+    # lemminflect's lexicon: "converts" is a verb (and a noun: kept, base added); "ran" only a verb
+    # (replaced by "run", as compromise's toInfinitive rewrites it); "photosynthesis", "light" add nothing new
     assert extract_elements("Explain photosynthesis") == (["explain", "photosynthesis"], [])
     assert extract_elements("Photosynthesis converts light.") == (
         ["photosynthesis", "converts", "convert", "light"],
         ["convert"],
     )
-    assert extract_elements("She ran") == (["she", "ran", "run"], ["run"])
+    assert extract_elements("She ran") == (["she", "run"], ["run"])
     # duplicates removed, first appearance kept
     assert extract_elements("Water, water WATER") == (["water"], [])
 
@@ -112,11 +113,11 @@ def test_completeness_containment_rule():
 
 
 def test_completeness_verb_base_forms():
-    # input elements: she, ran, run (3); output elements: run, she
-    # she: exact; run: exact; ran (3 chars): needs an exact match -> missing. score = 2/3
+    # input elements: she, run ("ran" is only a verb form: replaced, issue #14 decision 1); output: run, she
+    # she: exact; run: exact -> score = 2/2 (Mastra: compromise gives terms she, run on both sides -> 1)
     result = create_completeness_scorer().run({"input": "She ran", "output": "run she"})
-    assert result.score == pytest.approx(2 / 3)
-    assert result.analyze_step_result["missingElements"] == ["ran"]
+    assert result.score == 1
+    assert result.analyze_step_result["missingElements"] == []
     assert result.details["inputBaseForms"] == ["run"]
 
 

@@ -13,10 +13,14 @@ topics and terms; spaCy or NLTK would need a model or corpus download at run tim
 Why only verb base forms are looked up: Mastra splits every extracted element into
 words and pools them. Nouns, topics (people, places, organisations) and terms are
 spans of the text's own words, so after splitting they add no word that the terms
-(every word) do not already give; the verb base forms are the only new words. We tag
-no parts of speech in context: a word that the lexicon knows as a verb gets its verb
-base form(s) added ("plants" adds "plant"), which is harmless for coverage because
-the same word in the response adds the same base form.
+(every word) do not already give. compromise's ``toInfinitive`` rewrites the verbs
+of the document in place, so a verb's inflected form ("ran") is not an element, only
+its base form ("run"); compromise also expands contractions ("can't" -> "can not").
+We do both word by word, without tagging parts of speech in context: contractions
+are written out first; a word the lexicon knows only as a verb form is replaced by its
+base form(s); a word that may also be a noun or adjective ("plants", "runs") is kept
+and its verb base form added, which is harmless for coverage because the same word in
+the response adds the same base form.
 """
 
 from __future__ import annotations
@@ -56,16 +60,58 @@ def normalize_words(text: str) -> list[str]:
     return "".join(ch if unicodedata.category(ch)[0] in "LNM" else " " for ch in composed).split()
 
 
-@lru_cache(maxsize=65536)
-def verb_base_forms(word: str) -> tuple[str, ...]:
-    """The base forms lemminflect's lexicon gives ``word`` as a verb; ``()`` if it knows no such verb.
+# English contractions, expanded before the elements are taken (compromise does the same):
+# "can't" -> "can not", "let's" -> "let us", "she's" -> "she is"; a possessive "'s" after
+# other words is kept ("John's" -> "john", "s").
+_CONTRACTIONS = (
+    (re.compile(r"\b(can)no(t)\b", re.IGNORECASE), r"\1 no\2"),
+    (re.compile(r"\bwon['\u2019]t\b", re.IGNORECASE), "will not"),
+    (re.compile(r"\bshan['\u2019]t\b", re.IGNORECASE), "shall not"),
+    (re.compile(r"\bcan['\u2019]t\b", re.IGNORECASE), "can not"),
+    (re.compile(r"n['\u2019]t\b", re.IGNORECASE), " not"),
+    (re.compile(r"\blet['\u2019]s\b", re.IGNORECASE), "let us"),
+    (
+        re.compile(r"\b(he|she|it|that|what|who|where|there|here|how)['\u2019]s\b", re.IGNORECASE),
+        r"\1 is",
+    ),
+    (re.compile(r"['\u2019]m\b", re.IGNORECASE), " am"),
+    (re.compile(r"['\u2019]re\b", re.IGNORECASE), " are"),
+    (re.compile(r"['\u2019]ve\b", re.IGNORECASE), " have"),
+    (re.compile(r"['\u2019]ll\b", re.IGNORECASE), " will"),
+    (re.compile(r"['\u2019]d\b", re.IGNORECASE), " would"),
+)
 
-    >>> verb_base_forms("ran"), verb_base_forms("using"), verb_base_forms("glucose")
-    (('run',), ('use',), ())
+
+def expand_contractions(text: str) -> str:
+    """``text`` with English contractions written out.
+
+    >>> expand_contractions("I can't go, let's see what's left; John's won't")
+    "I can not go, let us see what is left; John's will not"
+    >>> expand_contractions("I cannot say I'd")
+    'I can not say I would'
+    """
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+@lru_cache(maxsize=65536)
+def verb_base_forms(word: str) -> tuple[tuple[str, ...], bool]:
+    """The base forms lemminflect's lexicon gives ``word`` as a verb, and whether it is only a verb.
+
+    ``only_verb`` is True when the lexicon knows ``word`` as a verb (or auxiliary) form and
+    as nothing else ("ran", "using", "is"): such a word is replaced by its base form, as
+    compromise's ``toInfinitive`` rewrites the verbs of the text. A word that can also be
+    a noun or adjective ("runs", "plants") is kept, with its base form added.
+
+    >>> verb_base_forms("ran"), verb_base_forms("runs"), verb_base_forms("glucose")
+    ((('run',), True), (('run',), False), ((), False))
     """
     from lemminflect import getAllLemmas  # loads the lexicon on first use (~1 s), not at import
 
-    return tuple(getAllLemmas(word, upos="VERB").get("VERB", ()))
+    lemmas = getAllLemmas(word)
+    bases = tuple(dict.fromkeys((*lemmas.get("VERB", ()), *lemmas.get("AUX", ()))))
+    return bases, bool(bases) and set(lemmas) <= {"VERB", "AUX"}
 
 
 def extract_elements(text: str) -> tuple[list[str], list[str]]:
@@ -75,20 +121,24 @@ def extract_elements(text: str) -> tuple[list[str], list[str]]:
         text: any text.
 
     Returns:
-        ``(elements, base_forms)``: ``elements`` are the text's words (its terms) and, after
-        each word the lexicon knows as a verb, the verb's base form(s); ``base_forms`` are
-        the base forms that are not themselves words of the text.
+        ``(elements, base_forms)``: contractions are expanded, then ``elements`` are the
+        text's words (its terms), each word that is only a verb form replaced by its base
+        form(s), and each word that may also be another part of speech followed by its verb
+        base form(s); ``base_forms`` are the base forms that are not themselves words of
+        the text.
 
     >>> extract_elements("The plant works, the plants ran.")
-    (['the', 'plant', 'works', 'work', 'plants', 'ran', 'run'], ['work', 'run'])
+    (['the', 'plant', 'works', 'work', 'plants', 'run'], ['work', 'run'])
     """
-    words = normalize_words(text)
+    words = normalize_words(expand_contractions(text))
     seen_words = set(words)
     elements: dict[str, None] = {}
     base_forms: dict[str, None] = {}
     for word in words:
-        elements.setdefault(word, None)
-        for base in verb_base_forms(word):
+        bases, only_verb = verb_base_forms(word)
+        if not only_verb:
+            elements.setdefault(word, None)
+        for base in bases:
             for part in normalize_words(base):
                 elements.setdefault(part, None)
                 if part not in seen_words:
@@ -194,9 +244,10 @@ class CompletenessScorer:
 
         Formula (Mastra's completeness scorer):
 
-        - elements of a text = its words, normalised by :func:`normalize_words`
-          (accents stripped, lowercase, non-alphanumerics to spaces, split), plus the
-          base form of each word the lexicon knows as a verb, deduplicated.
+        - elements of a text = its words after contractions are expanded, normalised by
+          :func:`normalize_words` (accents stripped, lowercase, non-alphanumerics to
+          spaces, split), with verb forms rewritten to their base form
+          (:func:`extract_elements`), deduplicated.
         - an input element is covered when some response element equals it (elements of
           ≤ 3 characters) or, for longer elements, when one contains the other and
           shorter/longer > 0.6.
@@ -308,16 +359,21 @@ SPECS = (
             "options": {"scale": 1},
         },
         notes=(
-            "Verb base forms come from lemminflect's lexicon (shipped in the package) instead of Mastra's "
-            "compromise; nouns, topics and terms are all words of the text, so after Mastra's split into words "
-            "they add nothing beyond the words themselves. No input elements → 1 if the response has none "
-            "either, else 0 (Mastra's rule). Missing input → invalid input (an empty input message is scored). "
-            "Deviations from Mastra: missingElements uses the same match rule as the score (Mastra lists every "
-            "element without an exact match, so its list disagrees with its score); letters of every script are "
-            "kept (Mastra keeps only a-z0-9, dropping non-Latin words and ß, ø); words are split at "
-            "non-alphanumerics only (Mastra's camelCase split runs after lowercasing and never applies). "
-            "Languages written without spaces (Japanese, Chinese) give one element per run of text, so this "
-            "scorer suits space-separated languages."
+            "As in Mastra, contractions are expanded (can't → can not, let's → let us) and verbs are rewritten "
+            "to their base form (ran → run) before the elements are taken; nouns, topics and terms are all "
+            "words of the text, so after Mastra's split into words they add nothing beyond the words "
+            "themselves. No input elements → 1 if the response has none either, else 0 (Mastra's rule). "
+            "Missing input → invalid input (an empty input message is scored). Deviations from Mastra: verb "
+            "base forms come from lemminflect's lexicon (shipped in the package), word by word, instead of "
+            "compromise's part-of-speech tagging in context, so the element lists can differ where compromise "
+            'rewrites whole verb phrases (it drops auxiliaries such as will/have, reads "can\'t go" as '
+            '"do not go" and "were growing" as "be growing") or tags a word otherwise; a word that may '
+            "be a noun as well as a verb is kept with its base form added; missingElements uses the same match "
+            "rule as the score (Mastra lists every element without an exact match, so its list disagrees with "
+            "its score); letters of every script are kept (Mastra keeps only a-z0-9, dropping non-Latin words "
+            "and ß, ø); words are split at non-alphanumerics only (Mastra's camelCase split runs after "
+            "lowercasing and never applies). Languages written without spaces (Japanese, Chinese) give one "
+            "element per run of text, so this scorer suits space-separated languages."
         ),
     ),
 )
