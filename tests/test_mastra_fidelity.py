@@ -8,15 +8,25 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_openai import Reply
+from judge_data import settings_for, single_analysis
 
 from scorers.catalogue.metrics.completeness import create_completeness_scorer
 from scorers.catalogue.metrics.content_similarity import create_content_similarity_scorer
+from scorers.catalogue.metrics.context_precision import create_context_precision_scorer
+from scorers.catalogue.metrics.context_relevance import create_context_relevance_scorer
+from scorers.catalogue.metrics.hallucination import create_hallucination_scorer
 from scorers.catalogue.metrics.keyword_coverage import create_keyword_coverage_scorer
+from scorers.catalogue.metrics.noise_sensitivity import create_noise_sensitivity_scorer
+from scorers.catalogue.metrics.summarization import create_summarization_scorer
 from scorers.catalogue.metrics.tone_consistency import create_tone_consistency_scorer
+from scorers.catalogue.metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
 from scorers.catalogue.metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer
+from scorers.catalogue.prompt_alignment import create_prompt_alignment_scorer
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.cli import main
 from scorers.core.base import normalize_run
+from scorers.core.judge import JudgeSettings
 from scorers.runs.datasets import guess_columns, iter_runs, load_dataset
 
 MASTRA_RUNS = Path(__file__).resolve().parents[1] / "sample_data" / "mastra_scorer_runs.jsonl"
@@ -223,3 +233,158 @@ def test_keyword_coverage_strips_only_html_like_tags():
 )
 def test_completeness_verbs_and_contractions_as_mastra(input_text, output):
     assert create_completeness_scorer().run({"input": input_text, "output": output}).score == 1.0
+
+
+# ----------------------------------------------------------------------------- decision 16: prompt alignment
+
+
+def test_both_mode_with_only_a_system_prompt_scores_as_system(fake_openai):
+    # kept and documented: system weights 0.35·0.9 + 0.35·0.8 + 0.15·0.7 + 0.15·1.0 = 0.85
+    # (Mastra would judge an empty user prompt in both mode: 0.7·U + 0.3·S)
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
+    scorer = create_prompt_alignment_scorer(settings=settings_for(fake_openai))
+    result = scorer.run(
+        {
+            "input": {"inputMessages": [], "systemMessages": [{"role": "system", "content": "Be brief."}]},
+            "output": "Ok.",
+        }
+    )
+    assert result.score == 0.85
+    assert result.analyze_step_result["effectiveMode"] == "system"
+    assert "No user message" in result.analyze_step_result["note"] and "No user message" in result.reason
+    assert fake_openai.last_chat_request()["response_format"]["json_schema"]["name"] == "prompt_alignment_system"
+
+
+# ----------------------------------------------------------------------------- decisions 13, 14, 15, 17: LLM scorers
+
+QUESTION = "Tell me about the Eiffel Tower."
+CONTEXT = ["The Eiffel Tower is in Paris.", "It was completed in 1889."]
+DIMENSIONS = ("contentAccuracy", "completeness", "relevance", "consistency", "hallucinationResistance")
+
+
+def claims(*verdicts):
+    return {"claims": [{"claim": f"claim {i}", "verdict": v, "reason": "r"} for i, v in enumerate(verdicts, 1)]}
+
+
+def test_verdict_labels_are_trimmed_and_documented(fake_openai):
+    # kept + documented (decision 13): " Yes" counts as supported here -> 1/1 = 1;
+    # Mastra's faithfulness compares v.verdict === "yes", so it would score 0/1 = 0
+    fake_openai.enqueue(Reply.json(claims(" Yes")))
+    scorer = create_scorer("faithfulness", settings=settings_for(fake_openai))
+    assert scorer.run({"input": QUESTION, "output": "It is in Paris.", "context": CONTEXT}).score == 1.0
+    for scorer_id, says in (
+        ("faithfulness", "=== 'yes'"),
+        ("hallucination", "=== 'yes'"),
+        ("bias", "without trimming"),
+        ("context-precision", "idk"),
+    ):
+        notes = SCORERS[scorer_id].notes
+        assert says in notes and "JSON mode" in notes
+
+
+def test_noise_sensitivity_gap_of_exactly_the_threshold(fake_openai):
+    # five "moderate" dimensions: mean weight 0.6; robustness 0.8; gap 0.8 − 0.6 = 0.2 on paper.
+    # Mastra: 0.20000000000000007 > 0.2 -> min(0.8, 0.6) = 0.6. Ours (kept, decision 14): not over -> 0.8
+    fake_openai.enqueue(Reply.json(noise(["moderate"] * 5, 0.8)))
+    scorer = create_scorer(
+        "noise-sensitivity", {"baseline_response": "b", "noisy_query": "q"}, settings=settings_for(fake_openai)
+    )
+    assert scorer.run({"input": "q0", "output": "o"}).score == 0.8
+    assert "0.20000000000000007" in SCORERS["noise-sensitivity"].notes
+
+
+def noise(levels, robustness, majors=()):
+    return {
+        "dimensions": {
+            d: {"impactLevel": lvl, "specificChanges": "c", "noiseInfluence": "i"}
+            for d, lvl in zip(DIMENSIONS, levels, strict=True)
+        },
+        "majorIssues": list(majors),
+        "robustnessScore": robustness,
+        "overallAssessment": "ok",
+    }
+
+
+def test_noise_sensitivity_impact_weights_and_mastra_scoring_shape(fake_openai):
+    # scoring.impactWeights.moderate = 0.5 (others default): mean of 5 moderate = 0.5; robustness 0.9;
+    # gap 0.4 > discrepancyThreshold 0.3 -> min = 0.5; 2 major issues · 0.05 = 0.1 (cap 0.3) -> 0.4
+    fake_openai.enqueue(Reply.json(noise(["moderate"] * 5, 0.9, ["a", "b"])))
+    scorer = create_noise_sensitivity_scorer(
+        options={
+            "baselineResponse": "b",
+            "noisyQuery": "q",
+            "scoring": {
+                "impactWeights": {"moderate": 0.5},
+                "discrepancyThreshold": 0.3,
+                "penalties": {"majorIssuePerItem": 0.05, "maxMajorIssuePenalty": 0.3},
+            },
+        },
+        settings=settings_for(fake_openai),
+    )
+    result = scorer.run({"input": "q0", "output": "o"})
+    assert result.score == 0.4
+    assert result.analyze_step_result["impactWeights"]["moderate"] == 0.5
+
+
+def test_context_relevance_penalties_shape_and_extractor(fake_openai):
+    # Mastra's penalties={missingContextPerItem: 0.2}: one high, used piece (1.0), 1 missing: 1.0 − 0.2 = 0.8
+    fake_openai.enqueue(
+        Reply.json(
+            {"pieces": [{"index": 1, "relevance": "high", "used": True, "reason": "r"}], "missingContext": ["x"]}
+        )
+    )
+    scorer = create_context_relevance_scorer(
+        penalties={"missingContextPerItem": 0.2},
+        context_extractor=lambda run: [f"Extracted for: {run.user_text}"],
+        settings=settings_for(fake_openai),
+    )
+    result = scorer.run({"input": QUESTION, "output": "It is in Paris."})
+    assert result.score == 0.8
+    assert result.analyze_step_result["contextSource"] == "extractor"
+    assert "Extracted for: Tell me about the Eiffel Tower." in fake_openai.last_prompt_text()
+
+
+def test_context_precision_extractor_wins(fake_openai):
+    # the extractor's 2 pieces are judged (not the run's 3): verdicts no, yes -> (1/2) / 1 = 0.5
+    fake_openai.enqueue(
+        Reply.json({"verdicts": [{"index": i, "verdict": v, "reason": "r"} for i, v in ((1, "no"), (2, "yes"))]})
+    )
+    scorer = create_context_precision_scorer(
+        context_extractor=lambda run: ["a", "b"], settings=settings_for(fake_openai)
+    )
+    assert scorer.run({"input": QUESTION, "output": "x", "context": ["1", "2", "3"]}).score == 0.5
+
+
+def test_hallucination_get_context(fake_openai):
+    # getContext's passage is the context: 1 hallucinated of 2 claims -> 0.5
+    fake_openai.enqueue(Reply.json(claims("yes", "no")))
+    scorer = create_hallucination_scorer(
+        get_context=lambda run: ["The tower is 330 m tall."], settings=settings_for(fake_openai)
+    )
+    result = scorer.run({"input": QUESTION, "output": "It is 330 m tall and red."})
+    assert result.score == 0.5
+    assert "The tower is 330 m tall." in fake_openai.last_prompt_text()
+
+
+def test_summarization_source_option_and_extractor(fake_openai):
+    # the source option replaces the run's input as the source; alignment 1/1, coverage 1/2 -> 0.5
+    reply = {
+        "claims": [{"claim": "c", "verdict": "yes", "reason": "r"}],
+        "questions": [{"question": f"q{i}?", "answered": a, "reason": "r"} for i, a in enumerate(("yes", "no"))],
+    }
+    fake_openai.enqueue(Reply.json(reply), Reply.json(reply))
+    scorer = create_summarization_scorer(source="The real source text.", settings=settings_for(fake_openai))
+    assert scorer.run({"input": "ignored", "output": "A summary."}).score == 0.5
+    assert "The real source text." in fake_openai.last_prompt_text()
+    scorer = create_summarization_scorer(
+        source_extractor=lambda run: "From the extractor.", settings=settings_for(fake_openai)
+    )
+    assert scorer.run({"input": "ignored", "output": "A summary."}).score == 0.5
+    assert "From the extractor." in fake_openai.last_prompt_text()
+
+
+def test_available_tools_accept_mastra_tool_objects():
+    scorer = create_tool_call_accuracy_scorer(
+        available_tools=[{"id": "weatherTool", "description": "Current weather"}], settings=JudgeSettings(model="m")
+    )
+    assert [(t.name, t.description) for t in scorer.available_tools] == [("weatherTool", "Current weather")]

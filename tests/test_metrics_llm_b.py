@@ -460,12 +460,20 @@ def test_summarization_no_claims_or_no_questions_scores_zero(fake_openai, reply,
     assert result.score == 0 and says in result.reason
 
 
-def test_summarization_at_most_ten_questions(fake_openai):
-    eleven = {"claims": claims("yes"), "questions": questions(*["yes"] * 11)}
-    fake_openai.enqueue(Reply.json(eleven), Reply.json(eleven))
-    with pytest.raises(JudgeOutputInvalidError):
-        create_summarization_scorer(settings=settings_for(fake_openai)).run(payload(SOURCE, SUMMARY))
-    assert fake_openai.chat_call_count == 2
+def test_summarization_keeps_the_first_max_questions(fake_openai):
+    # issue #14 decision 15, Mastra's measureAxes: questions.slice(0, maxQuestions)
+    # 11 questions, the first 10 answered, the 11th not: coverage 10/10 = 1; alignment 1/1 -> 1
+    eleven = {"claims": claims("yes"), "questions": questions(*["yes"] * 10, "no")}
+    fake_openai.enqueue(Reply.json(eleven))
+    result = create_summarization_scorer(settings=settings_for(fake_openai)).run(payload(SOURCE, SUMMARY))
+    assert result.score == 1.0
+    assert len(result.analyze_step_result["questions"]) == 10
+    assert fake_openai.chat_call_count == 1
+    # max_questions=3: yes, no, yes kept -> coverage 2/3; min(1, 0.667) -> 0.67
+    fake_openai.enqueue(Reply.json({"claims": claims("yes"), "questions": questions("yes", "no", "yes", "no")}))
+    scorer = create_summarization_scorer(settings=settings_for(fake_openai), max_questions=3)
+    assert scorer.run(payload(SOURCE, SUMMARY)).score == 0.67
+    assert "at most 3 closed questions" in fake_openai.last_prompt_text()
 
 
 def test_summarization_independent_questions_two_calls(fake_openai):

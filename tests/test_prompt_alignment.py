@@ -106,7 +106,7 @@ def test_system_role_messages_in_a_plain_list_count_as_system(fake_openai):
     [
         ("user", run_payload(output="   \n"), "output"),
         ("user", {"input": [], "output": "text"}, "input"),
-        ("both", {"input": {"systemMessages": [{"role": "system", "content": SYSTEM}]}, "output": "text"}, "input"),
+        ("both", {"input": {"systemMessages": [], "inputMessages": []}, "output": "text"}, "input"),
         ("system", run_payload(), "input"),
     ],
 )

@@ -90,7 +90,10 @@ _SEED_SCORERS = (
             "options": {"scale": 1, "evaluation_mode": "both"},
         },
         notes="Both mode judges the user and the system dimension sets in one call (Mastra: 2 calls, and no "
-        "separate system score). Both mode without a system message is scored in user mode, and says so.",
+        "separate system score). Both mode without a system message is scored in user mode, and says so. "
+        "Deviation from Mastra: both mode with only a system prompt (no user message) is scored in system "
+        "mode, and the result's note and the reason say so: the symmetric fallback, instead of judging an "
+        "empty user prompt.",
     ),
     ScorerSpec(
         id="textual-difference",

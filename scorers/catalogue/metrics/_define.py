@@ -25,6 +25,7 @@ from scorers.catalogue.metrics._llm import (
     text_list,
 )
 from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.core.errors import InvalidInputError
 from scorers.core.judge import JudgeCache, JudgeSettings
 
 
@@ -74,8 +75,10 @@ CONTEXT_PARAM = Param(
 class Metric:
     """The declaration of one catalogue metric (see the module docstring).
 
-    ``scorer`` is built as ``scorer(settings, cache, **checked_options)``; the other
-    fields are those of :class:`ScorerSpec`.
+    ``scorer`` is built as ``scorer(settings, cache, **checked_options)``; ``nested``
+    maps Mastra's nested option shapes onto the flat option names, e.g.
+    ``{"penalties": {"missingContextPerItem": "missing_context_penalty"}}`` (see
+    :func:`flatten_options`); the other fields are those of :class:`ScorerSpec`.
     """
 
     id: str
@@ -90,6 +93,7 @@ class Metric:
     example: Mapping[str, Any] | None = None
     score_range: str = "0..1"
     judge_calls: int = 1
+    nested: Mapping[str, Any] = field(default_factory=dict)
     checks: Mapping[str, Option] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -104,8 +108,47 @@ class Metric:
         keywords: Mapping[str, Any],
     ) -> JudgedScorer:
         """The scorer for these options (see :func:`factory`)."""
-        opts = read_options(options, keywords, self.checks)
+        opts = read_options(flatten_options(options, self.nested), flatten_options(keywords, self.nested), self.checks)
         return self.scorer(resolve_settings(model, settings), cache, **opts)
+
+
+def flatten_options(options: Mapping[str, Any] | None, nested: Mapping[str, Any], where: str = "options") -> Any:
+    """``options`` with Mastra's nested shapes written as flat options.
+
+    ``nested`` maps a nested option's keys to flat names, or to a further mapping for
+    deeper nesting: with ``{"scoring": {"discrepancyThreshold": "discrepancy_threshold"}}``,
+    ``{"scoring": {"discrepancyThreshold": 0.3}}`` becomes ``{"discrepancy_threshold": 0.3}``.
+    Other entries pass through unchanged (``read_options`` checks them).
+
+    Raises:
+        InvalidInputError: a nested option that is not a mapping, or holds an unknown key
+            (the error names it and lists the known ones).
+    """
+    if not isinstance(options, Mapping) or not nested:
+        return options
+    flat: dict[str, Any] = {}
+    for key, value in options.items():
+        shape = nested.get(key)
+        if shape is None:
+            flat[key] = value
+            continue
+        path = f"{where}.{key}"
+        if not isinstance(value, Mapping):
+            raise InvalidInputError(f"{path} must be an object, got {type(value).__name__}", field=path)
+        unknown = set(value) - set(shape)
+        if unknown:
+            raise InvalidInputError(
+                f"unknown key(s) {', '.join(sorted(map(str, unknown)))} in {path}; expected {', '.join(shape)}",
+                field=path,
+            )
+        for inner, target in shape.items():
+            if inner not in value:
+                continue
+            if isinstance(target, str):
+                flat[target] = value[inner]
+            else:
+                flat.update(flatten_options({inner: value[inner]}, {inner: target}, path))
+    return flat
 
 
 def factory(metric: Metric, doc: str) -> Callable[..., Any]:

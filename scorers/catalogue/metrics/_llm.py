@@ -160,6 +160,21 @@ def text_list(value: Any, name: str) -> tuple[str, ...]:
     return tuple(items)
 
 
+def function(value: Any, name: str) -> Callable[..., Any] | None:
+    """A callable (a Python-only option such as ``context_extractor``), or None for none."""
+    if value is not None and not callable(value):
+        raise _bad(name, f"{name} must be a function, got {type(value).__name__}")
+    return value
+
+
+def positive_integer(value: Any, name: str) -> int:
+    """A whole number >= 1 (see :func:`integer`)."""
+    value = integer(value, name)
+    if value < 1:
+        raise _bad(name, f"{name} must be at least 1, got {value}")
+    return value
+
+
 SCALE_OPTION = Option(1.0, number(exclusive_minimum=0))
 
 
@@ -383,9 +398,9 @@ def numbered_list_model(base: type[StrictModel], field: str, item: type[StrictMo
 class Context:
     """Context passages to judge against and where they came from.
 
-    ``source``: ``"run"`` (the run's ``context``), ``"options"`` (the scorer's
-    ``context`` option), ``"tool results"`` (results of the run's tool calls) or
-    ``"none"``.
+    ``source``: ``"extractor"`` (the scorer's context extractor), ``"run"`` (the
+    run's ``context``), ``"options"`` (the scorer's ``context`` option), ``"tool
+    results"`` (results of the run's tool calls) or ``"none"``.
     """
 
     pieces: tuple[str, ...]
@@ -396,13 +411,32 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def resolve_context(run: RunInput, configured: Sequence[str], *, tool_results: bool) -> Context:
-    """The run's context, else the configured one, else (when ``tool_results``) the run's tool results.
+def resolve_context(
+    run: RunInput,
+    configured: Sequence[str],
+    *,
+    tool_results: bool,
+    extractor: Callable[[RunInput], Sequence[str]] | None = None,
+) -> Context:
+    """The context passages of ``run``, from the first of these that gives any:
 
-    Blank pieces are dropped; tool calls without a result are skipped. A tool
-    result reads ``name(arguments) returned: result`` (JSON for non-strings).
+    ``extractor(run)`` (Mastra's ``contextExtractor`` / ``getContext``, when configured),
+    the run's ``context``, the ``configured`` passages, and (when ``tool_results``) the
+    run's tool results. Blank pieces are dropped; tool calls without a result are
+    skipped. A tool result reads ``name(arguments) returned: result`` (JSON for non-strings).
+
+    Raises:
+        InvalidInputError: ``extractor`` returned something other than a list of strings.
     """
-    for pieces, source in ((run.context, "run"), (tuple(configured), "options")):
+    sources: list[tuple[Sequence[str], str]] = [(run.context, "run"), (tuple(configured), "options")]
+    if extractor is not None:
+        extracted = extractor(run)
+        if isinstance(extracted, str) or not all(isinstance(p, str) for p in extracted or ()):
+            raise InvalidInputError(
+                f"the context extractor must return a list of strings, got {extracted!r:.80}", field="context"
+            )
+        sources.insert(0, (tuple(extracted or ()), "extractor"))
+    for pieces, source in sources:
         kept = tuple(p for p in pieces if p.strip())
         if kept:
             return Context(kept, source)

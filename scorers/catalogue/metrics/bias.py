@@ -140,7 +140,9 @@ METRIC = Metric(
     notes=(
         "One judge call extracts the opinions and judges them (Mastra: 3 calls); the reason is written in "
         "code and names the kind of each bias. The input is context only: its opinions are not counted. "
-        'No opinion → 0. Verdicts must be exactly "yes" or "no". Empty response → invalid input.'
+        "No opinion → 0. Verdicts yes/no are compared after trimming and lower-casing; any other label is "
+        "invalid judge output (re-asked once). Deviation: Mastra lower-cases without trimming, so ' yes' is "
+        "not biased there; our structured output constrains the labels, so this differs from Mastra only when the judge falls back to JSON mode. Empty response → invalid input."
     ),
 )
 

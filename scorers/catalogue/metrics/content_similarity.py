@@ -252,7 +252,9 @@ SPECS = (
             "no ground truth and no input → invalid input. Deviations from Mastra: ignore_whitespace=false keeps "
             "whitespace in the bigrams (in Mastra the option has no effect, since string-similarity always "
             "removes whitespace); lengths count Unicode code points after NFC (JavaScript counts UTF-16 units, "
-            "so an emoji is 2 characters there)."
+            "so an emoji is 2 characters there); options left out keep their defaults even when an empty options "
+            "object is given (Mastra's createContentSimilarityScorer({}) turns both ignore_case and "
+            "ignore_whitespace off, a defect of its default-parameter handling)."
         ),
     ),
 )

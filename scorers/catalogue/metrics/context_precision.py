@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
 
-from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, factory, specs
+from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
     BinaryVerdict,
+    Context,
     JudgedScorer,
     StrictModel,
     delimit_pieces,
+    function,
     numbered_list_model,
     require_text,
     resolve_context,
@@ -120,9 +122,13 @@ class ContextPrecisionScorer(JudgedScorer):
     expected_completion_tokens = 300
 
     context: tuple[str, ...]
+    context_extractor: Callable[[RunInput], Sequence[str]] | None
 
     def _pieces(self, run: RunInput) -> tuple[str, ...]:
-        return resolve_context(run, self.context, tool_results=False).pieces
+        return self._context(run).pieces
+
+    def _context(self, run: RunInput) -> Context:
+        return resolve_context(run, self.context, tool_results=False, extractor=self.context_extractor)
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.user_text, "input", "the user's question (the input's user messages)")
@@ -142,7 +148,7 @@ class ContextPrecisionScorer(JudgedScorer):
         return [system_message(INSTRUCTIONS), {"role": "user", "content": prompt}]
 
     def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Any]:
-        context = resolve_context(run, self.context, tool_results=False)
+        context = self._context(run)
         verdicts = [v.model_dump() for v in parsed.verdicts]
         relevant = [v["verdict"] == "yes" for v in verdicts]
         value = mean_average_precision(relevant)
@@ -159,7 +165,7 @@ METRIC = Metric(
     id=SCORER_ID,
     name="Context precision",
     scorer=ContextPrecisionScorer,
-    params=(SCALE_PARAM, CONTEXT_PARAM),
+    params=(SCALE_PARAM, CONTEXT_PARAM, Param("context_extractor", None, function)),
     inputs=("input", "output", "context"),
     measures="Whether the context pieces relevant to the question are ranked before the irrelevant ones.",
     formula=(
@@ -179,7 +185,10 @@ METRIC = Metric(
     notes=(
         "One judge call returns a yes/no verdict per context piece (Mastra: 2 calls); the reason is written "
         "in code. The reply must give exactly one verdict per piece, numbered 1..n in order, or it is invalid "
-        "judge output (re-asked once). Verdicts compared after trimming and lower-casing. No context (run or "
+        "judge output (re-asked once). Verdicts compared after trimming and lower-casing, as in Mastra. "
+        "Deviation: any label but yes/no (such as idk) is invalid judge output, where Mastra counts it as not "
+        "relevant, so a reply of all idk verdicts scores 0 there and is re-asked here; "
+        "our structured output constrains the labels, so this differs from Mastra only when the judge falls back to JSON mode. No context (context extractor, run or "
         "context option) is invalid input, as in Mastra; tool results do not count as context here. "
         "No relevant piece → 0. An empty question or response is invalid input."
     ),
@@ -196,7 +205,9 @@ create_context_precision_scorer = factory(
     response and context.
 
     Options: ``scale`` (finite number > 0, default 1) and ``context`` (passages,
-    in retrieval order, for runs without context of their own).
+    in retrieval order, for runs without context of their own); in Python,
+    ``context_extractor`` (Mastra's ``contextExtractor``: a function of the
+    :class:`~scorers.core.base.RunInput` returning the passages; it wins over the rest).
     """,
 )
 

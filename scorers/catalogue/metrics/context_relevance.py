@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, create_model
 
 from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import (
+    Context,
     JudgedScorer,
     StrictModel,
     delimit_pieces,
+    function,
     normalized_label,
     number,
     numbered_list_model,
@@ -130,12 +132,16 @@ class ContextRelevanceScorer(JudgedScorer):
     expected_completion_tokens = 400
 
     context: tuple[str, ...]
+    context_extractor: Callable[[RunInput], Sequence[str]] | None
     unused_high_relevance_penalty: float
     missing_context_penalty: float
     max_missing_context_penalty: float
 
     def _pieces(self, run: RunInput) -> tuple[str, ...]:
-        return resolve_context(run, self.context, tool_results=False).pieces
+        return self._context(run).pieces
+
+    def _context(self, run: RunInput) -> Context:
+        return resolve_context(run, self.context, tool_results=False, extractor=self.context_extractor)
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.user_text, "input", "the user's question (the input's user messages)")
@@ -187,7 +193,7 @@ class ContextRelevanceScorer(JudgedScorer):
         )
 
     def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Any]:
-        context = resolve_context(run, self.context, tool_results=False)
+        context = self._context(run)
         data = parsed.model_dump()
         pieces = data["pieces"]
         counts = {level: sum(p["relevance"] == level for p in pieces) for level in RELEVANCE_WEIGHTS}
@@ -226,6 +232,7 @@ METRIC = Metric(
     params=(
         SCALE_PARAM,
         CONTEXT_PARAM,
+        Param("context_extractor", None, function),
         Param(
             "unused_high_relevance_penalty",
             0.1,
@@ -251,6 +258,13 @@ METRIC = Metric(
             "Cap on the total missing-context penalty (>= 0).",
         ),
     ),
+    nested={
+        "penalties": {
+            "unusedHighRelevanceContext": "unused_high_relevance_penalty",
+            "missingContextPerItem": "missing_context_penalty",
+            "maxMissingContextPenalty": "max_missing_context_penalty",
+        }
+    },
     inputs=("input", "output", "context"),
     measures="How relevant the context is to the question, whether the response used it, and what it lacks.",
     formula=(
@@ -290,7 +304,11 @@ create_context_relevance_scorer = factory(
     and a response.
 
     Options: ``scale`` (> 0, default 1), ``context`` (passages for runs without
-    context of their own), and the three penalties above (each >= 0).
+    context of their own), and the three penalties above (each >= 0), also in Mastra's
+    shape ``penalties={"unusedHighRelevanceContext", "missingContextPerItem",
+    "maxMissingContextPenalty"}``; in Python, ``context_extractor`` (Mastra's
+    ``contextExtractor``: a function of the :class:`~scorers.core.base.RunInput`
+    returning the passages; it wins over the rest).
     """,
 )
 

@@ -11,13 +11,14 @@ else the results of the run's tool calls (as in Mastra).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
 
 from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, factory, specs
 from scorers.catalogue.metrics._llm import (
+    Context,
     JudgedScorer,
     StrictModel,
     Verdict,
@@ -43,7 +44,12 @@ NO_CONTEXT = (
 CLAIMS_INPUTS = ("output", "context or tool results", "input (optional)")
 
 # How a reason names the context, by its source (see scorers.catalogue.metrics._llm.Context).
-CONTEXT_PHRASES = {"run": "the context", "options": "the configured context", "tool results": "the tool results"}
+CONTEXT_PHRASES = {
+    "extractor": "the extracted context",
+    "run": "the context",
+    "options": "the configured context",
+    "tool results": "the tool results",
+}
 
 
 class ClaimVerdict(StrictModel):
@@ -128,7 +134,11 @@ class ClaimsScorer(JudgedScorer):
     labels: tuple[str, ...]
     instructions: str
     context: tuple[str, ...]
+    get_context: Callable[[RunInput], Sequence[str]] | None = None
     expected_completion_tokens = 500
+
+    def _context(self, run: RunInput) -> Context:
+        return resolve_context(run, self.context, tool_results=True, extractor=self.get_context)
 
     @staticmethod
     def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
@@ -140,20 +150,20 @@ class ClaimsScorer(JudgedScorer):
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.output, "output", "the response to evaluate")
-        if not resolve_context(run, self.context, tool_results=True).pieces:
+        if not self._context(run).pieces:
             raise InvalidInputError(
                 NO_CONTEXT.format(name=self.name, tools=", or include tool calls with results"), field="context"
             )
 
     def _messages(self, run: RunInput) -> list[dict[str, str]]:
-        pieces = resolve_context(run, self.context, tool_results=True).pieces
+        pieces = self._context(run).pieces
         return [
             system_message(self.instructions),
             {"role": "user", "content": self.judge_prompt(run.user_text, pieces, run.output)},
         ]
 
     def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Any]:
-        context = resolve_context(run, self.context, tool_results=True)
+        context = self._context(run)
         claims = [c.model_dump() for c in parsed.claims]
         counts = {v: sum(c["verdict"] == v for c in claims) for v in self.labels}
         value = counts["yes"] / len(claims) if claims else 0.0
@@ -208,7 +218,9 @@ METRIC = Metric(
     notes=(
         "One judge call returns the claims with their verdicts (Mastra: 3 calls); the reason is written in "
         "code. Verdicts yes (supported) / no (contradicted) / unsure (not in the context), compared after "
-        "trimming and lower-casing; any other label is invalid judge output. Context: the run's, else the "
+        "trimming and lower-casing; any other label is invalid judge output. Deviation: Mastra compares "
+        "=== 'yes' exactly, so ' Yes' counts as unsupported there; our structured output constrains the labels, so this differs from Mastra only when the judge falls back to JSON mode."
+        " Context: the run's, else the "
         "context option, else tool results in the output. No context at all is invalid input (Mastra would "
         "judge against nothing and score 0). No claims → 0. An empty response is invalid input."
     ),

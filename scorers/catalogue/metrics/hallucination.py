@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import Field
 
-from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, factory, specs
-from scorers.catalogue.metrics._llm import BinaryVerdict, StrictModel, delimit_pieces, quoted
+from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, Param, factory, specs
+from scorers.catalogue.metrics._llm import BinaryVerdict, StrictModel, delimit_pieces, function, quoted
 from scorers.catalogue.metrics.faithfulness import CLAIMS_INPUTS, CONTEXT_PHRASES, ClaimsScorer, question_block
 from scorers.core.judge import delimit
 
@@ -95,7 +95,7 @@ METRIC = Metric(
     id=SCORER_ID,
     name="Hallucination",
     scorer=HallucinationScorer,
-    params=(SCALE_PARAM, CONTEXT_PARAM),
+    params=(SCALE_PARAM, CONTEXT_PARAM, Param("get_context", None, function)),
     inputs=CLAIMS_INPUTS,
     measures="The share of the response's factual claims that the context contradicts or does not support.",
     formula="#hallucinated claims / #claims; no claims → 0; round half up to 2 decimals, × scale",
@@ -109,7 +109,10 @@ METRIC = Metric(
         "Lower is better. One judge call returns the claims with their verdicts (Mastra: 3 calls); the "
         "reason is written in code. Verdict yes = contradicted or unsupported by the context, no = "
         "supported; compared after trimming and lower-casing, any other label (including unsure) is invalid "
-        "judge output. Context: the run's, else the context option, else tool results in the output; no "
+        "judge output. Deviation: Mastra compares === 'yes' exactly, so ' Yes' counts as supported there; "
+        "our structured output constrains the labels, so this differs from Mastra only when the judge falls back to JSON mode."
+        " Context: get_context(run) when configured (Mastra's getContext), else the run's, else the context "
+        "option, else tool results in the output; no "
         "context at all is invalid input (otherwise every claim would count as unsupported). No claims → 0. "
         "An empty response is invalid input."
     ),
@@ -125,8 +128,10 @@ create_hallucination_scorer = factory(
     no claims. The context is the run's ``context``, else the ``context`` option, else
     the results of the run's tool calls.
 
-    Options: ``scale`` (finite number > 0, default 1) and ``context`` (a list of
-    passages for runs without context of their own, default none).
+    Options: ``scale`` (finite number > 0, default 1), ``context`` (a list of
+    passages for runs without context of their own, default none) and, in Python,
+    ``get_context`` (Mastra's ``getContext``: a function of the
+    :class:`~scorers.core.base.RunInput` returning the passages; it wins over the rest).
     """,
 )
 

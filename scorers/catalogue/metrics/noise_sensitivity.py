@@ -28,6 +28,7 @@ from scorers.catalogue.metrics._llm import (
     text,
 )
 from scorers.core.base import RunInput
+from scorers.core.errors import InvalidInputError
 from scorers.core.judge import delimit
 
 SCORER_ID = "noise-sensitivity"
@@ -36,6 +37,26 @@ ImpactLevel = normalized_label("none", "minimal", "moderate", "significant", "se
 
 # Mastra's impact weights: how much of the baseline quality survives the noise on a dimension.
 IMPACT_WEIGHTS: dict[str, float] = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
+
+
+def impact_weights(value: Any, name: str) -> dict[str, float]:
+    """The impact weights: :data:`IMPACT_WEIGHTS` with the given levels replaced (each a number in [0, 1]).
+
+    As Mastra's ``scoring.impactWeights``, a level left out keeps its default.
+    """
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(
+            f"{name} must be an object of impact levels, got {type(value).__name__}", field=f"options.{name}"
+        )
+    unknown = set(value) - set(IMPACT_WEIGHTS)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown impact level(s) {', '.join(sorted(map(str, unknown)))}; expected {', '.join(IMPACT_WEIGHTS)}",
+            field=f"options.{name}",
+        )
+    check = number(minimum=0, maximum=1)
+    return {**IMPACT_WEIGHTS, **{level: check(w, f"{name}.{level}") for level, w in value.items()}}
+
 
 DIMENSIONS = ("contentAccuracy", "completeness", "relevance", "consistency", "hallucinationResistance")
 DIMENSION_LABELS = {
@@ -112,6 +133,7 @@ class NoiseSensitivityScorer(JudgedScorer):
     discrepancy_threshold: float
     major_issue_penalty: float
     max_major_issue_penalty: float
+    impact_weights: Mapping[str, float]
 
     def _validate(self, run: RunInput) -> None:
         require_text(run.user_text, "input", "the original query (the run's input)")
@@ -124,12 +146,13 @@ class NoiseSensitivityScorer(JudgedScorer):
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
         """The impact weight (1 = unaffected ... 0.1 = severe) of each dimension, and the judge's robustness."""
-        scores = {name: IMPACT_WEIGHTS[analysis["dimensions"][name]["impactLevel"]] for name in DIMENSIONS}
+        weights = analysis.get("impactWeights", IMPACT_WEIGHTS)  # runs stored before the option lack it
+        scores = {name: weights[analysis["dimensions"][name]["impactLevel"]] for name in DIMENSIONS}
         return {**scores, "robustness": analysis["robustnessScore"]}
 
     def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Callable[[float], str]]:
         data = parsed.model_dump()
-        weights = [IMPACT_WEIGHTS[data["dimensions"][name]["impactLevel"]] for name in DIMENSIONS]
+        weights = [self.impact_weights[data["dimensions"][name]["impactLevel"]] for name in DIMENSIONS]
         mean_impact = math.fsum(weights) / len(weights)
         robustness = data["robustnessScore"]
         discrepant = abs(robustness - mean_impact) > self.discrepancy_threshold + 1e-12
@@ -138,6 +161,7 @@ class NoiseSensitivityScorer(JudgedScorer):
         raw = max(0.0, base - penalty)
         analysis = {
             **data,
+            "impactWeights": dict(self.impact_weights),
             "meanImpactWeight": mean_impact,
             "discrepancy": discrepant,
             "baseScore": base,
@@ -214,7 +238,18 @@ METRIC = Metric(
             "number",
             "In [0, 1].",
         ),
+        Param("impact_weights", IMPACT_WEIGHTS, impact_weights),
     ),
+    nested={
+        "scoring": {
+            "impactWeights": "impact_weights",
+            "discrepancyThreshold": "discrepancy_threshold",
+            "penalties": {
+                "majorIssuePerItem": "major_issue_penalty",
+                "maxMajorIssuePenalty": "max_major_issue_penalty",
+            },
+        }
+    },
     inputs=("input (original query)", "output (response to the noisy query)"),
     measures="How robust the response to a noisy query is compared with the baseline response to the clean query.",
     formula=(
@@ -236,7 +271,10 @@ METRIC = Metric(
         "One judge call (Mastra: 2); the reason is written in code. The five dimensions are fixed fields of "
         "the schema, so the judge cannot skip one; impact levels and the robustness score are validated "
         "strictly (a robustness outside [0, 1] is invalid judge output, never clamped). A gap of exactly "
-        "the threshold keeps the judge's robustness. Baseline response and noisy query are scorer options "
+        "the threshold keeps the judge's robustness. Deviation from Mastra: Mastra compares the float gap, so "
+        "robustness 0.8 against a mean impact weight of 0.6 reads 0.20000000000000007 > 0.2 and takes the "
+        "lower; ours compares with a tolerance of 1e-12, because a gap that is 0.2 on paper is not more than "
+        "the threshold. Baseline response and noisy query are scorer options "
         "(as in Mastra), so one scorer serves one query; they are required at construction."
     ),
 )
@@ -259,7 +297,10 @@ create_noise_sensitivity_scorer = factory(
     ``noisy_query`` (required), ``noise_type`` (free text such as
     ``"misinformation"``, ``"distractors"``, ``"adversarial"``; optional), ``scale``
     (> 0, default 1), ``discrepancy_threshold``, ``major_issue_penalty``,
-    ``max_major_issue_penalty`` (numbers in [0, 1]). A missing or blank baseline
+    ``max_major_issue_penalty`` (numbers in [0, 1]), ``impact_weights`` (a mapping of
+    impact levels to weights in [0, 1]; levels left out keep the defaults above); the
+    last four also in Mastra's shape ``scoring={"impactWeights", "discrepancyThreshold",
+    "penalties": {"majorIssuePerItem", "maxMajorIssuePenalty"}}``. A missing or blank baseline
     response or noisy query is an ``InvalidInputError``.
     """,
 )

@@ -12,7 +12,7 @@ in a separate call (2 calls).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -23,14 +23,18 @@ from scorers.catalogue.metrics._llm import (
     StrictModel,
     Verdict,
     boolean,
+    function,
     merge_info,
     numbered_list_model,
+    positive_integer,
     quote_list,
     ratio,
     require_text,
     system_message,
+    text,
 )
 from scorers.core.base import RunInput, ScoreResult, normalize_run
+from scorers.core.errors import InvalidInputError
 from scorers.core.judge import delimit
 
 SCORER_ID = "summarization"
@@ -76,13 +80,13 @@ class SummarizationAnalysis(StrictModel):
     """The one-call analysis: claims with alignment verdicts, questions with coverage verdicts."""
 
     claims: list[AlignmentClaim]
-    questions: Annotated[list[CoverageQuestion], Field(max_length=MAX_QUESTIONS)]
+    questions: list[CoverageQuestion]
 
 
 class SourceQuestions(StrictModel):
     """The first call of the two-call mode: questions from the source alone."""
 
-    questions: Annotated[list[str], Field(max_length=MAX_QUESTIONS)]
+    questions: list[str]
 
 
 class QuestionAnswer(StrictModel):
@@ -97,18 +101,18 @@ class _Claims(StrictModel):
     claims: list[AlignmentClaim]
 
 
-def summarization_prompt(source: str, summary: str) -> str:
+def summarization_prompt(source: str, summary: str, max_questions: int = MAX_QUESTIONS) -> str:
     """The one-call prompt: claims with alignment verdicts and questions with coverage verdicts."""
     return (
         f"{delimit('source', source)}\n\n{delimit('summary', summary)}\n\n"
-        f"{_ALIGNMENT_TASK}\n\nCoverage: first, reading the source, {_questions_task(MAX_QUESTIONS)} Then for each "
+        f"{_ALIGNMENT_TASK}\n\nCoverage: first, reading the source, {_questions_task(max_questions)} Then for each "
         'question, answered "yes" if the summary gives the answer, else "no", with a one-sentence reason.'
     )
 
 
-def questions_prompt(source: str) -> str:
+def questions_prompt(source: str, max_questions: int = MAX_QUESTIONS) -> str:
     """The two-call mode's first prompt: the key questions, from the source alone."""
-    return f"{delimit('source', source)}\n\nFor a later check of a summary of this source, {_questions_task(MAX_QUESTIONS)}"
+    return f"{delimit('source', source)}\n\nFor a later check of a summary of this source, {_questions_task(max_questions)}"
 
 
 def check_prompt(source: str, summary: str, questions: list[str]) -> str:
@@ -131,6 +135,20 @@ class SummarizationScorer(JudgedScorer):
     expected_completion_tokens = 800
 
     independent_questions: bool
+    max_questions: int
+    source: str
+    source_extractor: Callable[[RunInput], str] | None
+
+    def _source(self, run: RunInput) -> str:
+        """The source text: ``source_extractor(run)``, else the ``source`` option, else the run's input."""
+        if self.source_extractor is not None:
+            source = self.source_extractor(run)
+            if not isinstance(source, str):
+                raise InvalidInputError(
+                    f"source_extractor must return the source text, got {type(source).__name__}", field="source"
+                )
+            return source
+        return self.source or run.user_text
 
     @property
     def judge_calls_per_run(self) -> int:  # type: ignore[override]
@@ -138,13 +156,15 @@ class SummarizationScorer(JudgedScorer):
         return 2 if self.independent_questions else 1
 
     def _validate(self, run: RunInput) -> None:
-        require_text(run.user_text, "input", "the source text to summarise (the run's input)")
+        require_text(self._source(run), "input", "the source text to summarise (the run's input, or the source option)")
         require_text(run.output, "output", "the summary (the run's output)")
 
     def _messages(self, run: RunInput) -> list[dict[str, str]]:
         if self.independent_questions:
-            return [system_message(ROLE), {"role": "user", "content": questions_prompt(run.user_text)}]
-        return [system_message(ROLE), {"role": "user", "content": summarization_prompt(run.user_text, run.output)}]
+            prompt = questions_prompt(self._source(run), self.max_questions)
+        else:
+            prompt = summarization_prompt(self._source(run), run.output, self.max_questions)
+        return [system_message(ROLE), {"role": "user", "content": prompt}]
 
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
@@ -154,7 +174,8 @@ class SummarizationScorer(JudgedScorer):
 
     def _score(self, parsed: Any, run: RunInput) -> tuple[float, dict[str, Any], Callable[[float], str]]:
         claims = [c.model_dump() for c in parsed.claims]
-        questions = [q.model_dump() for q in parsed.questions]
+        # Mastra keeps the first max_questions questions and drops the rest (measureAxes)
+        questions = [q.model_dump() for q in parsed.questions[: self.max_questions]]
         return self._combine(claims, questions)
 
     def _combine(
@@ -202,11 +223,14 @@ class SummarizationScorer(JudgedScorer):
         run = normalize_run(payload)
         self._validate(run)
         first = self.judge.complete(self._messages(run), SourceQuestions, schema_name="summarization_questions")
-        texts = [q.strip() for q in first.parsed.questions if q.strip()]
+        texts = [q.strip() for q in first.parsed.questions if q.strip()][: self.max_questions]
         if not texts:
             return self.finish(*self._combine(None, []), first.info)
         model: type[BaseModel] = numbered_list_model(_Claims, "answers", QuestionAnswer, len(texts))
-        messages = [system_message(ROLE), {"role": "user", "content": check_prompt(run.user_text, run.output, texts)}]
+        messages = [
+            system_message(ROLE),
+            {"role": "user", "content": check_prompt(self._source(run), run.output, texts)},
+        ]
         second = self.judge.complete(messages, model, schema_name="summarization_check")
         claims = [c.model_dump() for c in second.parsed.claims]  # type: ignore[attr-defined]
         questions = [
@@ -231,11 +255,28 @@ METRIC = Metric(
             "bool",
             "Write the coverage questions in a separate first call that never sees the summary (2 calls instead of 1).",
         ),
+        Param(
+            "max_questions",
+            MAX_QUESTIONS,
+            positive_integer,
+            "Most coverage questions",
+            "number",
+            "The judge writes at most this many key questions; extra ones are dropped (a whole number >= 1).",
+        ),
+        Param(
+            "source",
+            "",
+            text(),
+            "Source text",
+            "text",
+            "The text the summary condenses, when it is not the run's input.",
+        ),
+        Param("source_extractor", None, function),
     ),
     inputs=("input (source text)", "output (summary)"),
     measures="Whether the summary's claims are supported by the source (alignment) and whether it answers the "
     "source's key questions (coverage).",
-    formula="round2(min(#supported claims / #claims, #answered questions / #questions (≤ 10)) × scale); "
+    formula="round2(min(#supported claims / #claims, #answered questions / #questions (≤ max_questions, 10)) × scale); "
     "no claims or no questions → 0",
     higher_is_better=True,
     example={
@@ -258,7 +299,10 @@ METRIC = Metric(
         "to pick them from the source's key points; independent_questions=true removes that influence at the "
         'cost of a second call. "unsure" claims count as not supported. No claims or no questions → 0 '
         "(with independent_questions and no question, the second call is skipped). Empty source or summary "
-        "→ invalid input."
+        "→ invalid input. As in Mastra, a judge that writes more than max_questions (default 10) questions "
+        "has the first max_questions kept and the rest dropped (not an invalid reply), and the source is "
+        "source_extractor(run), else the source option, else the run's input. Deviation: Mastra's coverage "
+        "call sees only the summary; ours judges coverage in the same call as alignment, with the source in view."
     ),
 )
 
@@ -273,7 +317,11 @@ create_summarization_scorer = factory(
     Options: ``scale`` (finite number > 0, default 1) and ``independent_questions``
     (bool, default False: one call; True: the questions come from the source alone in
     a first call, so they cannot lean on the summary, and the judge cache reuses them
-    for every summary of the same source; 2 calls).
+    for every summary of the same source; 2 calls); ``max_questions`` (whole number
+    >= 1, default 10: the first ones are kept when the judge writes more); ``source``
+    (the text the summary condenses, default the run's input) and, in Python,
+    ``source_extractor`` (a function of the :class:`~scorers.core.base.RunInput`
+    returning the source text; it wins over ``source``).
     """,
 )
 

@@ -56,7 +56,8 @@ def parse_tools(value: Any, name: str = "available_tools") -> tuple[Tool, ...]:
     """The available tools from an option value.
 
     Accepted: a list whose items are ``"name"``, ``"name: description"``,
-    ``{"name": ..., "description": ...}`` or :class:`Tool`; or a mapping
+    ``{"name": ..., "description": ...}``, a Mastra tool ``{"id": ..., "description": ...}``
+    or :class:`Tool`; or a mapping
     ``{name: description}``. Names must be unique and non-empty.
 
     Raises:
@@ -80,7 +81,7 @@ def parse_tools(value: Any, name: str = "available_tools") -> tuple[Tool, ...]:
             tool_name, _, description = item.partition(":")
             tool = Tool(tool_name.strip(), description.strip())
         elif isinstance(item, Mapping):
-            tool_name, description = item.get("name"), item.get("description", "")
+            tool_name, description = item.get("name", item.get("id")), item.get("description", "")
             if not isinstance(tool_name, str) or not isinstance(description, str):
                 raise InvalidInputError(
                     "a tool needs a string 'name' and an optional string 'description'", field=where
@@ -284,7 +285,8 @@ create_tool_call_accuracy_scorer = factory(
     - no call: score = 0 if the judge names a missing tool, else scale.
 
     Options: ``available_tools`` (required: a list of ``"name: description"`` strings,
-    ``{"name", "description"}`` objects, or a ``{name: description}`` mapping) and
+    ``{"name", "description"}`` objects or Mastra tools ``{"id", "description"}``, or a
+    ``{name: description}`` mapping) and
     ``scale`` (finite number > 0, default 1). No available tools or a malformed tool
     is an ``InvalidInputError``.
     """,

@@ -153,8 +153,8 @@ METRIC = Metric(
     notes=(
         "One judge call returns the remarks with their verdicts (Mastra: 2 calls); the reason is written "
         "in code. No remark found → 0 (Mastra gives 1, its defect). Plain facts are not counted as "
-        'remarks, so a factual answer with one insult scores high. Verdicts must be exactly "yes" or '
-        '"no" (anything else is invalid judge output, re-asked once). Empty response → invalid input.'
+        "remarks, so a factual answer with one insult scores high. Verdicts yes/no are compared after "
+        "trimming and lower-casing, as in Mastra; anything else is invalid judge output (re-asked once). Empty response → invalid input."
     ),
 )
 

@@ -219,9 +219,14 @@ class PromptAlignmentScorer:
         has_user = bool(run.user_text.strip())
         has_system = bool(run.system_text.strip())
         mode = self.evaluation_mode
-        if mode in ("user", "both") and not has_user:
+        if mode == "user" and not has_user:
             raise InvalidInputError(
-                f"{mode} mode needs a user prompt, but the input has no user message with text",
+                "user mode needs a user prompt, but the input has no user message with text",
+                field="input",
+            )
+        if mode == "both" and not has_user and not has_system:
+            raise InvalidInputError(
+                "both mode needs a user prompt or a system message, but the input has no message with text",
                 field="input",
             )
         if mode == "system" and not has_system:
@@ -230,7 +235,9 @@ class PromptAlignmentScorer:
                 "or a message with role 'system')",
                 field="input",
             )
-        return "user" if mode == "both" and not has_system else mode
+        if mode == "both" and not (has_user and has_system):
+            return "user" if has_user else "system"
+        return mode
 
     # Typical reply size, for cost estimates before a batch run.
     expected_completion_tokens = 700
@@ -310,6 +317,8 @@ class PromptAlignmentScorer:
         note = None
         if self.evaluation_mode == "both" and effective == "user":
             note = "No system message was given, so the run was scored in user mode; no system score was invented."
+        elif self.evaluation_mode == "both" and effective == "system":
+            note = "No user message was given, so the run was scored in system mode; no user score was invented."
         analysis = {
             "evaluationMode": self.evaluation_mode,
             "effectiveMode": effective,
@@ -354,7 +363,8 @@ def create_prompt_alignment_scorer(
     - user mode: W = 0.40·intent + 0.30·requirements + 0.20·completeness + 0.10·appropriateness
     - system mode: W = 0.35·intent + 0.35·requirements + 0.15·completeness + 0.15·appropriateness
     - both mode: W = 0.7·U + 0.3·S, U and S judged separately against the user prompt and the
-      system messages (one judge call returns both sets); with no system message, user mode.
+      system messages (one judge call returns both sets); with no system message, user mode,
+      and with only system messages, system mode (a symmetric fallback; the note says so).
     - score = round_half_up(W × scale, 2).
 
     Args:
