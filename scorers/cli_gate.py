@@ -39,8 +39,8 @@ A scorer fails when its mean change (candidate - baseline, in the scorer's direc
 lower is better for toxicity, bias, hallucination) is worse than its minimum effect AND
 the bootstrap interval excludes zero, or when the candidate's mean misses its --floor
 (a ceiling for lower-is-better scorers). Items not scored are never counted as 0: they
-are left out of the pairs, and a scorer with more than --max-unscored of its matched
-items not scored (on either side) is undecided.
+are left out of the pairs, and a scorer with more than --max-unscored of the baseline's
+items not scored (on either side, or missing from the candidate) is undecided.
 
 exit codes:
   0  pass: no scorer regressed
@@ -135,7 +135,8 @@ def add_parsers(commands: Any) -> None:
         type=_share,
         default=DEFAULT_MAX_UNSCORED_SHARE,
         metavar="SHARE",
-        help=f"largest share of matched items not scored before a scorer is undecided, exit 3 "
+        help=f"largest share of the baseline's items not scored (or missing from the candidate) before a "
+        f"scorer is undecided, exit 3 "
         f"(default {DEFAULT_MAX_UNSCORED_SHARE})",
     )
     rule.add_argument(

@@ -408,3 +408,24 @@ def test_run_writes_junit_xml_that_validates(tmp_path: Path, studio_db: Path):
     suite = ET.parse(junit).find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "1")
     assert cli("run", str(data), "--scorer", TD, "--junit-items")[0] == 2
+
+
+def test_baseline_items_missing_from_a_candidate_file_count_as_not_scored(tmp_path: Path):
+    store = Store(":memory:")
+    base = stored_run(store, "base", {TD: [0.7] * 10})
+    # The candidate stopped after 7 items: its export has 7 rows, no row at all for q07..q09,
+    # and 2 new items (q10, q11) the baseline does not have.
+    cand = stored_run(store, "cand", {TD: [0.7] * 7 + [MISSING] * 3 + [0.1, 0.1]})
+    _, items, result = load_run(store, cand)
+    path = tmp_path / "cand.jsonl"
+    path.write_bytes(export_run(result, items, "jsonl"))
+    gate = evaluate_gate(side_from_run(store, base), side_from_file(path))
+    (g,) = gate.scorers
+    # Gated: the baseline's 10 items; 3 missing → share 3/10 = 30% > 10% → undecided. The two new
+    # items (scored 0.1) are not gated, so they do not drag the mean down.
+    assert (g.n_items, g.n_pairs, g.n_unscored_candidate) == (10, 7, 3)
+    assert g.unscored[0] == ("q07", "candidate: missing")
+    assert g.verdict is Verdict.UNDECIDED and gate.exit_code == 3
+    assert any("2 item id(s) of the candidate are not in the baseline" in n for n in gate.notes)
+    assert any("3 item id(s) of the baseline are missing" in n for n in gate.notes)
+    store.close()

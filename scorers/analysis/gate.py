@@ -7,14 +7,16 @@ Per scorer present in both runs, items are paired by ``item_id`` and the statist
 from :func:`scorers.analysis.compare.paired` (candidate − baseline): the mean difference
 with its paired percentile-bootstrap interval, wins/ties/losses and the Wilcoxon
 signed-rank test. A pair counts only when both sides were scored: an item that was not
-scored (a judge failure, invalid input, or no outcome stored at all, :data:`NOT_RUN`) is
-never counted as 0; it is counted apart, and too many of them make the scorer undecided.
+scored (a judge failure, invalid input, no outcome stored at all, :data:`NOT_RUN`, or a
+baseline item the candidate lacks) is never counted as 0; it is counted apart, and too many
+of them make the scorer undecided. The items gated are the baseline's: the candidate's items
+that the baseline lacks are not gated (the result's notes say how many).
 
 Decision rule for one scorer, with ``g = d`` when higher is better and ``g = −d`` when
 lower is better (so g < 0 is always worse), ``d`` the candidate − baseline differences:
 
-1. **undecided** when no item is paired, or when the share of matched items not scored on
-   either side exceeds ``max_unscored_share``;
+1. **undecided** when no item is paired, or when the share of the baseline's items not scored
+   on either side (or missing from the candidate) exceeds ``max_unscored_share``;
 2. **fail** (regression) when ``mean(g) < −min_effect`` *and* the interval of ``mean(g)``
    lies wholly below zero (it excludes zero on the worse side);
 3. **fail** (floor) when the candidate's mean over its scored items is below the floor
@@ -52,7 +54,7 @@ NOT_RUN = "not_run"
 """Status of an item × scorer with no stored outcome (the run stopped before scoring it)."""
 
 DEFAULT_MAX_UNSCORED_SHARE = 0.1
-"""Default largest share of matched items not scored (on either side) before a scorer is undecided."""
+"""Default largest share of the baseline's items not scored (on either side) before a scorer is undecided."""
 
 DEFAULT_TOP = 5
 """Default number of most-regressed items listed per scorer."""
@@ -85,8 +87,8 @@ class GatePolicy:
             any regression the interval shows fails).
         floors: scorer id → absolute floor of the candidate's mean (a ceiling for scorers
             where lower is better).
-        max_unscored_share: in [0, 1]; a scorer with a larger share of matched items not
-            scored on either side is undecided.
+        max_unscored_share: in [0, 1]; a scorer with a larger share of the baseline's items
+            not scored on either side (or missing from the candidate) is undecided.
         confidence, n_resamples, seed: the bootstrap interval (:func:`scorers.analysis.compare.bootstrap_ci`).
         top: most-regressed items listed per scorer.
 
@@ -171,9 +173,10 @@ class ScorerGate:
         higher_is_better: the scorer's direction (from its catalogue entry).
         verdict: pass, fail or undecided.
         reasons: one sentence per reason for the verdict.
-        n_items: item ids present on both sides.
+        n_items: the baseline's item ids for this scorer (the items gated).
         n_pairs: of those, items scored on both sides.
-        n_unscored_baseline, n_unscored_candidate: matched items not scored on that side.
+        n_unscored_baseline, n_unscored_candidate: of those, items not scored on that side
+            (for the candidate, including items it lacks).
         unscored_share: ``(n_items − n_pairs) / n_items`` (1 without items).
         baseline_mean, candidate_mean: means over the paired items (None without pairs).
         candidate_mean_all: the candidate's mean over all its scored items (for the floor).
@@ -184,8 +187,8 @@ class ScorerGate:
         note: why there is no p-value, or "".
         min_effect, floor: the policy that applied.
         regressions: the most-regressed items, worst first.
-        unscored: ``(item_id, why)`` of each matched item not scored on a side, e.g.
-            ``("q7", "candidate: api_error")``, in item id order.
+        unscored: ``(item_id, why)`` of each gated item not scored on a side, e.g.
+            ``("q7", "candidate: api_error")`` or ``("q8", "candidate: missing")``, in item id order.
         comparison: the underlying :class:`PairedComparison` (candidate as ``a``).
     """
 
@@ -417,11 +420,11 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> ScorerGate:
     part = combined[combined["scorer"] == scorer]
     base, cand = part[part[_BASE] == _BASELINE], part[part[_BASE] == _CANDIDATE]
-    matched = set(base["item_id"]) & set(cand["item_id"])
-    base_ok = set(base.loc[_scored(base), "item_id"]) & matched
-    cand_ok = set(cand.loc[_scored(cand), "item_id"]) & matched
+    gated = set(base["item_id"])  # the items gated: the baseline's
+    base_ok = set(base.loc[_scored(base), "item_id"]) & gated
+    cand_ok = set(cand.loc[_scored(cand), "item_id"]) & gated
     comparison = paired(
-        part[part["item_id"].isin(matched)],
+        part[part["item_id"].isin(gated)],
         scorer,
         _CANDIDATE,
         _BASELINE,
@@ -433,7 +436,7 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
     )
     hib = comparison.higher_is_better
     sign = 1.0 if hib else -1.0
-    n_items, n_pairs = len(matched), comparison.n_pairs
+    n_items, n_pairs = len(gated), comparison.n_pairs
     share = (n_items - n_pairs) / n_items if n_items else 1.0
     scores = {
         side: dict(zip(frame.loc[_scored(frame), "item_id"], frame.loc[_scored(frame), "score"], strict=True))
@@ -454,14 +457,14 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
     if n_pairs == 0:
         verdict = Verdict.UNDECIDED
         reasons.append(
-            f"no item was scored on both sides ({n_items} matched by id), so nothing can be compared"
+            f"no item was scored on both sides ({n_items} in the baseline), so nothing can be compared"
             if n_items
             else "no item id is on both sides, so nothing can be compared"
         )
     elif share > policy.max_unscored_share:
         verdict = Verdict.UNDECIDED
         reasons.append(
-            f"{n_items - n_pairs} of {n_items} matched items ({share:.0%}) were not scored on one side or both "
+            f"{n_items - n_pairs} of {n_items} items ({share:.0%}) were not scored on one side or both "
             f"({n_items - len(cand_ok)} in the candidate, {n_items - len(base_ok)} in the baseline); at most "
             f"{policy.max_unscored_share:.0%} may be (failures are never counted as 0)"
         )
@@ -520,12 +523,12 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
         (
             i,
             "; ".join(
-                f"{side}: {statuses[side].get(i)}"
+                f"{side}: {statuses[side].get(i, 'missing')}"
                 for side, ok in ((_BASELINE, base_ok), (_CANDIDATE, cand_ok))
                 if i not in ok
             ),
         )
-        for i in sorted(matched - (base_ok & cand_ok))
+        for i in sorted(gated - (base_ok & cand_ok))
     )
     return ScorerGate(
         scorer=scorer,
@@ -603,7 +606,9 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     if ids_c - ids_b:
         notes.append(f"{len(ids_c - ids_b)} item id(s) of the candidate are not in the baseline and are not gated.")
     if ids_b - ids_c:
-        notes.append(f"{len(ids_b - ids_c)} item id(s) of the baseline are missing from the candidate.")
+        notes.append(
+            f"{len(ids_b - ids_c)} item id(s) of the baseline are missing from the candidate: they count as not scored."
+        )
     verdicts = {g.verdict for g in gates}
     verdict = (
         Verdict.FAIL
@@ -735,7 +740,7 @@ def junit_report(result: GateResult, *, per_item: bool = False) -> bytes:
 
     One test case per scorer (classname ``scorers.gate``): a ``<failure>`` when it fails the
     gate, an ``<error>`` when it is undecided, passed otherwise; the reasons and numbers are
-    in the body or ``<system-out>``. With ``per_item``, one more case per matched item ×
+    in the body or ``<system-out>``. With ``per_item``, one more case per gated item ×
     scorer (classname ``scorers.gate.<scorer>``): ``<skipped>`` when it was not scored on a
     side, a ``<failure>`` when its scorer failed the gate for a regression and the item got
     worse by more than the minimum effect, passed otherwise.
