@@ -49,3 +49,17 @@ def test_the_page_shows_the_clis_verdict_with_the_same_numbers(open_page, studio
     ]
     assert cli_summary("--baseline", base, "--candidate", cand, "--min-effect", "0.3", "--db", str(db))[0] == 0
     assert any("--min-effect 0.3" in c.value for c in at.code)
+
+
+def test_the_page_says_which_run_is_a_named_baseline_and_which_failed_a_gate(open_page, studio_db: Path):
+    store = Store(studio_db)
+    base = stored_run(store, "base", {TD: [0.9] * 10})
+    cand = stored_run(store, "cand", {TD: [0.5] * 10})
+    store.set_baseline("main", base)
+    store.close()
+    # d = −0.4 on every item: the CLI fails the candidate and records it.
+    assert cli_summary("--baseline", "main", "--candidate", cand, "--db", str(studio_db))[0] == 1
+    at = open_run_vs_run(open_page, base, cand)
+    captions = [c.value for c in at.caption]
+    assert "Run A is the named baseline 'main'." in captions
+    assert any(c.startswith("Run B failed a CI gate against main on ") for c in captions)

@@ -27,6 +27,25 @@ def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> s
     return shlex.join(parts)
 
 
+def baseline_notes(store: Store, baseline_run: str, candidate_run: str) -> list[str]:
+    """Sentences on the two runs' standing: which named baselines they are, and a failed CI gate of run B."""
+    names: dict[str, list[str]] = {}
+    for entry in store.list_baselines():
+        names.setdefault(entry["run_id"], []).append(repr(entry["name"]))
+    lines = [
+        f"Run {label} is the named baseline {', '.join(names[run])}."
+        for label, run in (("A", baseline_run), ("B", candidate_run))
+        if run in names
+    ]
+    failed = [v for v in store.gate_verdicts(candidate_run) if v["verdict"] == "fail"]
+    if failed:
+        lines.append(
+            f"Run B failed a CI gate against {failed[0]['baseline']} on {failed[0]['created_at'][:16].replace('T', ' ')} "
+            "UTC: it can never become a baseline."
+        )
+    return lines
+
+
 def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str) -> None:
     """The gate of run B (candidate) against run A (baseline), with the minimum effect and unscored share as inputs.
 
@@ -66,10 +85,12 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
         return
     show = {Verdict.PASS: st.success, Verdict.FAIL: st.error, Verdict.UNDECIDED: st.warning}[result.verdict]
     show(md_escape(f"Gate verdict: {result.headline()}"))
+    for line in baseline_notes(store, baseline_run, candidate_run):
+        st.caption(md_escape(line))
     body = markdown_summary(result).split("\n", 2)[2]  # the heading is the verdict shown above
     st.markdown(body)
     st.caption("The same verdict in CI (exit code 0 pass, 1 regression, 3 undecided):")
     st.code(gate_command(baseline_run, candidate_run, policy), language="bash")
 
 
-__all__ = ["gate_command", "render_gate"]
+__all__ = ["baseline_notes", "gate_command", "render_gate"]
