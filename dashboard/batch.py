@@ -37,6 +37,7 @@ from scorers import (
     run_evals,
 )
 from scorers.runs import jobs
+from scorers.runs.batch_api import run_batch_api
 from scorers.runs.export import results_frame
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
@@ -67,6 +68,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_ITEM_TIMEOUT_S = 180.0
+BATCH_POLL_INTERVAL_S = 30.0  # seconds between two looks at a Batch API run's open batches
 
 
 # ---- dataset → items → stored run
@@ -134,6 +136,8 @@ def create_batch_run(
     concurrency: int = DEFAULT_CONCURRENCY,
     item_timeout: float | None = DEFAULT_ITEM_TIMEOUT_S,
     name: str | None = None,
+    batch_api: bool = False,
+    live_follow_ups: bool = False,
 ) -> str:
     """Record a new run and its items in the store, before anything is scored.
 
@@ -153,6 +157,8 @@ def create_batch_run(
         concurrency: items scored at once.
         item_timeout: seconds per item, or None.
         name: the run's display name (default: dataset and date).
+        batch_api: score through the provider's Batch API (:mod:`scorers.runs.batch_api`).
+        live_follow_ups: with ``batch_api``, re-ask invalid output live instead of in a follow-up batch.
 
     Returns:
         The new run's id.
@@ -171,6 +177,8 @@ def create_batch_run(
             "concurrency": concurrency,
             "item_timeout": item_timeout,
             "cache": True,
+            "batch_api": batch_api,
+            "live_follow_ups": live_follow_ups,
         },
         name=name.strip() if name and name.strip() else None,
     )
@@ -244,7 +252,9 @@ def start_batch_job(
 
     The job calls :func:`scorers.run_evals` with ``run_id`` (resume semantics):
     outcomes already stored are kept, each new one is written as it finishes, and
-    stopping the job stops the run after the judge calls in flight. Its result is the
+    stopping the job stops the run after the judge calls in flight. A run recorded with
+    ``batch_api`` in its config goes through :func:`scorers.runs.batch_api.run_batch_api`
+    instead (stopping it leaves its batches to a later resume). Its result is the
     :class:`~scorers.EvalRunResult`.
 
     Args:
@@ -271,17 +281,30 @@ def start_batch_job(
         ctx.progress(done=0, total=total, phase="scoring")
 
         try:
-            result = run_evals(
-                [],
-                list(scorers),
-                concurrency=concurrency,
-                item_timeout=item_timeout,
-                store=store,
-                run_id=run_id,
-                retry_failed=retry_failed,
-                on_item_complete=ctx.on_item_complete,
-                cancel=ctx.cancel,
-            )
+            if before.batch_api:
+                result = run_batch_api(
+                    [],
+                    list(scorers),
+                    store=store,
+                    run_id=run_id,
+                    retry_failed=retry_failed,
+                    live_follow_ups=bool((run["config"] or {}).get("live_follow_ups")),
+                    poll_interval=BATCH_POLL_INTERVAL_S,
+                    on_item_complete=ctx.on_item_complete,
+                    cancel=ctx.cancel,
+                )
+            else:
+                result = run_evals(
+                    [],
+                    list(scorers),
+                    concurrency=concurrency,
+                    item_timeout=item_timeout,
+                    store=store,
+                    run_id=run_id,
+                    retry_failed=retry_failed,
+                    on_item_complete=ctx.on_item_complete,
+                    cancel=ctx.cancel,
+                )
         except Exception:
             store.finish_run(run_id, RunStatus.FAILED.value)  # the outcomes stored so far are kept
             raise

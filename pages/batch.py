@@ -30,6 +30,7 @@ from scorers import (
     guess_columns,
 )
 from scorers.catalogue.registry import scorer_spec, scorer_specs
+from scorers.core.pricing import BATCH_DISCOUNT
 from scorers.runs.datasets import ROLES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -169,6 +170,24 @@ if dataset is not None:
     run_name = name_col.text_input(
         "Run name (optional)", key="batch_run_name", placeholder=f"{dataset.source_name} <date>"
     )
+    batch_api = st.toggle(
+        "Use the provider's Batch API",
+        key="batch_api",
+        help="For very large runs: the judge requests go in files to /v1/batches instead of live calls. "
+        f"{BATCH_DISCOUNT:.0%} off the price and a separate rate limit, but answers can take up to 24 hours. "
+        "The batch ids are stored: stop the run, close the page, and resume it from History later.",
+    )
+    live_follow_ups = batch_api and (
+        st.radio(
+            "Re-ask invalid judge output",
+            ("in a follow-up batch", "with a live call at once"),
+            key="batch_api_reask",
+            horizontal=True,
+            help="A reply that does not match the schema is asked again once: in the next batch "
+            "(cheaper) or live (sooner).",
+        )
+        == "with a live call at once"
+    )
 
     scorers, problem, settings = [], None, None
     if scorer_options:
@@ -186,7 +205,7 @@ if dataset is not None:
         problem = "Choose at least one scorer."
 
     if items is not None and scorers:
-        estimate = estimate_run(items, scorers)
+        estimate = estimate_run(items, scorers, batch_api=batch_api)
         e1, e2, e3, e4 = st.columns(4)
         e1.metric("Items", len(items))
         e2.metric("Judge calls (est.)", f"{estimate.judge_calls:,}")
@@ -200,8 +219,15 @@ if dataset is not None:
         e4.metric(
             "Cost (est.)",
             "$0 (no judge)" if settings is None else ("unknown" if cost is None else f"${cost:,.4f}"),
-            help="From the price table of common OpenAI models; 'unknown' for other models.",
+            delta=None
+            if not batch_api or cost is None or not estimate.live_cost_usd
+            else f"-${estimate.live_cost_usd - cost:,.4f} with the Batch API",
+            delta_color="inverse",
+            help="From the price table of common OpenAI models; 'unknown' for other models."
+            + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else ""),
         )
+    if batch_api and settings is None and scorers:
+        problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
     if problem:
         st.error(problem)
     busy = job_running()
@@ -226,6 +252,8 @@ if dataset is not None:
             concurrency=int(concurrency),
             item_timeout=float(timeout) or None,
             name=run_name,
+            batch_api=batch_api,
+            live_follow_ups=live_follow_ups,
         )
         start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
         st.session_state["batch_run_id"] = run_id

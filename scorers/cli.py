@@ -82,9 +82,10 @@ from typing import Any, TextIO
 from scorers.analysis.junit import run_junit
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.core.base import Scorer
-from scorers.core.errors import InvalidInputError, JudgeConfigError, ScoreStatus
+from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, ScoreStatus
 from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
-from scorers.core.pricing import price_for
+from scorers.core.pricing import BATCH_DISCOUNT, price_for
+from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
 from scorers.runs.export import export_run, format_for_path, json_safe, results_frame
 from scorers.runs.runner import EvalItem, EvalRunResult, Summary, estimate_run, load_run, run_evals
@@ -330,6 +331,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     batch.add_argument(
         "--retry-failed", action="store_true", help="with --resume: also score again the outcomes that were not scored"
+    )
+    batch.add_argument(
+        "--batch-api",
+        action="store_true",
+        help="send the judge calls through the provider's Batch API (/v1/batches) instead of live calls: "
+        "half the price and a separate rate limit, answers within 24 h. The batch ids are stored: stop "
+        "with Ctrl-C and --resume RUN_ID later to collect the answers (a resumed run keeps this mode)",
+    )
+    batch.add_argument(
+        "--live-reasks",
+        action="store_true",
+        help="with --batch-api: re-ask invalid judge output with a live call at once instead of in a follow-up batch",
+    )
+    batch.add_argument(
+        "--poll-interval",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="with --batch-api: seconds between two looks at the open batches (default 30)",
     )
     batch.add_argument(
         "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
@@ -670,11 +690,13 @@ def _print_estimate(
     items_per_scorer: Mapping[str, Sequence[EvalItem]],
     scorers: Sequence[Scorer],
     settings: JudgeSettings | None,
+    *,
+    batch_api: bool = False,
 ) -> int:
     calls = prompt = completion = 0
     cost: float | None = 0.0
     for scorer in scorers:
-        estimate = estimate_run(items_per_scorer[scorer.id], [scorer])
+        estimate = estimate_run(items_per_scorer[scorer.id], [scorer], batch_api=batch_api)
         calls += estimate.judge_calls
         prompt += estimate.prompt_tokens
         completion += estimate.completion_tokens
@@ -684,6 +706,11 @@ def _print_estimate(
         return calls
     if cost is None or price_for(settings.model_name) is None:
         cost_text = f"cost unknown (no list price for model {settings.model_name!r})"
+    elif batch_api:
+        cost_text = (
+            f"about ${cost:.4f} at {settings.model_name}'s Batch API price "
+            f"({BATCH_DISCOUNT:.0%} off the list price of ${cost / (1 - BATCH_DISCOUNT):.4f})"
+        )
     else:
         cost_text = f"about ${cost:.4f} at {settings.model_name}'s list price"
     console.note(
@@ -769,7 +796,7 @@ def _print_summary(
     else:
         cost = result.cost_usd
         cost_text = (
-            f"cost ${cost:.4f}"
+            f"cost ${cost:.4f}" + (" at Batch API prices" if result.batch_api else "")
             if cost is not None
             else f"cost unknown (no list price for model {result.judge_model!r})"
         )
@@ -919,6 +946,10 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         raise CLIError(f"choose at least one --scorer ({', '.join(SCORER_IDS)})")
     scorer_ids = list(dict.fromkeys(args.scorers))
     settings = _judge_settings(args, scorer_ids)
+    if settings is None and args.batch_api:
+        raise CLIError("--batch-api needs an LLM-judged scorer: the scorers chosen make no judge calls")
+    if args.live_reasks and not args.batch_api:
+        raise CLIError("--live-reasks applies to --batch-api only")
     console.secret = settings.api_key if settings else None
     options = _scorer_options(scorer_ids, args.scale, args.mode)
     validate_thresholds(args.fail_under, args.fail_over, options)
@@ -939,7 +970,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             items = _items(dataset, mapping, args.group_col)
         except DatasetError as exc:
             raise CLIError(f"{exc} Choose the columns with {', '.join(COLUMN_FLAGS.values())}.") from None
-        calls = _print_estimate(console, {s.id: items for s in scorers}, scorers, settings)
+        calls = _print_estimate(console, {s.id: items for s in scorers}, scorers, settings, batch_api=args.batch_api)
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
             return EXIT_INTERRUPTED
@@ -957,6 +988,8 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
                 "concurrency": concurrency,
                 "item_timeout": args.item_timeout,
                 "cache": not args.no_cache,
+                "batch_api": args.batch_api,
+                "live_follow_ups": args.live_reasks,
             },
         )
         labels = {i: dataset.row_label(i) for i in range(len(items))}
@@ -1005,7 +1038,9 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             if not (args.retry_failed and o.status is not ScoreStatus.SCORED)
         }
         todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
-        calls = _print_estimate(console, todo, scorers, settings)
+        args.batch_api = args.batch_api or bool(config.get("batch_api"))
+        args.live_reasks = args.live_reasks or bool(config.get("live_follow_ups"))
+        calls = _print_estimate(console, todo, scorers, settings, batch_api=args.batch_api)
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
             return EXIT_INTERRUPTED
@@ -1078,21 +1113,41 @@ def _execute(
     previous_handler = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     progress.start()
     try:
-        result = run_evals(
-            [],
-            scorers,
-            concurrency=concurrency,
-            item_timeout=item_timeout,
-            store=store,
-            run_id=run_id,
-            retry_failed=retry_failed,
-            on_item_complete=on_item,
-            cancel=cancel,
-        )
+        if args.batch_api:
+            console.note(f"Batch API mode: the judge calls go in batches, polled every {args.poll_interval:g} s.")
+            result = run_batch_api(
+                [],
+                scorers,
+                store=store,
+                run_id=run_id,
+                retry_failed=retry_failed,
+                live_follow_ups=args.live_reasks,
+                poll_interval=args.poll_interval,
+                on_item_complete=on_item,
+                on_progress=console.note,
+                cancel=cancel,
+            )
+        else:
+            result = run_evals(
+                [],
+                scorers,
+                concurrency=concurrency,
+                item_timeout=item_timeout,
+                store=store,
+                run_id=run_id,
+                retry_failed=retry_failed,
+                on_item_complete=on_item,
+                cancel=cancel,
+            )
     except KeyboardInterrupt:
         progress.close()
         store.finish_run(run_id, "cancelled")
         console.note(f"Interrupted. Run {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
+        return EXIT_INTERRUPTED
+    except JudgeError as exc:  # the Batch API's Files or Batches endpoint failed; the batch ids are stored
+        progress.close()
+        store.finish_run(run_id, "cancelled")
+        console.note(f"error: {exc}\nRun {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
         return EXIT_INTERRUPTED
     finally:
         if previous_handler is not None:

@@ -25,6 +25,15 @@ Endpoints:
   the fake has no scripted reply (sent with ``x-should-retry: false`` so the
   client does not retry and the test fails at once).
 * ``GET /v1/models`` and ``GET /v1/models/{id}`` -- the known model ids.
+* ``POST /v1/files`` (multipart upload), ``GET /v1/files/{id}`` and
+  ``GET /v1/files/{id}/content`` -- files kept in memory.
+* ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``
+  -- OpenAI's Batch API over chat completions: a batch stays ``in_progress`` for
+  :attr:`FakeOpenAI.batch_polls` retrievals, then every line is answered as a live
+  chat request would be (queue, then responder) into an output file (200s) and an
+  error file (error replies). :meth:`FakeOpenAI.plan_batches` scripts a batch that
+  expires part-way or fails as a whole. Batch lines are kept in
+  :attr:`FakeOpenAI.batch_lines`, not in the chat records.
 * anything else -- 404 in OpenAI's error shape
   ``{"error": {"message", "type", "param", "code"}}``.
 
@@ -36,6 +45,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import email.parser
 import itertools
 import json
 import socket
@@ -47,12 +57,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeOpenAI", "Reply", "RecordedRequest", "Responder", "DEFAULT_MODELS"]
+__all__ = ["FakeOpenAI", "Reply", "RecordedRequest", "Responder", "BatchPlan", "DEFAULT_MODELS"]
 
 DEFAULT_MODELS: tuple[str, ...] = ("gpt-4o-mini", "fake-judge")
 
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
+FILES_PATH = "/v1/files"
+BATCHES_PATH = "/v1/batches"
+EXPIRED_LINE_MESSAGE = "This request could not be executed before the completion window expired."
 
 JSON_SCHEMA_UNSUPPORTED_MESSAGE = (
     "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model. "
@@ -257,6 +270,20 @@ def _incorrect_key_message(key: str) -> str:
 
 
 Responder = Callable[[dict], Reply]
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """How the fake ends one batch (consumed in creation order; unplanned batches complete).
+
+    Attributes:
+        expire_after: answer only the first N lines, then end the batch ``expired``: the
+            other lines go to the error file with code ``batch_expired``, as OpenAI does.
+        fail: end the batch ``failed`` with this validation message; no line is answered.
+    """
+
+    expire_after: int | None = None
+    fail: str | None = None
 
 
 # --------------------------------------------------------------------------- records
@@ -501,6 +528,12 @@ class FakeOpenAI:
         self._completion_ids = itertools.count(1)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.batch_polls = 1  # retrievals a batch stays in_progress before it is processed
+        self.batch_lines: list[dict] = []  # every batch input line processed, in order
+        self._files: dict[str, dict[str, Any]] = {}
+        self._batches: dict[str, dict[str, Any]] = {}
+        self._plans: collections.deque[BatchPlan] = collections.deque()
+        self._ids = itertools.count(1)
         self.host = "127.0.0.1"
         self.port: int | None = None
         self.enqueue(*replies)
@@ -607,7 +640,24 @@ class FakeOpenAI:
             self._requests.clear()
             self.errors.clear()
 
+    def plan_batches(self, *plans: BatchPlan) -> FakeOpenAI:
+        """Script how the next batches end (one plan per batch created, in order); returns self."""
+        with self._lock:
+            self._plans.extend(plans)
+        return self
+
     # ---- inspection
+
+    @property
+    def batches(self) -> list[dict[str, Any]]:
+        """Every batch created (OpenAI's Batch objects as dicts), in creation order."""
+        with self._lock:
+            return [self._batch_obj(b) for b in self._batches.values()]
+
+    def file_text(self, file_id: str) -> str:
+        """The content of an uploaded or produced file."""
+        with self._lock:
+            return self._files[file_id]["data"].decode("utf-8")
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -709,7 +759,179 @@ class FakeOpenAI:
             if model_id in self.models:
                 return Reply.raw(200, self._model_obj(model_id))
             return Reply.error(404, f"The model '{model_id}' does not exist", code="model_not_found", param="model")
+        if path == FILES_PATH or path.startswith(FILES_PATH + "/") or path.startswith(BATCHES_PATH):
+            return self._check_key(record) or self._batch_api(record, path)
         return Reply.error(404, f"Invalid URL ({record.method} {record.path})")
+
+    # ---- files and batches
+
+    def _batch_api(self, record: RecordedRequest, path: str) -> Reply:
+        parts = path.split("/")[2:]  # ["files", id?, "content"?] or ["batches", id?, "cancel"?]
+        if record.method == "POST" and parts == ["files"]:
+            return self._upload(record)
+        if record.method == "POST" and parts == ["batches"]:
+            return self._create_batch(record)
+        with self._lock:
+            if parts[0] == "files" and len(parts) >= 2 and parts[1] in self._files:
+                file = self._files[parts[1]]
+                if record.method == "GET" and len(parts) == 2:
+                    return Reply.raw(200, self._file_obj(file))
+                if record.method == "GET" and parts[2:] == ["content"]:
+                    return Reply.raw(200, file["data"], content_type="application/octet-stream")
+            if parts[0] == "batches" and len(parts) >= 2 and parts[1] in self._batches:
+                batch = self._batches[parts[1]]
+                if record.method == "GET" and len(parts) == 2:
+                    self._advance(batch, record)
+                    return Reply.raw(200, self._batch_obj(batch))
+                if record.method == "POST" and parts[2:] == ["cancel"]:
+                    if batch["status"] in ("validating", "in_progress"):
+                        batch.update(status="cancelled", cancelled_at=int(time.time()))
+                    return Reply.raw(200, self._batch_obj(batch))
+        return Reply.error(404, f"No such object: {record.method} {record.path}")
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}-fake{next(self._ids):06d}"
+
+    def _store_file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
+        file = {"id": self._new_id("file"), "data": data, "filename": filename, "purpose": purpose}
+        file["created_at"] = int(time.time())
+        with self._lock:
+            self._files[file["id"]] = file
+        return file
+
+    @staticmethod
+    def _file_obj(file: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": file["id"],
+            "object": "file",
+            "bytes": len(file["data"]),
+            "created_at": file["created_at"],
+            "filename": file["filename"],
+            "purpose": file["purpose"],
+            "status": "processed",
+        }
+
+    def _upload(self, record: RecordedRequest) -> Reply:
+        content_type = record.header("content-type", "")
+        message = email.parser.BytesParser().parsebytes(
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + record.raw_body
+        )
+        fields: dict[str, tuple[str | None, bytes]] = {}
+        for part in message.get_payload() if message.is_multipart() else []:
+            fields[part.get_param("name", header="content-disposition")] = (
+                part.get_filename(),
+                part.get_payload(decode=True),
+            )
+        if "file" not in fields or "purpose" not in fields:
+            return Reply.error(400, "Missing required parameter: 'file' and 'purpose' are required.")
+        filename, data = fields["file"]
+        file = self._store_file(data, filename or "upload.jsonl", fields["purpose"][1].decode())
+        return Reply.raw(200, self._file_obj(file))
+
+    def _create_batch(self, record: RecordedRequest) -> Reply:
+        body = record.body if isinstance(record.body, dict) else {}
+        with self._lock:
+            file = self._files.get(body.get("input_file_id", ""))
+            plan = self._plans.popleft() if self._plans and file is not None else BatchPlan()
+        if file is None:
+            return Reply.error(400, f"No such file: {body.get('input_file_id')!r}", param="input_file_id")
+        if body.get("endpoint") != CHAT_PATH:
+            return Reply.error(400, "FakeOpenAI batches only support /v1/chat/completions", param="endpoint")
+        lines = [line for line in file["data"].decode("utf-8").splitlines() if line.strip()]
+        now = int(time.time())
+        batch = {
+            "id": self._new_id("batch"),
+            "object": "batch",
+            "endpoint": CHAT_PATH,
+            "errors": None,
+            "input_file_id": file["id"],
+            "completion_window": body.get("completion_window", "24h"),
+            "status": "validating",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": now,
+            "expires_at": now + 86400,
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": body.get("metadata"),
+            "_polls": 0,
+            "_plan": plan,
+            "_lines": lines,
+        }
+        with self._lock:
+            self._batches[batch["id"]] = batch
+        return Reply.raw(200, self._batch_obj(batch))
+
+    @staticmethod
+    def _batch_obj(batch: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def _advance(self, batch: dict[str, Any], record: RecordedRequest) -> None:
+        """One retrieval: validating -> in_progress, then after ``batch_polls`` retrievals, the end. Holds the lock."""
+        if batch["status"] not in ("validating", "in_progress"):
+            return
+        batch["status"] = "in_progress"
+        batch["_polls"] += 1
+        if batch["_polls"] <= self.batch_polls:
+            return
+        plan: BatchPlan = batch["_plan"]
+        now = int(time.time())
+        if plan.fail is not None:
+            batch.update(status="failed", failed_at=now)
+            batch["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": plan.fail}]}
+            return
+        batch["status"] = "finalizing"  # a concurrent retrieval sees it and does not answer the lines again
+        self._lock.release()  # answering lines takes the lock and may call the responder
+        try:
+            output, errors = self._answer_lines(batch["_lines"], plan, record)
+        finally:
+            self._lock.acquire()
+        counts = batch["request_counts"]
+        counts["failed"] = len(errors)
+        counts["completed"] = len(output)
+        if output:
+            batch["output_file_id"] = self._add_file_locked("\n".join(output) + "\n", "batch_output")
+        if errors:
+            batch["error_file_id"] = self._add_file_locked("\n".join(errors) + "\n", "batch_output")
+        if plan.expire_after is not None:
+            batch.update(status="expired", expired_at=now)
+        else:
+            batch.update(status="completed", completed_at=now)
+
+    def _add_file_locked(self, text: str, purpose: str) -> str:
+        file = {"id": self._new_id("file"), "data": text.encode(), "filename": "batch_output.jsonl"}
+        file.update(purpose=purpose, created_at=int(time.time()))
+        self._files[file["id"]] = file
+        return file["id"]
+
+    def _answer_lines(self, lines: list[str], plan: BatchPlan, record: RecordedRequest) -> tuple[list[str], list[str]]:
+        output: list[str] = []
+        errors: list[str] = []
+        for n, line in enumerate(lines):
+            entry = json.loads(line)
+            custom_id = entry.get("custom_id")
+            out = {"id": self._new_id("batch_req"), "custom_id": custom_id, "response": None, "error": None}
+            if plan.expire_after is not None and n >= plan.expire_after:
+                out["error"] = {"code": "batch_expired", "message": EXPIRED_LINE_MESSAGE}
+                errors.append(json.dumps(out))
+                continue
+            with self._lock:
+                self.batch_lines.append(entry)
+            line_record = dataclasses.replace(record, method="POST", path=CHAT_PATH, body=entry.get("body"))
+            reply = self._chat(line_record)
+            if reply.kind == "completion":
+                body = self._completion(reply, entry.get("body") or {})
+                out["response"] = {"status_code": 200, "request_id": self._next_request_id(), "body": body}
+                output.append(json.dumps(out))
+            else:
+                data, _ = self._render(reply, line_record)
+                status = reply.status or 500
+                out["response"] = {
+                    "status_code": status,
+                    "request_id": self._next_request_id(),
+                    "body": json.loads(data),
+                }
+                errors.append(json.dumps(out))
+        return output, errors
 
     @staticmethod
     def _model_obj(model_id: str) -> dict[str, Any]:

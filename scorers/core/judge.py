@@ -14,6 +14,8 @@ never imports streamlit), then the environment (``OPENAI_BASE_URL``,
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import json
@@ -21,12 +23,14 @@ import os
 import re
 import threading
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import httpx2
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from scorers.core.base import JudgeInfo, JudgeUsage
@@ -344,6 +348,205 @@ class _Rejected(Exception):
         self.feature = feature
 
 
+# ---- Batch API mode (OpenAI's /v1/batches over chat completions)
+
+BATCH_ENDPOINT = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """What the Batch API answered for one request line.
+
+    Attributes:
+        status_code: the line's HTTP status: 200 with a chat completion as ``body``, 4xx/5xx
+            with the OpenAI error body, or 0 when the batch never ran the line (``body`` is
+            ``{"error": {"code", "message"}}``, e.g. the batch expired or failed as a whole).
+        body: the response body as JSON.
+    """
+
+    status_code: int
+    body: dict[str, Any]
+
+
+class BatchPending(Exception):
+    """A judge call in Batch API mode whose request has been queued for the next batch.
+
+    Not an outcome: the item is scored again once the batch has answered.
+    """
+
+
+class BatchRound:
+    """One pass of judge calls in Batch API mode: answers known so far, and requests to send next.
+
+    Args:
+        answers: the answers already downloaded, by :func:`batch_request_id`.
+        live_follow_ups: re-asks of invalid output go to the live API at once (True) instead
+            of the next batch (False).
+    """
+
+    def __init__(self, answers: Mapping[str, BatchAnswer], *, live_follow_ups: bool = False):
+        self.answers = answers
+        self.live_follow_ups = live_follow_ups
+        self.pending: dict[str, dict[str, Any]] = {}  # custom_id -> chat-completions request body
+        self._lock = threading.Lock()
+
+    def ask(self, body: dict[str, Any]) -> BatchAnswer:
+        """The answer to ``body``, or queue it for the next batch and raise :class:`BatchPending`."""
+        custom_id = batch_request_id(body)
+        answer = self.answers.get(custom_id)
+        if answer is None:
+            with self._lock:
+                self.pending[custom_id] = body
+            raise BatchPending(custom_id)
+        return answer
+
+
+_batch_round: contextvars.ContextVar[BatchRound | None] = contextvars.ContextVar("batch_round", default=None)
+
+
+@contextlib.contextmanager
+def batch_mode(round_: BatchRound) -> Iterator[BatchRound]:
+    """Within this block (in this thread), judge calls are answered from ``round_`` instead of the live API.
+
+    A call whose answer is not known yet raises :class:`BatchPending` after queueing its
+    request in ``round_.pending``. Answers go through the same validation, re-ask, error
+    mapping and cache as live replies.
+    """
+    token = _batch_round.set(round_)
+    try:
+        yield round_
+    finally:
+        _batch_round.reset(token)
+
+
+def batch_request_id(body: Mapping[str, Any]) -> str:
+    """The ``custom_id`` of a request line: SHA-256 of the request body (same request, same id)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def batch_line(body: Mapping[str, Any]) -> str:
+    """One line of a Batch API input file (JSONL) for a chat-completions request body."""
+    return json.dumps(
+        {"custom_id": batch_request_id(body), "method": "POST", "url": BATCH_ENDPOINT, "body": body},
+        ensure_ascii=False,
+    )
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """A batch as the provider reports it.
+
+    Attributes:
+        batch_id: the provider's id.
+        status: ``validating``, ``in_progress``, ``finalizing``, ``completed``, ``failed``,
+            ``expired``, ``cancelling`` or ``cancelled``.
+        output_file_id / error_file_id: the result files, once there are any.
+        errors: the batch-level error messages (a batch that failed validation).
+        done: the status is final.
+    """
+
+    batch_id: str
+    status: str
+    output_file_id: str | None
+    error_file_id: str | None
+    errors: tuple[str, ...] = ()
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("completed", "failed", "expired", "cancelled")
+
+
+class BatchClient:
+    """The provider's Files and Batches endpoints, with errors mapped like judge calls.
+
+    Args:
+        settings: the judge settings (endpoint and key); the key is never stored or printed.
+
+    Raises:
+        JudgeConfigError: OpenAI's endpoint without an API key.
+    """
+
+    def __init__(self, settings: JudgeSettings):
+        self._judge = Judge(settings)
+        self._client = self._judge._client
+        self.settings = settings
+
+    def _api(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except openai.RateLimitError as exc:
+            raise RateLimitedError(
+                f"{what}: the endpoint is rate limiting (429): {self._judge._scrub(str(exc))}",
+                retry_after=_retry_after(exc.response.headers),
+            ) from None
+        except openai.APIError as exc:
+            raise JudgeAPIError(f"{what} at {self.settings.endpoint} failed: {self._judge._scrub(str(exc))}") from None
+
+    def submit(self, lines: list[str], *, metadata: Mapping[str, str] | None = None) -> tuple[str, str]:
+        """Upload ``lines`` as a JSONL file and create a batch over it; returns ``(batch_id, input_file_id)``.
+
+        Raises:
+            JudgeAPIError, RateLimitedError: the upload or the creation failed.
+        """
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        file = self._api(
+            "Uploading the batch file", self._client.files.create, file=("judge_requests.jsonl", data), purpose="batch"
+        )
+        batch = self._api(
+            "Creating the batch",
+            self._client.batches.create,
+            input_file_id=file.id,
+            endpoint=BATCH_ENDPOINT,
+            completion_window="24h",
+            metadata=dict(metadata) if metadata else openai.omit,
+        )
+        return batch.id, file.id
+
+    def state(self, batch_id: str) -> BatchState:
+        """The batch's current status (one ``GET /batches/{id}``)."""
+        b = self._api("Polling the batch", self._client.batches.retrieve, batch_id)
+        errors = tuple(e.message or e.code or "" for e in (b.errors.data or [])) if b.errors else ()
+        return BatchState(b.id, b.status, b.output_file_id, b.error_file_id, errors)
+
+    def file_lines(self, file_id: str) -> list[dict[str, Any]]:
+        """The JSON lines of a file (the batch's input, output or error file).
+
+        Raises:
+            JudgeAPIError: the download failed or a line is not JSON (the line number is given).
+        """
+        text = self._api("Downloading a batch file", self._client.files.content, file_id).text
+        out = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise JudgeAPIError(f"batch file {file_id}, line {number}: not JSON ({exc})") from None
+        return out
+
+    def cancel(self, batch_id: str) -> None:
+        """Ask the provider to cancel the batch."""
+        self._api("Cancelling the batch", self._client.batches.cancel, batch_id)
+
+
+def answers_from_lines(lines: list[dict[str, Any]]) -> dict[str, BatchAnswer]:
+    """The answers in a batch's output or error file, by ``custom_id``.
+
+    A line with a ``response`` keeps its status code and body; a line with only an
+    ``error`` (e.g. ``batch_expired``) becomes status 0 with ``{"error": {"code", "message"}}``.
+    """
+    answers = {}
+    for line in lines:
+        response = line.get("response")
+        if response:
+            answers[line["custom_id"]] = BatchAnswer(int(response.get("status_code") or 0), response.get("body") or {})
+        else:
+            error = line.get("error") or {}
+            body = {"error": {"code": error.get("code"), "message": error.get("message") or "no answer"}}
+            answers[line["custom_id"]] = BatchAnswer(0, body)
+    return answers
+
+
 class Judge:
     """A configured judge: sends chat requests and returns validated structured replies.
 
@@ -407,9 +610,26 @@ class Judge:
         note = "Reply with one JSON object only, no prose, matching this JSON schema:\n" + json.dumps(schema, indent=1)
         return [*messages, {"role": "system", "content": note}]
 
-    def _call(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Any:
-        try:
+    def _send(self, messages: list[dict[str, str]], params: dict[str, Any], follow_up: bool) -> Any:
+        round_ = _batch_round.get()
+        if round_ is None or (follow_up and round_.live_follow_ups):
             return self._client.chat.completions.create(model=self.settings.model_name, messages=messages, **params)
+        answer = round_.ask({"model": self.settings.model_name, "messages": messages, **params})
+        if answer.status_code == 200:
+            return ChatCompletion.model_validate(answer.body)
+        if answer.status_code == 0:
+            error = answer.body.get("error") or {}
+            raise JudgeAPIError(
+                f"The Batch API did not run this request ({error.get('code') or 'no code'}): {error.get('message')}"
+            )
+        request = httpx2.Request("POST", self.settings.endpoint.rstrip("/") + "/chat/completions")
+        raise self._client._make_status_error_from_response(
+            httpx2.Response(answer.status_code, json=answer.body, request=request)
+        )
+
+    def _call(self, messages: list[dict[str, str]], params: dict[str, Any], *, follow_up: bool = False) -> Any:
+        try:
+            return self._send(messages, params, follow_up)
         except openai.BadRequestError as exc:
             message = self._scrub(str(exc)).lower()
             param = (getattr(exc, "param", None) or "").lower()
@@ -501,7 +721,7 @@ class Judge:
         conversation = list(messages)
         problem = ""
         for attempt in range(2):
-            response, params = self._complete_once(conversation, schema, schema_name)
+            response, params = self._complete_once(conversation, schema, schema_name, follow_up=attempt > 0)
             if not getattr(response, "choices", None):
                 # A 200 that is not a chat completion (an HTML page, plain text) or has no choices.
                 got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
@@ -696,14 +916,14 @@ class Judge:
         return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _complete_once(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str
+        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, *, follow_up: bool = False
     ) -> tuple[Any, dict[str, Any]]:
         # At most one fallback per feature: json_schema, temperature, seed.
         for _ in range(4):
             params = self._params(schema, schema_name)
             json_mode = params["response_format"]["type"] == "json_object"
             try:
-                return self._call(self._messages(messages, schema, json_mode), params), params
+                return self._call(self._messages(messages, schema, json_mode), params, follow_up=follow_up), params
             except _Rejected as rejected:
                 _capabilities.mark(self._key, rejected.feature)
         raise JudgeAPIError("The judge endpoint kept rejecting the request parameters.")

@@ -25,6 +25,9 @@ PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 
+# OpenAI's Batch API bills input and output tokens at half the standard price.
+BATCH_DISCOUNT = 0.5
+
 
 def price_for(model: str) -> tuple[float, float] | None:
     """(input, output) USD per million tokens for ``model`` (``openai/`` prefix and dated suffixes allowed).
@@ -40,16 +43,22 @@ def price_for(model: str) -> tuple[float, float] | None:
     return PRICES_PER_MILLION[max(matches, key=len)] if matches else None
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, batch_api: bool = False) -> float | None:
     """Cost in USD of the given tokens, or None when the model's price is unknown.
+
+    With ``batch_api`` the tokens are billed at the Batch API's price: the standard
+    price times (1 - :data:`BATCH_DISCOUNT`).
 
     >>> round(cost_usd("gpt-4o-mini", 1_000_000, 100_000), 4)
     0.21
+    >>> round(cost_usd("gpt-4o-mini", 1_000_000, 100_000, batch_api=True), 4)
+    0.105
     """
     price = price_for(model)
     if price is None:
         return None
-    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    cost = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    return cost * (1 - BATCH_DISCOUNT) if batch_api else cost
 
 
 def estimate_tokens(text: str) -> int:

@@ -116,13 +116,17 @@ class Summary:
 class Estimate:
     """What a run is expected to cost before it starts.
 
-    ``cost_usd`` is None when the judge model's price is unknown.
+    ``cost_usd`` is None when the judge model's price is unknown. With ``batch_api`` it is
+    the Batch API's price (:data:`scorers.core.pricing.BATCH_DISCOUNT` off) and
+    ``live_cost_usd`` what the same calls would cost live (None without ``batch_api``).
     """
 
     judge_calls: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    batch_api: bool = False
+    live_cost_usd: float | None = None
 
 
 @dataclass
@@ -134,6 +138,7 @@ class EvalRunResult:
         outcomes: every item × scorer outcome known, in item order.
         status: ``"completed"`` or ``"cancelled"``.
         n_items: items in the dataset.
+        batch_api: the judge calls went through the Batch API (billed at its price).
     """
 
     run_id: str | None
@@ -142,6 +147,7 @@ class EvalRunResult:
     n_items: int
     scorer_ids: list[str]
     judge_model: str | None = None
+    batch_api: bool = False
 
     def scores(self) -> dict[str, Summary]:
         """Per scorer: the :class:`Summary` of its scores (the seeds' ``result.scores``, with counts)."""
@@ -185,11 +191,14 @@ class EvalRunResult:
 
     @property
     def cost_usd(self) -> float | None:
-        """Actual judge cost in USD, or None when the model's price is unknown or no judge was used."""
+        """Actual judge cost in USD, or None when the model's price is unknown or no judge was used.
+
+        A Batch API run is counted at the Batch API's price (re-asks sent live included).
+        """
         if self.judge_model is None:
             return None
         u = self.usage
-        return cost_usd(self.judge_model, u.prompt_tokens, u.completion_tokens)
+        return cost_usd(self.judge_model, u.prompt_tokens, u.completion_tokens, batch_api=self.batch_api)
 
     @property
     def n_failed(self) -> int:
@@ -245,7 +254,7 @@ def judge_model_of(scorers: Sequence[Scorer]) -> str | None:
     return None
 
 
-def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer]) -> Estimate:
+def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer], *, batch_api: bool = False) -> Estimate:
     """Judge calls, tokens and cost a run is expected to take (no call is made).
 
     Prompt tokens are the rendered judge prompts at 4 characters a token;
@@ -255,6 +264,7 @@ def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer]) -> Estima
     Args:
         items: the items to score.
         scorers: the scorers; code-based ones cost nothing.
+        batch_api: the calls go through the Batch API (billed at its discounted price).
 
     Returns:
         The :class:`Estimate`; ``cost_usd`` None for a model not in the price table.
@@ -274,8 +284,11 @@ def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer]) -> Estima
             prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
             completion += per_run * scorer.expected_completion_tokens
     model = judge_model_of(scorers)
-    cost = cost_usd(model, prompt, completion) if model else 0.0
-    return Estimate(calls, prompt, completion, cost)
+    cost = cost_usd(model, prompt, completion, batch_api=batch_api) if model else 0.0
+    if not batch_api:
+        return Estimate(calls, prompt, completion, cost)
+    live = cost_usd(model, prompt, completion) if model else 0.0
+    return Estimate(calls, prompt, completion, cost, batch_api=True, live_cost_usd=live)
 
 
 class _Throttle:
@@ -326,6 +339,62 @@ def _as_items(data: Iterable[EvalItem | Mapping[str, Any]]) -> list[EvalItem]:
             payload = {k: v for k, v in entry.items() if k not in ("id", "groups")}
             items.append(EvalItem(str(entry.get("id", i)), payload, dict(entry.get("groups") or {})))
     return items
+
+
+def open_run(
+    data: Iterable[EvalItem | Mapping[str, Any]],
+    scorers: Sequence[Scorer],
+    *,
+    store: Store | None,
+    run_id: str | None,
+    retry_failed: bool,
+    dataset_name: str,
+    run_name: str | None,
+    mapping: Mapping[str, Any] | None,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None,
+    run_config: Mapping[str, Any],
+) -> tuple[str | None, list[EvalItem], dict[tuple[int, str], ItemOutcome]]:
+    """Record a new run in ``store`` (when given), or load the stored run ``run_id`` to resume it.
+
+    Args: as :func:`run_evals`; ``run_config`` is recorded as the run's config.
+
+    Returns:
+        ``(run_id, items, known)``: the run id (None without a store), its items, and the
+        outcomes already stored by ``(item_index, scorer_id)`` (without the failed ones when
+        ``retry_failed``).
+
+    Raises:
+        ValueError: ``run_id`` without ``store``.
+        KeyError: ``run_id`` is not in the store.
+    """
+    scorer_ids = [s.id for s in scorers]
+    known: dict[tuple[int, str], ItemOutcome] = {}
+    if run_id is not None:
+        if store is None:
+            raise ValueError("resuming a run needs the store it is in")
+        store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
+        items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
+        for row in store.results(run_id):
+            if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
+                continue
+            outcome = _outcome_from_record(row, items[row["item_index"]].item_id)
+            if not (retry_failed and outcome.status is not ScoreStatus.SCORED):
+                known[(outcome.item_index, outcome.scorer_id)] = outcome
+        return run_id, items, known
+    items = _as_items(data)
+    if store is not None:
+        run_id = store.create_run(
+            dataset_name=dataset_name,
+            items=[(it.item_id, it.payload, it.groups) for it in items],
+            scorers=[
+                {"id": s.id, "name": s.name, "options": dict((scorer_options or {}).get(s.id, {}))} for s in scorers
+            ],
+            judge=_judge_description(scorers),
+            mapping=dict(mapping) if mapping is not None else None,
+            config=dict(run_config),
+            name=run_name,
+        )
+    return run_id, items, known
 
 
 def run_evals(
@@ -387,33 +456,18 @@ def run_evals(
         raise ValueError(f"scorer ids must be distinct, got {scorer_ids}")
     cancel = cancel or threading.Event()
     judge_model = judge_model_of(scorers)
-
-    known: dict[tuple[int, str], ItemOutcome] = {}
-    if run_id is not None:
-        if store is None:
-            raise ValueError("resuming a run needs the store it is in")
-        store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
-        items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
-        for row in store.results(run_id):
-            if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
-                continue
-            outcome = _outcome_from_record(row, items[row["item_index"]].item_id)
-            if not (retry_failed and outcome.status is not ScoreStatus.SCORED):
-                known[(outcome.item_index, outcome.scorer_id)] = outcome
-    else:
-        items = _as_items(data)
-        if store is not None:
-            run_id = store.create_run(
-                dataset_name=dataset_name,
-                items=[(it.item_id, it.payload, it.groups) for it in items],
-                scorers=[
-                    {"id": s.id, "name": s.name, "options": dict((scorer_options or {}).get(s.id, {}))} for s in scorers
-                ],
-                judge=_judge_description(scorers),
-                mapping=dict(mapping) if mapping is not None else None,
-                config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
-                name=run_name,
-            )
+    run_id, items, known = open_run(
+        data,
+        scorers,
+        store=store,
+        run_id=run_id,
+        retry_failed=retry_failed,
+        dataset_name=dataset_name,
+        run_name=run_name,
+        mapping=mapping,
+        scorer_options=scorer_options,
+        run_config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
+    )
 
     lock = threading.Lock()
     throttle = _Throttle(concurrency, cancel)
@@ -576,7 +630,8 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
     scorer_ids = [s["id"] for s in run["scorers"]]
     outcomes.sort(key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id) if o.scorer_id in scorer_ids else 0))
     model = (run["judge"] or {}).get("model")
-    return run, items, EvalRunResult(run_id, outcomes, run["status"], len(items), scorer_ids, model)
+    batch_api = bool((run["config"] or {}).get("batch_api"))
+    return run, items, EvalRunResult(run_id, outcomes, run["status"], len(items), scorer_ids, model, batch_api)
 
 
 def _judge_description(scorers: Sequence[Scorer]) -> dict[str, Any] | None:

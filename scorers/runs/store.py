@@ -192,12 +192,47 @@ def _m005_baselines(db: sqlite3.Connection) -> None:
     )
 
 
+def _m006_batches(db: sqlite3.Connection) -> None:
+    """Batch API runs (:mod:`scorers.runs.batch_api`): the provider's batch ids and each request's answer.
+
+    A request row is keyed by its ``custom_id`` (a hash of the request body). ``batch_id``
+    is the batch it was last sent in (NULL: to be sent again); ``status_code`` is NULL until
+    the batch answered it (200, the provider's 4xx/5xx, or 0 when the batch never ran it);
+    ``expired`` counts the batches that expired before running it.
+    """
+    _run_script(
+        db,
+        """
+        CREATE TABLE batch_jobs (
+            batch_id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            input_file_id TEXT NOT NULL,
+            n_requests INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT
+        );
+        CREATE TABLE batch_requests (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            custom_id TEXT NOT NULL,
+            batch_id TEXT,
+            status_code INTEGER,
+            body TEXT,
+            expired INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (run_id, custom_id)
+        );
+        CREATE INDEX batch_requests_by_batch ON batch_requests (batch_id)
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m001_initial,
     _m002_judges,
     _m003_labels,
     _m004_run_owner,
     _m005_baselines,
+    _m006_batches,
 )
 
 
@@ -627,3 +662,54 @@ class Store:
             "WHERE b.id = (SELECT MAX(id) FROM baselines m WHERE m.name = b.name) ORDER BY b.name"
         )
         return [dict(r) for r in rows]
+
+    # ---- Batch API runs
+
+    def add_batch(self, run_id: str, batch_id: str, input_file_id: str, custom_ids: Sequence[str]) -> None:
+        """Record a batch just created for ``run_id`` and the requests it carries (awaiting answers)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO batch_jobs VALUES (?, ?, ?, ?, 'validating', ?, NULL)",
+                (batch_id, run_id, input_file_id, len(custom_ids), now_iso()),
+            )
+            db.executemany(
+                "INSERT INTO batch_requests (run_id, custom_id, batch_id) VALUES (?, ?, ?)"
+                " ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_id = excluded.batch_id, status_code = NULL,"
+                " body = NULL",
+                [(run_id, cid, batch_id) for cid in custom_ids],
+            )
+
+    def batch_jobs(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's batches, oldest first: ``batch_id``, ``input_file_id``, ``n_requests``, ``status``..."""
+        rows = self.query("SELECT * FROM batch_jobs WHERE run_id = ? ORDER BY created_at, rowid", (run_id,))
+        return [dict(r) for r in rows]
+
+    def set_batch_status(self, batch_id: str, status: str, *, finished: bool = False) -> None:
+        """Record the provider's status of a batch (``finished``: it is final)."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE batch_jobs SET status = ?, finished_at = ? WHERE batch_id = ?",
+                (status, now_iso() if finished else None, batch_id),
+            )
+
+    def batch_requests(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's Batch API requests: ``custom_id``, ``batch_id``, ``status_code``, ``body`` (decoded), ``expired``."""
+        out = []
+        for r in self.query("SELECT * FROM batch_requests WHERE run_id = ? ORDER BY custom_id", (run_id,)):
+            row = dict(r)
+            row["body"] = json.loads(row["body"]) if row["body"] else None
+            out.append(row)
+        return out
+
+    def save_batch_answers(
+        self, run_id: str, rows: Sequence[tuple[str, str | None, int | None, dict[str, Any] | None, int]]
+    ) -> None:
+        """Write answers as ``(custom_id, batch_id, status_code, body, expired)`` rows, in one transaction."""
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO batch_requests VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, cid, batch_id, code, json.dumps(body) if body is not None else None, expired)
+                    for cid, batch_id, code, body, expired in rows
+                ],
+            )
