@@ -259,14 +259,13 @@ def run_batch_api(
     """
     if poll_interval <= 0:
         raise ValueError(f"poll_interval must be > 0 seconds, got {poll_interval}")
-    scorer_ids = [s.id for s in scorers]
-    if len(set(scorer_ids)) != len(scorer_ids):
-        raise ValueError(f"scorer ids must be distinct, got {scorer_ids}")
-    client = BatchClient(batch_settings(scorers))
     cancel = cancel or threading.Event()
+    scorer_ids = [s.id for s in scorers]
+    client = BatchClient(batch_settings(scorers))
     run_id, items, known = open_run(
         data,
         scorers,
+        run_config=dict(run_config or {}, batch_api=True, live_follow_ups=live_follow_ups),
         store=store,
         run_id=run_id,
         retry_failed=retry_failed,
@@ -274,7 +273,6 @@ def run_batch_api(
         run_name=run_name,
         mapping=mapping,
         scorer_options=scorer_options,
-        run_config=dict(run_config or {}, batch_api=True, live_follow_ups=live_follow_ups),
     )
     assert run_id is not None  # a store was given
     while _wait_for_batches(store, client, run_id, poll_interval=poll_interval, cancel=cancel, on_progress=on_progress):

@@ -364,10 +364,12 @@ def open_run(
         ``retry_failed``).
 
     Raises:
-        ValueError: ``run_id`` without ``store``.
+        ValueError: duplicate scorer ids, or ``run_id`` without ``store``.
         KeyError: ``run_id`` is not in the store.
     """
     scorer_ids = [s.id for s in scorers]
+    if len(set(scorer_ids)) != len(scorer_ids):
+        raise ValueError(f"scorer ids must be distinct, got {scorer_ids}")
     known: dict[tuple[int, str], ItemOutcome] = {}
     if run_id is not None:
         if store is None:
@@ -452,8 +454,6 @@ def run_evals(
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     scorer_ids = [s.id for s in scorers]
-    if len(set(scorer_ids)) != len(scorer_ids):
-        raise ValueError(f"scorer ids must be distinct, got {scorer_ids}")
     cancel = cancel or threading.Event()
     judge_model = judge_model_of(scorers)
     run_id, items, known = open_run(
