@@ -25,6 +25,10 @@ machine), switches to ``pages/batch.py`` and checks that nothing raised;
 ``downloads``: the bytes of every file handed to an ``st.download_button`` during the
 test; ``downloads.of(at, key)`` gives those of the button with that key.
 
+``pg_url``: a new empty PostgreSQL database for the test (dropped afterwards) on the server
+that ``SCORER_STUDIO_TEST_PG_URL`` names; ``.ci/run`` starts one (``.ci/postgres.sh``). Without
+that variable the test is skipped on a developer machine, and fails under CI (``CI`` set).
+
 The browser tests' own fixtures (Streamlit server, Chromium) are in tests/browser/conftest.py.
 
 Import the helpers in tests with ``from fake_openai import FakeOpenAI, Reply``.
@@ -32,8 +36,10 @@ Import the helpers in tests with ``from fake_openai import FakeOpenAI, Reply``.
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -149,3 +155,33 @@ def downloads(monkeypatch: pytest.MonkeyPatch) -> Downloads:
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
     return files
+
+
+PG_URL_ENV = "SCORER_STUDIO_TEST_PG_URL"
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> str:
+    """The test PostgreSQL server's URL; skip without one, except under CI where it must be there."""
+    url = os.environ.get(PG_URL_ENV, "").strip()
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail(f"{PG_URL_ENV} is not set: .ci/run must start PostgreSQL (.ci/postgres.sh)")
+        pytest.skip(f"no PostgreSQL for the tests: `source .ci/postgres.sh && start_postgres` sets {PG_URL_ENV}")
+    return url
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> Iterator[str]:
+    """A new empty database on the test server, as a ``postgresql://`` URL; dropped after the test."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -3,35 +3,29 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import single_analysis
-from streamlit.testing.v1 import AppTest
 
 from scorers import Store, load_run
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 CSV = b"id,prompt,response\na,Say hi.,hi\nb,Say bye.,bye\nc,Count to two.,1 2\n"
 USER = single_analysis(0.9, 0.8, 0.7, 1.0)  # 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84
 
 
 @pytest.fixture
-def judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fake_openai: FakeOpenAI) -> Path:
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+def batch_judge(fake_judge: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    """The fake judge answering every request with USER, at gpt-4o-mini's list price; quick polling."""
     monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
     monkeypatch.setattr("dashboard.batch.BATCH_POLL_INTERVAL_S", 0.02)
-    fake_openai.responder = lambda body: Reply.json(USER)
-    return tmp_path / "studio.db"
+    fake_judge.responder = lambda body: Reply.json(USER)
+    return fake_judge
 
 
-def test_batch_api_option_shows_the_discount_and_runs_through_batches(judge_env: Path, fake_openai: FakeOpenAI):
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page("pages/batch.py").run()
+def test_batch_api_option_shows_the_discount_and_runs_through_batches(batch_judge: FakeOpenAI, studio_db, open_page):
+    fake_openai = batch_judge
+    at = open_page("batch")
     at.file_uploader(key="batch_upload").upload("three.csv", CSV, "text/plain")
     at.run()
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
@@ -55,7 +49,7 @@ def test_batch_api_option_shows_the_discount_and_runs_through_batches(judge_env:
     assert not at.exception
 
     assert fake_openai.chat_call_count == 0 and len(fake_openai.batches) == 1
-    store = Store(judge_env)
+    store = Store(studio_db)
     run, _, result = load_run(store, at.session_state["batch_run_id"])
     assert run["config"]["batch_api"] is True and run["status"] == "completed"
     assert [o.score for o in result.outcomes] == [0.84, 0.84, 0.84]
