@@ -9,6 +9,7 @@ from fake_openai import FakeOpenAI, Reply
 from judge_data import single_analysis
 
 from scorers import Store, load_run
+from scorers.runs import jobs
 
 CSV = b"id,prompt,response\na,Say hi.,hi\nb,Say bye.,bye\nc,Count to two.,1 2\n"
 USER = single_analysis(0.9, 0.8, 0.7, 1.0)  # 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84
@@ -41,7 +42,7 @@ def test_batch_api_option_shows_the_discount_and_runs_through_batches(batch_judg
 
     at.button(key="batch_run").click().run()
     deadline = time.monotonic() + 60
-    while at.session_state["batch_job"].running:
+    while jobs.get(at.session_state["job_batch"]).running:
         assert time.monotonic() < deadline, "the Batch API run did not finish"
         time.sleep(0.1)
         at.run()
