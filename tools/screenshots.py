@@ -25,6 +25,8 @@ DOCS = ROOT / "docs" / "screenshots"
 # (px from the top, before scaling) it keeps.
 SHOTS = {
     "prompt_alignment_result": ("evaluate", 1720),
+    "batch_results": ("batch", 1800),
+    "history_run": ("history", 1560),
     "compare_two_variants": ("compare", 1400),
     "review_agreement_panel": ("review", 1200),
     "judges_try_it": ("judges", 1400),
@@ -32,6 +34,7 @@ SHOTS = {
 }
 TESTS = [
     "tests/browser/test_evaluate_flow.py::test_prompt_alignment_both_mode_scale_10",
+    "tests/browser/test_batch_flow.py",
     "tests/browser/test_compare_flow.py",
     "tests/browser/test_review_flow.py",
     "tests/browser/test_judges_flow.py",
