@@ -11,7 +11,14 @@ import shlex
 
 import streamlit as st
 
-from scorers.analysis.gate import DEFAULT_MAX_UNSCORED_SHARE, GatePolicy, Verdict, gate_runs, markdown_summary
+from scorers.analysis.gate import (
+    DEFAULT_MAX_UNSCORED_SHARE,
+    GatePolicy,
+    GateResult,
+    Verdict,
+    gate_runs,
+    markdown_summary,
+)
 from scorers.runs.store import Store
 
 from ..results import md_escape
@@ -25,6 +32,23 @@ def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> s
     if policy.max_unscored_share != DEFAULT_MAX_UNSCORED_SHARE:
         parts += ["--max-unscored", f"{policy.max_unscored_share:g}"]
     return shlex.join(parts)
+
+
+def _stamp(store: Store, run_id: str) -> tuple:
+    """What changes when a run's outcomes change (a resumed or rescored run): its status and results."""
+    rows = store.query("SELECT COUNT(*), MAX(finished_at) FROM results WHERE run_id = ?", (run_id,))
+    run = store.get_run(run_id)
+    return run["status"], run.get("finished_at"), tuple(rows[0])
+
+
+@st.cache_data(max_entries=8, show_spinner="Computing the gate…")
+def _cached_gate(
+    _store: Store, db: str, baseline_run: str, candidate_run: str, min_effect: float, share: float, stamps: tuple
+) -> GateResult:
+    """:func:`gate_runs`, computed once per pair of runs, settings and run contents (``db`` and ``stamps`` key it)."""
+    return gate_runs(
+        _store, baseline_run, candidate_run, GatePolicy(default_min_effect=min_effect, max_unscored_share=share)
+    )
 
 
 def baseline_notes(store: Store, baseline_run: str, candidate_run: str) -> list[str]:
@@ -76,7 +100,16 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
     )
     policy = GatePolicy(default_min_effect=float(min_effect), max_unscored_share=float(share))
     try:
-        result = gate_runs(store, baseline_run, candidate_run, policy)
+        stamps = (_stamp(store, baseline_run), _stamp(store, candidate_run))
+        result = _cached_gate(
+            store,
+            str(store.path),
+            baseline_run,
+            candidate_run,
+            policy.default_min_effect,
+            policy.max_unscored_share,
+            stamps,
+        )
     except KeyError as exc:
         st.warning(f"A run is no longer in the store: {exc}")
         return
