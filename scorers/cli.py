@@ -134,6 +134,8 @@ examples:
   python -m scorers runs
   python -m scorers export 3f2a9c0d1e4b --output results.parquet
   python -m scorers report 3f2a9c0d1e4b --compare-with 7c1d2e3f4a5b --output report.html
+  python -m scorers gate --baseline main --candidate 3f2a9c0d1e4b --min-effect 0.02
+  python -m scorers baseline set main 3f2a9c0d1e4b    (see `gate --help` for the gate's exit codes)
 """
 
 
