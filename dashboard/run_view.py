@@ -235,7 +235,7 @@ def _render_status(run: dict[str, Any], result: EvalRunResult, scoring_now: bool
     expected = result.n_items * len(result.scorer_ids)
     missing = expected - len(result.outcomes)
     status = run["status"]
-    note = (run.get("config") or {}).get("stopReason")
+    note = run.get("stop_reason")
     if scoring_now:
         where = "" if jobs.running_for(jobs.run_key(run["id"])) else " by another process (e.g. the command line)"
         st.info(

@@ -57,10 +57,14 @@ Exit codes:
   for an LLM judge, an output file that cannot be written.
 * 3: some outcomes are not scored (invalid input, judge errors, records skipped at load, ...); they are
   listed with their item and reason. Every threshold was met.
+* 4: the run paused: the judge could not be used for the first item (wrong URL,
+  key or model), K judge failures in a row said it is unreachable
+  (``--max-consecutive-failures``), or a budget cap was reached; the reason and
+  the command to resume it are printed.
 * 130: interrupted (Ctrl-C, or the confirmation declined); the run id and the
   command to resume it are printed.
 
-Precedence when several apply: 2, then 130, then 1, then 3. A failed
+Precedence when several apply: 2, then 130, then 4, then 1, then 3. A failed
 threshold (1) wins over unscored items (3) because it is a verdict on the
 scores; exit 3 means "the thresholds passed, but not everything was scored".
 """
@@ -82,19 +86,28 @@ from typing import Any, TextIO
 from scorers.analysis.junit import run_junit
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.core.base import Scorer
-from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, ScoreStatus
+from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
 from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
 from scorers.core.pricing import BATCH_DISCOUNT, price_for
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
 from scorers.runs.export import export_run, format_for_path, json_safe, results_frame
-from scorers.runs.runner import EvalItem, EvalRunResult, Summary, estimate_run, load_run, run_evals
+from scorers.runs.runner import (
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    EvalItem,
+    EvalRunResult,
+    Summary,
+    estimate_run,
+    load_run,
+    run_evals,
+)
 from scorers.runs.store import Store, default_db_path
 
 EXIT_OK = 0
 EXIT_THRESHOLD = 1
 EXIT_USAGE = 2
 EXIT_UNSCORED = 3
+EXIT_PAUSED = 4
 EXIT_INTERRUPTED = 130
 
 SCORER_IDS = tuple(SCORERS)
@@ -118,8 +131,10 @@ exit codes:
   2    usage or input error (bad flags, unreadable dataset, missing column,
        unknown run id, no API key and no base URL for an LLM judge)
   3    some items could not be scored or loaded (listed with their row and reason)
+  4    paused: the judge could not be used for the first item, or was unreachable
+       K times in a row, or a budget cap was reached (reason and resume command printed)
   130  interrupted by Ctrl-C (the run id and the resume command are printed)
-  precedence: 2 > 130 > 1 > 3 > 0
+  precedence: 2 > 130 > 4 > 1 > 3 > 0
 
 judge settings: --model/--base-url, else .streamlit/secrets.toml, else the
 environment (OPENAI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY). The key is never
@@ -291,6 +306,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     judge.add_argument(
         "--no-cache", action="store_true", help="do not reuse judge replies cached in the store for identical requests"
+    )
+    judge.add_argument(
+        "--max-consecutive-failures",
+        type=_positive_int,
+        default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
+        metavar="K",
+        help="pause the run (exit 4, resumable) after K judge failures in a row that say the judge is "
+        f"unreachable: connection, timeout, auth, 5xx (default {DEFAULT_MAX_CONSECUTIVE_FAILURES}). The first "
+        "item is always scored alone first: a wrong URL, key or model stops the run there",
     )
 
     batch = run.add_argument_group("batch")
@@ -1140,6 +1164,7 @@ def _execute(
                 retry_failed=retry_failed,
                 on_item_complete=on_item,
                 cancel=cancel,
+                max_consecutive_failures=args.max_consecutive_failures,
             )
     except KeyboardInterrupt:
         progress.close()
@@ -1155,6 +1180,13 @@ def _execute(
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
     progress.close()
+    if result.status in (RunStatus.JUDGE_UNREACHABLE.value, RunStatus.BUDGET_REACHED.value):
+        console.note(f"{result.stop_reason}")
+        console.note(
+            f"Run {run_id} paused ({result.status}) with {len(result.outcomes)} of "
+            f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: {_resume_hint(run_id, args.db)}"
+        )
+        return EXIT_PAUSED
     _print_summary(console, result, items, scorers, labels)
     stopped = cancel.is_set() or result.status != "completed"
     failures = {} if stopped else _check_thresholds(console, result, args)
@@ -1307,6 +1339,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
 __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_PAUSED",
     "EXIT_THRESHOLD",
     "EXIT_UNSCORED",
     "EXIT_USAGE",

@@ -209,11 +209,16 @@ def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpen
 
 def test_test_connection_button(open_page, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake_openai.enqueue(Reply.json({"ok": True}))
     at = open_page()
     at.sidebar.button(key="judge_test_connection").click().run()
 
     assert not at.exception
-    assert at.sidebar.success[0].value == (f"Connected to {fake_openai.base_url}: model 'gpt-4o-mini' is available.")
+    assert fake_openai.chat_call_count == 1  # one real structured call, not a model listing
+    assert at.sidebar.success[0].value.startswith(
+        f"Connected to {fake_openai.base_url}: gpt-4o-mini answered a structured call in "
+    )
+    assert at.sidebar.success[0].value.endswith("; strict JSON schema output works; temperature 0; seed 42.")
 
 
 def test_both_mode_without_system_message_shows_the_fallback_note(open_page, fake_judge: FakeOpenAI):

@@ -459,10 +459,10 @@ def test_the_key_is_never_printed_even_when_rejected(env, tmp_path, capsys, monk
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     data = write(tmp_path, "small.csv", SMALL_CSV)
     code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment")
-    assert code == 3
-    assert "rejected the API key (401)" in out
+    assert code == 4  # the pre-flight item met the rejected key: the run paused after one call
+    assert "rejected the API key (401)" in err
     assert secret not in out + err and "SECRET" not in out + err
-    assert env.api_keys()[0] == secret
+    assert env.api_keys() == [secret]
 
 
 # ---- confirmation on a terminal

@@ -21,7 +21,7 @@ from scorers import (
     create_prompt_alignment_scorer,
     resolve_judge_settings,
 )
-from scorers.core.judge import delimit, extract_json
+from scorers.core.judge import delimit, extract_json, test_connection
 
 GOOD = single_analysis(0.9, 0.8, 0.7, 1.0)  # user mode: 0.84
 
@@ -250,9 +250,34 @@ def test_settings_parameters_checked(bad):
         resolve_judge_settings(secrets={}, environ={}, **bad)
 
 
-def test_check_connection(fake_openai):
-    assert "model 'fake-judge' is available" in check_connection(settings_for(fake_openai))
-    assert "does not list model 'nope'" in check_connection(settings_for(fake_openai, model="nope"))
+def test_check_connection_makes_one_real_structured_call(fake_openai):
+    fake_openai.enqueue(Reply.json({"ok": True}))
+    line = check_connection(settings_for(fake_openai, temperature=0.0, seed=7))
+    assert fake_openai.chat_call_count == 1
+    body = fake_openai.last_chat_request()
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["ok"]
+    assert line.startswith(f"Connected to {fake_openai.base_url}: fake-judge answered a structured call in ")
+    assert line.endswith("; strict JSON schema output works; temperature 0; seed 7.")
+
+
+def test_test_connection_reports_the_fallbacks_it_needed(fake_openai):
+    fake_openai.enqueue(
+        Reply.json_schema_unsupported(),
+        Reply.error(400, "Unsupported parameter: 'seed'", param="seed"),
+        Reply.json({"ok": True}),
+    )
+    report = test_connection(settings_for(fake_openai, model="fallback-model", seed=3))
+    assert (report.response_format, report.temperature, report.seed) == ("json_object", 0.0, None)
+    assert report.latency_s > 0 and fake_openai.chat_call_count == 3
+    assert "the JSON-mode fallback works; temperature 0; seed not accepted." in report.describe()
+
+
+def test_test_connection_is_not_green_for_a_judge_that_answers_500(fake_openai):
+    fake_openai.responder = lambda body: Reply.server_error()
+    with pytest.raises(JudgeAPIError, match="answered 500") as caught:
+        check_connection(settings_for(fake_openai, max_retries=0))
+    assert caught.value.kind == "server"
 
 
 def test_judge_cache_makes_an_unchanged_request_free(fake_openai, tmp_path):

@@ -316,7 +316,7 @@ def test_rate_limit_pauses_everyone_for_retry_after_and_halves_concurrency(fake_
     fake_openai.responder = responder
     pa = alignment(fake_openai, max_retries=0)  # every 429 reaches the runner
 
-    result = run_evals(items_of([item_payload(i) for i in range(24)]), [pa], concurrency=8)
+    result = run_evals(items_of([item_payload(i) for i in range(24)]), [pa], concurrency=8, preflight=False)
 
     assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED] * 24
     limited = [e for e in log if e["limited"]]

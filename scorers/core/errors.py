@@ -118,6 +118,15 @@ class ContextWindowExceededError(JudgeError):
 
 
 class JudgeAPIError(JudgeError):
-    """Any other failure talking to the judge: HTTP errors, timeouts, connection errors."""
+    """Any other failure talking to the judge: HTTP errors, timeouts, connection errors.
+
+    ``kind`` says which: ``"connection"``, ``"timeout"``, ``"auth"`` (401/403),
+    ``"unknown_model"`` (404), ``"rejected"`` (400: a parameter or the request),
+    ``"server"`` (5xx), ``"not_a_completion"`` or ``"other"``.
+    """
 
     status = ScoreStatus.API_ERROR
+
+    def __init__(self, message: str, *, kind: str = "other", raw_reply: str | None = None, usage: Any = None):
+        self.kind = kind
+        super().__init__(message, raw_reply=raw_reply, usage=usage)

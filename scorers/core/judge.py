@@ -22,6 +22,7 @@ import json
 import os
 import re
 import threading
+import time
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
+from scorers.core import budget
 from scorers.core.base import JudgeInfo, JudgeUsage
 from scorers.core.errors import (
     ContextWindowExceededError,
@@ -611,6 +613,24 @@ class Judge:
         return [*messages, {"role": "system", "content": note}]
 
     def _send(self, messages: list[dict[str, str]], params: dict[str, Any], follow_up: bool) -> Any:
+        """One chat request, within the current run's budget (:mod:`scorers.core.budget`) if it has one.
+
+        Raises:
+            BudgetReached: the request could pass a cap; it was not sent.
+        """
+        guard = budget.current()
+        if guard is None:
+            return self._transport(messages, params, follow_up)
+        ticket = guard.reserve(budget.prompt_token_bound(messages, params), self.settings.max_tokens)
+        response = None
+        try:
+            response = self._transport(messages, params, follow_up)
+            return response
+        finally:
+            usage = getattr(response, "usage", None)
+            guard.settle(ticket, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+
+    def _transport(self, messages: list[dict[str, str]], params: dict[str, Any], follow_up: bool) -> Any:
         round_ = _batch_round.get()
         if round_ is None or (follow_up and round_.live_follow_ups):
             return self._client.chat.completions.create(model=self.settings.model_name, messages=messages, **params)
@@ -646,7 +666,9 @@ class Judge:
             ):
                 if feature in params_features(params) and (param in words or any(w in message for w in words)):
                     raise _Rejected(feature) from None
-            raise JudgeAPIError(f"The judge endpoint rejected the request (400): {self._scrub(str(exc))}") from None
+            raise JudgeAPIError(
+                f"The judge endpoint rejected the request (400): {self._scrub(str(exc))}", kind="rejected"
+            ) from None
         except openai.RateLimitError as exc:
             raise RateLimitedError(
                 f"The judge endpoint is still rate limiting (429) after {self.settings.max_retries} "
@@ -655,28 +677,38 @@ class Judge:
             ) from None
         except openai.AuthenticationError:
             raise JudgeAPIError(
-                f"The judge endpoint {self.settings.endpoint} rejected the API key (401). " + HOW_TO_CONFIGURE
+                f"The judge endpoint {self.settings.endpoint} rejected the API key (401). " + HOW_TO_CONFIGURE,
+                kind="auth",
+            ) from None
+        except openai.PermissionDeniedError as exc:
+            raise JudgeAPIError(
+                f"The judge endpoint {self.settings.endpoint} refused access (403): {self._scrub(str(exc))}",
+                kind="auth",
             ) from None
         except openai.NotFoundError as exc:
             raise JudgeAPIError(
                 f"{self.settings.endpoint} does not know model {self.settings.model_name!r} or the "
-                f"chat completions route (404): {self._scrub(str(exc))}"
+                f"chat completions route (404): {self._scrub(str(exc))}",
+                kind="unknown_model",
             ) from None
         except openai.APITimeoutError:
             raise JudgeAPIError(
                 f"The judge at {self.settings.endpoint} did not answer within {self.settings.timeout:g} s "
-                f"(after {self.settings.max_retries} retries); raise the timeout or try again."
+                f"(after {self.settings.max_retries} retries); raise the timeout or try again.",
+                kind="timeout",
             ) from None
         except openai.APIConnectionError as exc:
             raise JudgeAPIError(
                 f"Cannot connect to the judge at {self.settings.endpoint}: {self._scrub(str(exc))}. "
-                "Check the base URL and that the server is running."
+                "Check the base URL and that the server is running.",
+                kind="connection",
             ) from None
         except openai.APIStatusError as exc:
             request_id = getattr(exc, "request_id", None)
             suffix = f" (request id {request_id})" if request_id else ""
             raise JudgeAPIError(
-                f"The judge endpoint answered {exc.status_code}: {self._scrub(str(exc))}{suffix}"
+                f"The judge endpoint answered {exc.status_code}: {self._scrub(str(exc))}{suffix}",
+                kind="server" if exc.status_code >= 500 else "other",
             ) from None
 
     def complete(self, messages: list[dict[str, str]], output_model: type[T], *, schema_name: str) -> JudgeReply:
@@ -727,7 +759,8 @@ class Judge:
                 got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
                 raise JudgeAPIError(
                     f"The judge endpoint {self.settings.endpoint} did not answer with a chat completion "
-                    f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1)."
+                    f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1).",
+                    kind="not_a_completion",
                 )
             if response.usage is not None:
                 usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
@@ -834,12 +867,13 @@ class Judge:
             except _Rejected as rejected:
                 _capabilities.mark(self._key, rejected.feature)
         else:
-            raise JudgeAPIError("The endpoint kept rejecting the request parameters.")
+            raise JudgeAPIError("The endpoint kept rejecting the request parameters.", kind="rejected")
         if not getattr(response, "choices", None):
             got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
             raise JudgeAPIError(
                 f"The endpoint {s.endpoint} did not answer with a chat completion (got {got}); check that "
-                "the base URL is an OpenAI-compatible API (usually ending in /v1)."
+                "the base URL is an OpenAI-compatible API (usually ending in /v1).",
+                kind="not_a_completion",
             )
         usage = JudgeUsage(calls=1)
         if response.usage is not None:
@@ -926,7 +960,7 @@ class Judge:
                 return self._call(self._messages(messages, schema, json_mode), params, follow_up=follow_up), params
             except _Rejected as rejected:
                 _capabilities.mark(self._key, rejected.feature)
-        raise JudgeAPIError("The judge endpoint kept rejecting the request parameters.")
+        raise JudgeAPIError("The judge endpoint kept rejecting the request parameters.", kind="rejected")
 
     def list_models(self) -> list[str]:
         """The model ids the endpoint lists (``GET /models``).
@@ -964,23 +998,85 @@ def params_summary(params: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-def check_connection(settings: JudgeSettings) -> str:
-    """Check that the judge endpoint answers and lists the configured model.
+class _ConnectionProbe(BaseModel):
+    ok: bool
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    """What one real structured-output call to the judge showed (see :func:`test_connection`).
+
+    Attributes:
+        endpoint: the base URL called.
+        model: the model id sent.
+        response_format: ``"json_schema"`` (strict structured output) or ``"json_object"``
+            (the fallback: JSON mode with the schema in the prompt).
+        temperature: the temperature sent, or None when the model rejects one (or none is set).
+        seed: the seed sent, or None when the model rejects one (or none is set).
+        latency_s: seconds the call took, fallbacks included.
+        usage: tokens and calls spent.
+    """
+
+    endpoint: str
+    model: str
+    response_format: str
+    temperature: float | None
+    seed: int | None
+    latency_s: float
+    usage: JudgeUsage
+
+    def describe(self) -> str:
+        """One line, e.g. ``"Connected to …: gpt-4o-mini answered a structured call in 0.42 s ..."``."""
+        output = (
+            "strict JSON schema output works"
+            if self.response_format == "json_schema"
+            else "JSON schema output is not supported, the JSON-mode fallback works"
+        )
+        temperature = "not accepted" if self.temperature is None else f"{self.temperature:g}"
+        seed = "not accepted" if self.seed is None else str(self.seed)
+        return (
+            f"Connected to {self.endpoint}: {self.model} answered a structured call in {self.latency_s:.2f} s; "
+            f"{output}; temperature {temperature}; seed {seed}."
+        )
+
+
+def test_connection(settings: JudgeSettings) -> ConnectionReport:
+    """Make one real structured-output call with a tiny schema (``{"ok": bool}``), never cached.
 
     Returns:
-        A one-line human-readable report.
+        The :class:`ConnectionReport`: which output mode works, whether temperature and
+        seed are accepted, and the latency.
 
     Raises:
         JudgeConfigError: no key for OpenAI's endpoint.
-        JudgeAPIError: the endpoint cannot be reached or rejects the key.
+        JudgeAPIError, RateLimitedError, JudgeError: the call failed (the message says how).
     """
     judge = Judge(settings)
-    models = judge.list_models()
-    name = settings.model_name
-    if name in models:
-        return f"Connected to {settings.endpoint}: model {name!r} is available."
-    listed = ", ".join(models[:10]) + (" ..." if len(models) > 10 else "") if models else "none"
-    return (
-        f"Connected to {settings.endpoint}, but it does not list model {name!r} "
-        f"(models listed: {listed}). Check the model name."
+    start = time.monotonic()
+    reply = judge.complete(
+        [{"role": "user", "content": 'This is a connection test. Reply with the JSON object {"ok": true}.'}],
+        _ConnectionProbe,
+        schema_name="connection_test",
     )
+    parameters = reply.info.parameters
+    return ConnectionReport(
+        endpoint=settings.endpoint,
+        model=settings.model_name,
+        response_format=parameters.get("responseFormat", "json_schema"),
+        temperature=parameters.get("temperature"),
+        seed=parameters.get("seed"),
+        latency_s=time.monotonic() - start,
+        usage=reply.usage,
+    )
+
+
+test_connection.__test__ = False  # not a pytest test, whatever its name
+
+
+def check_connection(settings: JudgeSettings) -> str:
+    """:func:`test_connection` as one human-readable line (the dashboard's "Test connection").
+
+    Raises:
+        JudgeConfigError, JudgeAPIError, RateLimitedError, JudgeError: as :func:`test_connection`.
+    """
+    return test_connection(settings).describe()

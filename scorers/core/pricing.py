@@ -1,27 +1,18 @@
-"""Judge cost: a price table for common OpenAI models and token estimates.
+"""Judge cost: list prices from pydantic's ``genai-prices`` (offline), a user-set price, and token estimates.
 
-Prices are USD per million tokens (input, output), OpenAI's list prices for
-standard processing as published in 2025; a model not in the table has an
-"unknown" cost (None), never a guessed one.
+Prices come from the ``genai-prices`` package's bundled snapshot, a maintained price
+list of many providers (OpenAI, Anthropic, Google, Mistral, Groq, DeepSeek, ...). Its
+network updater (``genai_prices.UpdatePrices``) is never started, so no request leaves
+the machine; a newer snapshot arrives with a newer pinned version. A price per million
+tokens set by the user (:class:`Price`) overrides the list. A model the list does not
+know has an "unknown" cost (None), never a guessed one and never $0.
 """
 
 from __future__ import annotations
 
-PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-5": (1.25, 10.00),
-    "gpt-5-mini": (0.25, 2.00),
-    "gpt-5-nano": (0.05, 0.40),
-    "o3": (2.00, 8.00),
-    "o3-mini": (1.10, 4.40),
-    "o4-mini": (1.10, 4.40),
-    "gpt-4-turbo": (10.00, 30.00),
-    "gpt-3.5-turbo": (0.50, 1.50),
-}
+from dataclasses import dataclass
+
+from genai_prices import Usage, calc_price
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 
@@ -29,23 +20,66 @@ CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 BATCH_DISCOUNT = 0.5
 
 
-def price_for(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens for ``model`` (``openai/`` prefix and dated suffixes allowed).
+@dataclass(frozen=True)
+class Price:
+    """A price set by the user: USD per million input (prompt) and output (completion) tokens, each >= 0."""
+
+    input_per_million: float
+    output_per_million: float
+
+    def __post_init__(self) -> None:
+        if not (self.input_per_million >= 0 and self.output_per_million >= 0):
+            raise ValueError(
+                f"a price per million tokens must be >= 0, got {self.input_per_million}, {self.output_per_million}"
+            )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """USD for these tokens."""
+        return (prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million) / 1_000_000
+
+
+def _list_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    name = model.removeprefix("openai/")
+    usage = Usage(input_tokens=prompt_tokens, output_tokens=completion_tokens)
+    attempts = [(name, None)]
+    if "/" in name:  # "anthropic/claude-3-5-sonnet": the provider, then the model
+        provider, _, bare = name.partition("/")
+        attempts = [(bare, provider.lower()), (bare, None), (name, None)]
+    for ref, provider in attempts:
+        try:
+            return float(calc_price(usage, ref, provider_id=provider).total_price)
+        except LookupError:
+            continue
+    return None
+
+
+def price_for(model: str, price: Price | None = None) -> Price | None:
+    """The price of ``model`` per million tokens: ``price`` when set, else the list price, else None.
+
+    Args:
+        model: ``"provider/model"`` or a bare model id (``openai/`` prefix and dated suffixes allowed).
+        price: a user-set price, which wins.
 
     >>> price_for("openai/gpt-4o-mini-2024-07-18")
-    (0.15, 0.6)
+    Price(input_per_million=0.15, output_per_million=0.6)
     >>> price_for("llama3.1") is None
     True
     """
-    name = model.removeprefix("openai/").lower()
-    # The longest table name that the model id starts with: "gpt-4o-mini-2024..." is gpt-4o-mini, not gpt-4o.
-    matches = [m for m in PRICES_PER_MILLION if name == m or name.startswith(m + "-")]
-    return PRICES_PER_MILLION[max(matches, key=len)] if matches else None
+    if price is not None:
+        return price
+    per_input = _list_cost(model, 1_000_000, 0)
+    per_output = _list_cost(model, 0, 1_000_000)
+    if per_input is None or per_output is None:
+        return None
+    return Price(round(per_input, 6), round(per_output, 6))
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, batch_api: bool = False) -> float | None:
-    """Cost in USD of the given tokens, or None when the model's price is unknown.
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, price: Price | None = None, *, batch_api: bool = False
+) -> float | None:
+    """Cost in USD of the given tokens, or None when the model's price is unknown and none is set.
 
+    List prices are computed by ``genai-prices`` for the whole usage (so tiered prices apply).
     With ``batch_api`` the tokens are billed at the Batch API's price: the standard
     price times (1 - :data:`BATCH_DISCOUNT`).
 
@@ -53,11 +87,15 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, batch_ap
     0.21
     >>> round(cost_usd("gpt-4o-mini", 1_000_000, 100_000, batch_api=True), 4)
     0.105
+    >>> cost_usd("my-local-model", 1_000_000, 0, Price(1.0, 2.0))
+    1.0
     """
-    price = price_for(model)
-    if price is None:
+    if price is not None:
+        cost = price.cost(prompt_tokens, completion_tokens)
+    else:
+        cost = _list_cost(model, prompt_tokens, completion_tokens)
+    if cost is None:
         return None
-    cost = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
     return cost * (1 - BATCH_DISCOUNT) if batch_api else cost
 
 

@@ -19,10 +19,21 @@ from typing import Any
 
 import pandas as pd
 
+from scorers.core import budget as budgets
 from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
-from scorers.core.errors import RateLimitedError, ScorerError, ScoreStatus
-from scorers.core.pricing import cost_usd, estimate_tokens
+from scorers.core.budget import BudgetCaps, BudgetReached
+from scorers.core.errors import JudgeConfigError, RateLimitedError, RunStatus, ScorerError, ScoreStatus
+from scorers.core.pricing import Price, cost_usd, estimate_tokens, price_for
 from scorers.runs.store import Store
+
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
+"""Judge failures in a row (connection, auth, 5xx, timeout) after which a run pauses as ``judge_unreachable``."""
+
+UNREACHABLE_KINDS = frozenset({"connection", "timeout", "auth", "server", "not_a_completion"})
+"""``JudgeAPIError.kind`` values that say the judge cannot be reached (counted towards the pause)."""
+
+PREFLIGHT_KINDS = UNREACHABLE_KINDS - {"server"} | {"unknown_model", "rejected", "config"}
+"""Failures of the first item that stop a run before it fans out (a 5xx may be passing; it is counted instead)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,13 @@ class ItemOutcome:
     raw_reply: str | None = None
     usage: JudgeUsage = JudgeUsage()
     latency_s: float = 0.0
+    error_kind: str | None = field(default=None, compare=False)
+    """For a judge failure: ``JudgeAPIError.kind`` (``"connection"``, ``"auth"``, ...), ``"config"``, or None."""
+
+    @property
+    def cached(self) -> bool:
+        """True when the judge's reply came from the cache (no call was made, nothing was spent)."""
+        return bool(self.result is not None and self.result.judge is not None and self.result.judge.cached)
 
     @property
     def score(self) -> float | None:
@@ -136,9 +154,12 @@ class EvalRunResult:
     Attributes:
         run_id: the stored run's id (None without a store).
         outcomes: every item × scorer outcome known, in item order.
-        status: ``"completed"`` or ``"cancelled"``.
+        status: a :class:`~scorers.RunStatus` value: ``"completed"``, ``"cancelled"``,
+            ``"judge_unreachable"`` or ``"budget_reached"``.
         n_items: items in the dataset.
         batch_api: the judge calls went through the Batch API (billed at its price).
+        stop_reason: why a run that is not completed stopped early, in a sentence, or None.
+        price: a user-set judge price that overrides the list price, or None.
     """
 
     run_id: str | None
@@ -148,6 +169,13 @@ class EvalRunResult:
     scorer_ids: list[str]
     judge_model: str | None = None
     batch_api: bool = False
+    stop_reason: str | None = None
+    price: Price | None = None
+
+    @property
+    def cache_hits(self) -> int:
+        """Outcomes whose judge reply came from the cache (they cost nothing)."""
+        return sum(o.cached for o in self.outcomes)
 
     def scores(self) -> dict[str, Summary]:
         """Per scorer: the :class:`Summary` of its scores (the seeds' ``result.scores``, with counts)."""
@@ -198,7 +226,7 @@ class EvalRunResult:
         if self.judge_model is None:
             return None
         u = self.usage
-        return cost_usd(self.judge_model, u.prompt_tokens, u.completion_tokens, batch_api=self.batch_api)
+        return cost_usd(self.judge_model, u.prompt_tokens, u.completion_tokens, self.price, batch_api=self.batch_api)
 
     @property
     def n_failed(self) -> int:
@@ -299,18 +327,19 @@ class _Throttle:
     each success afterwards gives one slot back, up to the configured concurrency.
     """
 
-    def __init__(self, concurrency: int, cancel: threading.Event):
+    def __init__(self, concurrency: int, cancel: threading.Event, halt: threading.Event):
         self.limit = concurrency
         self.allowed = concurrency
         self.active = 0
         self.resume_at = 0.0
         self.cancel = cancel
+        self.halt = halt
         self._cond = threading.Condition()
 
     def acquire(self) -> bool:
         with self._cond:
             while True:
-                if self.cancel.is_set():
+                if self.cancel.is_set() or self.halt.is_set():
                     return False
                 delay = self.resume_at - time.monotonic()
                 if delay <= 0 and self.active < self.allowed:
@@ -416,8 +445,23 @@ def run_evals(
     scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
     run_config: Mapping[str, Any] | None = None,
     cancel: threading.Event | None = None,
+    preflight: bool = True,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    budget: BudgetCaps | None = None,
+    price: Price | None = None,
 ) -> EvalRunResult:
     """Score every item with every scorer (the seeds' ``runEvals``), once each.
+
+    A run that uses a judge fails fast: the first item is scored alone before the
+    rest fan out, and when the judge cannot be used there (connection, timeout, auth,
+    unknown model, rejected parameters, no key) the run stops as ``judge_unreachable``
+    with that error and sends nothing else. During the run, ``max_consecutive_failures``
+    judge failures in a row that say the judge is unreachable (connection, timeout,
+    auth, 5xx) pause it as ``judge_unreachable``: no new call is made, and the items
+    those failures hit are left unscored rather than recorded as failed (a resume
+    scores them). With a ``budget``, a judge call that could pass a cap is not sent and
+    the run ends as ``budget_reached`` (see :mod:`scorers.core.budget`). Both can be
+    resumed.
 
     Args:
         data: :class:`EvalItem` objects, or seed items (``{"input", "output",
@@ -443,19 +487,32 @@ def run_evals(
             (:func:`scorers.catalogue.registry.create_scorer`) and resumed later.
         run_config: other options to record with the run.
         cancel: set it to stop: items not started are left unscored (resumable).
+        preflight: score the first item alone before the others (only when a scorer uses a judge).
+        max_consecutive_failures: K >= 1, or None to never pause.
+        budget: caps on judge calls, tokens and cost for the whole run (a resumed run
+            counts what its stored outcomes spent), or None.
+        price: the judge's price per million tokens, overriding the list price (for
+            the cost cap and :attr:`EvalRunResult.cost_usd`).
 
     Returns:
         The :class:`EvalRunResult` with every known outcome, resumed ones included.
 
     Raises:
-        ValueError: concurrency < 1, duplicate scorer ids, or ``run_id`` without ``store``.
+        ValueError: concurrency < 1, max_consecutive_failures < 1, duplicate scorer ids,
+            ``run_id`` without ``store``, or a cost cap for a model without a price.
         KeyError: ``run_id`` is not in the store.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    if max_consecutive_failures is not None and max_consecutive_failures < 1:
+        raise ValueError(f"max_consecutive_failures must be >= 1 (or None), got {max_consecutive_failures}")
     scorer_ids = [s.id for s in scorers]
     cancel = cancel or threading.Event()
     judge_model = judge_model_of(scorers)
+    guard = None
+    if budget is not None and budget.any:
+        model_price = price_for(judge_model, price) if judge_model else price
+        guard = budgets.Budget(budget, price=model_price)  # ValueError: a cost cap without a price
     run_id, items, known = open_run(
         data,
         scorers,
@@ -468,9 +525,24 @@ def run_evals(
         scorer_options=scorer_options,
         run_config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
     )
+    if guard is not None and run_id is not None and store is not None:
+        for row in store.results(run_id):  # a budget is for the whole run: what was spent before counts
+            guard.calls += row["judge_calls"]
+            guard.prompt_tokens += row["prompt_tokens"]
+            guard.completion_tokens += row["completion_tokens"]
 
     lock = threading.Lock()
-    throttle = _Throttle(concurrency, cancel)
+    halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
+    halted: list[str] = []  # [status, reason] of the first halt
+    throttle = _Throttle(concurrency, cancel, halt)
+    streak: list[ItemOutcome] = []  # unreachable-judge failures in a row, held back until the streak ends
+    first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
+
+    def halt_with(status: RunStatus, reason: str) -> None:
+        with lock:
+            if not halted:
+                halted[:] = [status.value, reason]
+        halt.set()
 
     def record(outcome: ItemOutcome) -> bool:
         key = (outcome.item_index, outcome.scorer_id)
@@ -481,6 +553,37 @@ def run_evals(
         if store is not None and run_id is not None:
             store.save_result(run_id, outcome.item_index, outcome.scorer_id, outcome.to_record())
         return True
+
+    def settle(outcome: ItemOutcome) -> None:
+        """Record an outcome, holding back unreachable-judge failures until the judge answers again."""
+        kind = outcome.error_kind if outcome.status is not ScoreStatus.SCORED else None
+        if first_item[0] and kind in PREFLIGHT_KINDS:
+            halt_with(
+                RunStatus.JUDGE_UNREACHABLE,
+                f"The judge could not be used for the first item, so nothing else was sent: {outcome.error}",
+            )
+            return
+        if kind in UNREACHABLE_KINDS:
+            with lock:
+                if halt.is_set():  # paused: the items still in flight stay unscored, not failed
+                    return
+                streak.append(outcome)
+                if max_consecutive_failures is None or len(streak) < max_consecutive_failures:
+                    return
+                streak.clear()
+            halt_with(
+                RunStatus.JUDGE_UNREACHABLE,
+                f"Paused after {max_consecutive_failures} judge failures in a row; the judge seems unreachable "
+                f"(the last: {outcome.error}). The items they hit are left to do.",
+            )
+            return
+        flushed: list[ItemOutcome] = []
+        if outcome.usage.calls:  # the judge answered: the failures before were passing ones
+            with lock:
+                flushed, streak[:] = list(streak), []
+        for held in flushed:
+            record(held)
+        record(outcome)
 
     running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
     timed_out: set[int] = set()
@@ -495,37 +598,44 @@ def run_evals(
                 with lock:
                     if (index, scorer.id) in known:
                         continue
-                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries)
-                if outcome is None:  # cancelled while waiting
+                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, halt_with)
+                if outcome is None:  # cancelled or paused while waiting
                     return
-                record(outcome)
+                settle(outcome)
         finally:
             with lock:
                 del running[index]
         if on_item_complete is not None:
             with lock:
                 mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
-            on_item_complete(index, item, mine)
+            if len(mine) == len(scorers) or not halt.is_set():
+                on_item_complete(index, item, mine)
 
     todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
+    if first_item[0] and todo:
+        with budgets.active(guard):
+            score_item(todo.pop(0))
+        first_item[0] = False
     next_index = iter(todo)
 
     def work() -> None:
         # Each worker takes the next item itself. (One future per item made every completion
         # a round trip through this thread, and wait() scans every future it is given: O(items).)
         try:
-            while not (cancel.is_set() or stop.is_set()):
-                with lock:
-                    index = next(next_index, None)
-                if index is None:
-                    return
-                score_item(index)
+            with budgets.active(guard):
+                while not (cancel.is_set() or stop.is_set() or halt.is_set()):
+                    with lock:
+                        index = next(next_index, None)
+                    if index is None:
+                        return
+                    score_item(index)
         except BaseException:
             stop.set()
             raise
 
+    n_workers = 0 if halt.is_set() else min(concurrency, len(todo))
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
-        workers: set[Future[None]] = {pool.submit(work) for _ in range(min(concurrency, len(todo)))}
+        workers: set[Future[None]] = {pool.submit(work) for _ in range(n_workers)}
         try:
             while workers:
                 timeout = None
@@ -557,16 +667,29 @@ def run_evals(
             stop.set()
             raise
 
+    if not halt.is_set():
+        for held in streak:  # fewer than K in a row at the end: they are ordinary failures
+            record(held)
     complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
-    status = "completed" if complete else "cancelled"
+    if complete:
+        status, reason = RunStatus.COMPLETED.value, None
+    elif halted:
+        status, reason = halted
+    else:
+        status, reason = RunStatus.CANCELLED.value, None
     if store is not None and run_id is not None:
-        store.finish_run(run_id, status)
+        store.finish_run(run_id, status, reason)
     outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
-    return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model)
+    return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model, stop_reason=reason, price=price)
 
 
 def _score_with_retries(
-    scorer: Scorer, index: int, item: EvalItem, throttle: _Throttle, max_retries: int
+    scorer: Scorer,
+    index: int,
+    item: EvalItem,
+    throttle: _Throttle,
+    max_retries: int,
+    halt_with: Callable[[RunStatus, str], None],
 ) -> ItemOutcome | None:
     usage = JudgeUsage()
     start = time.monotonic()
@@ -576,6 +699,9 @@ def _score_with_retries(
         rate_limited, retry_after = False, None
         try:
             result = scorer.run(item.payload)
+        except BudgetReached as exc:
+            halt_with(RunStatus.BUDGET_REACHED, f"Stopped at the budget: {exc}. The items left can be resumed.")
+            return None
         except RateLimitedError as exc:
             rate_limited, retry_after = True, exc.retry_after
             if attempt == max_retries:
@@ -600,6 +726,7 @@ def _score_with_retries(
                 raw_reply=getattr(exc, "raw_reply", None),
                 usage=usage,
                 latency_s=time.monotonic() - start,
+                error_kind="config" if isinstance(exc, JudgeConfigError) else getattr(exc, "kind", None),
             )
         else:
             if result.judge is not None:
@@ -631,7 +758,10 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
     outcomes.sort(key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id) if o.scorer_id in scorer_ids else 0))
     model = (run["judge"] or {}).get("model")
     batch_api = bool((run["config"] or {}).get("batch_api"))
-    return run, items, EvalRunResult(run_id, outcomes, run["status"], len(items), scorer_ids, model, batch_api)
+    result = EvalRunResult(
+        run_id, outcomes, run["status"], len(items), scorer_ids, model, batch_api, stop_reason=run.get("stop_reason")
+    )
+    return run, items, result
 
 
 def _judge_description(scorers: Sequence[Scorer]) -> dict[str, Any] | None:

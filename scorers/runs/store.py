@@ -226,6 +226,11 @@ def _m006_batches(db: sqlite3.Connection) -> None:
     )
 
 
+def _m007_stop_reason(db: sqlite3.Connection) -> None:
+    """Why a run stopped early (the judge unreachable, a budget cap), in a sentence."""
+    db.execute("ALTER TABLE runs ADD COLUMN stop_reason TEXT")
+
+
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m001_initial,
     _m002_judges,
@@ -233,6 +238,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m004_run_owner,
     _m005_baselines,
     _m006_batches,
+    _m007_stop_reason,
 )
 
 
@@ -451,10 +457,17 @@ class Store:
                 ),
             )
 
-    def finish_run(self, run_id: str, status: str) -> None:
-        """Record how a run ended: a :class:`~scorers.core.errors.RunStatus` value other than ``running``."""
+    def finish_run(self, run_id: str, status: str, reason: str | None = None) -> None:
+        """Record how a run ended: a :class:`~scorers.core.errors.RunStatus` value other than ``running``.
+
+        Args:
+            reason: why it stopped early, in a sentence (kept as ``stop_reason``), or None.
+        """
         with self.transaction() as db:
-            db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now_iso(), run_id))
+            db.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, stop_reason = ? WHERE id = ?",
+                (status, now_iso(), reason, run_id),
+            )
 
     def claim_run(self, run_id: str) -> None:
         """Mark a run ``running`` in this process (see :func:`process_owner`), e.g. when it is resumed.
@@ -464,7 +477,7 @@ class Store:
         """
         with self.transaction() as db:
             cursor = db.execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL, owner = ? WHERE id = ?",
+                "UPDATE runs SET status = 'running', finished_at = NULL, stop_reason = NULL, owner = ? WHERE id = ?",
                 (process_owner(), run_id),
             )
             if cursor.rowcount == 0:

@@ -1,0 +1,200 @@
+"""Per-run caps on judge calls, total tokens and cost, checked before every judge call.
+
+A run sets a :class:`Budget` for its worker threads (:func:`active`); the judge client
+asks it before each request (:func:`current`, :meth:`Budget.reserve`) and reports
+what the request spent (:meth:`Budget.settle`). A request is sent only when the spend
+so far, plus what the requests in flight may still spend, plus what this one may spend
+stays within every cap, so a run stops *at* a cap, never past it:
+
+* a request may take one call;
+* its prompt at most one token per UTF-8 byte of the messages and the response
+  format, plus 8 tokens per message (byte-level BPE tokenizers never make more
+  tokens than bytes; the 8 cover the chat format's per-message tokens);
+* its reply at most the judge's ``max_tokens``, or :data:`ASSUMED_MAX_REPLY_TOKENS`
+  when none is set (set one, e.g. ``--judge-max-tokens``, for a strict bound);
+* its cost those tokens at the judge model's price (a cost cap needs a known price).
+
+When a request would pass a cap, :class:`BudgetReached` is raised instead of sending
+it; the run leaves that item unscored and ends as ``budget_reached`` (resumable).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scorers.core.pricing import Price
+
+ASSUMED_MAX_REPLY_TOKENS = 4096
+"""Tokens a judge reply is assumed to take at most when the judge has no ``max_tokens``."""
+
+PER_MESSAGE_TOKENS = 8
+
+
+class BudgetReached(Exception):
+    """The next judge call could pass a cap of the run's budget; it was not sent."""
+
+
+@dataclass(frozen=True)
+class BudgetCaps:
+    """A run's caps; None for no cap.
+
+    Attributes:
+        max_judge_calls: judge requests, >= 1.
+        max_total_tokens: prompt + completion tokens, >= 1.
+        max_cost_usd: USD, > 0.
+    """
+
+    max_judge_calls: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be > 0 (or no cap), got {value}")
+
+    @property
+    def any(self) -> bool:
+        """True when at least one cap is set."""
+        return any(v is not None for v in asdict(self).values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The caps as JSON-ready fields (how a run records them)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> BudgetCaps:
+        """Caps from :meth:`to_dict` (missing fields: no cap)."""
+        data = data or {}
+        return cls(data.get("max_judge_calls"), data.get("max_total_tokens"), data.get("max_cost_usd"))
+
+    def describe(self) -> str:
+        """``"at most 100 judge calls, 50,000 tokens, $0.50"`` (or ``"no caps"``)."""
+        parts = []
+        if self.max_judge_calls is not None:
+            parts.append(f"{self.max_judge_calls:,} judge calls")
+        if self.max_total_tokens is not None:
+            parts.append(f"{self.max_total_tokens:,} tokens")
+        if self.max_cost_usd is not None:
+            parts.append(f"${self.max_cost_usd:,.2f}")
+        return "at most " + ", ".join(parts) if parts else "no caps"
+
+
+def prompt_token_bound(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> int:
+    """An upper bound of a request's prompt tokens: UTF-8 bytes of the messages and response format, + 8 a message."""
+    size = sum(len(str(m.get("content") or "").encode()) for m in messages)
+    size += len(json.dumps(params.get("response_format") or {}).encode())
+    return size + PER_MESSAGE_TOKENS * len(messages)
+
+
+@dataclass(frozen=True)
+class _Ticket:
+    tokens: int
+    cost: float
+
+
+class Budget:
+    """The caps of one run and what it has spent; shared by the run's threads.
+
+    Args:
+        caps: the caps.
+        price: the judge model's price per million tokens (needed for a cost cap).
+        spent_calls, spent_prompt_tokens, spent_completion_tokens: what the run spent
+            before (a resumed run counts its stored outcomes).
+
+    Raises:
+        ValueError: a cost cap without a price.
+    """
+
+    def __init__(
+        self,
+        caps: BudgetCaps,
+        *,
+        price: Price | None = None,
+        spent_calls: int = 0,
+        spent_prompt_tokens: int = 0,
+        spent_completion_tokens: int = 0,
+    ):
+        if caps.max_cost_usd is not None and price is None:
+            raise ValueError(
+                "a cost cap needs the judge model's price: it has no list price, so set a price per million tokens"
+            )
+        self.caps = caps
+        self.price = price
+        self.calls = spent_calls
+        self.prompt_tokens = spent_prompt_tokens
+        self.completion_tokens = spent_completion_tokens
+        self._held_calls = 0
+        self._held_tokens = 0
+        self._held_cost = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def cost_usd(self) -> float | None:
+        """USD spent so far, or None without a price."""
+        return self.price.cost(self.prompt_tokens, self.completion_tokens) if self.price else None
+
+    def reserve(self, prompt_bound: int, max_reply_tokens: int | None) -> _Ticket:
+        """Hold what one request may spend, or raise :class:`BudgetReached` if it could pass a cap.
+
+        Args:
+            prompt_bound: the request's prompt tokens at most (:func:`prompt_token_bound`).
+            max_reply_tokens: the judge's ``max_tokens``, or None (then :data:`ASSUMED_MAX_REPLY_TOKENS`).
+        """
+        reply = max_reply_tokens or ASSUMED_MAX_REPLY_TOKENS
+        ticket = _Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0)
+        caps = self.caps
+        with self._lock:
+            if caps.max_judge_calls is not None and self.calls + self._held_calls + 1 > caps.max_judge_calls:
+                raise BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached")
+            tokens = self.prompt_tokens + self.completion_tokens + self._held_tokens + ticket.tokens
+            if caps.max_total_tokens is not None and tokens > caps.max_total_tokens:
+                raise BudgetReached(
+                    f"the next judge call could pass the cap of {caps.max_total_tokens:,} tokens "
+                    f"({self.prompt_tokens + self.completion_tokens:,} spent, up to {ticket.tokens:,} more)"
+                )
+            if caps.max_cost_usd is not None:
+                cost = (self.cost_usd or 0.0) + self._held_cost + ticket.cost
+                if cost > caps.max_cost_usd:
+                    raise BudgetReached(
+                        f"the next judge call could pass the cost cap of ${caps.max_cost_usd:,.4f} "
+                        f"(${self.cost_usd or 0.0:,.4f} spent, up to ${ticket.cost:,.4f} more)"
+                    )
+            self._held_calls += 1
+            self._held_tokens += ticket.tokens
+            self._held_cost += ticket.cost
+        return ticket
+
+    def settle(self, ticket: _Ticket, prompt_tokens: int, completion_tokens: int) -> None:
+        """Replace a reservation by what the request spent (a request that failed still counts as a call)."""
+        with self._lock:
+            self._held_calls -= 1
+            self._held_tokens -= ticket.tokens
+            self._held_cost -= ticket.cost
+            self.calls += 1
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+
+
+_CURRENT: ContextVar[Budget | None] = ContextVar("scorer_studio_budget", default=None)
+
+
+def current() -> Budget | None:
+    """The budget of the run this thread works for, or None."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def active(budget: Budget | None) -> Iterator[None]:
+    """Make ``budget`` the current one in this thread for the ``with`` block."""
+    token = _CURRENT.set(budget)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)

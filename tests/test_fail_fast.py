@@ -1,0 +1,184 @@
+"""Runs fail fast: the pre-flight item, and a pause after K judge failures in a row (calls counted at the fake)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import run_payload, settings_for, single_analysis
+
+from scorers import EvalItem, Store, create_prompt_alignment_scorer, load_run, run_evals
+from scorers.core.budget import BudgetCaps
+from scorers.core.pricing import Price
+
+OK = Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
+
+
+def items(n: int) -> list[EvalItem]:
+    return [EvalItem(f"q{i}", run_payload(user=f"Question {i}?", output=f"Answer {i}.")) for i in range(n)]
+
+
+def alignment(fake: FakeOpenAI, **settings):
+    return create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user"}, settings=settings_for(fake, max_retries=0, **settings)
+    )
+
+
+@pytest.fixture
+def store(tmp_path):
+    db = Store(tmp_path / "runs.db")
+    yield db
+    db.close()
+
+
+def test_preflight_stops_a_wrong_url_run_after_one_item(fake_openai: FakeOpenAI, store):
+    # A base URL without the /v1 part: every chat request is a 404, as for a wrong URL or model.
+    scorer = alignment(fake_openai, base_url=fake_openai.url + "/wrong")
+    result = run_evals(items(10), [scorer], concurrency=4, store=store)
+
+    assert fake_openai.chat_call_count == 0 and len(fake_openai.requests) == 1  # one request, nothing else
+    assert result.status == "judge_unreachable"
+    assert result.outcomes == []  # the pre-flight item is left to do, not recorded as failed
+    assert result.stop_reason.startswith("The judge could not be used for the first item, so nothing else was sent")
+    assert "(404)" in result.stop_reason
+    run = store.get_run(result.run_id)
+    assert (run["status"], run["stop_reason"]) == ("judge_unreachable", result.stop_reason)
+
+
+def test_preflight_stops_a_run_whose_judge_cannot_be_reached(store):
+    closed = FakeOpenAI().start()
+    settings_url = closed.base_url
+    closed.close()  # nothing listens on that port any more
+    scorer = create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user"},
+        settings=settings_for(closed, base_url=settings_url, max_retries=0, timeout=2.0),
+    )
+    result = run_evals(items(10), [scorer], concurrency=4, store=store)
+    assert result.status == "judge_unreachable" and result.outcomes == []
+    assert "Cannot connect to the judge" in result.stop_reason
+
+
+def test_k_server_errors_in_a_row_pause_the_run_with_no_further_calls(fake_openai: FakeOpenAI, store):
+    lock = threading.Lock()
+    count = {"n": 0}
+
+    def responder(body):  # the judge works for 4 calls, then answers 500 to everything
+        with lock:
+            count["n"] += 1
+            n = count["n"]
+        return OK if n <= 4 else Reply.server_error(should_retry=False)
+
+    fake_openai.responder = responder
+    result = run_evals(items(20), [alignment(fake_openai)], concurrency=1, store=store, max_consecutive_failures=3)
+
+    # 4 scored, then 3 failures in a row: the pause; one item at a time, so 4 + 3 calls and none after.
+    assert fake_openai.chat_call_count == 7
+    assert result.status == "judge_unreachable"
+    assert [o.status.value for o in result.outcomes] == ["scored"] * 4  # the 3 items hit are left to do
+    assert "Paused after 3 judge failures in a row" in result.stop_reason
+    assert store.get_run(result.run_id)["status"] == "judge_unreachable"
+
+    fake_openai.responder = lambda body: OK  # the judge is back: resume scores the 16 left, each once
+    resumed = run_evals([], [alignment(fake_openai)], concurrency=4, store=store, run_id=result.run_id)
+    assert resumed.status == "completed" and len(resumed.outcomes) == 20
+    assert fake_openai.chat_call_count == 7 + 16
+
+
+def test_a_killed_judge_pauses_the_run_after_k_failures(fake_openai: FakeOpenAI, store):
+    lock = threading.Lock()
+    served = {"n": 0}
+    killed = threading.Event()
+
+    def responder(body):
+        with lock:
+            served["n"] += 1
+            if served["n"] == 3:
+                killed.set()
+        return OK
+
+    fake_openai.responder = responder
+    closer = threading.Thread(target=lambda: killed.wait(10) and fake_openai.close())
+    closer.start()
+    result = run_evals(
+        items(30), [alignment(fake_openai, timeout=2.0)], concurrency=1, store=store, max_consecutive_failures=4
+    )
+    closer.join(10)
+    assert result.status == "judge_unreachable"
+    scored = [o for o in result.outcomes if o.status.value == "scored"]
+    assert len(scored) == served["n"] and served["n"] >= 3
+    assert len(result.outcomes) == len(scored)  # no item was recorded as failed
+    assert "Paused after 4 judge failures in a row" in result.stop_reason
+    _, _, stored = load_run(store, result.run_id)
+    assert len(stored.outcomes) == len(scored)
+
+
+def test_isolated_failures_are_recorded_and_the_run_goes_on(fake_openai: FakeOpenAI, store):
+    lock = threading.Lock()
+    count = {"n": 0}
+
+    def responder(body):  # every third call fails: never K = 3 in a row
+        with lock:
+            count["n"] += 1
+            n = count["n"]
+        return Reply.server_error(should_retry=False) if n % 3 == 0 else OK
+
+    fake_openai.responder = responder
+    result = run_evals(items(9), [alignment(fake_openai)], concurrency=1, store=store, max_consecutive_failures=3)
+    assert result.status == "completed"
+    assert [o.status.value for o in result.outcomes].count("api_error") == 3  # calls 3, 6 and 9
+    assert fake_openai.chat_call_count == 9
+
+
+# ---- budgets: a run stops at a cap, never past it (calls and tokens counted at the fake server)
+
+
+def test_a_judge_call_cap_is_never_exceeded(fake_openai: FakeOpenAI, store):
+    fake_openai.responder = lambda body: OK
+    caps = BudgetCaps(max_judge_calls=7)
+    result = run_evals(items(20), [alignment(fake_openai)], concurrency=4, store=store, budget=caps)
+    assert fake_openai.chat_call_count == 7  # exactly the cap, with 4 workers racing for it
+    assert result.status == "budget_reached" and len(result.outcomes) == 7
+    assert result.stop_reason.startswith("Stopped at the budget: the cap of 7 judge calls is reached")
+
+    # Resumed with the same cap: the run already spent it, so nothing more is sent.
+    again = run_evals([], [alignment(fake_openai)], store=store, run_id=result.run_id, budget=caps)
+    assert again.status == "budget_reached" and fake_openai.chat_call_count == 7
+    # With a higher cap it goes on to 12 calls in all.
+    more = run_evals([], [alignment(fake_openai)], store=store, run_id=result.run_id, budget=BudgetCaps(12))
+    assert more.status == "budget_reached" and fake_openai.chat_call_count == 12 and len(more.outcomes) == 12
+
+
+def test_a_token_cap_is_never_exceeded(fake_openai: FakeOpenAI, store):
+    fake_openai.responder = lambda body: OK
+    cap = 15_000  # a few calls: each holds its prompt bound (~4,300 tokens) until it has spent ~1,100
+    result = run_evals(
+        items(20), [alignment(fake_openai, max_tokens=200)], concurrency=4, store=store, budget=BudgetCaps(None, cap)
+    )
+    assert result.status == "budget_reached"
+    spent = result.usage.total_tokens
+    assert 0 < spent <= cap
+    assert fake_openai.chat_call_count == result.usage.calls == len(result.outcomes)
+
+
+def test_a_cost_cap_is_never_exceeded_at_a_user_price(fake_openai: FakeOpenAI, store):
+    fake_openai.responder = lambda body: OK
+    price = Price(1000.0, 1000.0)  # $1,000 per million tokens: $0.001 a token
+    result = run_evals(
+        items(20),
+        [alignment(fake_openai, max_tokens=100)],
+        concurrency=2,
+        store=store,
+        budget=BudgetCaps(max_cost_usd=6.0),
+        price=price,
+    )
+    assert result.status == "budget_reached"
+    assert 0 < result.cost_usd <= 6.0
+    # The cost is the tokens at the user's price: (prompt + completion) × $0.001.
+    assert result.cost_usd == pytest.approx(result.usage.total_tokens * 0.001)
+
+
+def test_a_cost_cap_needs_a_known_price(fake_openai: FakeOpenAI):
+    with pytest.raises(ValueError, match="a cost cap needs the judge model's price"):
+        run_evals(items(2), [alignment(fake_openai)], budget=BudgetCaps(max_cost_usd=1.0))
+    assert fake_openai.chat_call_count == 0
