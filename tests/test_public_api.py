@@ -76,6 +76,7 @@ PUBLIC_API = [
     "round_half_up",
     "run_evals",
     "RunInput",
+    "RunStatus",
     "Scorer",
     "ScorerError",
     "ScoreResult",
