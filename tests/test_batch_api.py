@@ -250,15 +250,12 @@ def test_the_estimate_shows_the_batch_discount(fake_openai):
 
 
 def test_cli_batch_api_prints_the_discounted_estimate_and_scores_through_batches(
-    fake_openai, tmp_path, monkeypatch, capsys
+    fake_judge, tmp_path, monkeypatch, capsys
 ):
     from scorers.cli import main
 
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
     monkeypatch.chdir(tmp_path)
-    fake_openai.responder = lambda body: Reply.json(GOOD)
+    fake_judge.responder = lambda body: Reply.json(GOOD)
     data = tmp_path / "small.csv"
     data.write_text("id,prompt,response\nq1,Say hi in French,Bonjour !\nq2,Name a prime,7\n", encoding="utf-8")
     argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini", "--mode", "user"]
@@ -268,7 +265,7 @@ def test_cli_batch_api_prints_the_discounted_estimate_and_scores_through_batches
     assert "Batch API price (50% off the list price of $" in err
     assert "submitted: 2 requests" in err
     assert "cost $" in out and "at Batch API prices" in out
-    assert fake_openai.chat_call_count == 0 and len(fake_openai.batches) == 1
+    assert fake_judge.chat_call_count == 0 and len(fake_judge.batches) == 1
     run_id = out.split("Run id: ", 1)[1].split()[0]
     store = Store(tmp_path / "studio.db")
     assert store.get_run(run_id)["config"]["batch_api"] is True

@@ -86,13 +86,10 @@ def test_run_diff_calls_a_rise_in_toxicity_a_regression():
 
 
 @pytest.fixture
-def env(monkeypatch, tmp_path, fake_openai):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "studio.db"))
+def env(monkeypatch, tmp_path, fake_judge):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.csv").write_text("prompt,response\nSay hi,hello\nSay bye,bye now\n", encoding="utf-8")
-    return fake_openai
+    return fake_judge
 
 
 def _remarks(*verdicts):

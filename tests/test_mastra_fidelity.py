@@ -137,8 +137,7 @@ def test_export_of_mastra_runs_loads_and_maps():
     assert [c.name for c in runs[1].tool_calls] == ["weatherTool"]
 
 
-def test_cli_scores_an_export_of_mastra_runs(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("SCORER_STUDIO_DB", str(tmp_path / "s.db"))
+def test_cli_scores_an_export_of_mastra_runs(studio_db, tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     code = main(["run", str(MASTRA_RUNS), "--scorer", "textual-difference", "--output", str(out), "--yes"])
     assert code == 0
