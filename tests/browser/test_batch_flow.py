@@ -36,7 +36,7 @@ def wait_until_idle(page: Page) -> None:
 
 def go_to(page: Page, title: str) -> None:
     """Follow the sidebar's link to the page ``title`` and wait for its heading."""
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click(timeout=FIRST_LOAD_TIMEOUT)
     expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
     wait_until_idle(page)
 

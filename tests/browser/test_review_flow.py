@@ -60,7 +60,7 @@ def test_label_rows_with_the_keyboard(page: Page, app_url: str, streamlit_server
     run_id = store_run(db)
 
     page.goto(app_url)
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review").click()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review", exact=True).click(timeout=FIRST_LOAD_TIMEOUT)
     expect(page.get_by_role("heading", name="Review")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
     expect(metric(page, "Labelled")).to_have_text("0 of 4", timeout=FIRST_LOAD_TIMEOUT)
     expect(metric(page, "Agreement")).to_have_text("—")
