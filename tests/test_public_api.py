@@ -11,7 +11,7 @@ import sys
 
 import scorers
 
-# scorers.__all__ as it was before the restructure (commit 047582d), in its order.
+# scorers.__all__: the names from before the restructure (commit 047582d) and those added since, in its order.
 PUBLIC_API = [
     "DEFAULT_MODEL",
     "SCORERS",
