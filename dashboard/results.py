@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from scorers import JudgeInfo, ScoreResult, interpretation_band
+from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, interpretation_band
 from scorers.catalogue.registry import higher_is_better
 
 from .charts import dimension_chart, score_gauge, textual_difference_chart
@@ -95,7 +95,7 @@ def _render_raw(result: ScoreResult, key: str) -> None:
     )
 
 
-def _render_prompt_alignment(result: ScoreResult, key: str) -> None:
+def _render_prompt_alignment(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
     analysis = result.analyze_step_result
     scale = analysis["scale"]
     both = analysis["effectiveMode"] == "both"
@@ -132,7 +132,7 @@ def _render_prompt_alignment(result: ScoreResult, key: str) -> None:
     st.markdown(f"**Overall assessment:** {md_escape(analysis['overallAssessment'])}")
 
 
-def _render_textual_difference(result: ScoreResult, key: str) -> None:
+def _render_textual_difference(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
     analysis = result.analyze_step_result
     details = result.details
     columns = st.columns(5)
@@ -144,18 +144,22 @@ def _render_textual_difference(result: ScoreResult, key: str) -> None:
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     st.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
     reference = "Ground truth" if details["comparedWith"] == "ground_truth" else "Input (user prompt)"
+    if payload is None:
+        st.caption("The word diff is drawn where the run's texts are shown.")
+        return
+    alignment = TextualDifferenceScorer.alignment(payload)  # recomputed here: results do not keep it
     st.html(
         diff_html(
-            details["referenceTokens"],
-            details["responseTokens"],
-            details["opcodes"],
+            alignment["referenceTokens"],
+            alignment["responseTokens"],
+            alignment["opcodes"],
             reference_title=reference,
             response_title="Response",
         )
     )
 
 
-def _render_gluten(result: ScoreResult, key: str) -> None:
+def _render_gluten(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
     analysis = result.analyze_step_result
     left, right = st.columns(2)
     left.metric("Verdict", "Gluten-free" if analysis["isGlutenFree"] else "Contains gluten")
@@ -165,7 +169,7 @@ def _render_gluten(result: ScoreResult, key: str) -> None:
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
 
 
-def _render_generic(result: ScoreResult, key: str) -> None:
+def _render_generic(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
     """Any other scorer: its score (with its direction), its reason, and its analysis as JSON."""
     up = higher_is_better(result.scorer)
     st.metric(
@@ -186,7 +190,9 @@ _RENDERERS = {
 }
 
 
-def render_outcome(outcome: ScoreResult | RunFailure, key: str = "result") -> None:
+def render_outcome(
+    outcome: ScoreResult | RunFailure, key: str = "result", payload: Mapping[str, Any] | None = None
+) -> None:
     """Show a run's outcome.
 
     A :class:`~scorers.ScoreResult` gets its scorer's view (metrics, charts, checklist
@@ -199,6 +205,8 @@ def render_outcome(outcome: ScoreResult | RunFailure, key: str = "result") -> No
         outcome: what :func:`dashboard.runs.evaluate` returned.
         key: prefix of the element keys (charts, download button); give each outcome
             shown on one page its own prefix.
+        payload: the run payload that was scored; views that recompute detail the
+            result does not keep (the textual-difference word diff) need it.
     """
     if isinstance(outcome, RunFailure):
         st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.message)}")
@@ -206,6 +214,6 @@ def render_outcome(outcome: ScoreResult | RunFailure, key: str = "result") -> No
             with st.expander("The judge's raw reply"):
                 st.code(outcome.raw_reply, language=None)
         return
-    _RENDERERS.get(outcome.scorer, _render_generic)(outcome, key)
+    _RENDERERS.get(outcome.scorer, _render_generic)(outcome, key, payload)
     _render_judge(outcome.judge)
     _render_raw(outcome, key)

@@ -471,7 +471,7 @@ def _render_item(result: EvalRunResult, items: list[EvalItem], index: int, names
         if sid not in outcomes:
             st.info("Not scored yet: the run stopped before this item. Resume the run to score it.")
             continue
-        render_outcome(_outcome_view(outcomes[sid]), key=f"{key}_drill_{sid}")
+        render_outcome(_outcome_view(outcomes[sid]), key=f"{key}_drill_{sid}", payload=item.payload)
 
 
 def _render_exports(run: dict[str, Any], result: EvalRunResult, items: list[EvalItem], key: str) -> None:

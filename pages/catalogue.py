@@ -41,4 +41,4 @@ else:
         with st.spinner(f"Scoring with {spec.name}..."):
             results[scorer_id] = run_example(spec, store, judge_settings)
     if scorer_id in results:
-        render_outcome(results[scorer_id], key=f"cat_{scorer_id}")
+        render_outcome(results[scorer_id], key=f"cat_{scorer_id}", payload=split_example(spec.example or {})[0])

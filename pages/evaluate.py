@@ -112,7 +112,8 @@ if st.button("Run", type="primary", key="eval_run"):
     else:
         with st.spinner(f"Scoring with {spec.name}..."):
             st.session_state["eval_last"] = evaluate(scorer_id, options, payload, judge_settings, store)
+            st.session_state["eval_last_payload"] = payload
 
 if "eval_last" in st.session_state:
     st.divider()
-    render_outcome(st.session_state["eval_last"])
+    render_outcome(st.session_state["eval_last"], payload=st.session_state.get("eval_last_payload"))

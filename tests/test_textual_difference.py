@@ -7,6 +7,7 @@ score = ratio * confidence * scale.
 
 from __future__ import annotations
 
+import json
 import math
 import unicodedata
 
@@ -22,6 +23,10 @@ IFEVAL_RESPONSES = "ifeval_gpt4/input_response_data_gpt4_20231107_145030.jsonl"
 
 def run(payload, *, scale=1.0):
     return create_textual_difference_scorer(scale=scale).run(payload)
+
+
+def align(payload):
+    return TextualDifferenceScorer.alignment(payload)
 
 
 def lcs_length(a: str, b: str) -> int:
@@ -62,7 +67,8 @@ def word_edits(opcodes) -> int:
 
 def test_one_word_replaced():
     # "The quick brown " (16 chars) is common; "fox" and "cat" share no character.
-    result = run({"input": "Name an animal", "output": "The quick brown cat", "ground_truth": "The quick brown fox"})
+    payload = {"input": "Name an animal", "output": "The quick brown cat", "ground_truth": "The quick brown fox"}
+    result = run(payload)
     analysis = result.analyze_step_result
     assert analysis["ratio"] == pytest.approx(32 / 38)
     assert analysis["changes"] == 1
@@ -70,7 +76,8 @@ def test_one_word_replaced():
     assert analysis["confidence"] == 1
     assert result.score == pytest.approx(32 / 38)
     assert result.scorer == "textual-difference"
-    assert result.details["opcodes"] == [["equal", 0, 3, 0, 3], ["replace", 3, 4, 3, 4]]
+    assert result.details == {"comparedWith": "ground_truth"}  # the alignment is recomputed, not kept
+    assert align(payload)["opcodes"] == [["equal", 0, 3, 0, 3], ["replace", 3, 4, 3, 4]]
     assert "84%" in result.reason and "1 word-level change" in result.reason
 
 
@@ -84,7 +91,7 @@ def test_two_empty_texts_are_identical():
     result = run({"output": "", "ground_truth": ""})
     assert result.analyze_step_result == {"ratio": 1.0, "changes": 0, "lengthDiff": 0.0, "confidence": 1.0}
     assert result.score == 1
-    assert result.details["opcodes"] == []
+    assert align({"output": "", "ground_truth": ""})["opcodes"] == []
 
 
 @pytest.mark.parametrize(("reference", "response"), [("abc", ""), ("", "abc")])
@@ -106,7 +113,7 @@ def test_whitespace_only_difference_counts_one_change():
     assert analysis["ratio"] == pytest.approx(6 / 7)
     assert analysis["lengthDiff"] == pytest.approx(1 / 4)
     assert result.score == pytest.approx(6 / 7 * 3 / 4)
-    assert result.details["opcodes"] == [["equal", 0, 2, 0, 2]]
+    assert align({"output": "a  b", "ground_truth": "a b"})["opcodes"] == [["equal", 0, 2, 0, 2]]
     assert "whitespace" in result.reason
 
 
@@ -134,7 +141,7 @@ def test_nfc_composed_and_decomposed_are_equal():
     assert composed != decomposed
     result = run({"output": decomposed, "ground_truth": composed})
     assert result.analyze_step_result == {"ratio": 1.0, "changes": 0, "lengthDiff": 0.0, "confidence": 1.0}
-    assert result.details["response"] == composed
+    assert align({"output": decomposed, "ground_truth": composed})["response"] == composed
 
 
 def test_lengths_are_code_points_after_nfc():
@@ -184,7 +191,12 @@ def test_scorer_identity():
 def test_ground_truth_is_preferred_over_input():
     result = run({"input": "completely unrelated words", "output": "hello world", "ground_truth": "hello world"})
     assert result.details["comparedWith"] == "ground_truth"
-    assert result.details["reference"] == "hello world"
+    assert (
+        align({"input": "completely unrelated words", "output": "hello world", "ground_truth": "hello world"})[
+            "reference"
+        ]
+        == "hello world"
+    )
     assert result.score == 1
     assert "ground truth" in result.reason
 
@@ -259,15 +271,16 @@ def test_no_reference_at_all_is_an_input_error():
 )
 def test_accepted_payload_shapes(payload):
     result = run(payload)
-    assert result.details["reference"] == "hello world"
-    assert result.details["response"] == "hello world"
+    assert align(payload)["reference"] == "hello world"
+    assert align(payload)["response"] == "hello world"
     assert result.score == 1
     assert result.analyze_step_result["changes"] == 0
 
 
 def test_system_messages_are_not_the_reference():
-    result = run({"input": [{"role": "system", "content": "abc"}, {"role": "user", "content": "xyz"}], "output": "abc"})
-    assert result.details["reference"] == "xyz"
+    payload = {"input": [{"role": "system", "content": "abc"}, {"role": "user", "content": "xyz"}], "output": "abc"}
+    result = run(payload)
+    assert align(payload)["reference"] == "xyz"
     assert result.score == 0
 
 
@@ -299,7 +312,7 @@ def test_to_dict_has_the_seed_shape():
 )
 def test_opcodes_rebuild_the_response_tokens(reference, response):
     result = run({"output": response, "ground_truth": reference})
-    details = result.details
+    details = align({"output": response, "ground_truth": reference})
     assert details["referenceTokens"] == reference.split()
     assert details["responseTokens"] == response.split()
     assert rebuild_response(details["referenceTokens"], details["responseTokens"], details["opcodes"]) == (
@@ -320,7 +333,10 @@ def test_long_texts_are_scored():
     assert len(reference) > 100_000
     result = run({"output": response, "ground_truth": reference})
     assert result.analyze_step_result["changes"] == 3
-    assert rebuild_response(reference.split(), edited, result.details["opcodes"]) == edited
+    assert (
+        rebuild_response(reference.split(), edited, align({"output": response, "ground_truth": reference})["opcodes"])
+        == edited
+    )
     assert 0 < result.score < 1
 
 
@@ -348,11 +364,10 @@ def test_real_rows_are_in_range(ifeval_rows):
         assert 0 <= result.score <= 10
         assert result.score == pytest.approx(analysis["ratio"] * analysis["confidence"] * 10)
         assert result.details["comparedWith"] == "input"
-        rebuilt = rebuild_response(
-            result.details["referenceTokens"], result.details["responseTokens"], result.details["opcodes"]
-        )
+        details = align({"input": row["prompt"], "output": row["response"]})
+        rebuilt = rebuild_response(details["referenceTokens"], details["responseTokens"], details["opcodes"])
         assert rebuilt == b.split()
-        assert word_edits(result.details["opcodes"]) == analysis["changes"]
+        assert word_edits(details["opcodes"]) == analysis["changes"]
 
 
 def test_real_rows_ratio_matches_a_plain_lcs(ifeval_rows):
@@ -363,3 +378,13 @@ def test_real_rows_ratio_matches_a_plain_lcs(ifeval_rows):
         expected = 2 * lcs_length(a, b) / (len(a) + len(b))
         result = run({"input": row["prompt"], "output": row["response"]})
         assert result.analyze_step_result["ratio"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_result_keeps_no_alignment_and_stays_under_one_kilobyte():
+    # Two 500-word texts: the old details (both texts, both token lists, the opcodes) were ~14 KB.
+    reference = " ".join(f"word{i}" for i in range(500))
+    response = reference.replace("word7 ", "changed ")
+    result = run({"output": response, "ground_truth": reference})
+    stored = json.dumps({"analysis": result.analyze_step_result, "details": result.details, "reason": result.reason})
+    assert len(stored.encode()) <= 1024
+    assert result.details == {"comparedWith": "ground_truth"}

@@ -16,7 +16,7 @@ from scorers import (
     EvalRunResult,
     ScorerError,
     Store,
-    create_textual_difference_scorer,
+    TextualDifferenceScorer,
     load_run,
 )
 from scorers.analysis.compare import dimension_means, leaderboard, paired, rows_by_difference
@@ -79,17 +79,21 @@ class Comparison:
         part = self.frame[self.frame["scorer"] == scorer]
         return pd.DataFrame({"variant": part[group_col].map(variant_label), "score": part["score"]})
 
-    def outcome(self, scorer: str, group_col: str, variant: str, pair_col: str, row_id: str) -> Any:
-        """The outcome of one variant on one row for ``scorer``: a ScoreResult, a RunFailure, or None."""
+    def item_index(self, scorer: str, group_col: str, variant: str, pair_col: str, row_id: str) -> int | None:
+        """The item index of one variant on one row for ``scorer``, or None."""
         frame = self.frame
         match = frame[
             (frame["scorer"] == scorer)
             & (frame[group_col].map(variant_label) == variant)
             & (frame[pair_col].map(variant_label) == row_id)
         ]
-        if match.empty:
+        return None if match.empty else int(match["item_index"].iloc[0])
+
+    def outcome(self, scorer: str, group_col: str, variant: str, pair_col: str, row_id: str) -> Any:
+        """The outcome of one variant on one row for ``scorer``: a ScoreResult, a RunFailure, or None."""
+        index = self.item_index(scorer, group_col, variant, pair_col, row_id)
+        if index is None:
             return None
-        index = int(match["item_index"].iloc[0])
         for o in self.result.outcomes:
             if o.item_index == index and o.scorer_id == scorer:
                 if o.result is not None:
@@ -118,8 +122,7 @@ def response_diff(text_a: str, text_b: str, *, title_a: str, title_b: str) -> st
 
     The word alignment is the textual-difference scorer's (B compared with A as its input).
     """
-    result = create_textual_difference_scorer().run({"input": text_a or "", "output": text_b or ""})
-    details = result.details
+    details = TextualDifferenceScorer.alignment({"input": text_a or "", "output": text_b or ""})
     return diff_html(
         details["referenceTokens"],
         details["responseTokens"],
@@ -390,7 +393,9 @@ def _render_row(
                 if outcome is None:
                     st.info("No outcome for this row.")
                 else:
-                    render_outcome(outcome, key=f"{key}_row_{side}_{scorer}")
+                    index = comparison.item_index(scorer, group_col, variant, pair_col, row_id)
+                    payload = comparison.items[index].payload if index is not None else None
+                    render_outcome(outcome, key=f"{key}_row_{side}_{scorer}", payload=payload)
 
 
 def _render_pairwise(

@@ -420,7 +420,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         if outcome is None:
             st.info("Not scored yet: the run stopped before this row. Resume the run on the History page.")
         elif outcome.result is not None:
-            render_outcome(outcome.result, key=f"{ctx.key}_{index}_outcome")
+            render_outcome(outcome.result, key=f"{ctx.key}_{index}_outcome", payload=item.payload)
         else:
             render_outcome(
                 RunFailure(outcome.error or "not scored", outcome.status, outcome.raw_reply),

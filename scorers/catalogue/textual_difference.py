@@ -86,12 +86,9 @@ class TextualDifferenceScorer:
         Returns:
             A :class:`~scorers.core.base.ScoreResult` whose ``analyze_step_result`` is
             ``{"ratio", "changes", "lengthDiff", "confidence"}`` (the seed's shape) and
-            whose ``details`` holds the word diff for display: ``comparedWith``
-            (``"ground_truth"`` or ``"input"``), ``reference`` and ``response`` (the
-            NFC texts), ``referenceTokens`` and ``responseTokens`` (their words) and
-            ``opcodes``, a list of ``[tag, ref_start, ref_end, resp_start, resp_end]``
-            with tag ``"equal"``, ``"replace"``, ``"insert"`` or ``"delete"`` over the
-            token lists.
+            whose ``details`` is ``{"comparedWith": "ground_truth" | "input"}``. The word
+            alignment is not kept (it would be about 14 KB a row on 500-character texts):
+            :meth:`alignment` recomputes it from the same payload when it is shown.
 
         Raises:
             InvalidInputError: if the payload is malformed, or if it has neither a
@@ -104,33 +101,17 @@ class TextualDifferenceScorer:
         0.8421
         >>> result.analyze_step_result["changes"], result.analyze_step_result["lengthDiff"]
         (1, 0.0)
-        >>> result.details["opcodes"]
-        [['equal', 0, 3, 0, 3], ['replace', 3, 4, 3, 4]]
         """
-        run = normalize_run(payload)
-        if run.ground_truth is not None:
-            compared_with, reference = "ground_truth", run.ground_truth
-        elif run.user_messages:
-            compared_with, reference = "input", run.user_text
-        else:
-            raise InvalidInputError(
-                "nothing to compare the response with: give a 'ground_truth' or a user message in 'input'",
-                field="ground_truth",
-            )
-        a = unicodedata.normalize("NFC", reference)
-        b = unicodedata.normalize("NFC", run.output)
-
+        compared_with, a, b = _texts(payload)
         ratio = Indel.normalized_similarity(a, b)
         longest = max(len(a), len(b))
         length_diff = abs(len(a) - len(b)) / longest if longest else 0.0
         confidence = 1.0 - length_diff
 
         a_tokens, b_tokens = a.split(), b.split()
-        editops = Levenshtein.editops(*_word_ids(a_tokens, b_tokens))
-        changes = len(editops)
+        changes = len(Levenshtein.editops(*_word_ids(a_tokens, b_tokens)))
         if changes == 0 and a != b:  # same words, different whitespace
             changes = 1
-        opcodes = [[tag, a0, a1, b0, b1] for tag, a0, a1, b0, b1 in editops.as_opcodes()]
 
         analysis = {"ratio": ratio, "changes": changes, "lengthDiff": length_diff, "confidence": confidence}
         return ScoreResult(
@@ -138,15 +119,57 @@ class TextualDifferenceScorer:
             score=ratio * confidence * self.scale,
             reason=_reason(compared_with, a, b, a_tokens == b_tokens, analysis),
             analyze_step_result=analysis,
-            details={
-                "comparedWith": compared_with,
-                "reference": a,
-                "response": b,
-                "referenceTokens": a_tokens,
-                "responseTokens": b_tokens,
-                "opcodes": opcodes,
-            },
+            details={"comparedWith": compared_with},
         )
+
+    @staticmethod
+    def alignment(payload: dict[str, Any] | RunInput) -> dict[str, Any]:
+        """The word diff of one run for display, recomputed from its payload (what :meth:`run` compares).
+
+        Args:
+            payload: the same payload that was given to :meth:`run`.
+
+        Returns:
+            ``comparedWith`` (``"ground_truth"`` or ``"input"``), ``reference`` and
+            ``response`` (the NFC texts), ``referenceTokens`` and ``responseTokens``
+            (their words, ``str.split()``) and ``opcodes``, a list of
+            ``[tag, ref_start, ref_end, resp_start, resp_end]`` with tag ``"equal"``,
+            ``"replace"``, ``"insert"`` or ``"delete"`` over the token lists, as
+            rapidfuzz's ``Editops.as_opcodes`` gives them.
+
+        Raises:
+            InvalidInputError: as :meth:`run`.
+
+        >>> TextualDifferenceScorer.alignment({"output": "The quick brown cat",
+        ...                                    "ground_truth": "The quick brown fox"})["opcodes"]
+        [['equal', 0, 3, 0, 3], ['replace', 3, 4, 3, 4]]
+        """
+        compared_with, a, b = _texts(payload)
+        a_tokens, b_tokens = a.split(), b.split()
+        editops = Levenshtein.editops(*_word_ids(a_tokens, b_tokens))
+        return {
+            "comparedWith": compared_with,
+            "reference": a,
+            "response": b,
+            "referenceTokens": a_tokens,
+            "responseTokens": b_tokens,
+            "opcodes": [[tag, a0, a1, b0, b1] for tag, a0, a1, b0, b1 in editops.as_opcodes()],
+        }
+
+
+def _texts(payload: dict[str, Any] | RunInput) -> tuple[str, str, str]:
+    """``(compared_with, reference, response)``, both texts NFC normalised."""
+    run = normalize_run(payload)
+    if run.ground_truth is not None:
+        compared_with, reference = "ground_truth", run.ground_truth
+    elif run.user_messages:
+        compared_with, reference = "input", run.user_text
+    else:
+        raise InvalidInputError(
+            "nothing to compare the response with: give a 'ground_truth' or a user message in 'input'",
+            field="ground_truth",
+        )
+    return compared_with, unicodedata.normalize("NFC", reference), unicodedata.normalize("NFC", run.output)
 
 
 def create_textual_difference_scorer(*, scale: float = 1.0) -> TextualDifferenceScorer:
