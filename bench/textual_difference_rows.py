@@ -9,9 +9,13 @@ inserted. The same rows are scored three ways, each in a fresh child process so
 that its peak memory is its own:
 
 * ``plain loop``: ``[scorer.run(payload) for payload in payloads]``, the baseline;
-* ``run_evals`` at concurrency 1 and at the default concurrency 8 (no store).
+* ``run_evals`` at concurrency 1 and at the default concurrency 8 (no store);
+* ``run_evals`` at concurrency 8 writing to a SQLite store in a temporary file (the CLI
+  and dashboard path; the target is within 1.5x of the plain loop).
 
-For each the script prints rows per second, the ratio to the plain loop, the
+For each the script prints rows per second, the ratio to the plain loop in the call
+(``x plain``) and for the whole child process, imports and row generation included
+(``process x plain``), the
 CPU time of the child's scoring (user + system, all threads: less sensitive than
 wall time to other load on the machine) and its ratio, the peak RSS of the child
 (``resource.getrusage(...).ru_maxrss``) and how much of it
@@ -29,17 +33,23 @@ import random
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scorers import EvalItem, ScoreStatus, create_textual_difference_scorer, run_evals  # noqa: E402
+from scorers import EvalItem, ScoreStatus, Store, create_textual_difference_scorer, run_evals  # noqa: E402
 
 SEED = 20250101
 TEXT_CHARS = 500
-VARIANTS = (("plain loop", None), ("run_evals, concurrency 1", 1), ("run_evals, concurrency 8", 8))
+VARIANTS = (
+    ("plain loop", None, False),
+    ("run_evals, concurrency 1", 1, False),
+    ("run_evals, concurrency 8", 8, False),
+    ("run_evals, concurrency 8, SQLite store", 8, True),
+)
 
 
 def make_rows(n: int) -> list[dict]:
@@ -79,7 +89,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def child(rows: int, concurrency: int | None) -> None:
+def child(rows: int, concurrency: int | None, with_store: bool) -> None:
     """Score the rows one way and print one JSON line with the measurements."""
     payloads = make_rows(rows)
     scorer = create_textual_difference_scorer()
@@ -93,9 +103,16 @@ def child(rows: int, concurrency: int | None) -> None:
         scores = [r.score for r in results]
     else:
         items = [EvalItem(f"row-{i}", payload) for i, payload in enumerate(payloads)]
-        started = time.perf_counter()
-        result = run_evals(items, [scorer], concurrency=concurrency)
-        seconds = time.perf_counter() - started
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(Path(tmp) / "bench.db") if with_store else None
+            started = time.perf_counter()
+            result = run_evals(items, [scorer], concurrency=concurrency, store=store)
+            seconds = time.perf_counter() - started
+            if store is not None:
+                stored = store.query("SELECT COUNT(*) FROM results")[0][0]
+                store.close()
+                if stored != rows:
+                    raise SystemExit(f"the store holds {stored} results, not {rows}")
         if any(o.status is not ScoreStatus.SCORED for o in result.outcomes) or len(result.outcomes) != rows:
             raise SystemExit("run_evals did not score every row")
         scores = [o.score for o in result.outcomes]
@@ -118,9 +135,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)  # -1: plain loop
+    parser.add_argument("--store", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.rows, None if args.child < 0 else args.child)
+        child(args.rows, None if args.child < 0 else args.child, args.store)
         return
 
     print(f"rows: {args.rows:,} pairs of ~{TEXT_CHARS} characters (seed {SEED}), 1-3 word edits each")
@@ -129,6 +147,8 @@ def main() -> None:
         "seconds",
         "rows/s",
         "x plain",
+        "process s",
+        "process x plain",
         "CPU s",
         "CPU x plain",
         "peak RSS MB",
@@ -136,9 +156,10 @@ def main() -> None:
         "sum of scores",
     )
     table = [header]
-    baseline = baseline_cpu = None
+    baseline = baseline_cpu = baseline_process = None
     sums = set()
-    for name, concurrency in VARIANTS:
+    for name, concurrency, with_store in VARIANTS:
+        process_started = time.perf_counter()
         out = subprocess.run(
             [
                 sys.executable,
@@ -147,13 +168,16 @@ def main() -> None:
                 str(args.rows),
                 "--child",
                 str(-1 if concurrency is None else concurrency),
+                *(["--store"] if with_store else []),
             ],
             check=True,
             capture_output=True,
             text=True,
         ).stdout
+        process = time.perf_counter() - process_started
         m = json.loads(out.strip().splitlines()[-1])
         baseline = baseline or m["seconds"]
+        baseline_process = baseline_process or process
         baseline_cpu = baseline_cpu or m["cpu"]
         sums.add(round(m["score_sum"], 6))
         table.append(
@@ -162,6 +186,8 @@ def main() -> None:
                 f"{m['seconds']:.2f}",
                 f"{args.rows / m['seconds']:,.0f}",
                 f"{m['seconds'] / baseline:.2f}",
+                f"{process:.2f}",
+                f"{process / baseline_process:.2f}",
                 f"{m['cpu']:.2f}",
                 f"{m['cpu'] / baseline_cpu:.2f}",
                 f"{m['peak_mb']:,.0f}",

@@ -359,6 +359,68 @@ class _Throttle:
             self._cond.notify_all()
 
 
+WRITE_BATCH = 500
+"""Outcomes the runner writes to the store in one transaction, at most."""
+
+WRITE_INTERVAL_S = 0.5
+"""Seconds a finished outcome waits, at most, before it is written: a crash loses at most this window."""
+
+
+class _ResultWriter:
+    """Writes finished outcomes to the store in batches: one transaction per :data:`WRITE_BATCH`
+    outcomes, or per :data:`WRITE_INTERVAL_S` seconds when fewer finish (SQLite commits, not
+    rows, are what cost: one per outcome took most of a fast scorer's time).
+
+    Workers :meth:`add`; the run's main thread calls :meth:`flush_if_due` while it waits, and
+    leaving the ``with`` block writes the rest, whatever happened (an outcome added after that
+    is written at once). Without a store it does nothing.
+    """
+
+    def __init__(self, store: Store | None, run_id: str | None):
+        self.store = store
+        self.run_id = run_id
+        self.interval = WRITE_INTERVAL_S if store is not None else None
+        self._pending: list[tuple[int, str, dict[str, Any]]] = []
+        self._oldest = 0.0
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()  # batches reach the store in the order they were taken
+        self._closed = False
+
+    def __enter__(self) -> _ResultWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.flush()
+        self._closed = True
+
+    def add(self, outcome: ItemOutcome) -> None:
+        if self.store is None:
+            return
+        if self._closed:  # recorded after the workers stopped: written at once
+            self.store.save_results(self.run_id, [(outcome.item_index, outcome.scorer_id, outcome.to_record())])
+            return
+        with self._lock:
+            if not self._pending:
+                self._oldest = time.monotonic()
+            self._pending.append((outcome.item_index, outcome.scorer_id, outcome.to_record()))
+            full = len(self._pending) >= WRITE_BATCH
+        if full:
+            self.flush()
+
+    def flush_if_due(self) -> None:
+        with self._lock:
+            due = bool(self._pending) and time.monotonic() - self._oldest >= WRITE_INTERVAL_S
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._write_lock:
+            with self._lock:
+                batch, self._pending = self._pending, []
+            if batch:
+                self.store.save_results(self.run_id, batch)
+
+
 def _as_items(data: Iterable[EvalItem | Mapping[str, Any]]) -> list[EvalItem]:
     items = []
     for i, entry in enumerate(data):
@@ -476,7 +538,9 @@ def run_evals(
             client's own retries) is tried again after the shared pause.
         on_item_complete: called as ``(item_index, item, outcomes)`` when an item is
             finished, from a worker thread.
-        store: where the run, its items and every outcome are written as they finish.
+        store: where the run, its items and every outcome are written as they finish
+            (in batches: one transaction per :data:`WRITE_BATCH` outcomes or
+            :data:`WRITE_INTERVAL_S` seconds, so a crash loses at most that window).
         run_id: resume this stored run (requires ``store``): items with an outcome
             for every scorer are not scored again.
         retry_failed: with ``run_id``, also re-score the outcomes that are not scored.
@@ -535,6 +599,7 @@ def run_evals(
     halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
     halted: list[str] = []  # [status, reason] of the first halt
     throttle = _Throttle(concurrency, cancel, halt)
+    writer = _ResultWriter(store if run_id is not None else None, run_id)
     streak: list[ItemOutcome] = []  # unreachable-judge failures in a row, held back until the streak ends
     first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
 
@@ -550,8 +615,7 @@ def run_evals(
             if key in known:  # exactly once: a late result after a timeout is dropped
                 return False
             known[key] = outcome
-        if store is not None and run_id is not None:
-            store.save_result(run_id, outcome.item_index, outcome.scorer_id, outcome.to_record())
+        writer.add(outcome)
         return True
 
     def settle(outcome: ItemOutcome) -> None:
@@ -634,17 +698,20 @@ def run_evals(
             raise
 
     n_workers = 0 if halt.is_set() else min(concurrency, len(todo))
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
+    # The writer exits last: after the workers have stopped, what they finished is written.
+    with writer, ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
         workers: set[Future[None]] = {pool.submit(work) for _ in range(n_workers)}
         try:
             while workers:
-                timeout = None
+                timeout = writer.interval
                 if item_timeout is not None:
                     with lock:
                         starts = [t for i, t in running.items() if i not in timed_out]
                     # No item running on time: look again shortly for the next one to start.
-                    timeout = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
+                    until = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
+                    timeout = until if timeout is None else min(timeout, until)
                 done, workers = wait(workers, timeout=timeout, return_when=FIRST_COMPLETED)
+                writer.flush_if_due()
                 for worker in done:
                     worker.result()  # a bug in a scorer is not an item outcome: let it surface
                 if item_timeout is not None:
@@ -679,7 +746,7 @@ def run_evals(
         status, reason = RunStatus.CANCELLED.value, None
     if store is not None and run_id is not None:
         store.finish_run(run_id, status, reason)
-    outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
+    outcomes = [known[key] for key in ((i, sid) for i in range(len(items)) for sid in scorer_ids) if key in known]
     return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model, stop_reason=reason, price=price)
 
 

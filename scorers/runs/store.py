@@ -268,6 +268,20 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+PRAGMAS: tuple[str, ...] = (
+    "foreign_keys = ON",
+    "journal_mode = WAL",
+    "synchronous = NORMAL",
+    "busy_timeout = 5000",
+    "temp_store = MEMORY",
+)
+"""Set on every connection (SQLite's "Write-Ahead Logging" and "PRAGMA" pages): WAL lets the
+dashboard's readers work while one run writes; in WAL mode ``synchronous = NORMAL`` keeps the
+database consistent after a crash and only skips the fsync per commit (a power cut may lose
+the last commits, never corrupt the file); a writer that finds the file locked waits up to
+5 s instead of failing at once."""
+
+
 @dataclass(frozen=True)
 class CachedReply:
     """A judge reply kept in the cache: the raw text, its token usage and the parameters sent."""
@@ -297,8 +311,8 @@ class Store:
         self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         try:
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA journal_mode = WAL")
+            for pragma in PRAGMAS:
+                self._db.execute(f"PRAGMA {pragma}")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -427,34 +441,44 @@ class Store:
         return run_id
 
     def save_result(self, run_id: str, item_index: int, scorer_id: str, record: dict[str, Any]) -> None:
-        """Write one item × scorer outcome as soon as it is known (replacing an earlier attempt).
+        """Write one item × scorer outcome (replacing an earlier attempt); see :meth:`save_results`."""
+        self.save_results(run_id, [(item_index, scorer_id, record)])
+
+    def save_results(self, run_id: str, outcomes: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
+        """Write a batch of item × scorer outcomes in one transaction (each replacing an earlier attempt).
 
         Args:
-            record: ``status`` (a ScoreStatus value) and optional ``score``, ``reason``,
+            run_id: the run.
+            outcomes: ``(item_index, scorer_id, record)`` per outcome; ``record`` has
+                ``status`` (a ScoreStatus value) and optional ``score``, ``reason``,
                 ``analysis``, ``details``, ``error``, ``raw_reply``, ``judge``,
                 ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
         """
+        finished = now_iso()
+        rows = [
+            (
+                run_id,
+                item_index,
+                scorer_id,
+                record["status"],
+                record.get("score"),
+                record.get("reason"),
+                json.dumps(record.get("analysis")),
+                json.dumps(record.get("details")),
+                record.get("error"),
+                record.get("raw_reply"),
+                json.dumps(record.get("judge")),
+                record.get("prompt_tokens", 0),
+                record.get("completion_tokens", 0),
+                record.get("judge_calls", 0),
+                record.get("latency_s"),
+                finished,
+            )
+            for item_index, scorer_id, record in outcomes
+        ]
         with self.transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    item_index,
-                    scorer_id,
-                    record["status"],
-                    record.get("score"),
-                    record.get("reason"),
-                    json.dumps(record.get("analysis")),
-                    json.dumps(record.get("details")),
-                    record.get("error"),
-                    record.get("raw_reply"),
-                    json.dumps(record.get("judge")),
-                    record.get("prompt_tokens", 0),
-                    record.get("completion_tokens", 0),
-                    record.get("judge_calls", 0),
-                    record.get("latency_s"),
-                    now_iso(),
-                ),
+            db.executemany(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
             )
 
     def finish_run(self, run_id: str, status: str, reason: str | None = None) -> None:
