@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,10 +27,8 @@ from scorers import (
     LoadedDataset,
     RunStatus,
     Scorer,
-    ScorerError,
     ScoreStatus,
     Store,
-    Summary,
     create_scorer,
     iter_runs,
     load_run,
@@ -38,7 +36,7 @@ from scorers import (
 )
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.export import results_frame
+from scorers.runs.datasets import unmapped_columns
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 SAMPLE_DATASETS: dict[str, Path] = {
@@ -60,9 +58,6 @@ ROLE_LABELS: dict[str, str] = {
     "tool_calls": "Tool calls",
 }
 """Dataset roles (``scorers.runs.datasets.ROLES``) and their labels on the page."""
-
-TEXT_COLUMNS: tuple[str, ...] = ("input", "system", "output", "ground_truth", "reason", "error")
-"""Columns of :func:`result_rows` holding free text (truncated in the table, searched in full)."""
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -97,7 +92,8 @@ def build_items(
             or model column); blank cells become None.
 
     Returns:
-        The items; ``item_id`` is the id column's text or the row label (``"line 12"``).
+        The items; ``item_id`` is the id column's text or the row label (``"line 12"``);
+        ``columns`` holds the row's unmapped columns (:func:`scorers.runs.datasets.unmapped_columns`).
 
     Raises:
         DatasetError: a required role is not mapped, a column is missing, or the id
@@ -105,8 +101,11 @@ def build_items(
     """
     runs = list(iter_runs(dataset, mapping))
     columns = {name: dataset.frame[name].tolist() for name in group_by}
+    others = unmapped_columns(dataset, mapping, exclude=group_by)
     return [
-        EvalItem(item_id, payload, {name: _group_value(values[index]) for name, values in columns.items()})
+        EvalItem(
+            item_id, payload, {name: _group_value(values[index]) for name, values in columns.items()}, others[index]
+        )
         for index, item_id, payload in runs
     ]
 
@@ -166,7 +165,7 @@ def create_batch_run(
     uses_judge = any(getattr(s, "settings", None) is not None for s in scorers)
     return store.create_run(
         dataset_name=dataset_name,
-        items=[(it.item_id, it.payload, it.groups) for it in items],
+        items=[(it.item_id, it.payload, it.groups, it.columns) for it in items],
         scorers=[{"id": s.id, "name": s.name, "options": dict(scorer_options.get(s.id, {}))} for s in scorers],
         judge=judge_record(settings) if uses_judge else None,
         mapping={**mapping, "groups": list(group_by)},
@@ -331,129 +330,6 @@ def truncate(text: Any, limit: int = 120) -> Any:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def result_rows(run_result: EvalRunResult, items: Sequence[EvalItem]) -> pd.DataFrame:
-    """One row per item × scorer with the full texts (for filtering, search and the drill-down).
-
-    Columns: ``item_index``, ``item_id``, ``scorer``, ``score`` (float, NaN when not
-    scored), ``status``, ``error``, ``input``, ``output``, ``ground_truth``, ``system``,
-    ``reason``, one ``group:<name>`` per group-by column, then
-    ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
-    """
-    frame = results_frame(run_result, items).drop(columns=["run_id", "analysis"])
-    groups = [c for c in frame.columns if str(c).startswith("group:")]
-    order = [
-        "item_index",
-        "item_id",
-        "scorer",
-        "score",
-        "status",
-        "error",
-        "input",
-        "output",
-        "ground_truth",
-        "system",
-        "reason",
-        *groups,
-        "prompt_tokens",
-        "completion_tokens",
-        "judge_calls",
-        "latency_s",
-    ]
-    return frame[order]
-
-
-def filter_rows(
-    rows: pd.DataFrame,
-    *,
-    statuses: Sequence[str] | None = None,
-    scorers: Sequence[str] | None = None,
-    score_range: tuple[float, float] | None = None,
-    search: str = "",
-) -> pd.DataFrame:
-    """Filter :func:`result_rows`.
-
-    Args:
-        rows: the frame of :func:`result_rows`.
-        statuses: keep these statuses (``ScoreStatus`` values); None keeps all.
-        scorers: keep these scorer ids; None keeps all.
-        score_range: keep scored rows with ``lo <= score <= hi``; rows that were not
-            scored have no score and are kept or dropped by ``statuses`` alone.
-        search: case-insensitive text searched in the item id and every text column
-            (the whole texts, not the truncated ones); blank keeps all.
-
-    Returns:
-        The matching rows, in their order.
-    """
-    keep = pd.Series(True, index=rows.index)
-    if statuses is not None:
-        keep &= rows["status"].isin(list(statuses))
-    if scorers is not None:
-        keep &= rows["scorer"].isin(list(scorers))
-    if score_range is not None:
-        lo, hi = score_range
-        scored = rows["score"].notna()
-        keep &= ~scored | rows["score"].between(lo, hi)
-    needle = search.strip().casefold()
-    if needle:
-        columns = ["item_id", *[c for c in TEXT_COLUMNS if c in rows.columns]]
-        hit = pd.Series(False, index=rows.index)
-        for column in columns:
-            hit |= rows[column].map(lambda v: isinstance(v, str) and needle in v.casefold())
-        keep &= hit
-    return rows[keep]
-
-
-def display_rows(rows: pd.DataFrame, limit: int = 120) -> pd.DataFrame:
-    """:func:`result_rows` for the table: long texts truncated (see :func:`truncate`)."""
-    shown = rows.copy()
-    for column in TEXT_COLUMNS:
-        if column in shown.columns:
-            shown[column] = shown[column].map(lambda v: truncate(v, limit))
-    return shown
-
-
-def aggregates_frame(run_result: EvalRunResult, names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Per scorer: mean, median, std, min, max of the scored items, n scored, n failed, n pending.
-
-    Failed items never count as 0: they are counted in ``n failed`` only. ``n pending``
-    is items without an outcome yet (a stopped run). ``std`` is the sample standard
-    deviation (NaN with fewer than two scores).
-
-    Args:
-        run_result: the run.
-        names: scorer id → display name (default: the id).
-    """
-    rows = []
-    counted: dict[str, int] = {}
-    for o in run_result.outcomes:
-        counted[o.scorer_id] = counted.get(o.scorer_id, 0) + 1
-    for sid, summary in run_result.scores().items():
-        rows.append(
-            _summary_row(
-                {"scorer": (names or {}).get(sid, sid)}, summary, pending=run_result.n_items - counted.get(sid, 0)
-            )
-        )
-    return pd.DataFrame(
-        rows, columns=["scorer", "mean", "median", "std", "min", "max", "n scored", "n failed", "n pending"]
-    )
-
-
-def _summary_row(head: dict[str, Any], summary: Summary, pending: int | None = None) -> dict[str, Any]:
-    row = {
-        **head,
-        "mean": summary.mean,
-        "median": summary.median,
-        "std": summary.std,
-        "min": summary.min,
-        "max": summary.max,
-        "n scored": summary.n_scored,
-        "n failed": summary.n_failed,
-    }
-    if pending is not None:
-        row["n pending"] = pending
-    return {k: (float("nan") if v is None else v) for k, v in row.items()}
-
-
 def dimension_label(name: str) -> str:
     """A readable label for a key of a scorer's ``dimension_scores``: camelCase split into words, dots as " · ".
 
@@ -467,109 +343,6 @@ def dimension_label(name: str) -> str:
         words = _CAMEL.sub(" ", part).replace("_", " ").lower()
         parts.append(words[:1].upper() + words[1:])
     return " · ".join(parts)
-
-
-def dimension_splitters(scorer_options: Mapping[str, Mapping[str, Any]]) -> dict[str, Callable[..., dict[str, float]]]:
-    """Scorer id → its ``dimension_scores(analysis)`` function, for the scorers that have one.
-
-    Each scorer is built (with its options and keyless judge settings: no call is made)
-    only to find its class's function; a scorer that cannot be built has no dimensions.
-
-    Args:
-        scorer_options: scorer id → options, e.g. :func:`stored_scorer_options` of a run.
-    """
-    out = {}
-    for sid, options in scorer_options.items():
-        try:
-            scorer = create_scorer(sid, options, settings=JudgeSettings())
-        except ScorerError:
-            continue
-        split = getattr(scorer, "dimension_scores", None)
-        if callable(split):
-            out[sid] = split
-    return out
-
-
-def dimension_frame(
-    run_result: EvalRunResult, splitters: Mapping[str, Callable[..., dict[str, float]]] | None = None
-) -> pd.DataFrame:
-    """The 0..1 dimension scores of the scored items, long: one row per item × scorer × dimension.
-
-    Args:
-        run_result: the run.
-        splitters: scorer id → ``dimension_scores`` (default: :func:`dimension_splitters`
-            of the run's scorers with default options).
-
-    Returns:
-        Columns ``item_index``, ``item_id``, ``scorer``, ``dimension`` (a label such as
-        ``"User · Intent alignment"``, see :func:`dimension_label`) and ``value``. Only
-        scorers with a dimension breakdown contribute; failed items have no row.
-    """
-    if splitters is None:
-        splitters = dimension_splitters({sid: {} for sid in run_result.scorer_ids})
-    rows = []
-    for o in run_result.outcomes:
-        split = splitters.get(o.scorer_id)
-        if split is None or o.result is None:
-            continue
-        for name, value in split(o.result.analyze_step_result).items():
-            rows.append(
-                {
-                    "item_index": o.item_index,
-                    "item_id": o.item_id,
-                    "scorer": o.scorer_id,
-                    "dimension": dimension_label(name),
-                    "value": float(value),
-                }
-            )
-    return pd.DataFrame(rows, columns=["item_index", "item_id", "scorer", "dimension", "value"])
-
-
-def dimension_aggregates(dimensions: pd.DataFrame) -> pd.DataFrame:
-    """Per scorer and dimension: mean, median, std, min, max and n scored of :func:`dimension_frame`."""
-    rows = []
-    for (scorer, dimension), part in dimensions.groupby(["scorer", "dimension"], sort=False):
-        rows.append(_summary_row({"scorer": scorer, "dimension": dimension}, Summary.of(part["value"].tolist())))
-    columns = ["scorer", "dimension", "mean", "median", "std", "min", "max", "n scored", "n failed"]
-    return pd.DataFrame(rows, columns=columns).drop(columns=["n failed"])
-
-
-def _group_key(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
-        return "(blank)"
-    return str(value)
-
-
-def group_means(rows: pd.DataFrame, group: str) -> pd.DataFrame:
-    """Mean score per group value and scorer, with counts; failed items are counted, never averaged.
-
-    Args:
-        rows: :func:`result_rows` (with its ``group:<group>`` column).
-        group: the group-by column's name.
-
-    Returns:
-        Columns ``group`` (text; ``"(blank)"`` for a missing or empty value), ``scorer``,
-        ``mean`` (NaN when nothing in the group was scored), ``n_scored``, ``n_failed``.
-    """
-    column = f"group:{group}"
-    if column not in rows.columns:
-        raise ValueError(
-            f"no group column {group!r}; the rows have {[c for c in rows.columns if c.startswith('group:')]}"
-        )
-    keys = rows[column].map(_group_key)
-    out = []
-    for (value, scorer), part in rows.assign(_group=keys).groupby(["_group", "scorer"], sort=True):
-        scored = part["score"].dropna()
-        out.append(
-            {
-                "group": value,
-                "scorer": scorer,
-                "mean": scored.mean() if len(scored) else float("nan"),
-                "n_scored": int(len(scored)),
-                "n_failed": int((part["status"] != ScoreStatus.SCORED.value).sum()),
-            }
-        )
-    return pd.DataFrame(out, columns=["group", "scorer", "mean", "n_scored", "n_failed"])
 
 
 def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

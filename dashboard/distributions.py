@@ -8,9 +8,9 @@ The message annotations have ``name="message"`` (see :func:`figure_messages`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -19,20 +19,6 @@ FAILED_COLOR = "#E45756"
 # Diverging red → yellow → green for 0..1 dimension scores (the bands' colours of charts.BAND_COLORS).
 HEATMAP_SCALE = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 _MESSAGE = "message"
-
-
-def _finite(values: Iterable[object]) -> list[float]:
-    out = []
-    for v in values:
-        if v is None or isinstance(v, bool):
-            continue
-        try:
-            number = float(v)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(number):
-            out.append(number)
-    return out
 
 
 def _add_message(fig: go.Figure, text: str, *, y: float = 0.5) -> go.Figure:
@@ -84,6 +70,27 @@ def _single_value_note(values: Sequence[float], what: str) -> str | None:
     return None
 
 
+def _finite_array(values: Iterable[object]) -> np.ndarray:
+    """The finite numbers among ``values`` as floats (None, NaN, infinities, booleans and text left out)."""
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    if series.dtype == object:
+        series = series[~series.map(lambda v: isinstance(v, bool))]
+    numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    return numbers[np.isfinite(numbers)]
+
+
+def histogram_bins(values: np.ndarray, x_range: tuple[float, float] | None, bins: int) -> np.ndarray:
+    """The bin edges :func:`score_histogram` counts in: ``bins`` equal widths over ``x_range``
+    (or over the data's range when it is None or does not hold every value)."""
+    if x_range is not None and len(values) and x_range[0] <= values.min() and values.max() <= x_range[1]:
+        edges = np.linspace(x_range[0], x_range[1], max(1, bins) + 1)
+    else:
+        edges = np.histogram_bin_edges(values, bins=max(1, bins))
+    # Rounded so that a score on an edge such as 0.85 falls in the bin that starts there
+    # (linspace gives 0.8500000000000001).
+    return np.round(edges, 12)
+
+
 def score_histogram(
     scores: Iterable[float | None],
     *,
@@ -91,7 +98,7 @@ def score_histogram(
     x_range: tuple[float, float] | None = None,
     bins: int = 20,
 ) -> go.Figure:
-    """A histogram of one scorer's scores.
+    """A histogram of one scorer's scores, counted here: one bar per bin, whatever the number of items.
 
     Args:
         scores: the scores of the scored items; None, NaN and infinities (items that
@@ -99,39 +106,88 @@ def score_histogram(
         title: the chart title; ``(n = …)`` is appended.
         x_range: the score range, e.g. ``(0, scale)``; the bins then split it into
             ``bins`` equal widths and the axis shows all of it. None: fitted to the data.
-        bins: the number of bins over ``x_range`` (or Plotly's choice without it), >= 1.
+        bins: the number of bins, >= 1. Each bin holds ``lo <= score < hi``, the last
+            one also ``score == hi`` (numpy's ``histogram``).
 
     Returns:
-        A figure with one ``go.Histogram`` trace named ``"scores"`` whose ``x`` are the
-        scores. No score: a :func:`message_figure`. One score, or all equal: the
-        histogram plus a message annotation saying there is no spread.
+        A figure with one ``go.Bar`` trace named ``"scores"``: ``x`` the bin centres,
+        ``y`` the counts, ``customdata`` each bin's ``[lo, hi]`` (a click on a bar
+        selects that range). No score: a :func:`message_figure`. One score, or all
+        equal: the histogram plus a message annotation saying there is no spread.
     """
-    values = _finite(scores)
-    if not values:
+    values = _finite_array(scores)
+    if not len(values):
         return message_figure("No scored items: nothing to plot.", title=title)
-    hist = go.Histogram(
-        x=values,
-        name="scores",
-        marker_color=SCORE_COLOR,
-        hovertemplate="score %{x}<br>%{y} items<extra></extra>",
+    counts, edges = np.histogram(values, bins=histogram_bins(values, x_range, bins))
+    fig = go.Figure(
+        go.Bar(
+            x=((edges[:-1] + edges[1:]) / 2).tolist(),
+            y=counts.tolist(),
+            width=np.diff(edges).tolist(),
+            customdata=np.column_stack([edges[:-1], edges[1:]]).tolist(),
+            name="scores",
+            marker_color=SCORE_COLOR,
+            hovertemplate="score %{customdata[0]:.3g} to %{customdata[1]:.3g}<br>%{y} items<extra></extra>",
+        )
     )
-    if x_range is not None:
-        lo, hi = x_range
-        hist.xbins = {"start": lo, "end": hi + (hi - lo) * 1e-9, "size": (hi - lo) / max(1, bins)}
-    else:
-        hist.nbinsx = bins
-    fig = go.Figure(hist)
     fig.update_layout(
         title=f"{title} (n = {len(values)})",
         height=280,
         bargap=0.05,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         showlegend=False,
+        clickmode="event+select",
     )
     fig.update_xaxes(title="score", range=list(x_range) if x_range is not None else None)
     fig.update_yaxes(title="items")
-    note = _single_value_note(values, "scored item")
+    note = _single_value_note(values.tolist(), "scored item")
     return _add_message(fig, note, y=0.9) if note else fig
+
+
+POINTS_LIMIT = 300
+"""Up to this many values a box plot draws every point over the box; beyond, the box alone (from its statistics)."""
+
+
+def box_statistics(values: np.ndarray) -> dict[str, float]:
+    """The statistics a box is drawn from: quartiles by linear interpolation (Plotly's default
+    ``quartilemethod``), Tukey whiskers (the most extreme values within 1.5 × IQR of the box) and the mean."""
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    iqr = q3 - q1
+    inside = values[(values >= q1 - 1.5 * iqr) & (values <= q3 + 1.5 * iqr)]
+    return {
+        "q1": float(q1),
+        "median": float(median),
+        "q3": float(q3),
+        "lowerfence": float(inside.min()),
+        "upperfence": float(inside.max()),
+        "mean": float(values.mean()),
+    }
+
+
+def _box_trace(values: np.ndarray, name: str, text: Sequence[str] | None, *, horizontal: bool) -> go.Box:
+    """All points over the box up to :data:`POINTS_LIMIT` values; beyond, a box from its statistics."""
+    axis = "x" if horizontal else "y"
+    if len(values) <= POINTS_LIMIT:
+        return go.Box(
+            **{axis: values.tolist()},
+            name=name,
+            text=list(text) if text is not None else None,
+            boxpoints="all",
+            jitter=0.4,
+            pointpos=0,
+            boxmean=True,
+            marker={"color": SCORE_COLOR, "size": 5, "opacity": 0.6} if horizontal else {"size": 4},
+            hovertemplate=("%{text}<br>" if text is not None else "") + name + " %{" + axis + ":.3g}<extra></extra>",
+        )
+    stats = box_statistics(values)
+    return go.Box(
+        **{"y" if horizontal else "x": [name]},
+        **{k: [v] for k, v in stats.items()},
+        name=name,
+        orientation="h" if horizontal else "v",
+        boxmean=True,
+        marker={"color": SCORE_COLOR} if horizontal else None,
+    )
 
 
 def score_box(
@@ -141,7 +197,7 @@ def score_box(
     title: str = "Score spread",
     x_range: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """A horizontal box plot of one scorer's scores, every item drawn as a point.
+    """A horizontal box plot of one scorer's scores; every item is drawn as a point up to :data:`POINTS_LIMIT`.
 
     Args:
         scores: the scores; None, NaN and infinities are left out.
@@ -151,35 +207,31 @@ def score_box(
         x_range: the axis range, e.g. ``(0, scale)``, or None.
 
     Returns:
-        A figure with one ``go.Box`` trace named ``"scores"`` (``x`` = the scores, the
-        quartiles computed by Plotly). No score: a :func:`message_figure`. One score,
-        or all equal: the box plus a message annotation.
+        A figure with one ``go.Box`` trace named ``"scores"``: up to :data:`POINTS_LIMIT`
+        scores its ``x`` are the scores (quartiles computed by Plotly) with every point
+        drawn; beyond, the box is drawn from :func:`box_statistics` and no point is
+        sent. No score: a :func:`message_figure`. One score, or all equal: the box
+        plus a message annotation.
+
+    Raises:
+        ValueError: ``labels`` and ``scores`` differ in length.
     """
-    raw = list(scores)
-    names = list(labels) if labels is not None else [""] * len(raw)
+    raw = pd.Series(list(scores) if not isinstance(scores, pd.Series) else scores.to_list(), dtype=object)
+    names = pd.Series(list(labels) if labels is not None else [""] * len(raw), dtype=object)
     if len(names) != len(raw):
         raise ValueError(f"labels has {len(names)} entries but scores has {len(raw)}; give one label per score")
-    kept = [(v, n) for v, n in zip(raw, names, strict=True) if _finite([v])]
-    if not kept:
+    numbers = pd.to_numeric(raw[~raw.map(lambda v: isinstance(v, bool))], errors="coerce")
+    numbers = numbers[np.isfinite(numbers.to_numpy(dtype=float, na_value=np.nan))]
+    if numbers.empty:
         return message_figure("No scored items: nothing to plot.", title=title)
-    values = [float(v) for v, _ in kept]  # type: ignore[arg-type]
-    fig = go.Figure(
-        go.Box(
-            x=values,
-            name="scores",
-            text=[n for _, n in kept],
-            boxpoints="all",
-            jitter=0.4,
-            pointpos=0,
-            boxmean=True,
-            marker={"color": SCORE_COLOR, "size": 5, "opacity": 0.6},
-            hovertemplate="%{text}<br>score %{x}<extra></extra>",
-        )
-    )
-    fig.update_layout(title=title, height=280, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
+    values = numbers.to_numpy(dtype=float)
+    text = names[numbers.index].astype(str).tolist() if labels is not None else None
+    fig = go.Figure(_box_trace(values, "scores", text, horizontal=True))
+    shown = "" if len(values) <= POINTS_LIMIT else f" (box of {len(values)} scores; points drawn up to {POINTS_LIMIT})"
+    fig.update_layout(title=title + shown, height=280, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
     fig.update_xaxes(title="score", range=list(x_range) if x_range is not None else None)
     fig.update_yaxes(visible=False)
-    note = _single_value_note(values, "scored item")
+    note = _single_value_note(values.tolist(), "scored item")
     return _add_message(fig, note, y=0.9) if note else fig
 
 
@@ -191,6 +243,9 @@ def dimension_distribution(
     order: Sequence[str] | None = None,
 ) -> go.Figure:
     """The distribution of each dimension's 0..1 scores, one box or violin per dimension.
+
+    Every point is drawn up to :data:`POINTS_LIMIT` items; beyond, boxes are drawn from
+    their statistics (:func:`box_statistics`) and violins without points.
 
     Args:
         dimensions: long frame with columns ``dimension`` (label), ``value`` (0..1
@@ -220,21 +275,67 @@ def dimension_distribution(
         part = data[data["dimension"] == name]
         if part.empty:
             continue
-        common = {
-            "y": part["value"].astype(float).tolist(),
-            "name": name,
-            "text": part["item_id"].astype(str).tolist(),
-            "hovertemplate": "%{text}<br>" + name + ": %{y:.2f}<extra></extra>",
-        }
+        values = part["value"].to_numpy(dtype=float)
         if kind == "box":
-            fig.add_trace(go.Box(boxpoints="all", jitter=0.4, pointpos=0, boxmean=True, marker={"size": 4}, **common))
+            fig.add_trace(_box_trace(values, name, part["item_id"].astype(str).tolist(), horizontal=False))
         else:
-            fig.add_trace(go.Violin(points="all", box_visible=True, meanline_visible=True, spanmode="hard", **common))
+            many = len(values) > POINTS_LIMIT
+            fig.add_trace(
+                go.Violin(
+                    y=values.tolist(),
+                    name=name,
+                    text=None if many else part["item_id"].astype(str).tolist(),
+                    points=False if many else "all",
+                    box_visible=True,
+                    meanline_visible=True,
+                    spanmode="hard",
+                    hovertemplate=("" if many else "%{text}<br>") + name + ": %{y:.2f}<extra></extra>",
+                )
+            )
     fig.update_layout(title=title, height=360, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
     fig.update_yaxes(title="dimension score (0–1)", range=[-0.05, 1.05])
     if data["item_id"].nunique() == 1:
         _add_message(fig, "Only one scored item: a distribution needs at least two.", y=0.95)
     return fig
+
+
+HEATMAP_ROWS = 60
+"""At most this many heatmap rows: beyond, items are ranked and binned (each row the mean of a bin)."""
+
+
+def heatmap_rows(dimensions: pd.DataFrame, order: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[list[int]]]:
+    """The rows of :func:`dimension_heatmap`: items ranked by their mean dimension score (lowest first).
+
+    Up to :data:`HEATMAP_ROWS` items, one row per item labelled with its id; beyond, the
+    ranked items are cut into :data:`HEATMAP_ROWS` bins of consecutive ranks, each row the
+    mean of its bin, labelled ``"#1–#167 (167 items)"``.
+
+    Args:
+        dimensions: long frame with ``item_index``, ``item_id``, ``dimension``, ``value``.
+        order: the dimension columns in order (default: first appearance).
+
+    Returns:
+        The table (index: row labels; columns: dimension labels; values: scores, NaN
+        where none) and, per row, the item indexes it stands for.
+    """
+    data = dimensions[pd.to_numeric(dimensions["value"], errors="coerce").notna()]
+    columns = list(order) if order is not None else list(dict.fromkeys(data["dimension"]))
+    columns = [c for c in columns if c in set(data["dimension"])]
+    table = data.pivot_table(index=["item_index", "item_id"], columns="dimension", values="value", aggfunc="first")
+    table = table.reindex(columns=columns)
+    ranked = table.assign(_mean=table.mean(axis=1)).sort_values(["_mean"], kind="stable").drop(columns="_mean")
+    members = [[int(index)] for index, _ in ranked.index]
+    if len(ranked) <= HEATMAP_ROWS:
+        ranked.index = [str(item_id) for _, item_id in ranked.index]
+        return ranked, members
+    bins = np.array_split(np.arange(len(ranked)), HEATMAP_ROWS)
+    rows, labels, grouped = [], [], []
+    for positions in bins:
+        part = ranked.iloc[positions]
+        rows.append(part.mean(axis=0))
+        labels.append(f"#{positions[0] + 1}–#{positions[-1] + 1} ({len(positions)} items)")
+        grouped.append([members[p][0] for p in positions])
+    return pd.DataFrame(rows, index=labels, columns=columns), grouped
 
 
 def dimension_heatmap(
@@ -243,33 +344,32 @@ def dimension_heatmap(
     title: str = "Dimension scores by item",
     order: Sequence[str] | None = None,
 ) -> go.Figure:
-    """A heatmap of items (rows) by dimensions (columns), coloured by the 0..1 score.
+    """A heatmap of items (rows) by dimensions (columns), coloured by the 0..1 score, lowest items first.
 
     Args:
         dimensions: long frame with columns ``item_index``, ``item_id``, ``dimension``
-            and ``value`` (see :func:`dashboard.batch.dimension_frame`).
+            and ``value`` (one row per scored item × dimension).
         title: the chart title.
         order: the dimension columns in order (default: first appearance).
 
     Returns:
-        A figure with one ``go.Heatmap`` (``x`` = dimension labels, ``y`` = item ids in
-        item order, ``z`` = scores, None where an item has no score for a dimension,
-        colour scale fixed to 0..1). No rows: a :func:`message_figure`.
+        A figure with one ``go.Heatmap`` (``x`` = dimension labels, ``y`` = the rows of
+        :func:`heatmap_rows`: item ids ranked by their mean dimension score, or bins of
+        ranked items when there are many, ``z`` = scores, None where an item has no
+        score for a dimension, colour scale fixed to 0..1). No rows: a :func:`message_figure`.
     """
     _require(dimensions, ("item_index", "item_id", "dimension", "value"), "dimension_heatmap")
-    data = dimensions[pd.to_numeric(dimensions["value"], errors="coerce").notna()]
-    if data.empty:
+    if pd.to_numeric(dimensions["value"], errors="coerce").notna().sum() == 0:
         return message_figure("No dimension scores: no item has been scored with a dimension breakdown.", title=title)
-    columns = list(order) if order is not None else list(dict.fromkeys(data["dimension"]))
-    columns = [c for c in columns if c in set(data["dimension"])]
-    table = data.pivot_table(index=["item_index", "item_id"], columns="dimension", values="value", aggfunc="first")
-    table = table.reindex(columns=columns).sort_index(level="item_index")
+    table, members = heatmap_rows(dimensions, order)
+    binned = any(len(m) > 1 for m in members)
     z = [[None if pd.isna(v) else float(v) for v in row] for row in table.to_numpy()]
-    labels = [str(item_id) for _, item_id in table.index]
+    labels = [str(label) for label in table.index]
+    what = "bins of items ranked by mean dimension score (mean of each bin)" if binned else "items ranked by mean score"
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=columns,
+            x=list(table.columns),
             y=labels,
             zmin=0,
             zmax=1,
@@ -277,15 +377,16 @@ def dimension_heatmap(
             colorbar={"title": "score"},
             hovertemplate="%{y}<br>%{x}: %{z:.2f}<extra></extra>",
             xgap=1,
-            ygap=1 if len(labels) <= 60 else 0,
+            ygap=1 if len(labels) <= HEATMAP_ROWS else 0,
         )
     )
     fig.update_layout(
-        title=title,
+        title=f"{title}: {what}, lowest first",
         height=120 + min(18 * len(labels), 700),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        clickmode="event+select",
     )
-    fig.update_yaxes(autorange="reversed", type="category", showticklabels=len(labels) <= 80)
+    fig.update_yaxes(autorange="reversed", type="category", showticklabels=True, title=None)
     fig.update_xaxes(side="top", type="category")
     return fig
 

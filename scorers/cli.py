@@ -90,7 +90,15 @@ from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError,
 from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
 from scorers.core.pricing import BATCH_DISCOUNT, price_for
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
+from scorers.runs.datasets import (
+    DatasetError,
+    LoadedDataset,
+    guess_columns,
+    iter_runs,
+    load_dataset,
+    require_columns,
+    unmapped_columns,
+)
 from scorers.runs.export import export_run, format_for_path, json_safe, results_frame
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
@@ -691,10 +699,11 @@ def _describe_mapping(mapping: Mapping[str, str | None], source: Mapping[str, st
 def _items(dataset: LoadedDataset, mapping: Mapping[str, str | None], groups: Sequence[str]) -> list[EvalItem]:
     require_columns(dataset, {f"group ({column})": column for column in groups})
     frame = dataset.frame
+    others = unmapped_columns(dataset, mapping, exclude=groups)
     items = []
     for index, item_id, payload in iter_runs(dataset, mapping):
         values = {column: json_safe(frame[column].iloc[index]) for column in groups}
-        items.append(EvalItem(item_id, payload, values))
+        items.append(EvalItem(item_id, payload, values, others[index]))
     return items
 
 
@@ -1003,7 +1012,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         concurrency = args.concurrency or DEFAULT_CONCURRENCY
         run_id = store.create_run(
             dataset_name=Path(dataset.source_name).name,
-            items=[(it.item_id, it.payload, it.groups) for it in items],
+            items=[(it.item_id, it.payload, it.groups, it.columns) for it in items],
             scorers=[{"id": s.id, "name": s.name, "options": options[s.id]} for s in scorers],
             judge=_judge_record(settings),
             mapping={**mapping, "groups": list(args.group_col)},

@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, single_analysis
 from streamlit.testing.v1 import AppTest
 
+from dashboard import run_explorer
 from scorers import SCORERS, Store, load_run
 from scorers.runs import jobs
 
@@ -49,6 +51,20 @@ def judge(body: dict[str, Any]) -> Reply:
     """Answer by the requested schema: the both-mode analysis or a single-mode one."""
     name = body.get("response_format", {}).get("json_schema", {}).get("name")
     return Reply.json(BOTH if name == "prompt_alignment_both" else USER)
+
+
+@pytest.fixture
+def exports(monkeypatch: pytest.MonkeyPatch) -> dict[str, Callable[[], BinaryIO]]:
+    """The deferred writer behind every export button, by format (AppTest cannot click a download)."""
+    built: dict[str, Callable[[], BinaryIO]] = {}
+    original = run_explorer._export_writer
+
+    def record(table, fmt):
+        built[fmt] = original(table, fmt)
+        return built[fmt]
+
+    monkeypatch.setattr(run_explorer, "_export_writer", record)
+    return built
 
 
 def upload(at: AppTest, name: str, data: bytes) -> None:
@@ -136,7 +152,7 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(open_page, studi
 
 
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
-    open_page, fake_judge: FakeOpenAI, studio_db: Path, downloads
+    open_page, fake_judge: FakeOpenAI, studio_db: Path, exports: dict[str, Callable[[], BinaryIO]]
 ):
     fake_judge.responder = judge
     at = open_page("batch")
@@ -189,7 +205,9 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
         assert {f"{key}_hist_{sid}", f"{key}_box_{sid}", f"{key}_dims_{sid}", f"{key}_heat_{sid}"} <= charts
     assert f"{key}_group_variant" in charts
     hist = [c for c in at.get("plotly_chart") if c.key == f"{key}_hist_prompt-alignment"][0]
-    assert sorted(json.loads(hist.proto.spec)["data"][0]["x"]) == [0.84, 0.84, 0.85]
+    bars = json.loads(hist.proto.spec)["data"][0]
+    # 20 bins of 0.05 over 0..1: 0.84, 0.84 in [0.80, 0.85), 0.85 in [0.85, 0.90); the failure is not counted.
+    assert sum(bars["y"]) == 3 and bars["y"][16] == 2 and bars["y"][17] == 1
 
     # Rows: one per item × scorer, status and error in their own columns.
     rows = table_of(at, "_table")
@@ -210,6 +228,8 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     # Drill-down: the Evaluate page's breakdown for every scorer of the chosen item.
     at.slider(key=f"{key}_f_score").set_value((0.0, 1.0)).run()
     at.multiselect(key=f"{key}_f_scorer").set_value(["prompt-alignment", "textual-difference"]).run()
+    assert at.selectbox(key=f"{key}_item").value is None  # no detail is built before a row is opened
+    assert f"{key}_drill_prompt-alignment_gauge" not in set(chart_keys(at))
     at.selectbox(key=f"{key}_item").set_value(0).run()
     assert not at.exception
     assert metrics(at)["Prompt alignment (0–1)"] == "0.85"
@@ -233,15 +253,19 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert metrics(at)["Not scored"] == "1"
 
     # Exports through scorers/export.py; the CSV neutralises the formula.
-    csv_text = downloads.of(at, f"{key}_export_csv").decode()
+    csv_text = exports["csv"]().read().decode()
     assert "'=1+1" in csv_text and ",=1+1" not in csv_text
-    lines = downloads.of(at, f"{key}_export_jsonl").decode().splitlines()
+    assert ",=1+1" in exports["plain-csv"]().read().decode()  # the plain CSV keeps texts as they are
+    lines = exports["jsonl"]().read().decode().splitlines()
     assert len(lines) == 8
     assert {json.loads(line)["status"] for line in lines} == {"scored", "invalid_input"}
-    seed = json.loads(downloads.of(at, f"{key}_export_json"))
+    # Per-dimension scores are flat numeric columns; the item id is the mapped id column's value.
+    first = json.loads(lines[0])
+    assert first["item_id"] == "a" and 0 <= first["prompt_alignment.user.intentAlignment"] <= 1
+    seed = json.loads(exports["json"]().read())
     assert seed["scores"]["prompt-alignment"]["nFailed"] == 1
     assert seed["items"][2]["scorerResults"]["prompt-alignment"]["score"] is None
-    assert downloads.of(at, f"{key}_export_parquet")[:4] == b"PAR1"
+    assert exports["parquet"]().read()[:4] == b"PAR1"
 
     # The key is never stored.
     store = Store(studio_db)

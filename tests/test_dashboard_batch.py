@@ -13,20 +13,12 @@ import pandas as pd
 import pytest
 
 from dashboard.batch import (
-    aggregates_frame,
     build_items,
     create_batch_run,
-    dimension_aggregates,
-    dimension_frame,
-    display_rows,
-    filter_rows,
-    group_means,
-    result_rows,
     resume_settings,
     runs_table,
     scorers_for_run,
     start_batch_job,
-    truncate,
     work_left,
 )
 from scorers import (
@@ -219,74 +211,6 @@ def small_run(store: Store):
     items[3] = EvalItem(items[3].item_id, {**items[3].payload, "output": {"text": "bad"}}, items[3].groups)
     result = run_evals(items, [td, slow], store=store, dataset_name="small.csv")
     return result, items
-
-
-def test_result_rows_filters_and_truncation(store):
-    result, items = small_run(store)
-    rows = result_rows(result, items)
-    assert list(rows.columns[:6]) == ["item_index", "item_id", "scorer", "score", "status", "error"]
-    assert "group:variant" in rows.columns
-    assert len(rows) == 8
-    slow_d = rows[(rows["item_id"] == "d") & (rows["scorer"] == "slow")].iloc[0]
-    assert slow_d["status"] == "invalid_input" and math.isnan(slow_d["score"])
-    assert slow_d["error"] == "output: bad output"
-
-    assert len(filter_rows(rows, statuses=["invalid_input"])) == 1
-    assert set(filter_rows(rows, scorers=["textual-difference"])["scorer"]) == {"textual-difference"}
-    # Textual difference: a "4"/"4" → 1; b "=1+1" vs "=1+2": LCS 3 of 8 chars → 0.75; c "" vs "hi" → 0;
-    # d "bad" vs "bye": LCS "b" → 2·1/6 = 1/3, same length → 1/3.
-    td = rows[rows["scorer"] == "textual-difference"].set_index("item_id")["score"]
-    assert td.to_dict() == pytest.approx({"a": 1.0, "b": 0.75, "c": 0.0, "d": 1 / 3})
-    in_range = filter_rows(rows, scorers=["textual-difference"], score_range=(0.5, 0.8))
-    assert in_range["item_id"].tolist() == ["b"]
-    # A row without a score is kept by the range filter (its status decides).
-    assert "d" in filter_rows(rows, scorers=["slow"], score_range=(0.5, 0.8))["item_id"].tolist()
-    assert filter_rows(rows, search="=1+1")["item_id"].unique().tolist() == ["b"]
-    assert filter_rows(rows, search="BAD OUTPUT")["item_id"].tolist() == ["d"]
-    assert len(filter_rows(rows, search="  ")) == 8
-
-    long = rows.assign(output="word " * 100)
-    shown = display_rows(long, limit=20)
-    assert shown["output"].iloc[0] == "word word word word…"
-    assert len(shown["output"].iloc[0]) == 20
-    assert truncate(None) is None and truncate(1.5) == 1.5
-
-
-def test_aggregates_count_failures_apart(store):
-    result, _ = small_run(store)
-    table = aggregates_frame(result, {"slow": "Slow"}).set_index("scorer")
-    # Slow: 1, 1, 1 scored, "bad" failed → mean 1 over 3 items, 1 failed (not a 0).
-    assert table.loc["Slow", "mean"] == 1.0
-    assert (table.loc["Slow", "n scored"], table.loc["Slow", "n failed"], table.loc["Slow", "n pending"]) == (3, 1, 0)
-    # Textual difference: (1 + 0.75 + 0 + 1/3) / 4 = 0.5208…; median (1/3 + 0.75) / 2.
-    td = table.loc["textual-difference"]
-    assert td["mean"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
-    assert td["median"] == pytest.approx((1 / 3 + 0.75) / 2)
-    assert (td["min"], td["max"], td["n scored"], td["n failed"]) == (0.0, 1.0, 4, 0)
-
-
-def test_dimension_frame_and_aggregates(store):
-    result, _ = small_run(store)
-    dims = dimension_frame(result)
-    assert set(dims["dimension"]) == {"Ratio", "Confidence"}
-    assert len(dims) == 8  # 4 items × 2 dimensions of textual difference; the slow scorer has none
-    ratio = dims[dims["dimension"] == "Ratio"].set_index("item_id")["value"]
-    assert ratio.to_dict() == pytest.approx({"a": 1.0, "b": 0.75, "c": 0.0, "d": 1 / 3})
-    table = dimension_aggregates(dims).set_index("dimension")
-    # Confidence: 1, 1, 0 ("" vs "hi"), 1 → mean 0.75.
-    assert table.loc["Confidence", "mean"] == pytest.approx(0.75)
-    assert table.loc["Confidence", "n scored"] == 4
-
-
-def test_group_means_average_scored_items_only(store):
-    result, items = small_run(store)
-    table = group_means(result_rows(result, items), "variant")
-    by = {(r.group, r.scorer): r for r in table.itertuples()}
-    assert by[("A", "textual-difference")].mean == pytest.approx((1 + 0.75) / 2)
-    assert by[("B", "textual-difference")].mean == 0.0
-    assert by[("(blank)", "slow")].n_failed == 1 and math.isnan(by[("(blank)", "slow")].mean)
-    with pytest.raises(ValueError, match="no group column"):
-        group_means(result_rows(result, items), "model")
 
 
 def test_runs_table_lists_means_counts_and_status(store):

@@ -13,6 +13,7 @@ from dashboard.distributions import (
     dimension_heatmap,
     figure_messages,
     group_comparison_chart,
+    heatmap_rows,
     message_figure,
     score_box,
     score_histogram,
@@ -31,13 +32,14 @@ def test_message_figure_has_no_trace_and_one_message():
     assert fig.layout.title.text == "T"
 
 
-def test_histogram_carries_the_scored_values_only():
+def test_histogram_counts_the_scored_values_only():
     fig = score_histogram([0.2, None, 0.9, float("nan"), 0.9, 0.5], title="PA", x_range=(0, 1), bins=10)
     (trace,) = fig.data
-    assert trace.type == "histogram"
-    assert list(trace.x) == [0.2, 0.9, 0.9, 0.5]  # a failed item (None/NaN) is left out, never a 0
-    assert trace.xbins.start == 0
-    assert trace.xbins.size == pytest.approx(0.1)
+    assert trace.type == "bar"
+    # Bins of 0.1: 0.2 in [0.2, 0.3), 0.5 in [0.5, 0.6), 0.9 twice in [0.9, 1.0]; None/NaN are not a 0.
+    assert list(trace.y) == [0, 0, 1, 0, 0, 1, 0, 0, 0, 2]
+    assert list(trace.customdata[2]) == pytest.approx([0.2, 0.3])
+    assert list(trace.x)[0] == pytest.approx(0.05)
     assert fig.layout.title.text == "PA (n = 4)"
     assert list(fig.layout.xaxis.range) == [0, 1]
     assert figure_messages(fig) == []
@@ -52,7 +54,7 @@ def test_histogram_without_scores_is_a_message(scores):
 
 def test_histogram_of_a_single_value_says_so():
     fig = score_histogram([0.84], title="PA")
-    assert list(fig.data[0].x) == [0.84]
+    assert sum(fig.data[0].y) == 1
     assert figure_messages(fig) == ["Only one scored item (0.84): a distribution needs at least two."]
 
 
@@ -69,6 +71,17 @@ def test_box_keeps_labels_aligned_with_the_scores_it_keeps():
     assert list(trace.text) == ["a", "c", "d"]
     assert trace.boxpoints == "all"
     assert list(fig.layout.xaxis.range) == [0, 10]
+
+
+def test_box_of_many_scores_is_drawn_from_its_statistics_without_points():
+    values = [i / 400 for i in range(401)]  # 0, 0.0025, ..., 1: quartiles 0.25, 0.5, 0.75 by linear interpolation
+    fig = score_box(values, labels=[str(i) for i in range(401)])
+    (trace,) = fig.data
+    assert trace.x is None and trace.boxpoints is None
+    assert (trace.q1[0], trace.median[0], trace.q3[0]) == pytest.approx((0.25, 0.5, 0.75))
+    # IQR 0.5: Tukey fences at -0.5 and 1.5 hold every value, so the whiskers end at 0 and 1.
+    assert (trace.lowerfence[0], trace.upperfence[0], trace.mean[0]) == pytest.approx((0.0, 1.0, 0.5))
+    assert "points drawn up to 300" in fig.layout.title.text
 
 
 def test_box_edge_cases():
@@ -115,7 +128,7 @@ def test_dimension_distribution_edge_cases():
         dimension_distribution(pd.DataFrame({"value": [1.0]}))
 
 
-def test_heatmap_rows_are_items_in_order_and_gaps_stay_empty():
+def test_heatmap_rows_are_items_ranked_lowest_first_and_gaps_stay_empty():
     frame = dims(
         [
             (1, "second", "Ratio", 0.5),
@@ -127,9 +140,23 @@ def test_heatmap_rows_are_items_in_order_and_gaps_stay_empty():
     (trace,) = fig.data
     assert trace.type == "heatmap"
     assert list(trace.x) == ["Ratio", "Confidence"]
-    assert list(trace.y) == ["first", "second"]
-    assert [list(r) for r in trace.z] == [[1.0, 0.25], [0.5, None]]
+    # Mean dimension score: first (1.0 + 0.25) / 2 = 0.625, second 0.5 → second comes first.
+    assert list(trace.y) == ["second", "first"]
+    assert [list(r) for r in trace.z] == [[0.5, None], [1.0, 0.25]]
     assert (trace.zmin, trace.zmax) == (0, 1)
+
+
+def test_heatmap_of_many_items_is_binned_by_rank():
+    # 120 items with scores 0, 1/119, ..., 1 on one dimension: 60 bins of 2 consecutive ranks.
+    frame = dims([(i, f"i{i}", "Ratio", i / 119) for i in reversed(range(120))])
+    fig = dimension_heatmap(frame)
+    (trace,) = fig.data
+    assert len(trace.y) == 60
+    assert trace.y[0] == "#1–#2 (2 items)" and trace.y[-1] == "#119–#120 (2 items)"
+    assert trace.z[0][0] == pytest.approx((0 + 1 / 119) / 2)
+    table, members = heatmap_rows(frame)
+    assert members[0] == [0, 1] and members[-1] == [118, 119]
+    assert "bins of items ranked" in fig.layout.title.text
 
 
 def test_heatmap_without_rows_is_a_message():

@@ -32,7 +32,9 @@ from scorers.runs.export import (
     to_jsonl_bytes,
     to_parquet_bytes,
     to_seed_json_bytes,
+    write_run_export,
 )
+from scorers.runs.table import load_run_table
 
 ITEMS = [
     EvalItem(
@@ -308,3 +310,61 @@ def test_no_export_contains_the_api_key(fake_openai, tmp_path):
         assert SECRET.encode() not in data, fmt
         assert b"SECRET" not in data, fmt
     assert SECRET.encode() not in (tmp_path / "db.sqlite").read_bytes()
+
+
+# ---- exports of a stored run, streamed from its columns
+
+
+def _stored_table(tmp_path):
+    items = [
+        EvalItem(
+            "q-17",
+            {"input": "List fruit", "output": "- apple\n- pear", "ground_truth": "- apple\n- plum"},
+            {"variant": "A"},
+            {"human_vote": 1, "source": "=cmd"},
+        ),
+        EvalItem("q-18", {"input": "Say hi", "output": "", "ground_truth": "hi"}, {"variant": "B"}, {"human_vote": 0}),
+        EvalItem("q-19", {"input": "Say", "output": "yes", "ground_truth": "yes"}, {}, {}),
+    ]
+    store = Store(tmp_path / "runs.db")
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store).run_id
+    return store, load_run_table(store, run_id)
+
+
+def _export(table, fmt: str, chunk_rows: int = 2000) -> bytes:
+    out = io.BytesIO()
+    write_run_export(table, fmt, out, chunk_rows=chunk_rows)
+    return out.getvalue()
+
+
+def test_run_export_csv_carries_dataset_columns_and_flat_dimension_scores(tmp_path):
+    store, table = _stored_table(tmp_path)
+    rows = _csv_rows(_export(table, "csv"))
+    assert [r["item_id"] for r in rows] == ["q-17", "q-18", "q-19"]  # the mapped id column, not a row label
+    assert rows[0]["human_vote"] == "1" and rows[1]["human_vote"] == "0" and rows[2]["human_vote"] == ""
+    assert rows[0]["source"] == "'=cmd"  # the spreadsheet CSV neutralises carried columns too
+    assert rows[0]["output"] == "'- apple\n- pear"
+    # "- apple\n- pear" vs "- apple\n- plum": equal lengths → confidence 1; "hi" vs "": ratio 0, confidence 0.
+    assert float(rows[0]["textual_difference.confidence"]) == 1.0
+    assert float(rows[1]["textual_difference.ratio"]) == 0.0
+    assert rows[1]["group:variant"] == "B"
+    plain = _csv_rows(_export(table, "plain-csv"))
+    assert plain[0]["output"] == "- apple\n- pear" and plain[0]["source"] == "=cmd"
+    store.close()
+
+
+def test_run_export_streams_in_chunks_with_the_same_bytes(tmp_path):
+    store, table = _stored_table(tmp_path)
+    for fmt in ("csv", "plain-csv", "jsonl", "json"):
+        assert _export(table, fmt, chunk_rows=1) == _export(table, fmt)
+    lines = [json.loads(line) for line in _export(table, "jsonl").splitlines()]
+    assert lines[0]["analysis"]["changes"] >= 1 and lines[0]["human_vote"] == 1
+    doc = json.loads(_export(table, "json"))
+    assert [i["itemId"] for i in doc["items"]] == ["q-17", "q-18", "q-19"]
+    assert doc["items"][2]["scorerResults"]["textual-difference"]["score"] == 1.0  # "yes" vs "yes"
+    assert doc["scores"]["textual-difference"]["nScored"] == 3
+    back = pd.read_parquet(io.BytesIO(_export(table, "parquet")))
+    assert back["textual_difference.ratio"].dtype == "float64" and back["item_id"].tolist() == ["q-17", "q-18", "q-19"]
+    with pytest.raises(ValueError, match="unknown export format"):
+        _export(table, "xml")
+    store.close()

@@ -419,6 +419,39 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
     return _runs(dataset, mapping, item_ids)
 
 
+def unmapped_columns(
+    dataset: LoadedDataset, mapping: Mapping[str, Any], exclude: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """Per row, the dataset's columns that no role is mapped to (ids, metadata, human votes ...).
+
+    Runs keep them so exports can carry them through next to the scores.
+
+    Args:
+        dataset: a loaded dataset.
+        mapping: role → column, as for :func:`iter_runs` (non-text values are ignored).
+        exclude: further columns to leave out (e.g. the group-by columns, kept as groups).
+
+    Returns:
+        One dict per row, in row order, column name → a plain JSON value: numbers and
+        booleans as they are, missing cells (None, NaN, NaT) as None, anything else
+        as text (see :func:`iter_runs` for how cells become text).
+    """
+    used = {c for c in mapping.values() if isinstance(c, str) and c} | set(exclude)
+    names = [c for c in dataset.frame.columns if c not in used]
+    columns = {str(name): dataset.frame[name].tolist() for name in names}
+    return [{name: _plain_value(values[i]) for name, values in columns.items()} for i in range(len(dataset.frame))]
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, np.generic) and not isinstance(value, np.datetime64):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return _cell_text(value)
+
+
 def _runs(
     dataset: LoadedDataset, mapping: Mapping[str, str | None], item_ids: list[str]
 ) -> Iterator[tuple[int, str, dict[str, Any]]]:

@@ -24,16 +24,20 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import pandas as pd
 
 from scorers.core.base import normalize_run
-from scorers.core.errors import InvalidInputError
-from scorers.runs.runner import EvalItem, EvalRunResult
+from scorers.core.errors import InvalidInputError, ScoreStatus
+from scorers.runs.runner import EvalItem, EvalRunResult, Summary
+
+if TYPE_CHECKING:
+    from scorers.runs.table import RunTable
 
 EXPORT_FORMATS: dict[str, str] = {".csv": "csv", ".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
 """File extension → export format, as :func:`format_for_path` reads it."""
@@ -194,8 +198,8 @@ def neutralize_cell(value: Any) -> Any:
     return value
 
 
-def to_csv_bytes(frame: pd.DataFrame) -> bytes:
-    """A frame as UTF-8 CSV that is safe to open in a spreadsheet.
+def to_csv_bytes(frame: pd.DataFrame, *, spreadsheet: bool = True, header: bool = True) -> bytes:
+    """A frame as UTF-8 CSV, by default safe to open in a spreadsheet.
 
     Neutralisation rule (OWASP, "CSV Injection",
     https://owasp.org/www-community/attacks/CSV_Injection): in text columns
@@ -210,22 +214,27 @@ def to_csv_bytes(frame: pd.DataFrame) -> bytes:
     a quote, a line feed or a carriage return are quoted (RFC 4180); no
     byte-order mark is written.
 
+    With ``spreadsheet=False`` nothing is neutralised (a plain CSV for data tools, where
+    a bullet answer starting with ``"- "`` must stay as it is); nested values are still
+    JSON-encoded.
+
     Args:
         frame: any frame, typically :func:`results_frame` or :meth:`EvalRunResult.to_frame`
             (one row per item × scorer).
+        spreadsheet: neutralise formula cells (default) or write every text as it is.
+        header: write the header line (False for the later chunks of a streamed file).
 
     Returns:
         The CSV text encoded as UTF-8, one header line, ``\\r\\n`` line endings (RFC 4180), no index.
     """
+    cell = neutralize_cell if spreadsheet else (lambda v: v)
     safe = frame.copy()
     for name in safe.columns:
         if _is_text_column(safe[name]):
-            safe[name] = safe[name].map(
-                lambda v: neutralize_cell(_json_text(v) if _is_nested(v) else v), na_action="ignore"
-            )
-    safe.columns = [neutralize_cell(str(c)) for c in safe.columns]
+            safe[name] = safe[name].map(lambda v: cell(_json_text(v) if _is_nested(v) else v), na_action="ignore")
+    safe.columns = [cell(str(c)) for c in safe.columns]
     # CRLF as RFC 4180 asks; it also makes the csv module quote a field holding a lone "\r".
-    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
+    return safe.to_csv(index=False, header=header, lineterminator="\r\n").encode("utf-8")
 
 
 def to_jsonl_bytes(frame: pd.DataFrame) -> bytes:
@@ -474,3 +483,113 @@ def _decoded(value: Any) -> Any:
         return json.loads(value)
     except json.JSONDecodeError:
         return value
+
+
+TABLE_EXPORTS: dict[str, tuple[str, str]] = {
+    "csv": ("Spreadsheet CSV (formula-safe)", "csv"),
+    "plain-csv": ("Plain CSV (for data tools)", "csv"),
+    "jsonl": ("JSON Lines", "jsonl"),
+    "json": ("JSON (seeds' shape)", "json"),
+    "parquet": ("Parquet", "parquet"),
+}
+"""Export format → (label, file extension) of :func:`write_run_export`."""
+
+
+def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
+    """The rows the CSV, JSON Lines and Parquet exports of a stored run hold (all, or the labels ``index``).
+
+    One row per item × scorer: ``run_id``, then :meth:`~scorers.runs.table.RunTable.rows`:
+    ``item_index``, ``item_id`` (the mapped id column's value, or the row label),
+    ``scorer``, ``status``, ``score`` (empty when not scored, never 0), ``reason``,
+    ``error``, tokens and latency, the item's texts, its ``group:<name>`` columns, the
+    dataset's unmapped columns under their own names, one flat numeric column per
+    dimension score (e.g. ``prompt_alignment.user.intentAlignment``, 0..1) and
+    ``analysis`` (the scorer's analysis as JSON text).
+    """
+    frame = table.rows(index)
+    frame.insert(0, "run_id", table.run["id"])
+    return frame
+
+
+def _chunks(index: pd.Index, size: int) -> Iterator[pd.Index]:
+    for start in range(0, len(index), size):
+        yield index[start : start + size]
+
+
+def write_run_export(table: RunTable, fmt: str, out: BinaryIO, *, chunk_rows: int = 2000) -> None:
+    """Write a stored run's export to a binary file, a chunk of rows at a time.
+
+    Only ``chunk_rows`` rows are ever turned into text at once, so a large run is
+    streamed to the file rather than built in memory. Parquet is written from the
+    columnar frame in one piece (its column types must be known for the whole file).
+
+    Args:
+        table: the run (:func:`scorers.runs.table.load_run_table`).
+        fmt: a key of :data:`TABLE_EXPORTS`: ``"csv"`` (formula cells neutralised, for
+            spreadsheets), ``"plain-csv"`` (texts as they are), ``"jsonl"`` (analysis
+            nested), ``"json"`` (the seeds' shape, see :func:`to_seed_json_bytes`) or
+            ``"parquet"``; the rows of the others are :func:`export_columns`.
+        out: a file opened for writing bytes.
+        chunk_rows: rows per chunk, >= 1.
+
+    Raises:
+        ValueError: an unknown format.
+    """
+    if fmt not in TABLE_EXPORTS:
+        raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(TABLE_EXPORTS)}")
+    if fmt == "json":
+        _write_seed_json(table, out, chunk_rows)
+        return
+    if fmt == "parquet":
+        out.write(to_parquet_bytes(export_columns(table)))
+        return
+    for n, index in enumerate(_chunks(table.results.index, max(1, chunk_rows))):
+        frame = export_columns(table, index)
+        if fmt == "jsonl":
+            frame["analysis"] = frame["analysis"].map(json.loads, na_action="ignore").astype(object)
+            out.write(to_jsonl_bytes(frame))
+        else:
+            out.write(to_csv_bytes(frame, spreadsheet=fmt == "csv", header=n == 0))
+    if table.results.empty and fmt != "jsonl":
+        out.write(to_csv_bytes(export_columns(table), spreadsheet=fmt == "csv"))
+
+
+def _write_seed_json(table: RunTable, out: BinaryIO, chunk_rows: int) -> None:
+    results = table.results
+    scored = results["status"] == ScoreStatus.SCORED.value
+    scores = {}
+    for sid in table.scorer_ids:
+        mine = results["scorer"] == sid
+        values = results.loc[mine & scored, "score"].tolist()
+        scores[sid] = _summary_dict(Summary.of(values, n_failed=int((mine & ~scored).sum())))
+    head = json.dumps({"runId": table.run["id"], "scores": json_safe(scores)}, ensure_ascii=False, indent=2)
+    out.write((head[:-2] + ',\n  "items": [').encode("utf-8"))
+    starts = results["item_index"].searchsorted(range(table.n_items + 1))
+    first = True
+    for index, item in table.items.iterrows():
+        part = results.iloc[starts[index] : starts[index + 1]]
+        outcomes = {}
+        for row in part.itertuples(index=False):
+            ok = row.status == ScoreStatus.SCORED.value
+            outcomes[row.scorer] = {
+                "status": row.status,
+                "score": row.score if ok else None,
+                "reason": row.reason if ok and isinstance(row.reason, str) else None,
+                "analyzeStepResult": json.loads(row.analysis) if ok and isinstance(row.analysis, str) else None,
+                "error": row.error if isinstance(row.error, str) else None,
+            }
+        document = {
+            "itemId": item["item_id"],
+            "input": _text_or_none(item["input"]),
+            "groundTruth": _text_or_none(item["ground_truth"]),
+            "output": _text_or_none(item["output"]),
+            "scorerResults": outcomes,
+        }
+        text = json.dumps(json_safe(document), ensure_ascii=False, allow_nan=False, indent=2, default=str)
+        out.write((("\n" if first else ",\n") + textwrap.indent(text, "    ")).encode("utf-8"))
+        first = False
+    out.write(("\n  ]\n}" if not first else "]\n}").encode("utf-8"))
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -44,11 +44,13 @@ class EvalItem:
         item_id: a stable id (the dataset's id column, or its row label).
         payload: a seed-shaped run payload (see :func:`scorers.core.base.normalize_run`).
         groups: values of the group-by columns, e.g. ``{"variant": "A"}``.
+        columns: the row's other dataset columns (not mapped to a role), kept for exports.
     """
 
     item_id: str
     payload: dict[str, Any]
     groups: dict[str, Any] = field(default_factory=dict)
+    columns: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -466,11 +468,11 @@ def open_run(
         if store is None:
             raise ValueError("resuming a run needs the store it is in")
         store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
-        items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
+        items = [EvalItem(r["item_id"], r["payload"], r["groups"], r["columns"]) for r in store.items(run_id)]
         for row in store.results(run_id):
             if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
                 continue
-            outcome = _outcome_from_record(row, items[row["item_index"]].item_id)
+            outcome = outcome_from_record(row, items[row["item_index"]].item_id)
             if not (retry_failed and outcome.status is not ScoreStatus.SCORED):
                 known[(outcome.item_index, outcome.scorer_id)] = outcome
         return run_id, items, known
@@ -478,7 +480,7 @@ def open_run(
     if store is not None:
         run_id = store.create_run(
             dataset_name=dataset_name,
-            items=[(it.item_id, it.payload, it.groups) for it in items],
+            items=[(it.item_id, it.payload, it.groups, it.columns) for it in items],
             scorers=[
                 {"id": s.id, "name": s.name, "options": dict((scorer_options or {}).get(s.id, {}))} for s in scorers
             ],
@@ -819,8 +821,8 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
         KeyError: no such run.
     """
     run = store.get_run(run_id)
-    items = [EvalItem(r["item_id"], r["payload"], r["groups"]) for r in store.items(run_id)]
-    outcomes = [_outcome_from_record(row, items[row["item_index"]].item_id) for row in store.results(run_id)]
+    items = [EvalItem(r["item_id"], r["payload"], r["groups"], r["columns"]) for r in store.items(run_id)]
+    outcomes = [outcome_from_record(row, items[row["item_index"]].item_id) for row in store.results(run_id)]
     scorer_ids = [s["id"] for s in run["scorers"]]
     outcomes.sort(key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id) if o.scorer_id in scorer_ids else 0))
     model = (run["judge"] or {}).get("model")
@@ -844,7 +846,8 @@ def _judge_description(scorers: Sequence[Scorer]) -> dict[str, Any] | None:
     return None
 
 
-def _outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
+def outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
+    """An outcome from its stored row (:meth:`scorers.runs.store.Store.results`)."""
     status = ScoreStatus(row["status"])
     result = None
     if status is ScoreStatus.SCORED:

@@ -231,6 +231,14 @@ def _m007_stop_reason(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN stop_reason TEXT")
 
 
+def _m008_item_columns(db: sqlite3.Connection) -> None:
+    """The dataset columns an item carries beyond the mapped ones (ids, metadata, human votes), as JSON.
+
+    Exports write them back next to the scores, so nothing the user brought is lost.
+    """
+    db.execute("ALTER TABLE items ADD COLUMN columns TEXT")
+
+
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m001_initial,
     _m002_judges,
@@ -239,6 +247,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m005_baselines,
     _m006_batches,
     _m007_stop_reason,
+    _m008_item_columns,
 )
 
 
@@ -261,6 +270,10 @@ def _owner_alive(owner: str | None) -> bool | None:
     except (PermissionError, ValueError, OverflowError):
         return True
     return True
+
+
+def _columns_json(item: Sequence[Any]) -> str | None:
+    return json.dumps(item[3]) if len(item) > 3 and item[3] else None
 
 
 def now_iso() -> str:
@@ -405,7 +418,9 @@ class Store:
 
         Args:
             dataset_name: the dataset's file name (shown in History).
-            items: ``(item_id, payload, groups)`` per item, in dataset order.
+            items: ``(item_id, payload, groups)`` or ``(item_id, payload, groups, columns)``
+                per item, in dataset order; ``columns`` maps the dataset's unmapped
+                column names to the row's values (plain JSON values).
             scorers: one config dict per scorer (``{"id", "name", "options"}``).
             judge: model, endpoint and parameters (never the key), or None.
             mapping: the column mapping used.
@@ -432,10 +447,10 @@ class Store:
                 ),
             )
             db.executemany(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO items (run_id, item_index, item_id, payload, groups, columns) VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (run_id, i, item_id, json.dumps(payload), json.dumps(groups))
-                    for i, (item_id, payload, groups) in enumerate(items)
+                    (run_id, i, item[0], json.dumps(item[1]), json.dumps(item[2]), _columns_json(item))
+                    for i, item in enumerate(items)
                 ],
             )
         return run_id
@@ -585,22 +600,57 @@ class Store:
             run["stats"] = by_run.get(run["id"], {})
         return runs
 
-    def items(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's items in order: ``item_index``, ``item_id``, ``payload``, ``groups``."""
+    def items(self, run_id: str, item_index: int | None = None) -> list[dict[str, Any]]:
+        """The run's items in order (or only ``item_index``): ``item_index``, ``item_id``, ``payload``,
+        ``groups`` and ``columns`` (the unmapped dataset columns, ``{}`` when none were kept)."""
+        sql = "SELECT * FROM items WHERE run_id = ?"
+        params: tuple[Any, ...] = (run_id,)
+        if item_index is not None:
+            sql, params = sql + " AND item_index = ?", (run_id, item_index)
         return [
             {
                 "item_index": r["item_index"],
                 "item_id": r["item_id"],
                 "payload": json.loads(r["payload"]),
                 "groups": json.loads(r["groups"]) if r["groups"] else {},
+                "columns": json.loads(r["columns"]) if r["columns"] else {},
             }
-            for r in self.query("SELECT * FROM items WHERE run_id = ? ORDER BY item_index", (run_id,))
+            for r in self.query(sql + " ORDER BY item_index", params)
         ]
 
-    def results(self, run_id: str) -> list[dict[str, Any]]:
-        """Every stored outcome of the run, JSON fields decoded, ordered by item then scorer."""
+    def count_results(self, run_id: str) -> int:
+        """How many outcomes of the run are stored (a cheap version stamp of its results)."""
+        return self.query("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,))[0][0]
+
+    def read_chunks(self, sql: str, params: Sequence[Any] = (), size: int = 2000) -> Iterator[list[sqlite3.Row]]:
+        """Run a read query and yield its rows ``size`` at a time, so a large result is never held whole.
+
+        A file database is read on a connection of its own (WAL lets it read while a run
+        writes, from one consistent snapshot); an in-memory one under the store's lock.
+        """
+        if self.path is None:
+            rows = self.query(sql, params)
+            for start in range(0, len(rows), size):
+                yield rows[start : start + size]
+            return
+        reader = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        reader.row_factory = sqlite3.Row
+        try:
+            reader.execute("BEGIN")
+            cursor = reader.execute(sql, params)
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            reader.close()
+
+    def results(self, run_id: str, item_index: int | None = None) -> list[dict[str, Any]]:
+        """Every stored outcome of the run (or of one item), JSON fields decoded, ordered by item then scorer."""
+        sql = "SELECT * FROM results WHERE run_id = ?"
+        params: tuple[Any, ...] = (run_id,)
+        if item_index is not None:
+            sql, params = sql + " AND item_index = ?", (run_id, item_index)
         out = []
-        for r in self.query("SELECT * FROM results WHERE run_id = ? ORDER BY item_index, scorer_id", (run_id,)):
+        for r in self.query(sql + " ORDER BY item_index, scorer_id", params):
             row = dict(r)
             for key in ("analysis", "details", "judge"):
                 row[key] = json.loads(row[key]) if row[key] else None

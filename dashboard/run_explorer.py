@@ -1,0 +1,388 @@
+"""A stored run's results on screen: summary, charts, the rows table with its drill-down, and exports.
+
+The run is read once per run and number of stored outcomes (:func:`run_table`, cached
+in the server process), so a rerun only filters, sorts and aggregates columns. The rows
+table shows one page; a row's detail is read from the store when it is opened; exports
+are written to a file only when their button is clicked; charts are drawn from counts
+and statistics, not from one mark per item.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import pandas as pd
+import streamlit as st
+
+from scorers import EvalItem, ScoreStatus, Store
+from scorers.core.pricing import cost_usd
+from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
+from scorers.runs.table import RunTable, load_outcomes, load_run_table
+
+from .batch import dimension_label, truncate
+from .distributions import (
+    dimension_distribution,
+    dimension_heatmap,
+    group_comparison_chart,
+    heatmap_rows,
+    score_box,
+    score_histogram,
+)
+from .results import md_escape, render_outcome
+from .run_frames import (
+    PAGE_SIZE,
+    aggregates,
+    dimension_aggregates,
+    filter_results,
+    group_means,
+    page_rows,
+    sort_results,
+)
+from .runs import RunFailure
+
+_NUMBER = st.column_config.NumberColumn(format="%.3f")
+_STATS = ("mean", "median", "std", "min", "max")
+HISTOGRAM_BINS = 20
+
+MIMES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json"}
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the run…")
+def _table(path: str, run_id: str, n_stored: int, _store: Store) -> RunTable:
+    # Keyed on the database, the run and how many outcomes it has: a finished outcome makes a new version.
+    return load_run_table(_store, run_id)
+
+
+def run_table(store: Store, run_id: str) -> RunTable:
+    """The run in columns, read once per (database, run id, number of stored outcomes) in this server process.
+
+    Raises:
+        KeyError: no such run.
+    """
+    return _table(str(store.path), run_id, store.count_results(run_id), store)
+
+
+def run_usage(table: RunTable) -> tuple[int, int, int, float | None]:
+    """Prompt tokens, completion tokens and judge calls spent, and their cost in USD (None when unknown or no judge)."""
+    results = table.results
+    prompt, completion = int(results["prompt_tokens"].sum()), int(results["completion_tokens"].sum())
+    model = (table.run.get("judge") or {}).get("model")
+    return prompt, completion, int(results["judge_calls"].sum()), cost_usd(model, prompt, completion) if model else None
+
+
+def _scale_range(options: dict[str, Any]) -> tuple[float, float]:
+    scale = options.get("scale", 1.0)
+    return (0.0, float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0)
+
+
+def _file_stem(name: str, run_id: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "run"
+    return f"{slug}-{run_id}"
+
+
+def _long_dimensions(table: RunTable, sid: str) -> pd.DataFrame:
+    """One scorer's dimension scores as a long frame (``item_index``, ``item_id``, ``dimension``, ``value``)."""
+    columns = table.dimensions.get(sid, [])
+    mine = table.results.loc[table.results["scorer"] == sid, ["item_index", *columns]]
+    long = mine.melt(id_vars="item_index", value_vars=columns, var_name="column", value_name="value").dropna()
+    long["dimension"] = long["column"].map(lambda c: dimension_label(c.split(".", 1)[1]))
+    long["item_id"] = table.items["item_id"].reindex(long["item_index"].to_numpy()).to_numpy()
+    return long[["item_index", "item_id", "dimension", "value"]]
+
+
+def render_results(
+    store: Store, table: RunTable, names: dict[str, str], options: dict[str, dict[str, Any]], key: str
+) -> None:
+    """The tabs of a run with outcomes: Summary, Distributions, Rows and drill-down, Export.
+
+    Args:
+        store: the database (a row's detail is read from it when the row is opened).
+        table: the run (:func:`run_table`).
+        names: scorer id → display name.
+        options: scorer id → the options the run was started with.
+        key: prefix of every widget and chart key.
+    """
+    groups = [c.removeprefix("group:") for c in table.items.columns if c.startswith("group:")]
+    summary, charts, rows, export = st.tabs(["Summary", "Distributions", "Rows and drill-down", "Export"])
+    with summary:
+        _render_summary(table, names, groups)
+    with charts:
+        _render_charts(table, names, options, groups, key)
+    with rows:
+        _render_rows(store, table, names, key)
+    with export:
+        _render_exports(table, key)
+
+
+def _render_summary(table: RunTable, names: dict[str, str], groups: list[str]) -> None:
+    st.markdown("**Scores per scorer** (scored items only; failed items are counted, never averaged as 0)")
+    st.dataframe(aggregates(table, names), hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
+    if table.dimensions:
+        st.markdown("**Scores per dimension** (0–1, before scale; the column names are those of the exports)")
+        st.dataframe(dimension_aggregates(table, names), hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
+    for group in groups:
+        st.markdown(f"**Mean score per {md_escape(group)}**")
+        means = group_means(table, group)
+        means["scorer"] = means["scorer"].map(lambda s: names.get(s, s))
+        st.dataframe(means, hide_index=True, column_config={"mean": _NUMBER})
+
+
+def _selection_points(event: Any) -> list[dict[str, Any]]:
+    selection = getattr(event, "selection", None) or {}
+    return list(selection.get("points") or [])
+
+
+def _render_charts(
+    table: RunTable, names: dict[str, str], options: dict[str, dict[str, Any]], groups: list[str], key: str
+) -> None:
+    st.caption(
+        "Charts show the whole run. Click a histogram bar or a heatmap row to show those items in the "
+        "rows table (Rows and drill-down tab); click again on an empty spot to clear."
+    )
+    results = table.results
+    scored = results[results["status"] == ScoreStatus.SCORED.value]
+    for sid in table.scorer_ids:
+        name = names[sid]
+        st.markdown(f"#### {md_escape(name)}")
+        mine = scored[scored["scorer"] == sid]
+        span = _scale_range(options.get(sid, {}))
+        left, right = st.columns(2)
+        with left:
+            event = st.plotly_chart(
+                score_histogram(mine["score"], title=f"{name}: scores", x_range=span, bins=HISTOGRAM_BINS),
+                key=f"{key}_hist_{sid}",
+                on_select="rerun",
+                selection_mode="points",
+            )
+        points = _selection_points(event)
+        if points and points[0].get("customdata"):
+            lo, hi = (float(v) for v in points[0]["customdata"][:2])
+            _set_chart_filter(key, f"{name}: score {lo:.3g} to {hi:.3g}", scorer=sid, score_range=(lo, hi))
+        labels = table.items["item_id"].reindex(mine["item_index"].to_numpy()).astype(str).tolist()
+        right.plotly_chart(
+            score_box(mine["score"], labels=labels, title=f"{name}: spread", x_range=span), key=f"{key}_box_{sid}"
+        )
+        if sid not in table.dimensions:
+            continue
+        long = _long_dimensions(table, sid)
+        kind = (
+            st.segmented_control(
+                "Dimension chart", ["box", "violin"], default="box", key=f"{key}_kind_{sid}", format_func=str.capitalize
+            )
+            or "box"
+        )
+        st.plotly_chart(
+            dimension_distribution(long, kind=kind, title=f"{name}: dimension scores"), key=f"{key}_dims_{sid}"
+        )
+        event = st.plotly_chart(
+            dimension_heatmap(long, title=f"{name}: dimension scores by item"),
+            key=f"{key}_heat_{sid}",
+            on_select="rerun",
+            selection_mode="points",
+        )
+        points = _selection_points(event)
+        if points and points[0].get("y") is not None:
+            rows, members = heatmap_rows(long)
+            labels = [str(label) for label in rows.index]
+            if str(points[0]["y"]) in labels:
+                chosen = members[labels.index(str(points[0]["y"]))]
+                _set_chart_filter(key, f"{name}: heatmap row {points[0]['y']}", scorer=None, items=chosen)
+    for group in groups:
+        means = group_means(table, group)
+        means["scorer"] = means["scorer"].map(lambda s: names.get(s, s))
+        st.plotly_chart(group_comparison_chart(means, group), key=f"{key}_group_{group}")
+
+
+def _set_chart_filter(
+    key: str,
+    label: str,
+    *,
+    scorer: str | None,
+    score_range: tuple[float, float] | None = None,
+    items: list[int] | None = None,
+) -> None:
+    wanted = {"label": label, "scorer": scorer, "score_range": score_range, "items": items}
+    if st.session_state.get(f"{key}_chart_filter") != wanted:
+        st.session_state[f"{key}_chart_filter"] = wanted
+        st.session_state[f"{key}_page"] = 1
+
+
+def _clear_chart_filter(key: str) -> None:
+    st.session_state.pop(f"{key}_chart_filter", None)
+
+
+def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str) -> None:
+    # Fixed choices and ranges: a filter drawn while a run was still scoring must not hide
+    # the statuses and scores that arrive later (widget state keeps its first value).
+    statuses = [s.value for s in ScoreStatus]
+    results = table.results
+    f1, f2, f3, f4 = st.columns([2, 2, 2, 3])
+    chosen_status = f1.multiselect("Status", statuses, default=statuses, key=f"{key}_f_status")
+    chosen_scorers = f2.multiselect(
+        "Scorer",
+        table.scorer_ids,
+        default=table.scorer_ids,
+        format_func=lambda s: names.get(s, s),
+        key=f"{key}_f_scorer",
+    )
+    scored = results["score"].dropna()
+    score_range = None
+    if len(scored) and scored.min() < scored.max():
+        lo, hi = min(0.0, float(scored.min())), max(1.0, math.ceil(float(scored.max())))
+        score_range = f3.slider(
+            "Score range",
+            min_value=lo,
+            max_value=hi,
+            value=(lo, hi),
+            key=f"{key}_f_score",
+            help="Applies to scored rows; rows not scored are kept or hidden by status.",
+        )
+    else:
+        f3.caption("Score range: " + (f"every score is {scored.iloc[0]:g}" if len(scored) else "nothing scored yet"))
+    search = f4.text_input("Search text", key=f"{key}_f_search", placeholder="words in the prompt, response, error…")
+    chart = st.session_state.get(f"{key}_chart_filter")
+    shown = filter_results(
+        table, statuses=chosen_status, scorers=chosen_scorers, score_range=score_range, search=search
+    )
+    if chart:
+        narrowed = filter_results(
+            table,
+            scorers=[chart["scorer"]] if chart["scorer"] else None,
+            score_range=chart["score_range"],
+            item_indexes=chart["items"],
+        )
+        if chart["score_range"] is not None:
+            narrowed = narrowed[narrowed["score"].notna()]
+        shown = shown.loc[shown.index.intersection(narrowed.index)]
+        note, clear = st.columns([4, 1], vertical_alignment="center")
+        note.info(f"Chart selection: {md_escape(chart['label'])}.")
+        clear.button("Clear chart filter", key=f"{key}_chart_clear", on_click=_clear_chart_filter, args=(key,))
+
+    sort_columns = ["score", *[c for columns in table.dimensions.values() for c in columns]]
+    s1, s2, s3 = st.columns([3, 2, 2])
+    sort_by = s1.selectbox(
+        "Sort by",
+        [None, *sort_columns],
+        format_func=lambda c: "item order" if c is None else c,
+        key=f"{key}_sort",
+        help="Any score or dimension score; rows without one go last.",
+    )
+    descending = s2.toggle("Highest first", key=f"{key}_sort_desc", disabled=sort_by is None)
+    shown = sort_results(shown, sort_by, descending=descending)
+    pages = max(1, math.ceil(len(shown) / PAGE_SIZE))
+    page_key = f"{key}_page"
+    if st.session_state.get(page_key, 1) > pages:
+        st.session_state[page_key] = 1
+    page = int(s3.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=page_key))
+    start = (page - 1) * PAGE_SIZE
+    visible = shown.iloc[start : start + PAGE_SIZE]
+    st.caption(
+        f"{len(shown)} of {len(results)} rows (one per item and scorer); rows {start + 1 if len(visible) else 0}–"
+        f"{start + len(visible)} shown. Long texts are cut here; select a row to read it whole below."
+    )
+    page_table = page_rows(table, visible)
+    dims = [c for columns in table.dimensions.values() for c in columns]
+    event = st.dataframe(
+        page_table.drop(columns=["item_index"]),
+        hide_index=True,
+        key=f"{key}_table",
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={
+            "score": _NUMBER,
+            "error": st.column_config.TextColumn("error", width="large"),
+            "latency_s": st.column_config.NumberColumn("latency (s)", format="%.2f"),
+            **dict.fromkeys(dims, _NUMBER),
+        },
+    )
+    if visible.empty:
+        st.info("No row matches the filters.")
+        return
+    # Selecting a row in the table opens its item; so does the chooser (which keyboards and tests can use).
+    pick_key, last_key = f"{key}_item", f"{key}_table_last"
+    item_indexes = list(dict.fromkeys(page_table["item_index"].tolist()))
+    selected = event.selection.rows if event is not None else []
+    if selected and selected != st.session_state.get(last_key):
+        st.session_state[pick_key] = int(page_table.iloc[selected[0]]["item_index"])
+    st.session_state[last_key] = selected
+    if st.session_state.get(pick_key) not in item_indexes:
+        st.session_state[pick_key] = None
+    ids = dict(zip(page_table["item_index"], page_table["item_id"], strict=True))
+    prompts = dict(zip(page_table["item_index"], page_table["input"], strict=True))
+    index = st.selectbox(
+        "Item to inspect",
+        item_indexes,
+        index=None,
+        key=pick_key,
+        placeholder="Select a row above, or choose an item of this page",
+        format_func=lambda i: f"{ids[i]} — {truncate(prompts[i] or '', 80)}",
+    )
+    if index is not None:
+        _render_item(store, table, index, names, key)
+
+
+def _render_item(store: Store, table: RunTable, index: int, names: dict[str, str], key: str) -> None:
+    item, outcomes = load_outcomes(store, table.run["id"], index)  # read only for the row that is opened
+    with st.expander(f"Texts of {item.item_id}", expanded=True):
+        render_item_texts(item)
+    for sid in table.scorer_ids:
+        st.markdown(f"#### {md_escape(names[sid])}")
+        outcome = outcomes.get(sid)
+        if outcome is None:
+            st.info("Not scored yet: the run stopped before this item. Resume the run to score it.")
+            continue
+        view = outcome.result or RunFailure(outcome.error or "not scored", outcome.status, outcome.raw_reply)
+        render_outcome(view, key=f"{key}_drill_{sid}", payload=item.payload)
+
+
+def render_item_texts(item: EvalItem) -> None:
+    """An item's user prompt, system message, response and ground truth (those it has), then its groups
+    and its other dataset columns."""
+    texts = item_texts(item)
+    for label, field in (
+        ("User prompt", "input"),
+        ("System message", "system"),
+        ("Response", "output"),
+        ("Ground truth", "ground_truth"),
+    ):
+        if texts[field]:
+            st.markdown(f"**{label}**")
+            st.code(texts[field], language=None, wrap_lines=True)
+    for name, value in {**item.groups, **item.columns}.items():
+        st.caption(md_escape(f"{name}: {value}"))
+
+
+def _export_writer(table: RunTable, fmt: str) -> Callable[[], BinaryIO]:
+    def build() -> BinaryIO:
+        # Written to a temporary file chunk by chunk, only when the button is clicked.
+        out = tempfile.TemporaryFile()
+        write_run_export(table, fmt, out)
+        out.seek(0)
+        return out
+
+    return build
+
+
+def _render_exports(table: RunTable, key: str) -> None:
+    st.caption(
+        "One row per item and scorer (CSV, JSON Lines, Parquet), or the seeds' runEvals shape (JSON), with "
+        "the dataset's other columns and one numeric column per dimension score. A failed item has an empty "
+        "score with its status and error. The spreadsheet CSV prefixes with ' the cells a spreadsheet would run "
+        "as a formula (also answers starting with '- '); the plain CSV keeps every text as it is. Each file is "
+        "written when its button is clicked."
+    )
+    stem = _file_stem(table.run["name"], table.run["id"])
+    for column, (fmt, (label, ext)) in zip(st.columns(len(TABLE_EXPORTS)), TABLE_EXPORTS.items(), strict=True):
+        column.download_button(
+            label,
+            data=_export_writer(table, fmt),
+            file_name=f"{stem}{'-plain' if fmt == 'plain-csv' else ''}.{ext}",
+            mime=MIMES.get(ext, "application/octet-stream"),
+            key=f"{key}_export_{fmt}",
+            on_click="ignore",
+            icon=":material/download:",
+        )

@@ -1,0 +1,231 @@
+"""The tables of a run's views, from its columnar form (:class:`scorers.runs.table.RunTable`), without Streamlit.
+
+Everything here is a vectorised pandas operation over the run's outcome frame: a
+rerun filters, sorts and aggregates columns, and only the rows of one page are ever
+turned into Python objects (:func:`page_rows`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from scorers import ScoreStatus
+from scorers.runs.table import TEXT_FIELDS, RunTable
+
+from .batch import dimension_label, truncate
+
+PAGE_SIZE = 50
+"""Rows of the rows table on one page."""
+
+SEARCHED_RESULT_COLUMNS: tuple[str, ...] = ("reason", "error")
+"""Outcome columns the text search looks in, besides the item's id and texts."""
+
+_STATS = ["mean", "median", "std", "min", "max"]
+
+
+def _scored(results: pd.DataFrame) -> pd.Series:
+    return results["status"] == ScoreStatus.SCORED.value
+
+
+def _stats(values: pd.core.groupby.SeriesGroupBy | pd.Series) -> pd.DataFrame | pd.Series:
+    return values.agg(["mean", "median", "std", "min", "max", "count"])
+
+
+def aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per scorer: mean, median, std, min, max of the scored outcomes, n scored, n failed, n pending.
+
+    Failed outcomes never count as 0: they are counted in ``n failed`` only. ``n pending``
+    is items without an outcome yet (a stopped run). ``std`` is the sample standard
+    deviation (n − 1; NaN with fewer than two scores).
+
+    Args:
+        table: the run.
+        names: scorer id → display name (default: the id).
+    """
+    results = table.results
+    scored = results[_scored(results)]
+    stats = _stats(scored.groupby("scorer", observed=True)["score"])
+    counted = results.groupby("scorer", observed=True).size()
+    rows = []
+    for sid in table.scorer_ids:
+        n_scored = int(stats["count"].get(sid, 0))
+        n_stored = int(counted.get(sid, 0))
+        row: dict[str, Any] = {"scorer": (names or {}).get(sid, sid)}
+        row.update({k: float(stats[k].get(sid, math.nan)) if n_scored else math.nan for k in _STATS})
+        row.update({"n scored": n_scored, "n failed": n_stored - n_scored, "n pending": table.n_items - n_stored})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["scorer", *_STATS, "n scored", "n failed", "n pending"])
+
+
+def dimension_aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per scorer and dimension: mean, median, std, min, max and n scored of the 0..1 dimension scores.
+
+    Returns:
+        Columns ``scorer`` (display name), ``dimension`` (a label, see
+        :func:`dashboard.batch.dimension_label`), ``column`` (the flat column name,
+        e.g. ``prompt_alignment.user.intentAlignment``), the statistics and ``n scored``.
+    """
+    rows = []
+    for sid, columns in table.dimensions.items():
+        for column in columns:
+            values = table.results[column].dropna()
+            stats = _stats(values)
+            row: dict[str, Any] = {
+                "scorer": (names or {}).get(sid, sid),
+                "dimension": dimension_label(column.split(".", 1)[1]),
+                "column": column,
+            }
+            row.update({k: float(stats[k]) if len(values) else math.nan for k in _STATS})
+            row["n scored"] = int(len(values))
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["scorer", "dimension", "column", *_STATS, "n scored"])
+
+
+def group_keys(values: pd.Series) -> pd.Series:
+    """Group values as text, ``"(blank)"`` for a missing or empty value."""
+    text = values.map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return text.where(text.notna() & (text.str.strip() != ""), "(blank)")
+
+
+def group_means(table: RunTable, group: str) -> pd.DataFrame:
+    """Mean score per group value and scorer, with counts; failed outcomes are counted, never averaged.
+
+    Args:
+        table: the run.
+        group: a group-by column's name.
+
+    Returns:
+        Columns ``group`` (text; ``"(blank)"`` for a missing or empty value), ``scorer``,
+        ``mean`` (NaN when nothing in the group was scored), ``n_scored``, ``n_failed``.
+
+    Raises:
+        ValueError: the run has no such group column.
+    """
+    column = f"group:{group}"
+    if column not in table.items.columns:
+        raise ValueError(
+            f"no group column {group!r}; the run has {[c for c in table.items.columns if c.startswith('group:')]}"
+        )
+    results = table.results
+    keys = group_keys(table.items[column]).reindex(results["item_index"].to_numpy()).to_numpy()
+    frame = pd.DataFrame(
+        {
+            "group": keys,
+            "scorer": results["scorer"].to_numpy(),
+            "score": results["score"].where(_scored(results)).to_numpy(),
+            "failed": (~_scored(results)).to_numpy(),
+        }
+    )
+    out = frame.groupby(["group", "scorer"], sort=True).agg(
+        mean=("score", "mean"), n_scored=("score", "count"), n_failed=("failed", "sum")
+    )
+    out = out.reset_index()
+    return out.astype({"n_scored": int, "n_failed": int})[["group", "scorer", "mean", "n_scored", "n_failed"]]
+
+
+def items_left(table: RunTable, *, retry_failed: bool = False) -> int:
+    """Items that still need scoring: some scorer has no outcome (or, with ``retry_failed``, a failed one)."""
+    results = table.results
+    wanted = set(table.scorer_ids)
+    done = results[results["scorer"].isin(wanted)]
+    if retry_failed:
+        done = done[_scored(done)]
+    complete = done.groupby("item_index").size() == len(wanted)
+    return table.n_items - int(complete.sum())
+
+
+def filter_results(
+    table: RunTable,
+    *,
+    statuses: Sequence[str] | None = None,
+    scorers: Sequence[str] | None = None,
+    score_range: tuple[float, float] | None = None,
+    search: str = "",
+    item_indexes: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """The outcomes that pass the filters, as a slice of ``table.results``.
+
+    Args:
+        table: the run.
+        statuses: keep these statuses (``ScoreStatus`` values); None keeps all.
+        scorers: keep these scorer ids; None keeps all.
+        score_range: keep scored rows with ``lo <= score <= hi``; rows that were not
+            scored have no score and are kept or dropped by ``statuses`` alone.
+        search: text searched, ignoring case, in the item's id and texts (whole, not
+            truncated) and the outcome's reason and error; blank keeps all.
+        item_indexes: keep only these items (a chart selection); None keeps all.
+    """
+    results = table.results
+    keep = pd.Series(True, index=results.index)
+    if statuses is not None:
+        keep &= results["status"].isin(list(statuses))
+    if scorers is not None:
+        keep &= results["scorer"].isin(list(scorers))
+    if score_range is not None:
+        lo, hi = score_range
+        keep &= results["score"].isna() | results["score"].between(lo, hi)
+    if item_indexes is not None:
+        keep &= results["item_index"].isin(list(item_indexes))
+    needle = search.strip()
+    if needle:
+        items = table.items
+        hit_items = pd.Series(False, index=items.index)
+        for column in ("item_id", *TEXT_FIELDS):
+            hit_items |= items[column].str.contains(needle, case=False, regex=False).fillna(False).astype(bool)
+        hit = results["item_index"].map(hit_items).fillna(False).astype(bool)
+        for column in SEARCHED_RESULT_COLUMNS:
+            hit |= results[column].str.contains(needle, case=False, regex=False).fillna(False).astype(bool)
+        keep &= hit
+    return results[keep]
+
+
+def sort_results(results: pd.DataFrame, by: str | None, *, descending: bool = False) -> pd.DataFrame:
+    """Sort outcomes by a column (``score`` or a dimension column), rows without a value last; None keeps item order."""
+    if not by:
+        return results
+    return results.sort_values(by, ascending=not descending, na_position="last", kind="stable")
+
+
+def page_rows(table: RunTable, results: pd.DataFrame, *, limit: int = 120) -> pd.DataFrame:
+    """The rows of one page for the table: item id, scorer, score, status, the error in full, texts cut to ``limit``.
+
+    Args:
+        table: the run.
+        results: the page's outcomes (a slice of ``table.results``).
+        limit: characters kept of each text (see :func:`dashboard.batch.truncate`);
+            the error is kept whole, so it can be read in the table.
+
+    Returns:
+        Columns ``item_index``, ``item_id``, ``scorer``, ``score``, ``status``,
+        ``error``, ``input``, ``output``, ``ground_truth``, ``system``, ``reason``,
+        the group columns, the run's dimension columns, then the token and latency columns.
+    """
+    rows = table.rows(results.index)
+    for column in (*TEXT_FIELDS, "reason"):
+        rows[column] = rows[column].map(lambda v: truncate(v, limit) if isinstance(v, str) else None).astype(object)
+    groups = [c for c in rows.columns if c.startswith("group:")]
+    dims = [c for columns in table.dimensions.values() for c in columns]
+    order = [
+        "item_index",
+        "item_id",
+        "scorer",
+        "score",
+        "status",
+        "error",
+        "input",
+        "output",
+        "ground_truth",
+        "system",
+        "reason",
+        *groups,
+        *dims,
+        "prompt_tokens",
+        "completion_tokens",
+        "judge_calls",
+        "latency_s",
+    ]
+    return rows[order].reset_index(drop=True)

@@ -1,0 +1,242 @@
+"""A stored run in columnar form: one frame of items and one of outcomes, read once from SQLite.
+
+The dashboard's run views and the exports both start here. Unlike
+:func:`scorers.runs.runner.load_run`, no :class:`~scorers.core.base.ScoreResult` is
+built per row: the items' texts are pyarrow-backed string columns (compact, searched in
+C++), scores and dimension scores are float columns, and per-row detail (the judge's
+analysis, the textual-difference word diff) is read back for a single row when it is
+opened (:func:`load_outcomes`).
+
+Typical use::
+
+    table = load_run_table(store, run_id)
+    table.results.groupby("scorer")["score"].mean()
+    table.rows(table.results.index[:50])      # a page of rows with the items' texts
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from scorers.core.errors import ScoreStatus
+from scorers.runs.export import item_texts
+from scorers.runs.runner import EvalItem, ItemOutcome, outcome_from_record
+from scorers.runs.store import Store
+
+TEXT_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth")
+"""The item texts :class:`RunTable` keeps (see :func:`scorers.runs.export.item_texts`)."""
+
+RESULT_COLUMNS: tuple[str, ...] = (
+    "item_index",
+    "scorer",
+    "status",
+    "score",
+    "reason",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
+    "judge_calls",
+    "latency_s",
+)
+"""The leading columns of :attr:`RunTable.results`; the dimension columns follow."""
+
+Splitter = Callable[[Mapping[str, Any]], Mapping[str, float]]
+"""A scorer's ``dimension_scores(analysis)``: dimension name → 0..1 score."""
+
+
+def dimension_column(scorer_id: str, dimension: str) -> str:
+    """The flat column name of one scorer's dimension score.
+
+    >>> dimension_column("prompt-alignment", "user.intentAlignment")
+    'prompt_alignment.user.intentAlignment'
+    """
+    return f"{scorer_id.replace('-', '_')}.{dimension}"
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """A stored run in columns.
+
+    Attributes:
+        run: the run's record (:meth:`scorers.runs.store.Store.get_run`).
+        items: one row per item, indexed by ``item_index``: ``item_id``, the texts
+            ``input``, ``system``, ``output``, ``ground_truth`` (pyarrow strings,
+            missing as NA), one ``group:<name>`` column per group-by column, then the
+            dataset's unmapped columns under their own names (``dataset:<name>`` when
+            the name is taken).
+        results: one row per stored outcome, ordered by item then scorer:
+            :data:`RESULT_COLUMNS` (``score`` float, NaN when not scored — never 0),
+            then one float column per scorer dimension (:func:`dimension_column`,
+            NaN on other scorers' rows and on failures), then ``analysis`` (the
+            analysis as stored JSON text, None when not scored).
+        dimensions: scorer id → its dimension columns, in order.
+        n_stored: outcomes stored when the table was read (its version).
+    """
+
+    run: dict[str, Any]
+    items: pd.DataFrame
+    results: pd.DataFrame
+    dimensions: dict[str, list[str]]
+    n_stored: int
+
+    @property
+    def scorer_ids(self) -> list[str]:
+        """The run's scorers, in the run's order."""
+        return [s["id"] for s in self.run["scorers"]]
+
+    @property
+    def n_items(self) -> int:
+        return int(self.run["n_items"])
+
+    def rows(self, index: Sequence[Any] | pd.Index | None = None) -> pd.DataFrame:
+        """Outcome rows joined with their item's id, texts, groups and dataset columns.
+
+        Args:
+            index: labels of :attr:`results` to return, in that order (e.g. one page of a
+                filtered, sorted view); None for every row.
+
+        Returns:
+            ``item_index``, ``item_id``, ``scorer``, ``status``, ``score``, ``reason``,
+            ``error``, the token and latency columns, the item columns of
+            :attr:`items`, the dimension columns and ``analysis``.
+        """
+        part = self.results if index is None else self.results.loc[index]
+        items = self.items.reindex(part["item_index"].to_numpy())
+        items.index = part.index
+        head = part[list(RESULT_COLUMNS)]
+        out = pd.concat([head, items, part.drop(columns=list(RESULT_COLUMNS))], axis=1)
+        first = ["item_index", "item_id"]
+        return out[first + [c for c in out.columns if c not in first]]
+
+
+def default_splitters(run: Mapping[str, Any]) -> dict[str, Splitter]:
+    """Scorer id → ``dimension_scores`` for a stored run's scorers that have one.
+
+    Each scorer is rebuilt with its stored options and keyless judge settings (no call is
+    made) only to find its function; one that cannot be rebuilt has no dimensions.
+    """
+    from scorers.catalogue.registry import create_scorer
+    from scorers.core.errors import ScorerError
+    from scorers.core.judge import JudgeSettings
+
+    config = run.get("config") or {}
+    out: dict[str, Splitter] = {}
+    for entry in run.get("scorers") or []:
+        options = entry.get("options")
+        if options is None:
+            options = (config.get("scorerOptions") or {}).get(entry["id"]) or {}
+        try:
+            scorer = create_scorer(entry["id"], options, settings=JudgeSettings())
+        except ScorerError:
+            continue
+        split = getattr(scorer, "dimension_scores", None)
+        if callable(split):
+            out[entry["id"]] = split
+    return out
+
+
+def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] | None = None) -> RunTable:
+    """Read a stored run into a :class:`RunTable`, a few thousand rows at a time.
+
+    Args:
+        store: the database.
+        run_id: the run.
+        splitters: scorer id → ``dimension_scores``; default :func:`default_splitters`.
+
+    Raises:
+        KeyError: no such run.
+    """
+    run = store.get_run(run_id)
+    if splitters is None:
+        splitters = default_splitters(run)
+    n_stored = store.count_results(run_id)
+
+    ids: list[str] = []
+    texts: dict[str, list[Any]] = {name: [] for name in TEXT_FIELDS}
+    text_parts: dict[str, list[pd.Series]] = {name: [] for name in TEXT_FIELDS}
+    groups: list[dict[str, Any]] = []
+    columns: list[dict[str, Any]] = []
+    for chunk in store.read_chunks(
+        "SELECT item_id, payload, groups, columns FROM items WHERE run_id = ? ORDER BY item_index", (run_id,)
+    ):
+        for row in chunk:
+            item = EvalItem(row["item_id"], json.loads(row["payload"]))
+            ids.append(row["item_id"])
+            for name, value in item_texts(item).items():
+                texts[name].append(value)
+            groups.append(json.loads(row["groups"]) if row["groups"] else {})
+            columns.append(json.loads(row["columns"]) if row["columns"] else {})
+        for name in TEXT_FIELDS:  # to pyarrow strings chunk by chunk: the Python strings are freed
+            text_parts[name].append(pd.Series(texts[name], dtype="string[pyarrow]"))
+            texts[name] = []
+    items = pd.DataFrame({"item_id": pd.Series(ids, dtype="string[pyarrow]")})
+    for name in TEXT_FIELDS:
+        items[name] = pd.concat(text_parts[name], ignore_index=True) if text_parts[name] else pd.Series(dtype="string")
+    for name in dict.fromkeys(k for g in groups for k in g):
+        items[f"group:{name}"] = pd.Series([g.get(name) for g in groups], dtype=object)
+    for name in dict.fromkeys(k for c in columns for k in c):
+        label = name if name not in items.columns and name not in RESULT_COLUMNS else f"dataset:{name}"
+        items[label] = pd.Series([c.get(name) for c in columns], dtype=object).convert_dtypes()
+    items.index.name = "item_index"
+
+    records: dict[str, list[Any]] = {name: [] for name in RESULT_COLUMNS}
+    analyses: list[str | None] = []
+    dims: dict[str, list[float]] = {}
+    dimensions: dict[str, list[str]] = {}
+    names: dict[tuple[str, str], str] = {}
+    position = 0
+    for chunk in store.read_chunks(
+        "SELECT item_index, scorer_id, status, score, reason, error, prompt_tokens, completion_tokens,"
+        " judge_calls, latency_s, analysis FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
+        (run_id,),
+    ):
+        for row in chunk:
+            for name, value in zip(RESULT_COLUMNS, row, strict=False):
+                records[name].append(value)
+            scored = row["status"] == ScoreStatus.SCORED.value
+            analyses.append(row["analysis"] if scored else None)
+            split = splitters.get(row["scorer_id"])
+            if scored and split is not None and row["analysis"]:
+                for name, value in split(json.loads(row["analysis"])).items():
+                    key = (row["scorer_id"], name)
+                    column = names.get(key) or names.setdefault(key, dimension_column(*key))
+                    if column not in dims:
+                        dims[column] = [float("nan")] * position
+                        dimensions.setdefault(row["scorer_id"], []).append(column)
+                    dims[column].append(float(value))
+            position += 1
+            for values in dims.values():
+                if len(values) < position:
+                    values.append(float("nan"))
+    results = pd.DataFrame(records, columns=list(RESULT_COLUMNS))
+    results = results.astype({"score": "float64", "latency_s": "float64"})
+    for name in ("status", "scorer", "reason", "error"):
+        results[name] = results[name].astype("string[pyarrow]")
+    for column, values in dims.items():
+        results[column] = pd.Series(values, dtype="float64")
+    results["analysis"] = pd.Series(analyses, dtype="string[pyarrow]")
+    return RunTable(run, items, results, dimensions, n_stored)
+
+
+def load_outcomes(store: Store, run_id: str, item_index: int) -> tuple[EvalItem, dict[str, ItemOutcome]]:
+    """One item of a stored run with its outcomes in full (the drill-down of a row).
+
+    Returns:
+        The item and scorer id → its :class:`~scorers.runs.runner.ItemOutcome`
+        (scorers without a stored outcome are absent).
+
+    Raises:
+        KeyError: the run has no such item.
+    """
+    rows = store.items(run_id, item_index)
+    if not rows:
+        raise KeyError(f"run {run_id!r} has no item {item_index}")
+    row = rows[0]
+    item = EvalItem(row["item_id"], row["payload"], row["groups"], row["columns"])
+    outcomes = {r["scorer_id"]: outcome_from_record(r, item.item_id) for r in store.results(run_id, item_index)}
+    return item, outcomes

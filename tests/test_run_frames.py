@@ -1,0 +1,162 @@
+"""A stored run in columns (scorers/runs/table.py) and the view tables built from it (dashboard/run_frames.py).
+
+Expected numbers are worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from dashboard.batch import build_items, truncate
+from dashboard.run_frames import (
+    aggregates,
+    dimension_aggregates,
+    filter_results,
+    group_means,
+    items_left,
+    page_rows,
+    sort_results,
+)
+from scorers import (
+    EvalItem,
+    InvalidInputError,
+    ScoreResult,
+    Store,
+    create_textual_difference_scorer,
+    load_dataset,
+    run_evals,
+)
+from scorers.runs.table import load_outcomes, load_run_table
+
+CSV = (
+    b"id,prompt,response,reference,variant,votes,note\n"
+    b"a,Say four,4,4,A,3,first\nb,Add,=1+1,=1+2,A,1,\nc,Say hi,,hi,B,0,x\nd,Say bye,bye,bye,,2,y\n"
+)
+
+
+class FailingScorer:
+    """Scores 1, except that it fails on the output "bad"."""
+
+    id = "slow"
+    name = "Slow"
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def run(self, payload: dict[str, Any]) -> ScoreResult:
+        time.sleep(0)
+        text = payload["output"]["text"]
+        with self._lock:
+            self.calls[text] += 1
+        if text == "bad":
+            raise InvalidInputError("bad output", field="output")
+        return ScoreResult(scorer=self.id, score=1.0, reason=None, analyze_step_result={})
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    db = Store(tmp_path / "runs.db")
+    yield db
+    db.close()
+
+
+def small_table(store: Store):
+    dataset = load_dataset(CSV, name="small.csv")
+    items = build_items(
+        dataset, {"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"}, ["variant"]
+    )
+    items[3] = EvalItem(
+        items[3].item_id, {**items[3].payload, "output": {"text": "bad"}}, items[3].groups, items[3].columns
+    )
+    result = run_evals(items, [create_textual_difference_scorer(), FailingScorer()], store=store)
+    return load_run_table(store, result.run_id)
+
+
+def test_table_has_items_texts_groups_dataset_columns_and_flat_dimensions(store):
+    table = small_table(store)
+    assert table.items["item_id"].tolist() == ["a", "b", "c", "d"]
+    assert table.items.loc[1, "output"] == "=1+1" and table.items.loc[1, "ground_truth"] == "=1+2"
+    assert table.items["group:variant"].tolist() == ["A", "A", "B", ""]
+    # The unmapped columns are carried through as loaded (CSV cells are text; a blank cell is empty).
+    assert table.items["votes"].tolist() == ["3", "1", "0", "2"]
+    assert table.items["note"].tolist() == ["first", "", "x", "y"]
+    assert len(table.results) == 8 and table.n_stored == 8
+    assert table.dimensions == {"textual-difference": ["textual_difference.ratio", "textual_difference.confidence"]}
+    td = table.results[table.results["scorer"] == "textual-difference"].set_index("item_index")
+    # ratio: a "4"/"4" → 1; b "=1+2" vs "=1+1": LCS 3 of 8 chars → 0.75; c "hi" vs "" → 0; d "bye"/"bad": 2/6.
+    assert td["textual_difference.ratio"].tolist() == pytest.approx([1.0, 0.75, 0.0, 1 / 3])
+    slow = table.results[table.results["scorer"] == "slow"].set_index("item_index")
+    assert slow.loc[3, "status"] == "invalid_input" and math.isnan(slow.loc[3, "score"])
+    assert math.isnan(slow.loc[0, "textual_difference.ratio"])  # another scorer's dimension: empty, not 0
+
+
+def test_filters_search_sort_and_page(store):
+    table = small_table(store)
+    assert len(filter_results(table, statuses=["invalid_input"])) == 1
+    td_only = filter_results(table, scorers=["textual-difference"])
+    assert set(td_only["scorer"]) == {"textual-difference"}
+    in_range = filter_results(table, scorers=["textual-difference"], score_range=(0.5, 0.8))
+    assert in_range["item_index"].tolist() == [1]
+    # A row without a score is kept by the range filter (its status decides).
+    assert 3 in filter_results(table, scorers=["slow"], score_range=(0.5, 0.8))["item_index"].tolist()
+    assert filter_results(table, search="=1+1")["item_index"].unique().tolist() == [1]
+    assert filter_results(table, search="BAD OUTPUT")["item_index"].tolist() == [3]  # the error, any case
+    assert len(filter_results(table, search="  ")) == 8
+    assert filter_results(table, item_indexes=[0, 2])["item_index"].unique().tolist() == [0, 2]
+
+    ranked = sort_results(td_only, "textual_difference.ratio", descending=True)
+    assert ranked["item_index"].tolist() == [0, 1, 3, 2]
+    assert sort_results(td_only, None)["item_index"].tolist() == [0, 1, 2, 3]
+
+    page = page_rows(table, td_only.iloc[:2])
+    assert list(page.columns[:6]) == ["item_index", "item_id", "scorer", "score", "status", "error"]
+    assert page["item_id"].tolist() == ["a", "b"]
+    assert "textual_difference.ratio" in page.columns and "group:variant" in page.columns
+    assert truncate("word " * 100, 20) == "word word word word…"
+
+
+def test_aggregates_count_failures_apart(store):
+    table = small_table(store)
+    frame = aggregates(table, {"slow": "Slow"}).set_index("scorer")
+    # Slow: 1, 1, 1 scored, "bad" failed → mean 1 over 3 items, 1 failed (not a 0).
+    assert frame.loc["Slow", "mean"] == 1.0
+    assert (frame.loc["Slow", "n scored"], frame.loc["Slow", "n failed"], frame.loc["Slow", "n pending"]) == (3, 1, 0)
+    # Textual difference: (1 + 0.75 + 0 + 1/3) / 4 = 0.5208…; median (1/3 + 0.75) / 2.
+    td = frame.loc["textual-difference"]
+    assert td["mean"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
+    assert td["median"] == pytest.approx((1 / 3 + 0.75) / 2)
+    assert (td["min"], td["max"], td["n scored"], td["n failed"]) == (0.0, 1.0, 4, 0)
+    dims = dimension_aggregates(table).set_index("dimension")
+    # Confidence: 1, 1, 0 ("" vs "hi"), 1 → mean 0.75.
+    assert dims.loc["Confidence", "mean"] == pytest.approx(0.75)
+    assert dims.loc["Confidence", "n scored"] == 4
+    assert dims.loc["Ratio", "column"] == "textual_difference.ratio"
+
+
+def test_group_means_average_scored_items_only(store):
+    table = small_table(store)
+    means = group_means(table, "variant")
+    by = {(r.group, r.scorer): r for r in means.itertuples()}
+    assert by[("A", "textual-difference")].mean == pytest.approx((1 + 0.75) / 2)
+    assert by[("B", "textual-difference")].mean == 0.0
+    assert by[("(blank)", "slow")].n_failed == 1 and math.isnan(by[("(blank)", "slow")].mean)
+    with pytest.raises(ValueError, match="no group column"):
+        group_means(table, "model")
+
+
+def test_items_left_and_one_rows_detail(store):
+    table = small_table(store)
+    assert items_left(table) == 0
+    assert items_left(table, retry_failed=True) == 1  # item d's slow outcome failed
+    item, outcomes = load_outcomes(store, table.run["id"], 1)
+    assert item.item_id == "b" and item.columns == {"votes": "1", "note": ""}
+    assert outcomes["textual-difference"].score == pytest.approx(0.75)
+    assert outcomes["slow"].result.score == 1.0
+    with pytest.raises(KeyError):
+        load_outcomes(store, table.run["id"], 9)
