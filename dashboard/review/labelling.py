@@ -37,7 +37,7 @@ from scorers.analysis.labels import (
 )
 
 from ..results import md_escape, render_outcome
-from ..run_view import render_item_texts
+from ..run_explorer import render_item_texts
 from ..runs import RunFailure
 from .context import (
     FILTER_KEY,
