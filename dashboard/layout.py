@@ -1,5 +1,6 @@
 """What every page script starts with."""
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import streamlit as st
@@ -33,3 +34,31 @@ def setup_page() -> None:
     page_config()
     render_judge_sidebar()
     render_jobs_sidebar()
+
+
+RUN_PARAM = "run"
+"""The URL query parameter naming a run: ``?run=ID`` opens it on History, Batch, Compare or Review."""
+
+
+def follow_run_link(key: str, run_ids: Iterable[str]) -> str | None:
+    """Put the run named by ``?run=ID`` into the widget ``key``, once per link, when it is one of ``run_ids``.
+
+    A link is followed once: choosing another run afterwards is not undone on the next
+    rerun (and :func:`show_run_link` then puts that run in the URL).
+
+    Returns:
+        The linked run id when it was just applied, else None.
+    """
+    wanted = st.query_params.get(RUN_PARAM)
+    followed = f"_{key}_followed_link"
+    if not wanted or st.session_state.get(followed) == wanted or wanted not in set(run_ids):
+        return None
+    st.session_state[followed] = wanted
+    st.session_state[key] = wanted
+    return wanted
+
+
+def show_run_link(run_id: str) -> None:
+    """Keep ``?run=ID`` in the URL for the run on screen, so the address can be shared."""
+    if st.query_params.get(RUN_PARAM) != run_id:
+        st.query_params[RUN_PARAM] = run_id

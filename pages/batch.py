@@ -16,7 +16,7 @@ from dashboard.batch import (
     create_batch_run,
 )
 from dashboard.dataset_picker import pick_dataset
-from dashboard.layout import setup_page
+from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link
 from dashboard.options import option_widget
 from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
@@ -259,8 +259,11 @@ if dataset is not None:
         st.session_state["batch_run_id"] = run_id
         st.rerun()
 
+if not job_running():  # ?run=ID shows that stored run here
+    follow_run_link("batch_run_id", [r["id"] for r in store.list_runs()] if st.query_params.get(RUN_PARAM) else [])
 if job_running() or st.session_state.get("batch_run_id"):
     st.header("4. Results", divider="gray")
     render_job_panel()
     if st.session_state.get("batch_run_id"):
+        show_run_link(st.session_state["batch_run_id"])
         render_run(store, st.session_state["batch_run_id"], key="batch")

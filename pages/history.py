@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.batch import runs_table
-from dashboard.layout import setup_page
+from dashboard.layout import follow_run_link, setup_page, show_run_link
 from dashboard.results import md_escape
 from dashboard.run_view import get_store, render_job_panel, render_run
 from scorers.runs import jobs
@@ -46,6 +46,8 @@ st.caption(
 by_id = {run["id"]: run for run in runs}
 if st.session_state.get("history_pick") not in by_id:
     st.session_state.pop("history_pick", None)
+if linked := follow_run_link("history_pick", by_id):  # ?run=ID opens that run
+    st.session_state[OPEN_KEY] = linked
 run_id = st.selectbox(
     "Run",
     list(by_id),
@@ -108,4 +110,5 @@ st.divider()
 render_job_panel()
 opened = st.session_state.get(OPEN_KEY)
 if opened in by_id:
+    show_run_link(opened)
     render_run(store, opened, key="history")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.layout import setup_page
+from dashboard.layout import setup_page, show_run_link
 from dashboard.review.agreement import render_agreement
 from dashboard.review.consistency import render_consistency
 from dashboard.review.context import (
@@ -34,6 +34,7 @@ reviewer = reviewer_name()
 run_id = pick_run(store)
 if run_id is None:
     st.stop()
+show_run_link(run_id)
 run = store.get_run(run_id)
 scorer_col, threshold_col = st.columns([2, 1])
 with scorer_col:

@@ -163,3 +163,31 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     assert history_table(at)["status"].tolist() == ["completed"]
     assert fake_judge.chat_call_count == 6  # each item judged once over both sessions
     assert fake_judge.last_api_key() == "test-key"
+
+
+def test_a_run_link_opens_the_run_on_history_batch_and_review(open_page, studio_db: Path):
+    # Two runs: the link names the older one, which no page would show first.
+    linked = stored_td_run(studio_db, [("abc", "abc")], "linked.csv")
+    newest = stored_td_run(studio_db, [("x", "y")], "newest.csv")
+    for page, shown in (("history", "history_pick"), ("review", "review_run")):
+        at = open_page(page)
+        assert at.selectbox(key=shown).value == newest
+        at.query_params["run"] = linked
+        at.run()
+        assert not at.exception
+        assert at.selectbox(key=shown).value == linked
+        assert at.query_params["run"] == [linked] or at.query_params["run"] == linked
+    # History opened it: its results view is on screen.
+    at = open_page("history")
+    at.query_params["run"] = linked
+    at.run()
+    assert [s.value for s in at.success] == ["Completed: all 1 outcomes scored."]
+    at = open_page("batch")
+    at.query_params["run"] = linked
+    at.run()
+    assert at.session_state["batch_run_id"] == linked
+    # An unknown id is ignored, not an error.
+    at = open_page("history")
+    at.query_params["run"] = "nope"
+    at.run()
+    assert not at.exception and at.selectbox(key="history_pick").value == newest

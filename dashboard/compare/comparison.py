@@ -33,6 +33,7 @@ from ..compare_charts import (
     win_tie_loss_chart,
 )
 from ..diff import diff_html
+from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome
 from ..runs import RunFailure
 from ..settings import judge_settings
@@ -472,7 +473,9 @@ def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Compariso
             "No comparison yet: generate and score variants in the first tab (or score a dataset with a group column on the Batch page)."
         )
     else:
+        follow_run_link("compare_run_pick", [r["id"] for r in comparable])  # ?run=ID picks that run
         run_id = pick_run(comparable, "Run to compare", "compare_run_pick")
+        show_run_link(run_id)
         try:
             comparison = load_comparison(store, run_id)
         except KeyError:

@@ -29,6 +29,8 @@ from scorers.analysis.labels import (
 )
 from scorers.catalogue.registry import scorer_spec
 
+from ..layout import follow_run_link
+
 SESSION = {"persist_state": "session"}  # keep the reviewer's choices across pages
 
 REVIEWER_KEY = "review_reviewer"
@@ -183,6 +185,7 @@ def pick_run(store: Store) -> str | None:
     by_id = {run["id"]: run for run in runs}
     if st.session_state.get("review_run") not in by_id:
         st.session_state.pop("review_run", None)
+    follow_run_link("review_run", by_id)  # ?run=ID picks that run
     return st.selectbox(
         "Run",
         list(by_id),
