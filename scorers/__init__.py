@@ -59,7 +59,6 @@ from scorers.core.errors import (
     ScoreStatus,
 )
 from scorers.core.judge import DEFAULT_MODEL, Judge, JudgeSettings, check_connection, resolve_judge_settings
-from scorers.runs.datasets import DatasetError, LoadedDataset, guess_columns, iter_runs, load_dataset, require_columns
 from scorers.runs.runner import (
     Estimate,
     EvalItem,
@@ -147,3 +146,21 @@ __all__ = [
     "template_placeholders",
     "TextualDifferenceScorer",
 ]
+
+
+# Datasets need pandas (and pyarrow with it): imported on first use, so ``python -m scorers``
+# starts without them until a command reads a file.
+_LAZY = dict.fromkeys(
+    ("DatasetError", "LoadedDataset", "guess_columns", "iter_runs", "load_dataset", "require_columns"),
+    "scorers.runs.datasets",
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'scorers' has no attribute {name!r}")

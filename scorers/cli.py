@@ -81,7 +81,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.analysis.junit import run_junit
 from scorers.catalogue.registry import SCORERS, create_scorer
@@ -90,16 +90,6 @@ from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError,
 from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
 from scorers.core.pricing import BATCH_DISCOUNT, price_for
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.datasets import (
-    DatasetError,
-    LoadedDataset,
-    guess_columns,
-    iter_runs,
-    load_dataset,
-    require_columns,
-    unmapped_columns,
-)
-from scorers.runs.export import export_run, format_for_path, json_safe, results_frame
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     EvalItem,
@@ -110,6 +100,9 @@ from scorers.runs.runner import (
     run_evals,
 )
 from scorers.runs.store import Store, default_db_path
+
+if TYPE_CHECKING:  # pandas (and pyarrow with it) is imported only by the commands that read or write a file
+    from scorers.runs.datasets import LoadedDataset
 
 EXIT_OK = 0
 EXIT_THRESHOLD = 1
@@ -495,6 +488,8 @@ def _duration(seconds: float) -> str:
 
 def _check_output_path(path: str) -> str:
     try:
+        from scorers.runs.export import format_for_path
+
         fmt = format_for_path(path)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
@@ -676,6 +671,8 @@ def _mapping(args: argparse.Namespace, dataset: LoadedDataset) -> tuple[dict[str
     """Role → column (flags first, the rest detected) and role → where it came from."""
     flagged = {role: getattr(args, flag[2:].replace("-", "_")) for role, flag in COLUMN_FLAGS.items()}
     taken = {c for c in flagged.values() if c}
+    from scorers.runs.datasets import guess_columns
+
     guessed = guess_columns([c for c in dataset.columns if c not in taken])
     mapping: dict[str, str | None] = {}
     source: dict[str, str] = {}
@@ -697,6 +694,9 @@ def _describe_mapping(mapping: Mapping[str, str | None], source: Mapping[str, st
 
 
 def _items(dataset: LoadedDataset, mapping: Mapping[str, str | None], groups: Sequence[str]) -> list[EvalItem]:
+    from scorers.runs.datasets import iter_runs, require_columns, unmapped_columns
+    from scorers.runs.export import json_safe
+
     require_columns(dataset, {f"group ({column})": column for column in groups})
     frame = dataset.frame
     others = unmapped_columns(dataset, mapping, exclude=groups)
@@ -864,6 +864,8 @@ def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.N
 
 
 def _write_output(console: _Console, path: str, fmt: str, result: EvalRunResult, items: Sequence[EvalItem]) -> None:
+    from scorers.runs.export import export_run, results_frame
+
     data = export_run(result, items, fmt)
     try:
         Path(path).expanduser().write_bytes(data)
@@ -991,6 +993,8 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     for flag, option, value in (("--scale", "scale", args.scale), ("--mode", "evaluation_mode", args.mode)):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
+    from scorers.runs.datasets import DatasetError, load_dataset  # the file needs pandas from here on
+
     store = _open_store(args.db, must_exist=False)
     try:
         scorers = _make_scorers(options, settings, None if args.no_cache else store)

@@ -601,3 +601,34 @@ def test_ctrl_c_stops_the_run_exits_130_and_resume_finishes_it(fake_openai, tmp_
     resumed = "\n".join(fake_openai.prompt_text(i) for i in range(3, 10))
     assert all(f"<response>\n{r['response']}\n</response>" in resumed for r in rows[3:])
     assert summary_row(out, "prompt-alignment")[:2] == ["10", "0"]
+
+
+_IMPORTED = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from scorers.cli import main
+code = main(sys.argv[2:])
+heavy = ("streamlit", "plotly", "pandas", "pyarrow")
+print(json.dumps({"code": code, "imported": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def _imports_of(tmp_path: Path, *argv: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env["SCORER_STUDIO_DB"] = str(tmp_path / "imports.db")
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, str(REPO), *argv], capture_output=True, text=True, env=env, check=False
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_command_line_imports_no_dashboard_library_and_pandas_only_for_a_file(tmp_path):
+    # Listing runs reads no file: none of the heavy libraries is imported.
+    assert _imports_of(tmp_path, "runs") == {"code": 0, "imported": []}
+    # Scoring a JSON Lines file: pandas (which brings pyarrow) reads it; never Streamlit or Plotly.
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps({"input": "Say hi", "output": "hi", "ground_truth": "hi"}) + "\n", encoding="utf-8")
+    scored = _imports_of(tmp_path, "run", str(data), "--scorer", "textual-difference", "--yes")
+    assert scored["code"] == 0
+    assert "streamlit" not in scored["imported"] and "plotly" not in scored["imported"]
+    assert "pandas" in scored["imported"]

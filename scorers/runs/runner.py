@@ -15,9 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from scorers.core import budget as budgets
 from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
@@ -25,6 +23,9 @@ from scorers.core.budget import BudgetCaps, BudgetReached
 from scorers.core.errors import JudgeConfigError, RateLimitedError, RunStatus, ScorerError, ScoreStatus
 from scorers.core.pricing import Price, cost_usd, estimate_tokens, price_for
 from scorers.runs.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 """Judge failures in a row (connection, auth, 5xx, timeout) after which a run pauses as ``judge_unreachable``."""
@@ -242,6 +243,8 @@ class EvalRunResult:
 
         :func:`scorers.runs.export.results_frame` adds the items' texts and groups.
         """
+        import pandas as pd  # only here: the command line scores a run without importing pandas
+
         rows = [
             {
                 "item_index": o.item_index,
