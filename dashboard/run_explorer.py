@@ -131,9 +131,16 @@ def _render_summary(table: RunTable, names: dict[str, str], groups: list[str]) -
         st.dataframe(means, hide_index=True, column_config={"mean": _NUMBER})
 
 
-def _selection_points(event: Any) -> list[dict[str, Any]]:
+def _new_selection(event: Any, chart_key: str) -> list[dict[str, Any]]:
+    """The points newly selected on a chart: empty when the selection is the one already applied
+    (a selection stays in the chart's state across reruns; clearing the filter must stick)."""
     selection = getattr(event, "selection", None) or {}
-    return list(selection.get("points") or [])
+    points = list(selection.get("points") or [])
+    seen = f"{chart_key}_seen"
+    if points == st.session_state.get(seen):
+        return []
+    st.session_state[seen] = points
+    return points
 
 
 def _render_charts(
@@ -158,7 +165,7 @@ def _render_charts(
                 on_select="rerun",
                 selection_mode="points",
             )
-        points = _selection_points(event)
+        points = _new_selection(event, f"{key}_hist_{sid}")
         if points and points[0].get("customdata"):
             lo, hi = (float(v) for v in points[0]["customdata"][:2])
             _set_chart_filter(key, f"{name}: score {lo:.3g} to {hi:.3g}", scorer=sid, score_range=(lo, hi))
@@ -184,7 +191,7 @@ def _render_charts(
             on_select="rerun",
             selection_mode="points",
         )
-        points = _selection_points(event)
+        points = _new_selection(event, f"{key}_heat_{sid}")
         if points and points[0].get("y") is not None:
             rows, members = heatmap_rows(long)
             labels = [str(label) for label in rows.index]

@@ -91,6 +91,37 @@ def test_open_shows_the_results_view(open_page, studio_db: Path):
     assert f"{key}_resume" not in [b.key for b in at.button]
 
 
+def test_rows_page_sort_by_a_dimension_and_a_chart_selection(open_page, studio_db: Path):
+    # 60 items, row k with n = k + 1: "a"*n vs "a"*60 → ratio 2n / (n + 60), confidence n / 60.
+    run_id = stored_td_run(studio_db, [("a" * n, "a" * 60) for n in range(1, 61)])
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert len(rows) == 50  # one page of 50 of the 60 rows
+    at.number_input(key=f"{key}_page").set_value(2).run()
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["item_id"].tolist() == [f"row{n}" for n in range(50, 60)]
+    at.selectbox(key=f"{key}_sort").set_value("textual_difference.confidence").run()
+    at.toggle(key=f"{key}_sort_desc").set_value(True).run()
+    at.number_input(key=f"{key}_page").set_value(1).run()
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["item_id"].tolist()[:2] == ["row59", "row58"]  # confidence 60/60, then 59/60
+    # A histogram bar's range (as a click sets it) filters the rows: 2n/(n+60) · n/60 is 0.8768 at
+    # n = 55 and 0.9011 at n = 56, so scores in [0.9, 1.0] are rows 55..59 (n = 56..60).
+    at.session_state[f"{key}_chart_filter"] = {
+        "label": "Textual difference: score 0.9 to 1",
+        "scorer": "textual-difference",
+        "score_range": (0.9, 1.0),
+        "items": None,
+    }
+    at.run()
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert sorted(rows["item_id"].tolist()) == [f"row{k}" for k in range(55, 60)]
+    at.button(key=f"{key}_chart_clear").click().run()
+    assert len(next(d for d in at.dataframe if d.key == f"{key}_table").value) == 50
+
+
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
     doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")
