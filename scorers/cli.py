@@ -863,21 +863,26 @@ def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.N
     return failures
 
 
-def _write_output(console: _Console, path: str, fmt: str, result: EvalRunResult, items: Sequence[EvalItem]) -> None:
-    from scorers.runs.export import export_run, results_frame
+def _write_output(console: _Console, path: str, fmt: str, store: Store, run_id: str) -> None:
+    """Write the stored run's export to ``path``, streamed a chunk of rows at a time
+    (:func:`scorers.runs.export.write_run_export`: the dataset's other columns and the
+    dimension scores included)."""
+    from scorers.runs.export import write_run_export
+    from scorers.runs.table import load_run_table
 
-    data = export_run(result, items, fmt)
+    table = load_run_table(store, run_id)
     try:
-        Path(path).expanduser().write_bytes(data)
+        with Path(path).expanduser().open("wb") as out:
+            write_run_export(table, fmt, out)
     except OSError as exc:
         raise CLIError(
             f"{path}: cannot write the results ({exc.strerror or exc}); the run is stored: write it "
-            f"again with `python -m scorers export {result.run_id} --output FILE`"
+            f"again with `python -m scorers export {run_id} --output FILE`"
         ) from None
     what = (
-        f"{len(items)} items in the seeds' JSON shape"
+        f"{table.n_items} items in the seeds' JSON shape"
         if fmt == "json"
-        else f"{len(results_frame(result))} rows (item × scorer)"
+        else f"{len(table.results)} rows (item × scorer)"
     )
     console.print(f"Wrote {what} to {path}.")
 
@@ -1207,7 +1212,7 @@ def _execute(
     console.print("")
     console.print(f"Run id: {run_id} (store {store.path})")
     if out_fmt is not None:
-        _write_output(console, args.output, out_fmt, result, items)
+        _write_output(console, args.output, out_fmt, store, run_id)
     if args.junit:
         _write_junit(console, args.junit, run_junit(result, failures, per_item=args.junit_items))
     if stopped:
@@ -1279,14 +1284,14 @@ def _cmd_export(args: argparse.Namespace, console: _Console) -> int:
     store = _open_store(args.db, must_exist=True)
     try:
         try:
-            _, items, result = load_run(store, args.run_id)
+            store.get_run(args.run_id)
         except KeyError:
             raise CLIError(
                 f"no run with id {args.run_id!r} in {store.path}; `python -m scorers runs` lists the stored runs"
             ) from None
+        _write_output(console, args.output, fmt, store, args.run_id)
     finally:
         store.close()
-    _write_output(console, args.output, fmt, result, items)
     return EXIT_OK
 
 

@@ -14,16 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scorers.analysis.gate import (
-    DEFAULT_MAX_UNSCORED_SHARE,
-    DEFAULT_TOP,
-    GatePolicy,
-    evaluate_gate,
-    gate_report,
-    junit_report,
-    markdown_summary,
-    resolve_side,
-)
+from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.cli import EXIT_OK, CLIError, _Console, _open_store, _table, _threshold
 from scorers.core.errors import InvalidInputError
 from scorers.runs.store import default_db_path
@@ -192,6 +183,15 @@ def _write(path: str, data: bytes | str, what: str) -> None:
 
 def cmd_gate(args: argparse.Namespace, console: _Console) -> int:
     """``python -m scorers gate``: see :data:`GATE_EPILOG`."""
+    from scorers.analysis.gate import (  # pandas: only for this command
+        GatePolicy,
+        evaluate_gate,
+        gate_report,
+        junit_report,
+        markdown_summary,
+        resolve_side,
+    )
+
     if args.junit_items and not args.junit:
         raise CLIError("--junit-items applies with --junit FILE only")
     if args.top < 0:

@@ -44,6 +44,7 @@ from typing import Any
 import pandas as pd
 
 from scorers.analysis.compare import PairedComparison, paired
+from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results, results_frame
@@ -53,11 +54,6 @@ from scorers.runs.store import Store
 NOT_RUN = "not_run"
 """Status of an item × scorer with no stored outcome (the run stopped before scoring it)."""
 
-DEFAULT_MAX_UNSCORED_SHARE = 0.1
-"""Default largest share of the baseline's items not scored (on either side) before a scorer is undecided."""
-
-DEFAULT_TOP = 5
-"""Default number of most-regressed items listed per scorer."""
 
 _BASE = "group:gate"
 _CANDIDATE = "candidate"
