@@ -35,7 +35,7 @@ from scorers.runs.export import export_run
 from scorers.runs.runner import load_run
 from scorers.runs.store import Store
 
-JUNIT_XSD = Path(__file__).parent / "data" / "junit" / "junit-10.xsd"
+JUNIT_XSD = Path(__file__).parent / "data" / "junit" / "junit.xsd"
 FAILED = "failed"  # a score given as FAILED is stored as an api_error outcome
 MISSING = "missing"  # no outcome stored at all (the run stopped)
 
@@ -263,6 +263,16 @@ def test_junit_xml_validates_against_the_common_schema():
     first, second = suite.findall("testcase")[:2]
     assert (first.get("name"), second.get("name")) == (TD, TOX)
     assert first.find("failure") is not None and second.find("failure") is None
+
+
+def test_the_junit_schema_rejects_what_ci_systems_cannot_read():
+    schema = xmlschema.XMLSchema(JUNIT_XSD)
+    ok = '<testsuites><testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite></testsuites>'
+    assert schema.is_valid(ok)
+    two_outcomes = ok.replace('name="t"/>', 'name="t"><failure/><error/></testcase>')
+    no_name = ok.replace(' name="t"', "")
+    bad_count = ok.replace('tests="1"', 'tests="one"')
+    assert not any(schema.is_valid(doc) for doc in (two_outcomes, no_name, bad_count))
 
 
 def test_junit_reports_an_undecided_scorer_as_an_error_and_unscored_items_as_skipped():

@@ -1,7 +1,7 @@
 """JUnit XML reports, so CI systems (GitHub Actions, GitLab, Jenkins) show scorer results as tests.
 
-The document follows the common JUnit schema that Jenkins' xUnit plugin publishes
-(``junit-10.xsd``) and that GitLab and the GitHub test-report actions read: a
+The document follows the common JUnit report format that Jenkins, GitLab and the GitHub
+test-report actions read: a
 ``<testsuites>`` element holding one ``<testsuite>`` with ``tests``, ``failures``,
 ``errors`` and ``skipped`` counts, ``<properties>``, then one ``<testcase>`` per test whose
 outcome is nothing (passed), ``<failure>`` (a verdict on the scores), ``<error>`` (could
