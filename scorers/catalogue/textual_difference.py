@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from rapidfuzz.distance import Indel, Levenshtein
 
+from scorers.catalogue.metrics._code_based import reference_text
 from scorers.core.base import RunInput, ScoreResult, normalize_run, round_half_up
 from scorers.core.errors import InvalidInputError
 
@@ -160,15 +161,7 @@ class TextualDifferenceScorer:
 def _texts(payload: dict[str, Any] | RunInput) -> tuple[str, str, str]:
     """``(compared_with, reference, response)``, both texts NFC normalised."""
     run = normalize_run(payload)
-    if run.ground_truth is not None:
-        compared_with, reference = "ground_truth", run.ground_truth
-    elif run.user_messages:
-        compared_with, reference = "input", run.user_text
-    else:
-        raise InvalidInputError(
-            "nothing to compare the response with: give a 'ground_truth' or a user message in 'input'",
-            field="ground_truth",
-        )
+    compared_with, reference = reference_text(run)
     return compared_with, unicodedata.normalize("NFC", reference), unicodedata.normalize("NFC", run.output)
 
 
