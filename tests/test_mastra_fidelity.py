@@ -5,12 +5,14 @@ from @mastra/evals 1.10.2's source (dist/scorers/prebuilt/index.js and dist/scor
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 from fake_openai import Reply
 from judge_data import settings_for, single_analysis
 
+from scorers import Store, load_run
 from scorers.catalogue.metrics.completeness import create_completeness_scorer
 from scorers.catalogue.metrics.content_similarity import create_content_similarity_scorer
 from scorers.catalogue.metrics.context_precision import create_context_precision_scorer
@@ -27,6 +29,7 @@ from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.cli import main
 from scorers.core.base import normalize_run
 from scorers.core.judge import JudgeSettings
+from scorers.runs import jobs
 from scorers.runs.datasets import guess_columns, iter_runs, load_dataset
 
 MASTRA_RUNS = Path(__file__).resolve().parents[1] / "sample_data" / "mastra_scorer_runs.jsonl"
@@ -387,3 +390,31 @@ def test_available_tools_accept_mastra_tool_objects():
         available_tools=[{"id": "weatherTool", "description": "Current weather"}], settings=JudgeSettings(model="m")
     )
     assert [(t.name, t.description) for t in scorer.available_tools] == [("weatherTool", "Current weather")]
+
+
+def test_batch_page_scores_an_export_of_mastra_runs(open_page, studio_db):
+    at = open_page("batch")
+    at.file_uploader(key="batch_upload").upload(MASTRA_RUNS.name, MASTRA_RUNS.read_bytes(), "text/plain")
+    at.run()
+    assert not at.exception
+    at.multiselect(key="batch_scorers").set_value(["textual-difference", "tool-call-accuracy-code"]).run()
+    assert not at.exception
+    at.text_area(key="batch_opt_tool-call-accuracy-code_expected_tool").set_value("weatherTool").run()
+    assert not at.error
+    at.button(key="batch_run").click().run()
+    deadline = time.monotonic() + 30
+    while jobs.get(at.session_state["job_batch"]).running:
+        assert time.monotonic() < deadline, "the batch run did not finish"
+        time.sleep(0.1)
+        at.run()
+    at.run()
+    assert not at.exception
+    store = Store(studio_db)
+    _, _, result = load_run(store, at.session_state["batch_run_id"])
+    store.close()
+    scores = {(o.item_id, o.scorer_id): o.score for o in result.outcomes}
+    # run 1: the output equals groundTruth -> ratio 1, lengthDiff 0 -> 1
+    assert scores[("score-1", "textual-difference")] == 1.0
+    # weatherTool was called in both runs (the taxi call of run 2 is a partial call, not a call) -> 1 and 1
+    assert scores[("score-1", "tool-call-accuracy-code")] == 1.0
+    assert scores[("score-2", "tool-call-accuracy-code")] == 1.0
