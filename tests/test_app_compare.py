@@ -40,8 +40,9 @@ MEAN_B = sum(TD_B.values()) / 6  # (2/3 + 3/4 + 4/5 + 5/6 + 6/7 + 7/8) / 6 ≈ 0
 # Paired: A wins on all 6 questions, all |d| = 1/L distinct, so the exact two-sided Wilcoxon
 # signed-rank p-value is 2 · (1/2)^6 = 0.03125: "p = 0.03".
 
-# Prompt alignment: A has no system prompt → user mode: 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84.
-# B's system prompt → both mode: U = 1, S = 0.5 → 0.7·1 + 0.3·0.5 = 0.85.
+# Prompt alignment: every variant is judged on one basis, the user prompt (B's own system prompt is not
+# shown to the judge): user mode for both: 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84. (Judged
+# against B's system prompt too, as before, B would get both mode: 0.7·1 + 0.3·0.5 = 0.85.)
 USER = single_analysis(0.9, 0.8, 0.7, 1.0)
 BOTH = {
     "user": dimension_set(1.0, 1.0, 1.0, 1.0),
@@ -115,7 +116,12 @@ def test_page_renders_and_checks_templates_as_you_type(open_page):
     # Two variants by default, each template over the guessed question column.
     templates = [t for t in at.text_area if t.key and t.key.endswith("_template")]
     assert [t.value for t in templates] == ["{prompt}", "{prompt}"]
-    assert "No comparison yet" in at.info[0].value
+    assert any("No comparison yet" in i.value for i in at.info)
+    # One stated basis for every variant, the user prompt by default.
+    assert any(
+        i.value.startswith("Every variant is judged against the dataset's user prompt (column 'prompt') only")
+        for i in at.info
+    )
     # Without a key nothing can be generated: the page says how to fix it, and the button is off.
     assert any("No API key" in e.value for e in at.error)
     assert at.button(key="compare_go").disabled
@@ -164,7 +170,9 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     assert (td.loc["A", "n_scored"], td.loc["A", "n_failed"]) == (6, 0)
     assert td.loc["A", "cost_usd"] == pytest.approx((60 * 0.15 + 12 * 0.60) / 1_000_000)  # gpt-4o-mini list price
     pa = board[board["scorer"] == "Prompt alignment"].set_index("variant")
-    assert (pa.loc["A", "mean"], pa.loc["B", "mean"]) == (pytest.approx(0.84), pytest.approx(0.85))
+    assert (pa.loc["A", "mean"], pa.loc["B", "mean"]) == (pytest.approx(0.84), pytest.approx(0.84))
+    basis = "Every variant is judged against the dataset's user prompt (column 'question') only"
+    assert any(c.value.startswith(basis) for c in at.caption)
 
     key = f"compare_{run_id}"
     charts = set(chart_keys(at))
@@ -198,6 +206,7 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     html = downloads.of(at, f"compare_report_cmp_{run_id}_download").decode()
     assert html.startswith("<!DOCTYPE html>")
     assert "Comparison report: Brevity check" in html and "test-key" not in html
+    assert "Judged against" in html and "user prompt (column &#x27;question&#x27;) only" in html
     at.button(key=f"compare_report_run_{run_id}_build").click().run()
     assert downloads.of(at, f"compare_report_run_{run_id}_download").decode().startswith("<!DOCTYPE html>")
 
@@ -206,6 +215,8 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     run, items, result = load_run(store, run_id)
     assert run["name"] == "Brevity check" and run["status"] == "completed"
     assert run["config"]["source"] == "compare"
+    assert run["config"]["judging_basis"]["input_col"] == "question"
+    assert run["config"]["judging_basis"]["system_col"] is None
     assert [v["name"] for v in run["config"]["variants"]] == ["A", "B"]
     assert {it.groups["variant"] for it in items} == {"A", "B"}
     assert sorted(it.groups["row_id"] for it in items if it.groups["variant"] == "A") == [f"q{n}" for n in range(1, 7)]
@@ -277,6 +288,51 @@ def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     text = markdown_text(at)
     assert "Variant short scored higher than long on 2 of 3 questions and lower on 0 (1 tie)" in text
     assert "Only 2 questions have different scores, too few" in text
+
+
+# MT-Bench-like long layout (written for this test): one row per question and model.
+LONG_CSV = (
+    "question_id,category,model,turn,reference,response\n"
+    "81,writing,gpt-4,Name a primary colour.,red,red\n"
+    "81,writing,llama-13b,Name a primary colour.,red,rad\n"
+    "82,math,gpt-4,What is 3 times 4?,twelve,twelve\n"
+    "82,math,llama-13b,What is 3 times 4?,twelve,twelve\n"
+)
+
+
+def test_long_layout_pairs_by_question_id_and_proposes_the_model_column(open_page):
+    at = open_page("compare")
+    upload(at, "mt_bench.csv", LONG_CSV)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    at.radio(key="compare_layout").set_value("One row per response, with a variant or model column").run()
+    # question_id repeats (once per model), as it must in this layout: no error, and it is the id.
+    assert keyed(at, "selectbox", "compare_id_").value == "question_id"
+    keyed(at, "selectbox", "compare_input_").set_value("turn").run()
+    keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
+    # "model" repeats across ids but never within one; "category" repeats within an id.
+    assert keyed(at, "selectbox", "compare_variant_col_").value == "model"
+    assert keyed(at, "selectbox", "compare_output_col_").value == "response"
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    assert not at.error
+    assert "4 responses of 2 variant(s): gpt-4, llama-13b." in [c.value for c in at.caption]
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    run_id = at.session_state["compare_job"].run_id
+    # Pairs by question id: 81: "red" vs "rad" (ratio 2·2/6 = 2/3, equal lengths: 2/3); 82: equal (1 vs 1).
+    text = markdown_text(at)
+    assert "Variant gpt-4 scored higher than llama-13b on 1 of 2 questions and lower on 0 (1 tie)" in text
+    assert metrics(at)["Rows"] == "2"
+    assert at.session_state[f"compare_{run_id}_pair"] == "group:row_id"
+
+    # A second response of one model to one question: the error names the column, and the rest of the
+    # form (scorers, run button) stays on the page.
+    upload(at, "twice.csv", LONG_CSV + "81,writing,gpt-4,Name a primary colour.,red,blue\n")
+    keyed(at, "selectbox", "compare_input_").set_value("turn").run()
+    keyed(at, "selectbox", "compare_variant_col_").set_value("model").run()
+    errors = [e.value for e in at.error]
+    assert any("second response of variant 'gpt-4'" in e and "column 'question_id'" in e for e in errors)
+    assert at.multiselect(key="compare_scorers") is not None
+    assert at.button(key="compare_go").disabled
 
 
 def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: FakeOpenAI, studio_db: Path, downloads):

@@ -23,11 +23,13 @@ from scorers import (
 )
 from scorers.analysis.compare import paired
 from scorers.analysis.generate import (
+    JudgingBasis,
     Variant,
     comparison_items,
     failed_generations,
     generate_responses,
     generation_costs,
+    guess_variant_column,
     items_from_responses,
     render_variant,
     template_columns,
@@ -291,14 +293,19 @@ def test_comparison_items_score_and_pair_by_row(fake_openai):
     first_b = items[1]
     assert first_b.item_id == "q1::B"
     assert first_b.groups == {"variant": "B", "model": "fake-target", "row_id": "q1"}
-    assert first_b.payload["input"] == {
-        "inputMessages": [{"role": "user", "content": "What is 2+2?"}],
-        "systemMessages": [{"role": "system", "content": "Answer in one word."}],
-    }
+    # One basis for every variant: B's own system prompt and both templates never reach the scorers.
+    assert first_b.payload["input"] == {"inputMessages": [{"role": "user", "content": "What is 2+2?"}]}
+    assert items[0].payload["input"] == first_b.payload["input"]
     assert first_b.payload["output"] == {"role": "assistant", "text": "4"}
     assert first_b.payload["ground_truth"] == "4"
-    no_system = comparison_items(ROWS, responses, input_col="question", system_from_variant=False)
-    assert "systemMessages" not in no_system[1].payload["input"]
+    # The system message is an explicit choice: the dataset's column, the same for A and B.
+    rows = [dict(row, rules="Be exact.") for row in ROWS]
+    with_system = comparison_items(rows, responses, input_col="question", system_col="rules")
+    assert {str(it.payload["input"]["systemMessages"]) for it in with_system} == {
+        str([{"role": "system", "content": "Be exact."}])
+    }
+    with pytest.raises(InvalidInputError, match="no system column 'rules'"):
+        comparison_items(ROWS, responses, input_col="question", system_col="rules")
 
     result = run_evals(items, [create_textual_difference_scorer()])
     frame = results_frame(result, items)
@@ -373,3 +380,41 @@ def test_context_window_and_rate_limits(fake_openai):
     responses = generate_responses(ROWS[:1], [A], settings=settings_for(fake_openai), max_rate_limit_retries=0)
     assert responses[0].status is ScoreStatus.RATE_LIMITED and responses[0].text is None
     fake_openai.assert_all_replies_used()
+
+
+def test_judging_basis_says_what_every_variant_is_judged_against():
+    assert JudgingBasis("question").record() == {
+        "input_col": "question",
+        "system_col": None,
+        "description": "Every variant is judged against the dataset's user prompt (column 'question') only; "
+        "a variant's own system prompt and prompt template are not shown to the scorers.",
+    }
+    assert "and the dataset's system message (column 'rules')" in JudgingBasis("question", "rules").describe()
+
+
+def test_long_layout_pairs_by_question_id_within_each_variant():
+    # MT-Bench-like: one row per question and model; question_id repeats (once per model).
+    frame = pd.DataFrame(
+        {
+            "question_id": [81, 81, 82, 82],
+            "category": ["writing", "writing", "math", "math"],
+            "model": ["gpt-4", "llama-13b", "gpt-4", "llama-13b"],
+            "turn": ["Write a haiku.", "Write a haiku.", "What is 3*4?", "What is 3*4?"],
+            "response": ["Leaves fall", "Trees", "12", "7"],
+        }
+    )
+    # model: 2 values, each distinct within a question id; category repeats within an id; response has 4 values.
+    assert guess_variant_column(frame, "question_id", exclude=["turn", "response"]) == "model"
+    assert guess_variant_column(frame, None) is None
+    items = items_from_responses(
+        frame, input_col="turn", variant_col="model", output_col="response", id_col="question_id"
+    )
+    assert [(it.item_id, it.groups["row_id"]) for it in items] == [
+        ("81::gpt-4", "81"),
+        ("81::llama-13b", "81"),
+        ("82::gpt-4", "82"),
+        ("82::llama-13b", "82"),
+    ]
+    twice = pd.concat([frame, frame.iloc[[0]]], ignore_index=True)
+    with pytest.raises(InvalidInputError, match="second response of variant 'gpt-4' .*column 'question_id'"):
+        items_from_responses(twice, input_col="turn", variant_col="model", output_col="response", id_col="question_id")

@@ -19,7 +19,8 @@ from scorers import (
     TextualDifferenceScorer,
     load_run,
 )
-from scorers.analysis.compare import dimension_means, leaderboard, paired, rows_by_difference
+from scorers.analysis.compare import dimension_means, leaderboard, not_scored_summary, paired, rows_by_difference
+from scorers.analysis.generate import judging_basis_text
 from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items, win_rates
 from scorers.runs.export import results_frame
 
@@ -238,6 +239,10 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
     columns[1].metric("Rows", frame[pair_col].map(variant_label).nunique())
     columns[2].metric("Outcomes scored", scored)
     columns[3].metric("Not scored", int(len(frame) - scored), help="Counted apart, never as a score of 0.")
+    st.caption(md_escape(judging_basis_text(run)))
+    failures = not_scored_summary(frame)
+    if failures:
+        st.warning(md_escape(failures) + " The status and error of each outcome are in History.")
     if comparison.generation is not None:
         render_generation(comparison.generation)
 

@@ -44,6 +44,8 @@ class GenerationPlan:
         settings: endpoint, key and default sampling parameters (each variant's model replaces the model).
         input_col: the column the scorers judge the responses against (the user's question).
         ground_truth_col: the reference answer column, or None.
+        system_col: the dataset column of the system message every variant is also judged
+            against, or None (judged against the user prompt only).
     """
 
     rows: list[dict[str, Any]]
@@ -52,6 +54,7 @@ class GenerationPlan:
     settings: JudgeSettings
     input_col: str
     ground_truth_col: str | None = None
+    system_col: str | None = None
 
 
 def generation_record(responses: Sequence[Any]) -> dict[str, Any]:
@@ -146,7 +149,11 @@ def start_compare_job(
             )
             outcome.generation = generation_record(responses)
             todo = comparison_items(
-                plan.rows, responses, input_col=plan.input_col, ground_truth_col=plan.ground_truth_col
+                plan.rows,
+                responses,
+                input_col=plan.input_col,
+                ground_truth_col=plan.ground_truth_col,
+                system_col=plan.system_col,
             )
             run_config["variants"] = [asdict(v) for v in plan.variants]
             run_config["generation"] = outcome.generation

@@ -9,6 +9,7 @@ import streamlit as st
 from scorers import (
     Store,
 )
+from scorers.analysis.generate import judging_basis_text
 from scorers.analysis.report import comparison_report, run_report
 
 from ..results import md_escape
@@ -27,6 +28,7 @@ def setup_record(run: dict[str, Any]) -> dict[str, Any]:
         "Variants": config.get("variants") or None,
         "Existing responses": {k: v for k, v in config.items() if k in ("layout", "responses", "variant", "output")}
         or None,
+        "Judged against": judging_basis_text(run),
         "Scorers": [s["id"] for s in run.get("scorers") or []],
         "Judge": judge or "none (code scorers)",
     }

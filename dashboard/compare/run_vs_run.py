@@ -74,6 +74,12 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
     )
     columns[2].metric("Improvements", len(diff.improvements), help="Better in run B in the scorer's direction.")
     columns[3].metric("Unchanged", int((diff.rows["delta"] == 0).sum()))
+    if compared == 0:
+        st.info(
+            "No outcome was scored in both runs, so there is no change to show: the rows share no id, or every "
+            "outcome of one run was not scored (see History)."
+        )
+        return
     for sid in diff.scorers:
         summary = diff.comparisons[sid].summary()
         st.markdown(f"**{md_escape(names[sid])}** — {md_escape(summary)}")

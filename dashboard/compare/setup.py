@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import replace
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from scorers import (
@@ -17,8 +18,11 @@ from scorers import (
     create_scorer,
     guess_columns,
 )
+from scorers.analysis.compare import not_scored_summary
 from scorers.analysis.generate import (
+    JudgingBasis,
     Variant,
+    guess_variant_column,
     items_from_responses,
     template_columns,
     validate_variant,
@@ -154,7 +158,15 @@ def _variants(dataset: LoadedDataset, input_col: str, token: str) -> list[Varian
 
 
 def _existing_items(dataset: LoadedDataset, roles: dict[str, str | None], token: str) -> tuple[list, dict] | None:
-    layout = st.radio("Layout", [WIDE, LONG], key="compare_layout", **SESSION)
+    """The items of existing responses in the chosen layout and what to record of it; None (problem shown) if none."""
+    layout = st.radio(
+        "Layout",
+        [WIDE, LONG],
+        key="compare_layout",
+        help="One row per response: rows are paired by the question id within each variant, so the id repeats "
+        "once per variant.",
+        **SESSION,
+    )
     columns = [c for c in dataset.columns if c not in (roles["input"], roles["ground_truth"], roles["id"])]
     try:
         if layout == WIDE:
@@ -179,9 +191,23 @@ def _existing_items(dataset: LoadedDataset, roles: dict[str, str | None], token:
             )
             return items, {"layout": "wide", "responses": chosen}
         c1, c2, c3 = st.columns(3)
-        variant_col = c1.selectbox("Variant (or model) column", columns, key=f"compare_variant_col_{token}", **SESSION)
         guess = guess_columns(dataset.columns)["output"]
-        output_col = _column("Response column", columns, guess, f"compare_output_col_{token}", optional=False)
+        proposed = guess_variant_column(
+            dataset.frame, roles["id"] or roles["input"], exclude=[roles["input"], roles["ground_truth"], guess]
+        )
+        with c1:
+            variant_col = _column(
+                "Variant (or model) column",
+                columns,
+                proposed,
+                f"compare_variant_col_{token}",
+                optional=False,
+                help="Proposed: a column whose values repeat across questions but not within one "
+                + ("question id" if roles["id"] else "question")
+                + " (each model answers each question once).",
+            )
+        with c2:
+            output_col = _column("Response column", columns, guess, f"compare_output_col_{token}", optional=False)
         with c3:
             model_col = _column("Model column (optional)", columns, None, f"compare_model_col_{token}", optional=True)
         items = items_from_responses(
@@ -255,20 +281,42 @@ def render_setup(store: Store) -> None:
             "Ground truth column", dataset.columns, truth_guess, f"compare_truth_{token}", optional=True
         )
     with c3:
-        id_col = _column("Row id column", dataset.columns, guessed["id"], f"compare_id_{token}", optional=True)
+        id_col = _column(
+            "Question id column",
+            dataset.columns,
+            guessed["id"],
+            f"compare_id_{token}",
+            optional=True,
+            help="Pairs the variants' responses to one question. One row per question: the ids must not repeat; "
+            "one row per response: each id appears once per variant.",
+        )
     with c4:
+        with_system = st.checkbox(
+            "Also judge against a system message",
+            value=False,
+            key=f"compare_with_system_{token}",
+            help="Off (the default): every variant is judged against the dataset's user prompt only. On: also "
+            "against the chosen column's system message, the same for every variant.",
+            **SESSION,
+        )
         system_col = None
-        if mode == EXISTING:
+        if with_system:
             system_col = _column(
-                "System message column", dataset.columns, guessed["system"], f"compare_system_{token}", optional=True
+                "System message column", dataset.columns, guessed["system"], f"compare_system_{token}", optional=False
             )
     frame = dataset.frame
-    if id_col is not None and frame[id_col].astype(str).duplicated().any():
-        st.error(f"The row id column {id_col!r} repeats values; choose another or none.")
-        return
+    basis = JudgingBasis(input_col, system_col)
+    st.info(basis.describe(), icon=":material/balance:")
+    id_problem = None
+    if mode == GENERATE and id_col is not None and frame[id_col].astype(str).duplicated().any():
+        id_problem = (
+            f"The question id column {id_col!r} repeats values: to generate, each row must be one question. "
+            "Choose another id column or none."
+        )
+        st.error(id_problem)
     plan = None
     items: list = []
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = {"judging_basis": basis.record()}
     if mode == GENERATE:
         rows_col, _ = st.columns([1, 3])
         limit = rows_col.number_input(
@@ -286,14 +334,16 @@ def render_setup(store: Store) -> None:
     st.markdown("##### Scorers and run")
     scorers, options, problem, settings = _scorers(store, needs_settings=mode == GENERATE)
     if mode == GENERATE:
-        if variants is None:
+        if id_problem:
+            problem = problem or id_problem
+        elif variants is None:
             problem = problem or "Fix the variants above first."
         elif problem is None:
             problem = _target_problem(settings, variants)
         if variants is not None and settings is not None:
             part = frame.head(int(limit))
             ids = part[id_col].astype(str).tolist() if id_col else [str(i + 1) for i in range(len(part))]
-            plan = GenerationPlan(part.to_dict("records"), ids, variants, settings, input_col, truth_col)
+            plan = GenerationPlan(part.to_dict("records"), ids, variants, settings, input_col, truth_col, system_col)
             st.caption(
                 f"{len(part)} rows × {len(variants)} variants = {len(part) * len(variants)} responses to generate, "
                 "then score. Responses already generated with the same settings come from the cache."
@@ -305,7 +355,8 @@ def render_setup(store: Store) -> None:
         if picked is None:
             problem = problem or "Choose the responses to compare first."
         else:
-            items, config = picked
+            items, layout = picked
+            config.update(layout)
             found = sorted({str(it.groups.get("variant")) for it in items})
             st.caption(md_escape(f"{len(items)} responses of {len(found)} variant(s): {', '.join(found)}."))
     left, right = st.columns(2)
@@ -348,4 +399,14 @@ def render_setup(store: Store) -> None:
         st.session_state["compare_run_pick"] = finished
     job = session_job()
     if job is not None and not job.running and job.run_id:
-        st.success(f"Stored as run {job.run_id} (reopen it from History). Its comparison is in the Comparison tab.")
+        stored = f"Stored as run {job.run_id} (reopen it from History). Its comparison is in the Comparison tab."
+        notes = []
+        status = store.get_run(job.run_id)["status"]
+        if status != "completed":
+            notes.append(f"Its status is {status}: not every item was scored; resume it from History.")
+        rows = store.query("SELECT status FROM results WHERE run_id = ?", (job.run_id,))
+        results = pd.DataFrame([dict(r) for r in rows], columns=["status"])
+        failures = not_scored_summary(results)
+        if failures:
+            notes.append(f"{failures} Each outcome's status and error are in the Comparison tab and in History.")
+        (st.warning if notes else st.success)(" ".join([stored, *notes]))

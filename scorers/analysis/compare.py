@@ -849,3 +849,28 @@ __all__ = [
     "run_diff",
     "run_frames",
 ]
+
+
+def not_scored_summary(frame: pd.DataFrame) -> str | None:
+    """How many outcomes of a results frame were not scored, and why, in one sentence; None when all were.
+
+    Args:
+        frame: a results frame with a ``status`` column (:class:`~scorers.core.errors.ScoreStatus` values).
+
+    Returns:
+        E.g. ``"3 of 8 outcomes were not scored (2 judge refused, 1 invalid input): counted as
+        failures, never as a score of 0, and left out of every mean."``, or None when every
+        outcome was scored.
+
+    >>> not_scored_summary(pd.DataFrame({"status": ["scored", "judge_refused", "judge_refused", "invalid_input"]}))
+    '3 of 4 outcomes were not scored (2 judge refused, 1 invalid input): counted as failures, never as a score of 0, and left out of every mean.'
+    """
+    _require(frame, ["status"])
+    failed = frame.loc[frame["status"] != ScoreStatus.SCORED.value, "status"]
+    if failed.empty:
+        return None
+    reasons = ", ".join(f"{n} {str(status).replace('_', ' ')}" for status, n in failed.value_counts().items())
+    return (
+        f"{len(failed)} of {len(frame)} outcomes were not scored ({reasons}): counted as failures, never as a "
+        "score of 0, and left out of every mean."
+    )

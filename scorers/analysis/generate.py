@@ -11,7 +11,9 @@ with the groups ``variant``, ``model`` and ``row_id`` so the results of two vari
 can be paired row by row (:func:`scorers.analysis.compare.paired`).
 
 Responses that already exist (several response columns, or one response column and a
-variant or model column) become items with :func:`items_from_responses`.
+variant or model column) become items with :func:`items_from_responses`. Either way every
+variant is judged on one :class:`JudgingBasis`: the dataset's user prompt, plus its system
+message column only when asked.
 
 Typical use::
 
@@ -417,26 +419,92 @@ def _column_value(row: Mapping[str, Any], column: str, what: str) -> str | None:
     return _cell_text(row[column])
 
 
+@dataclass(frozen=True)
+class JudgingBasis:
+    """What every variant's responses are judged against: the same text for every variant of a row.
+
+    A comparison is fair only when the scorers see the same question for every variant: a
+    variant's own system prompt or filled prompt template is what it was *asked*, not what
+    the responses are compared on. The default is the dataset's user prompt; adding the
+    dataset's system message (one column, the same for every variant) is an explicit choice.
+
+    Attributes:
+        input_col: the dataset column holding the user prompt (the bare question, never a
+            variant's filled template).
+        system_col: a dataset column holding a system message the judges also see, or None
+            (the default: the user prompt only).
+    """
+
+    input_col: str
+    system_col: str | None = None
+
+    def describe(self) -> str:
+        """One sentence for the page, the stored run and the report.
+
+        >>> JudgingBasis("question").describe()
+        "Every variant is judged against the dataset's user prompt (column 'question') only; a variant's own system prompt and prompt template are not shown to the scorers."
+        """
+        what = f"the dataset's user prompt (column {self.input_col!r})"
+        if self.system_col is not None:
+            what += f" and the dataset's system message (column {self.system_col!r})"
+        else:
+            what += " only"
+        return (
+            f"Every variant is judged against {what}; a variant's own system prompt and prompt template "
+            "are not shown to the scorers."
+        )
+
+    def record(self) -> dict[str, Any]:
+        """The basis as stored in a run's ``config["judging_basis"]``: the columns and :meth:`describe`."""
+        return {"input_col": self.input_col, "system_col": self.system_col, "description": self.describe()}
+
+
+def judging_basis_text(run: Mapping[str, Any]) -> str:
+    """What a stored run's responses were judged against, as the Compare page and the reports say it.
+
+    Args:
+        run: a run record (:meth:`scorers.runs.store.Store.get_run`); its ``config["judging_basis"]``
+            is :meth:`JudgingBasis.record`.
+
+    Returns:
+        The recorded :meth:`JudgingBasis.describe`, or a sentence saying it was not recorded.
+    """
+    config = run.get("config") or {}
+    basis = config.get("judging_basis")
+    if basis:
+        return str(basis["description"])
+    if config.get("source") == "compare":
+        return (
+            "Judging basis not recorded (a run made before it was): a system-prompt variant may have been judged "
+            "against its own system prompt, the other variants against the user prompt only."
+        )
+    return "Each response is judged against its row's own input, as mapped when the run was made."
+
+
 def comparison_items(
     rows: Sequence[Mapping[str, Any]],
     responses: Sequence[GeneratedResponse],
     *,
     input_col: str,
     ground_truth_col: str | None = None,
-    system_from_variant: bool = True,
+    system_col: str | None = None,
 ) -> list[EvalItem]:
-    """Items to score from generated responses: one per successful response.
+    """Items to score from generated responses: one per successful response, all on one basis.
+
+    Every variant's response to a row is judged against the same text (:class:`JudgingBasis`):
+    the row's user prompt, plus the row's system message when ``system_col`` is given. A
+    variant's own system prompt and filled template never reach the scorers, so a
+    system-prompt variant is not judged against rules the other variants never saw.
 
     Args:
         rows: the dataset the responses were generated from (same order).
         responses: :func:`generate_responses` output; failed ones get no item (list them
             with :func:`failed_generations`).
         input_col: the column holding the user's question: the scorers judge the response
-            against it (not against the filled template, so every variant is judged
-            against the same question).
+            against it (not against the filled template).
         ground_truth_col: the reference answer column, or None.
-        system_from_variant: give the scorers the variant's system prompt as the run's
-            system message (prompt alignment then also judges against it).
+        system_col: a dataset column whose text every variant's response is also judged
+            against as the system message, or None (the default: the user prompt only).
 
     Returns:
         :class:`EvalItem` s with ``item_id`` ``f"{item_id}::{variant}"``, a seed-shaped
@@ -444,7 +512,7 @@ def comparison_items(
         the order of ``responses``.
 
     Raises:
-        InvalidInputError: the rows have no ``input_col`` (or ``ground_truth_col``).
+        InvalidInputError: the rows have no ``input_col`` (or ``ground_truth_col``, ``system_col``).
     """
     items = []
     for r in responses:
@@ -453,7 +521,7 @@ def comparison_items(
         row = rows[r.row_index]
         user = _column_value(row, input_col, "input")
         truth = _column_value(row, ground_truth_col, "ground truth") if ground_truth_col else None
-        system = r.variant.system_prompt if system_from_variant else None
+        system = _column_value(row, system_col, "system") if system_col else None
         items.append(
             EvalItem(
                 f"{r.item_id}::{r.variant.name}",
@@ -462,6 +530,49 @@ def comparison_items(
             )
         )
     return items
+
+
+def guess_variant_column(frame: pd.DataFrame, id_col: str | None, *, exclude: Sequence[str | None] = ()) -> str | None:
+    """The column most likely to name the variant (or model) in the long layout, or None.
+
+    In one row per response, the variant column's values repeat across ids (every
+    question is answered by each model) but not within one id (a model answers a
+    question once). Candidates are the columns other than ``id_col`` and ``exclude``
+    whose values are distinct within every id and take between 2 and half the rows'
+    count of values; among them the one with the fewest distinct values wins, a name
+    containing "model" or "variant" first.
+
+    Args:
+        frame: the dataset.
+        id_col: the column identifying the question, or None (then no column qualifies).
+        exclude: columns that play another role (question, response, ground truth ...).
+
+    Returns:
+        A column name, or None.
+
+    >>> df = pd.DataFrame({"qid": [1, 1, 2, 2], "model": ["a", "b", "a", "b"], "text": ["w", "x", "y", "z"]})
+    >>> guess_variant_column(df, "qid", exclude=["text"])
+    'model'
+    """
+    if id_col is None or id_col not in frame.columns or len(frame) < 2:
+        return None
+    ids = frame[id_col].astype(str)
+    best: tuple[tuple[int, int], str] | None = None
+    for column in frame.columns:
+        name = str(column)
+        if name == id_col or name in exclude:
+            continue
+        values = frame[column].astype(str)
+        n_values = values.nunique()
+        if not 2 <= n_values <= len(frame) // 2:
+            continue
+        if pd.DataFrame({"id": ids, "v": values}).duplicated().any():
+            continue
+        named = 0 if any(hint in name.lower() for hint in ("model", "variant", "system", "engine")) else 1
+        rank = (named, n_values)
+        if best is None or rank < best[0]:
+            best = (rank, name)
+    return None if best is None else best[1]
 
 
 def items_from_responses(
@@ -556,9 +667,12 @@ def items_from_responses(
         for name, value, model in responses:
             item_id = f"{row_id}::{name}"
             if item_id in seen:
+                key = f"column {id_col!r}" if id_col else f"the question column {input_col!r}"
+                layout = "in the variant column" if long else "among the response columns"
                 raise InvalidInputError(
-                    f"row {label}: a second response of variant {name!r} for row id {row_id!r}; pairs need one "
-                    "response per variant and question (choose an id column)",
+                    f"row {label}: a second response of variant {name!r} ({layout}) for {row_id!r} of {key}; "
+                    "pairs need one response per variant and question"
+                    + ("" if long else ": in this layout each row is one question, so its id must not repeat"),
                     field=id_col or input_col,
                 )
             seen.add(item_id)
@@ -571,13 +685,16 @@ def items_from_responses(
 
 __all__ = [
     "GeneratedResponse",
+    "JudgingBasis",
     "ROW_ID_GROUP",
     "Variant",
     "comparison_items",
     "failed_generations",
     "generate_responses",
     "generation_costs",
+    "guess_variant_column",
     "items_from_responses",
+    "judging_basis_text",
     "render_variant",
     "template_columns",
     "validate_variant",

@@ -34,8 +34,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from scorers.analysis.compare import dimension_means, paired, rows_by_difference, run_diff, run_frames
+from scorers.analysis.compare import (
+    dimension_means,
+    not_scored_summary,
+    paired,
+    rows_by_difference,
+    run_diff,
+    run_frames,
+)
 from scorers.analysis.compare import leaderboard as build_leaderboard
+from scorers.analysis.generate import judging_basis_text
 from scorers.core.errors import ScoreStatus
 from scorers.runs.export import json_safe, results_frame
 from scorers.runs.runner import load_run
@@ -393,17 +401,6 @@ def _variants(frame: pd.DataFrame, group_col: str) -> list[str]:
     return [str(v) for v in dict.fromkeys(frame[group_col].dropna())] if group_col in frame.columns else []
 
 
-def _failure_note(frame: pd.DataFrame) -> str | None:
-    failed = frame[frame["status"] != ScoreStatus.SCORED.value]
-    if failed.empty:
-        return None
-    by_status = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in failed["status"].value_counts().items())
-    return (
-        f"{len(failed)} of {len(frame)} outcomes were not scored ({by_status}); they are counted as failures, "
-        "never as a score of 0, and the means count scored items only."
-    )
-
-
 def comparison_report(
     frame: pd.DataFrame,
     *,
@@ -467,7 +464,7 @@ def comparison_report(
             figures.append(dimension_figure(means, scorer))
         rows = rows_by_difference(frame, scorer, a, b, group_col=group_col, pair_col=pair_col, limit=max_rows)
         samples.append(rows.assign(scorer=scorer))
-    failure = _failure_note(frame)
+    failure = not_scored_summary(frame)
     sample = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
     if not sample.empty:
         sample = sample[
@@ -531,6 +528,7 @@ def _run_setup(run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
         if judge
         else "none (code scorers)",
         "Variants": _variants(frame, "group:variant") or None,
+        "Judged against": judging_basis_text(run),
     }
 
 
@@ -574,7 +572,7 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
         if (frame["status"] != ScoreStatus.SCORED.value).any():
             figures.append(_status_figure(frame))
     sample = _lowest_rows(frame, max_rows)
-    failure = _failure_note(frame) if not frame.empty else "Nothing has been scored in this run yet."
+    failure = not_scored_summary(frame) if not frame.empty else "Nothing has been scored in this run yet."
     return build_report(
         title=title, setup=setup, leaderboard=board, figures=figures, rows=sample, notes=[failure] if failure else []
     )

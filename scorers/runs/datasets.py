@@ -83,7 +83,7 @@ _ROLE_NAMES: dict[str, tuple[str, ...]] = {
         "label",
         "gold",
     ),
-    "id": ("id", "row_id", "key", "uid"),
+    "id": ("id", "row_id", "question_id", "item_id", "example_id", "qid", "key", "uid"),
     "context": ("context", "contexts", "passages", "documents", "retrieved_context"),
     "tool_calls": ("tool_calls", "toolcalls", "tools_called", "tool_invocations"),
 }
@@ -340,8 +340,8 @@ def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
     question, user, instruction, query), output (response, output, answer,
     completion, generation), system (system, system_prompt, system_message),
     ground_truth (ground_truth, reference, expected, expected_output, target,
-    label, gold), id (id, row_id, key, uid), context (context, contexts, passages,
-    documents, retrieved_context), tool_calls (tool_calls, toolcalls, tools_called,
+    label, gold), id (id, row_id, question_id, item_id, example_id, qid, key,
+    uid), context (context, contexts, passages, documents, retrieved_context), tool_calls (tool_calls, toolcalls, tools_called,
     tool_invocations). A column is given one role at most.
 
     Args:
