@@ -83,13 +83,17 @@ def test_generate_score_and_compare_two_variants(page: Page, app_url: str, judge
     expect(page.get_by_role("heading", name="Leaderboard")).to_be_visible(timeout=JOB_TIMEOUT)
     board = page.get_by_test_id("stDataFrame").first
     expect(board).to_be_visible()
-    # Prompt alignment: A has no system prompt (user mode) 0.84; B, with one, both mode 0.85.
+    # Prompt alignment: both variants are judged on the user prompt only (one basis): 0.84 each, so
+    # the head to head on it says they scored the same.
     chart = page.locator(".js-plotly-plot").filter(has_text="Prompt alignment: mean per variant")
     expect(chart).to_be_visible()
     expect(chart.locator(".barlayer .point path")).to_have_count(2)
     expect(page.locator(".js-plotly-plot").filter(has_text="Textual difference: scores")).to_be_visible()
     expect(page.get_by_role("heading", name="Head to head")).to_be_visible()
-    expect(page.get_by_text("Variant A scored", exact=False).first).to_be_visible()
+    expect(page.get_by_text("Variant A and B scored the same on all 3 questions", exact=False).first).to_be_visible()
+    expect(
+        page.get_by_text("Every variant is judged against the dataset's user prompt", exact=False).first
+    ).to_be_visible()
     expect(metric(page, "Wilcoxon p")).to_be_visible()
     wait_until_idle(page)
     screenshot("compare_two_variants")
