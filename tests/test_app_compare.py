@@ -323,6 +323,23 @@ def test_long_layout_pairs_by_question_id_and_proposes_the_model_column(open_pag
     assert "Variant gpt-4 scored higher than llama-13b on 1 of 2 questions and lower on 0 (1 tie)" in text
     assert metrics(at)["Rows"] == "2"
     assert at.session_state[f"compare_{run_id}_pair"] == "group:row_id"
+    key = f"compare_{run_id}"
+    # Ranking: one game per question: 81 gpt-4 wins, 82 a tie (½ each) → wins 1.5 : 0.5.
+    ranked = table_with(at, "strength")
+    assert ranked["variant"].tolist() == ["gpt-4", "llama-13b"]
+    assert ranked["wins"].tolist() == pytest.approx([1.5, 0.5])
+    tests = table_with(at, "p_holm")
+    assert tests[["A", "B", "A wins", "ties", "B wins"]].values.tolist() == [["gpt-4", "llama-13b", 1, 1, 0]]
+    # Per question: every variant's score side by side (81: 1 vs 2/3; 82: 1 vs 1).
+    per_question = table_with(at, "prompt").set_index("question")
+    assert per_question.loc["81", "gpt-4"] == pytest.approx(1.0)
+    assert per_question.loc["81", "llama-13b"] == pytest.approx(2 / 3)
+    assert at.selectbox(key=f"{key}_pq_question").value == "81"
+    # Breakdown by the dataset's category column (kept as a group by default).
+    assert at.selectbox(key=f"{key}_by").value == "group:category"
+    by = table_with(at, "category").set_index(["category", "variant"])
+    assert by.loc[("writing", "llama-13b"), "mean"] == pytest.approx(2 / 3)
+    assert f"{key}_by_chart" in chart_keys(at)
 
     # A second response of one model to one question: the error names the column, and the rest of the
     # form (scorers, run button) stays on the page.

@@ -40,6 +40,7 @@ from ..runs import RunFailure
 from ..settings import judge_settings
 from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names, variant_label
 from .job import render_generation
+from .many import render_breakdown, render_per_question, render_ranking
 
 DEFAULT_RUBRIC = (
     "The better response answers the prompt correctly and completely, follows its instructions, "
@@ -272,7 +273,15 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
                 key=f"{key}_dims_{sid}",
             )
 
+    breakdowns = [g for g in groups if g not in (group_col, pair_col, "group:model", ROW_GROUP)]
+    if breakdowns:
+        st.markdown("#### Breakdown by group")
+        render_breakdown(comparison, names, variants, group_col, breakdowns, key)
     if len(variants) >= 2:
+        st.markdown("#### Ranking of all variants")
+        render_ranking(comparison, names, group_col, pair_col, key)
+        st.markdown("#### Question by question")
+        render_per_question(comparison, names, variants, group_col, pair_col, key)
         st.markdown("#### Head to head")
         _render_head_to_head(store, comparison, names, variants, group_col, pair_col, key)
 

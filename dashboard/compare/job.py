@@ -46,6 +46,7 @@ class GenerationPlan:
         ground_truth_col: the reference answer column, or None.
         system_col: the dataset column of the system message every variant is also judged
             against, or None (judged against the user prompt only).
+        group_cols: dataset columns kept as groups for breakdowns.
     """
 
     rows: list[dict[str, Any]]
@@ -55,6 +56,7 @@ class GenerationPlan:
     input_col: str
     ground_truth_col: str | None = None
     system_col: str | None = None
+    group_cols: tuple[str, ...] | list[str] = ()
 
 
 def generation_record(responses: Sequence[Any]) -> dict[str, Any]:
@@ -154,6 +156,7 @@ def start_compare_job(
                 input_col=plan.input_col,
                 ground_truth_col=plan.ground_truth_col,
                 system_col=plan.system_col,
+                group_cols=plan.group_cols,
             )
             run_config["variants"] = [asdict(v) for v in plan.variants]
             run_config["generation"] = outcome.generation

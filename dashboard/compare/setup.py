@@ -157,7 +157,9 @@ def _variants(dataset: LoadedDataset, input_col: str, token: str) -> list[Varian
     return variants
 
 
-def _existing_items(dataset: LoadedDataset, roles: dict[str, str | None], token: str) -> tuple[list, dict] | None:
+def _existing_items(
+    dataset: LoadedDataset, roles: dict[str, str | None], group_cols: list[str], token: str
+) -> tuple[list, dict] | None:
     """The items of existing responses in the chosen layout and what to record of it; None (problem shown) if none."""
     layout = st.radio(
         "Layout",
@@ -188,6 +190,7 @@ def _existing_items(dataset: LoadedDataset, roles: dict[str, str | None], token:
                 system_col=roles["system"],
                 ground_truth_col=roles["ground_truth"],
                 id_col=roles["id"],
+                group_cols=group_cols,
             )
             return items, {"layout": "wide", "responses": chosen}
         c1, c2, c3 = st.columns(3)
@@ -219,6 +222,7 @@ def _existing_items(dataset: LoadedDataset, roles: dict[str, str | None], token:
             system_col=roles["system"],
             ground_truth_col=roles["ground_truth"],
             id_col=roles["id"],
+            group_cols=group_cols,
         )
         return items, {"layout": "long", "variant": variant_col, "output": output_col, "model": model_col}
     except InvalidInputError as exc:
@@ -305,6 +309,15 @@ def render_setup(store: Store) -> None:
                 "System message column", dataset.columns, guessed["system"], f"compare_system_{token}", optional=False
             )
     frame = dataset.frame
+    taken = {input_col, truth_col, id_col, system_col}
+    group_cols = st.multiselect(
+        "Breakdown columns (optional)",
+        [c for c in dataset.columns if c not in taken],
+        default=[c for c in dataset.columns if c.lower() in ("category", "topic", "domain") and c not in taken],
+        key=f"compare_group_cols_{token}",
+        help="Columns to break the results down by on the Comparison tab and in the report, e.g. category.",
+        **SESSION,
+    )
     basis = JudgingBasis(input_col, system_col)
     st.info(basis.describe(), icon=":material/balance:")
     id_problem = None
@@ -343,14 +356,19 @@ def render_setup(store: Store) -> None:
         if variants is not None and settings is not None:
             part = frame.head(int(limit))
             ids = part[id_col].astype(str).tolist() if id_col else [str(i + 1) for i in range(len(part))]
-            plan = GenerationPlan(part.to_dict("records"), ids, variants, settings, input_col, truth_col, system_col)
+            plan = GenerationPlan(
+                part.to_dict("records"), ids, variants, settings, input_col, truth_col, system_col, group_cols
+            )
             st.caption(
                 f"{len(part)} rows × {len(variants)} variants = {len(part) * len(variants)} responses to generate, "
                 "then score. Responses already generated with the same settings come from the cache."
             )
     else:
         picked = _existing_items(
-            dataset, {"input": input_col, "ground_truth": truth_col, "id": id_col, "system": system_col}, token
+            dataset,
+            {"input": input_col, "ground_truth": truth_col, "id": id_col, "system": system_col},
+            group_cols,
+            token,
         )
         if picked is None:
             problem = problem or "Choose the responses to compare first."
@@ -377,7 +395,7 @@ def render_setup(store: Store) -> None:
             "ground_truth": truth_col,
             "id": id_col,
             "system": system_col,
-            "groups": ["variant", "model", "row_id"],
+            "groups": ["variant", "model", "row_id", *group_cols],
         }
         start_job(
             start_compare_job(

@@ -488,6 +488,7 @@ def comparison_items(
     input_col: str,
     ground_truth_col: str | None = None,
     system_col: str | None = None,
+    group_cols: Sequence[str] = (),
 ) -> list[EvalItem]:
     """Items to score from generated responses: one per successful response, all on one basis.
 
@@ -505,11 +506,12 @@ def comparison_items(
         ground_truth_col: the reference answer column, or None.
         system_col: a dataset column whose text every variant's response is also judged
             against as the system message, or None (the default: the user prompt only).
+        group_cols: dataset columns to keep as groups for breakdowns (e.g. ``category``).
 
     Returns:
         :class:`EvalItem` s with ``item_id`` ``f"{item_id}::{variant}"``, a seed-shaped
-        payload and groups ``{"variant": name, "model": model, "row_id": item_id}``, in
-        the order of ``responses``.
+        payload and groups ``{"variant": name, "model": model, "row_id": item_id}`` plus
+        one per ``group_cols`` column, in the order of ``responses``.
 
     Raises:
         InvalidInputError: the rows have no ``input_col`` (or ``ground_truth_col``, ``system_col``).
@@ -526,10 +528,19 @@ def comparison_items(
             EvalItem(
                 f"{r.item_id}::{r.variant.name}",
                 _run_payload(user, system, r.text, truth),
-                {"variant": r.variant.name, "model": r.variant.model, ROW_ID_GROUP: r.item_id},
+                {
+                    **_row_groups(row, group_cols),
+                    "variant": r.variant.name,
+                    "model": r.variant.model,
+                    ROW_ID_GROUP: r.item_id,
+                },
             )
         )
     return items
+
+
+def _row_groups(row: Mapping[str, Any], group_cols: Sequence[str]) -> dict[str, Any]:
+    return {column: _column_value(row, column, "group") for column in group_cols}
 
 
 def guess_variant_column(frame: pd.DataFrame, id_col: str | None, *, exclude: Sequence[str | None] = ()) -> str | None:
@@ -587,6 +598,7 @@ def items_from_responses(
     id_col: str | None = None,
     model_col: str | None = None,
     models: Mapping[str, str] | None = None,
+    group_cols: Sequence[str] = (),
 ) -> list[EvalItem]:
     """Items to score from responses that already exist in a dataset, in one of two layouts.
 
@@ -610,6 +622,7 @@ def items_from_responses(
         id_col: a column identifying the question, or None.
         model_col: long layout: a model column (the ``model`` group), or None.
         models: wide layout: variant name → model (the ``model`` group), when known.
+        group_cols: columns to keep as groups for breakdowns (e.g. ``category``).
 
     Returns:
         One :class:`EvalItem` per response with groups ``variant``, ``row_id`` and, when
@@ -640,6 +653,7 @@ def items_from_responses(
         variant_col,
         output_col,
         *((response_cols or {}).values()),
+        *group_cols,
     ]
     columns = [str(c) for c in dataset_frame.columns]
     for column in wanted:
@@ -676,7 +690,7 @@ def items_from_responses(
                     field=id_col or input_col,
                 )
             seen.add(item_id)
-            groups: dict[str, Any] = {"variant": name, ROW_ID_GROUP: row_id}
+            groups: dict[str, Any] = {**_row_groups(row, group_cols), "variant": name, ROW_ID_GROUP: row_id}
             if model is not None:
                 groups["model"] = model
             items.append(EvalItem(item_id, _run_payload(user, system, _cell_text(value), truth), groups))

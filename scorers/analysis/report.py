@@ -44,6 +44,7 @@ from scorers.analysis.compare import (
 )
 from scorers.analysis.compare import leaderboard as build_leaderboard
 from scorers.analysis.generate import judging_basis_text
+from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.core.errors import ScoreStatus
 from scorers.runs.export import json_safe, results_frame
 from scorers.runs.runner import load_run
@@ -191,6 +192,7 @@ def build_report(
     rows: pd.DataFrame,
     notes: Sequence[str] = (),
     sections: Sequence[tuple[str, str, str]] = (),
+    tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> str:
     """Assemble a self-contained HTML report.
 
@@ -207,6 +209,8 @@ def build_report(
             before the charts.
         sections: ``(id, heading, HTML)`` shown first, e.g. the gate's verdict
             (:func:`scorers.analysis.gate.gate_section_html`); the HTML must already be escaped.
+        tables: more tables after the leaderboard, heading → table (e.g. a ranking, a
+            breakdown by category, pairwise-judge verdicts, labels and agreement).
 
     Returns:
         One HTML document (UTF-8 text): Plotly's JavaScript inlined once, no external
@@ -238,6 +242,9 @@ def build_report(
     if leaderboard is not None:
         parts.append('<h2 id="leaderboard">Leaderboard</h2>')
         parts.append(_table(leaderboard) if not leaderboard.empty else '<p class="missing">Nothing was scored.</p>')
+    for n, (heading, table) in enumerate((tables or {}).items()):
+        parts.append(f'<h2 id="table-{n}">{_e(heading)}</h2>')
+        parts.append(_table(table) if not table.empty else '<p class="missing">Nothing to show.</p>')
     if figures:
         parts.append('<h2 id="charts">Charts</h2>')
         for i, fig in enumerate(figures):
@@ -372,6 +379,52 @@ def difference_figure(differences: Sequence[float], scorer: str, a: str, b: str)
     return fig
 
 
+def breakdown_figure(breakdown: pd.DataFrame, variants: Sequence[str], *, title: str) -> go.Figure:
+    """A heat map of mean scores: one row per group value, one column per variant, the mean and n in each cell.
+
+    Args:
+        breakdown: :func:`scorers.analysis.ranking.group_breakdown`: columns ``group``, ``variant``,
+            ``mean`` (NaN when nothing was scored), ``n_scored``.
+        variants: the variants in column order.
+        title: the chart title.
+
+    Returns:
+        One ``go.Heatmap`` (``z`` = means, NaN cells blank, the text ``"0.812 (n=5)"``); a message
+        figure when no cell has a scored outcome.
+    """
+    missing = [c for c in ("group", "variant", "mean", "n_scored") if c not in breakdown.columns]
+    if missing:
+        raise ValueError(f"breakdown_figure: the frame has no column(s) {', '.join(missing)}")
+    if breakdown["mean"].isna().all():
+        fig = go.Figure()
+        fig.add_annotation(text="No scored outcome in any group: nothing to plot.", showarrow=False, name="message")
+        return fig.update_layout(title=title, height=200)
+    means = breakdown.pivot(index="group", columns="variant", values="mean").reindex(columns=list(variants))
+    counts = breakdown.pivot(index="group", columns="variant", values="n_scored").reindex(columns=list(variants))
+    text = [
+        ["not scored" if pd.isna(m) else f"{m:.3f} (n={int(n)})" for m, n in zip(mrow, nrow, strict=True)]
+        for mrow, nrow in zip(means.to_numpy(), counts.fillna(0).to_numpy(), strict=True)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=means.to_numpy(),
+            x=[str(v) for v in means.columns],
+            y=[str(g) for g in means.index],
+            text=text,
+            texttemplate="%{text}",
+            colorscale="Blues",
+            colorbar={"title": "mean"},
+            hovertemplate="%{y} · %{x}<br>%{text}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title, height=max(260, 60 + 40 * len(means.index)), margin={"l": 10, "r": 10, "t": 50, "b": 10}
+    )
+    fig.update_xaxes(type="category", title="variant", automargin=True)
+    fig.update_yaxes(type="category", automargin=True)
+    return fig
+
+
 def _status_figure(frame: pd.DataFrame) -> go.Figure:
     counts = frame.groupby(["scorer", "status"]).size().reset_index(name="n")
     fig = go.Figure()
@@ -417,6 +470,7 @@ def comparison_report(
     scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
     seed: int = 0,
     sections: Sequence[tuple[str, str, str]] = (),
+    tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> str:
     """A report comparing variants (or runs) scored in one results frame.
 
@@ -435,11 +489,15 @@ def comparison_report(
         scorer_options: scorer id → options, for per-dimension breakdowns that depend on them.
         seed: for the bootstrap intervals.
         sections: extra sections shown first (:func:`build_report`).
+        tables: more tables to include (heading → table), e.g. pairwise-judge verdicts.
 
     Returns:
-        The HTML document (:func:`build_report`): the leaderboard, one plain-English paired
-        summary per scorer, charts (means with intervals, distributions, per-question
-        differences, per-dimension means) and the rows where a and b differ most.
+        The HTML document (:func:`build_report`): the leaderboard, with three or more
+        variants a Bradley–Terry ranking and Holm-adjusted pairwise tests per scorer
+        (:mod:`scorers.analysis.ranking`), a breakdown by every other group column (e.g.
+        category), one plain-English paired summary per scorer, charts (means with
+        intervals, distributions, per-question differences, per-dimension means, breakdown
+        heat maps) and the rows where a and b differ most.
 
     Raises:
         ValueError: fewer than two variants, or a missing column.
@@ -464,6 +522,16 @@ def comparison_report(
             figures.append(dimension_figure(means, scorer))
         rows = rows_by_difference(frame, scorer, a, b, group_col=group_col, pair_col=pair_col, limit=max_rows)
         samples.append(rows.assign(scorer=scorer))
+    extra = _ranking_tables(frame, scorers, variants, group_col, pair_col, seed) if len(variants) >= 3 else {}
+    for by in [
+        c for c in frame.columns if str(c).startswith("group:") and c not in _NOT_BREAKDOWNS + (group_col, pair_col)
+    ]:
+        for scorer in scorers:
+            table = group_breakdown(frame, scorer, by, group_col=group_col)
+            name = by.removeprefix("group:")
+            extra[f"{scorer}: mean by {name}"] = table.rename(columns={"group": name})
+            figures.append(breakdown_figure(table, variants, title=f"{scorer}: mean by {name}"))
+    extra.update(tables or {})
     failure = not_scored_summary(frame)
     sample = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
     if not sample.empty:
@@ -502,7 +570,27 @@ def comparison_report(
         rows=sample,
         notes=[*notes, *summaries, *([failure] if failure else [])],
         sections=sections,
+        tables=extra,
     )
+
+
+_NOT_BREAKDOWNS = ("group:model", "group:row_id", "group:variant")
+
+
+def _ranking_tables(
+    frame: pd.DataFrame, scorers: Sequence[str], variants: Sequence[str], group_col: str, pair_col: str, seed: int
+) -> dict[str, pd.DataFrame]:
+    """Per scorer: the Bradley–Terry ranking and the Holm-adjusted pairwise tests (skipped when not defined)."""
+    out = {}
+    for scorer in scorers:
+        try:
+            ranked = ranking(frame, scorer, group_col=group_col, pair_col=pair_col, seed=seed)
+        except ValueError:
+            continue
+        out[f"{scorer}: ranking (Bradley–Terry strength, 95% bootstrap interval)"] = ranked.table
+        tests = pairwise_tests(frame, scorer, list(variants), group_col=group_col, pair_col=pair_col, seed=seed)
+        out[f"{scorer}: every pair (Wilcoxon p, Holm-adjusted)"] = tests.drop(columns=["note"])
+    return out
 
 
 def _run_setup(run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
