@@ -317,7 +317,7 @@ def test_long_layout_pairs_by_question_id_and_proposes_the_model_column(open_pag
     assert "4 responses of 2 variant(s): gpt-4, llama-13b." in [c.value for c in at.caption]
     at.button(key="compare_go").click().run()
     wait_for_job(at)
-    run_id = at.session_state["compare_job"].run_id
+    run_id = jobs.get(at.session_state["job_compare"]).run_id
     # Pairs by question id: 81: "red" vs "rad" (ratio 2·2/6 = 2/3, equal lengths: 2/3); 82: equal (1 vs 1).
     text = markdown_text(at)
     assert "Variant gpt-4 scored higher than llama-13b on 1 of 2 questions and lower on 0 (1 tie)" in text
