@@ -271,7 +271,7 @@ def test_import_labels_from_an_uploaded_file_and_export(open_page, studio_db: Pa
     at.radio(key="review_view").set_value("Import and export").run()
     assert {f"{key}_export_csv", f"{key}_export_jsonl"} <= {b.key for b in at.get("download_button")}
     data = b"id,human verdict\nrow2,fail\nrow0,pass\nrow7,pass\nrow1,perhaps\n"
-    at.file_uploader(key=f"{key}_upload").upload("verdicts.csv", data, "text/csv").run()
+    at.file_uploader(key=f"review_{run_id}_upload").upload("verdicts.csv", data, "text/csv").run()
     assert not at.exception
     assert at.radio(key=next(r.key for r in at.radio if r.key and "_kind_" in r.key)).value == "verdict"
     summary = next(m.value for m in at.markdown if "rows give a label" in m.value)
@@ -293,6 +293,53 @@ def test_import_labels_from_an_uploaded_file_and_export(open_page, studio_db: Pa
         }
     finally:
         store.close()
+
+
+def test_label_import_matches_by_item_id_and_never_overwrites_a_person_silently(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
+    store = Store(studio_db)
+    save_label(store, run_id, 0, TD, reviewer="Bea", human_pass=True, human_score=1.0)
+    store.close()
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.radio(key="review_view").set_value("Import and export").run()
+    # The file's rows are in another order than the run's items; it has an item_id column.
+    data = b"n,item_id,verdict\n1,row2,fail\n2,row0,fail\n"
+    at.file_uploader(key=f"review_{run_id}_upload").upload("verdicts.csv", data, "text/csv").run()
+    match_by = next(s for s in at.selectbox if s.key and s.key.endswith("_id"))
+    assert match_by.value == "item_id"  # matched by id, not by row order
+    conflicts = next(d.value for d in at.dataframe if "in the file" in d.value.columns)
+    assert conflicts.to_dict("records") == [
+        {"item_id": "row0", "current label": "pass, score 1", "given by": "Bea (review)", "in the file": "fail"}
+    ]
+    assert any("1 row(s) already have a different label" in w.value for w in at.warning)
+    import_button = next(b for b in at.button if b.key and b.key.endswith("_import"))
+    assert import_button.label == "Import 1 label(s)"  # Bea's label is kept by default
+    import_button.click().run()
+    assert at.success[0].value == "Imported 1 label(s) from verdicts.csv; 1 row(s) kept their label."
+    store = Store(studio_db)
+    try:
+        labels = current_labels(store, run_id)
+        assert (labels[(0, TD)].reviewer, labels[(0, TD)].human_pass) == ("Bea", True)
+        assert (labels[(2, TD)].human_pass, labels[(2, TD)].source) == (False, "import: verdicts.csv")
+    finally:
+        store.close()
+    # Replacing is an explicit choice; the earlier label stays in the history.
+    next(r for r in at.radio if r.key and r.key.endswith("_conflict_choice")).set_value("replace").run()
+    next(b for b in at.button if b.key and b.key.endswith("_import")).click().run()
+    store = Store(studio_db)
+    try:
+        history = label_history(store, run_id, 0, TD)
+        assert [(h.reviewer, h.human_pass, h.source) for h in history] == [
+            ("Bea", True, "review"),
+            ("Ann", False, "import: verdicts.csv"),
+        ]
+    finally:
+        store.close()
+    # A file whose columns hold no item id: row order is not assumed, the page asks.
+    at.file_uploader(key=f"review_{run_id}_upload").upload("plain.csv", b"verdict\npass\n", "text/csv").run()
+    assert next(s for s in at.selectbox if s.key and s.key.endswith("_id")).value is None
+    assert any("choose how rows are matched" in w.value for w in at.warning)
 
 
 def test_queue_helpers_without_streamlit():

@@ -13,20 +13,19 @@ import streamlit as st
 from scorers import (
     DatasetError,
     InvalidInputError,
-    guess_columns,
     load_dataset,
 )
 from scorers.analysis.labels import (
     export_labelled_run,
+    guess_id_column,
+    import_conflicts,
     import_labels,
     match_labels,
     parse_verdict,
 )
 
 from ..batch import UPLOAD_TYPES
-from .context import (
-    ReviewContext,
-)
+from .context import ReviewContext, verdict_text
 
 
 def guess_label_column(columns: Sequence[str]) -> str | None:
@@ -72,15 +71,28 @@ def guess_label_kind(values: Sequence[Any]) -> str:
 # ---- pickers
 
 
+ROW_ORDER = "__row_order__"
+"""The "Match rows by" choice that matches row n of the file to item n of the run."""
+
+
+def _label_text(score: float | None, verdict: bool | None) -> str:
+    parts = [verdict_text(verdict)] if verdict is not None else []
+    if score is not None:
+        parts.append(f"score {score:g}")
+    return ", ".join(parts) or "—"
+
+
 def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
     """Import labels from a dataset column; export the results with their labels."""
     st.subheader("Import labels made elsewhere")
     st.caption(
         "Upload the dataset with a column of human labels (a score on the scorer's scale, or pass/fail). "
-        "Rows are matched to the run's items by an id column or by row order; every row that gives no "
-        "label is listed with the reason. Imported labels are added to each row's history."
+        "Rows are matched to the run's items by an id column (row order only if you choose it); every row that "
+        "gives no label is listed with the reason. A label already given is replaced only if you choose so. "
+        "Imported labels are added to each row's history with the file's name."
     )
-    uploaded = st.file_uploader("Dataset with labels", type=list(UPLOAD_TYPES), key=f"{ctx.key}_upload")
+    # Keyed by run, not by scorer: choosing another scorer keeps the uploaded file.
+    uploaded = st.file_uploader("Dataset with labels", type=list(UPLOAD_TYPES), key=f"review_{ctx.run['id']}_upload")
     if uploaded is not None:
         _render_import(ctx, reviewer, uploaded.getvalue(), uploaded.name)
     st.subheader("Export results with labels")
@@ -124,14 +136,16 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
     kind = c2.radio(
         "It holds", list(kinds), index=list(kinds).index(guess), format_func=kinds.get, key=f"{token}_kind_{column}"
     )
-    id_guess = guess_columns(columns).get("id")
-    match_options: list[str | None] = [None, *columns]
-    id_column = c3.selectbox(
+    id_guess = guess_id_column(dataset.frame, ctx.items)
+    match_options: list[str] = [*columns, ROW_ORDER]
+    id_choice = c3.selectbox(
         "Match rows by",
         match_options,
-        index=match_options.index(id_guess) if id_guess in columns else 0,
-        format_func=lambda c: "row order" if c is None else f"id column: {c}",
+        index=match_options.index(id_guess) if id_guess in columns else None,
+        placeholder="choose: an id column, or row order",
+        format_func=lambda c: "row order (row n labels item n)" if c == ROW_ORDER else f"id column: {c}",
         key=f"{token}_id",
+        help="Proposed: the column whose values match the most item ids of the run. Row order only when you pick it.",
     )
     comment_options: list[str | None] = [None, *[c for c in columns if c != column]]
     comment_column = c4.selectbox(
@@ -140,6 +154,12 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
         format_func=lambda c: "— none —" if c is None else c,
         key=f"{token}_comment",
     )
+    if id_choice is None:
+        st.warning(
+            "No column of the file holds the run's item ids: choose how rows are matched (row order or a column)."
+        )
+        return
+    id_column = None if id_choice == ROW_ORDER else id_choice
     try:
         match = match_labels(
             dataset.frame,
@@ -171,24 +191,64 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
                 hide_index=True,
                 key=f"{token}_problems",
             )
+    conflicts = import_conflicts(ctx.store, ctx.run["id"], match)
+    replace_conflicting = False
+    if conflicts:
+        st.warning(
+            f"{len(conflicts)} row(s) already have a different label. They keep it unless you choose to replace it; "
+            "either way the earlier labels stay in the row's history."
+        )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "item_id": ctx.items[c.item_index].item_id,
+                        "current label": _label_text(c.existing.human_score, c.existing.human_pass),
+                        "given by": f"{c.existing.reviewer} ({c.existing.source})",
+                        "in the file": _label_text(c.imported.human_score, c.imported.human_pass),
+                    }
+                    for c in conflicts
+                ]
+            ),
+            hide_index=True,
+            key=f"{token}_conflicts",
+        )
+        replace_conflicting = (
+            st.radio(
+                "Rows with a different label",
+                ["keep", "replace"],
+                format_func={"keep": "Keep the current labels", "replace": "Replace them with the file's"}.get,
+                key=f"{token}_conflict_choice",
+                horizontal=True,
+            )
+            == "replace"
+        )
+    n_import = len(match.labels) - (0 if replace_conflicting else len(conflicts))
     if not reviewer:
         st.caption("Type your name at the top to import: every label records who gave it.")
     if st.button(
-        f"Import {len(match.labels)} label(s)",
+        f"Import {n_import} label(s)",
         type="primary",
         key=f"{token}_import",
-        disabled=not reviewer or not match.labels,
+        disabled=not reviewer or n_import == 0,
         help="Type your name at the top first." if not reviewer else None,
         icon=":material/upload:",
     ):
         try:
             saved = import_labels(
-                ctx.store, ctx.run["id"], match, reviewer=reviewer, file_name=name, max_score=ctx.scale
+                ctx.store,
+                ctx.run["id"],
+                match,
+                reviewer=reviewer,
+                file_name=name,
+                max_score=ctx.scale,
+                replace_conflicting=replace_conflicting,
             )
         except InvalidInputError as exc:
             st.error(str(exc))
             return
-        st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}."
+        kept = "" if replace_conflicting or not conflicts else f"; {len(conflicts)} row(s) kept their label"
+        st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}{kept}."
         st.rerun()
     done = st.session_state.pop(f"{ctx.key}_imported", None)
     if done:

@@ -490,19 +490,94 @@ def match_labels(
     return LabelMatch(labels, ordered, len(frame), [i for i in range(len(items)) if i not in labelled])
 
 
+@dataclass(frozen=True)
+class LabelConflict:
+    """An imported label for a row that already has a different current label.
+
+    Attributes:
+        item_index: the row's item.
+        existing: its current label (who gave it, when, what).
+        imported: what the file says.
+    """
+
+    item_index: int
+    existing: Label
+    imported: NewLabel
+
+
+def import_conflicts(store: Store, run_id: str, match: LabelMatch) -> list[LabelConflict]:
+    """The matched labels that would replace a different current label of the same row.
+
+    A label is different when its score or its verdict differs (comments are not compared).
+
+    Args:
+        store: the database.
+        run_id: the run the labels are for.
+        match: :func:`match_labels`' result.
+
+    Returns:
+        One :class:`LabelConflict` per such row, in item order.
+    """
+    out = []
+    for label in sorted(match.labels, key=lambda lab: lab.item_index):
+        current = current_labels(store, run_id, label.scorer_id).get((label.item_index, label.scorer_id))
+        if current is None:
+            continue
+        same_score = (current.human_score is None and label.human_score is None) or (
+            current.human_score is not None
+            and label.human_score is not None
+            and math.isclose(current.human_score, label.human_score)
+        )
+        if not same_score or current.human_pass != label.human_pass:
+            out.append(LabelConflict(label.item_index, current, label))
+    return out
+
+
 def import_labels(
-    store: Store, run_id: str, match: LabelMatch, *, reviewer: str, file_name: str, max_score: float | None = None
+    store: Store,
+    run_id: str,
+    match: LabelMatch,
+    *,
+    reviewer: str,
+    file_name: str,
+    max_score: float | None = None,
+    replace_conflicting: bool = False,
 ) -> list[Label]:
     """Save the labels of a :class:`LabelMatch` (appended, source ``"import: <file_name>"``).
+
+    A row whose current label differs from the imported one (:func:`import_conflicts`)
+    keeps its label unless ``replace_conflicting`` is True: a person's label is never
+    overwritten without that explicit choice. Either way the earlier labels stay in the
+    row's history, and every imported label records its file in ``source``.
+
+    Returns:
+        The labels saved (the conflicting rows' are missing when they were kept).
 
     Raises:
         InvalidInputError: nothing to import, or see :func:`save_labels`.
     """
     if not match.labels:
         raise InvalidInputError(f"{file_name}: no row gave a label to import", field="column")
-    return save_labels(
-        store, run_id, match.labels, reviewer=reviewer, source=f"import: {file_name}", max_score=max_score
-    )
+    labels = match.labels
+    if not replace_conflicting:
+        kept = {c.item_index for c in import_conflicts(store, run_id, match)}
+        labels = [label for label in labels if label.item_index not in kept]
+    return save_labels(store, run_id, labels, reviewer=reviewer, source=f"import: {file_name}", max_score=max_score)
+
+
+def guess_id_column(frame: pd.DataFrame, items: Sequence[EvalItem]) -> str | None:
+    """The column of ``frame`` whose values match the most item ids of the run (None when none matches).
+
+    >>> guess_id_column(pd.DataFrame({"n": [1, 2], "item_id": ["q1", "q2"]}), [EvalItem("q1", {}), EvalItem("q2", {})])
+    'item_id'
+    """
+    ids = {item.item_id for item in items}
+    best, best_hits = None, 0
+    for column in frame.columns:
+        hits = sum(1 for v in frame[column].tolist() if not _blank(v) and str(v).strip() in ids)
+        if hits > best_hits:
+            best, best_hits = str(column), hits
+    return best
 
 
 # ---- export
