@@ -172,12 +172,38 @@ def test_agreement_panel_with_ten_labelled_rows(open_page, studio_db: Path):
     charts = {c.key for c in at.get("plotly_chart")}
     assert {f"{key}_confusion", f"{key}_calibration"} <= charts
 
+    # Certification: people pass rows 0 1 5 7 8, the judge passes 4 of them: TPR 4/5 = 80%; people fail
+    # rows 2 3 4 6 9, the judge fails 3: TNR 3/5 = 60%; the judge passes 6 of 10 rows: 60%.
+    # Rogan–Gladen: (0.6 + 0.6 − 1)/(0.8 + 0.6 − 1) = 0.2/0.4 = 50%. At 80% the intervals of 5 rows straddle it.
+    assert (shown["True-positive rate"], shown["True-negative rate"]) == ("80%", "60%")
+    assert (shown["Judge's pass rate"], shown["Corrected pass rate"]) == ("60%", "50%")
+    assert any(i.value == "**Not known yet** at 80%." for i in at.info)
+    assert any("Rogan–Gladen" in m.value for m in at.markdown)
+
     # Largest |judge − human| first: row8 (|0.25 − 0.7| = 0.45), row6 (0.35), row2 (0.2).
     opens = [b.key for b in at.button if b.key and b.key.startswith(f"{key}_open_")]
     assert opens[:3] == [f"{key}_open_8", f"{key}_open_6", f"{key}_open_2"]
     at.button(key=f"{key}_open_8").click().run()
     assert at.radio(key="review_view").value == "Review"
     assert row_heading(at).startswith("**Row 9 of 10** (all rows) · item `row8`")
+
+
+def test_two_reviewers_are_kept_apart_and_their_agreement_measured(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, TEN, "abcd")
+    store = Store(studio_db)
+    # ann: pass pass fail fail; bo: pass fail fail fail on rows 0-3. Units (T,T), (T,F), (F,F), (F,F):
+    # Krippendorff's α = 1 − (2/8)/(30/56) = 16/30 = 0.533 (worked in tests/test_certify.py).
+    for index, verdict in enumerate([True, True, False, False]):
+        save_label(store, run_id, index, TD, reviewer="ann", human_pass=verdict)
+    for index, verdict in enumerate([True, False, False, False]):
+        save_label(store, run_id, index, TD, reviewer="bo", human_pass=verdict)
+    store.close()
+    at = open_page("review")
+    at.radio(key="review_view").set_value("Agreement").run()
+    shown = metrics(at)
+    assert shown["Reviewers"] == "2"
+    assert shown["Rows labelled by two or more"] == "4"
+    assert shown["Krippendorff's α (verdicts)"] == "0.533"
 
 
 def test_agreement_panel_with_few_rows_and_one_class(open_page, studio_db: Path):

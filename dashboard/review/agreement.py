@@ -7,6 +7,9 @@ import streamlit as st
 from scorers import (
     EvalItem,
 )
+from scorers.analysis.agreement import passes
+from scorers.analysis.certify import certify_judge, krippendorff_alpha, krippendorff_interval
+from scorers.analysis.labels import reviewer_labels
 from scorers.runs.export import item_texts
 
 from ..agreement_charts import calibration_chart, confusion_heatmap
@@ -15,6 +18,7 @@ from .context import (
     ReviewContext,
     fmt_number,
     fmt_share,
+    label_verdict,
     open_row,
     verdict_text,
 )
@@ -105,6 +109,8 @@ def render_agreement(ctx: ReviewContext, *, top: int = 10) -> None:
         )
     if len(report.disagreements) > top:
         st.caption(f"The {top} largest of {len(report.disagreements)} labelled rows.")
+    render_certificate(ctx)
+    render_reviewers(ctx)
 
 
 def _excerpt(item: EvalItem, limit: int = 80) -> str:
@@ -114,3 +120,81 @@ def _excerpt(item: EvalItem, limit: int = 80) -> str:
 
 
 # ---- consistency view
+
+
+def render_certificate(ctx: ReviewContext) -> None:
+    """Can the judge be trusted on this task: TPR/TNR against people, the corrected pass rate, a verdict."""
+    st.markdown("#### Can this judge be trusted on this task?")
+    pairs = [(d.human_pass, d.judge_pass) for d in ctx.report.disagreements if d.human_pass is not None]
+    run_verdicts = [
+        passes(o.score, ctx.threshold, higher_is_better=ctx.higher_is_better)
+        for o in ctx.outcomes.values()
+        if o.score is not None
+    ]
+    level = st.slider(
+        "The judge must get at least this share of both people's passes and people's fails right",
+        min_value=0.5,
+        max_value=0.99,
+        value=0.8,
+        step=0.01,
+        key=f"{ctx.key}_cert_level",
+    )
+    if not pairs or not run_verdicts:
+        st.info("Label some rows (pass and fail) first: certification compares the judge with people.")
+        return
+    cert = certify_judge([h for h, _ in pairs], [j for _, j in pairs], run_verdicts, level=level)
+    show = {"good enough": st.success, "not good enough": st.error}.get(cert.verdict, st.info)
+    show(f"**{cert.verdict.capitalize()}** at {level:.0%}.")
+    m = st.columns(4)
+    for column, label, rate, tip in (
+        (m[0], "True-positive rate", cert.tpr, "Of the rows people pass, the share the judge passes."),
+        (m[1], "True-negative rate", cert.tnr, "Of the rows people fail, the share the judge fails."),
+        (m[2], "Judge's pass rate", cert.raw_rate, "The share of the run's scored rows the judge passes."),
+    ):
+        column.metric(
+            label,
+            fmt_share(rate.value),
+            help=f"{tip} {rate.hits} of {rate.n}; 95% Wilson interval {fmt_share(rate.low)}–{fmt_share(rate.high)}.",
+        )
+    m[3].metric(
+        "Corrected pass rate",
+        fmt_share(cert.corrected),
+        help="Rogan–Gladen: (pass rate + TNR − 1) / (TPR + TNR − 1); 95% bootstrap interval "
+        f"{fmt_share(cert.corrected_low)}–{fmt_share(cert.corrected_high)}.",
+    )
+    st.markdown(md_escape(cert.explanation))
+
+
+def render_reviewers(ctx: ReviewContext) -> None:
+    """How people agree with each other: each reviewer's labels kept apart, Krippendorff's alpha with an interval."""
+    st.markdown("#### People with each other")
+    by_reviewer = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id)
+    if len(by_reviewer) < 2:
+        st.caption(
+            "One reviewer so far. When several people label the same rows (each types their name), their agreement "
+            "with each other is measured here: the ceiling for any judge."
+        )
+        return
+    units: dict[int, list[bool]] = {}
+    for labels in by_reviewer.values():
+        for index, label in labels.items():
+            verdict = label_verdict(label, ctx.threshold, ctx.higher_is_better)
+            if verdict is not None:
+                units.setdefault(index, []).append(verdict)
+    shared = [u for u in units.values() if len(u) >= 2]
+    alpha = krippendorff_alpha(shared)
+    low, high = krippendorff_interval(shared)
+    m = st.columns(3)
+    m[0].metric("Reviewers", len(by_reviewer))
+    m[1].metric("Rows labelled by two or more", len(shared))
+    m[2].metric(
+        "Krippendorff's α (verdicts)",
+        fmt_number(alpha),
+        help="1 = people always agree, 0 = no better than chance; 95% bootstrap interval over rows "
+        f"{fmt_number(low)} to {fmt_number(high)}.",
+    )
+    st.dataframe(
+        [{"reviewer": who, "rows labelled": len(labels)} for who, labels in sorted(by_reviewer.items())],
+        hide_index=True,
+        key=f"{ctx.key}_reviewers",
+    )

@@ -100,8 +100,19 @@ def render_consistency(ctx: ReviewContext) -> None:
         higher_is_better=ctx.higher_is_better,
     )
     st.markdown(f"**Last re-judging:** {md_escape(params)}")
-    m = st.columns(4)
+    m = st.columns(6)
     m[0].metric("Rows re-judged", len(report.rows))
+    m[4].metric(
+        "Change from stored",
+        fmt_number(report.mean_abs_change),
+        help="Drift: mean |re-judged score − the run's stored score| over the re-judged rows. Steady repetitions "
+        "far from the stored score mean the judge (or its endpoint) changed since the run.",
+    )
+    m[5].metric(
+        "Flips vs stored verdict",
+        fmt_share(report.stored_flip_share),
+        help=f"Share of the re-judged scores whose verdict at {ctx.threshold:g} differs from the stored score's.",
+    )
     m[1].metric(
         "Verdict flips",
         fmt_share(report.flip_share),
@@ -128,6 +139,7 @@ def render_consistency(ctx: ReviewContext) -> None:
                     "min": r.min,
                     "max": r.max,
                     "flips": r.flips,
+                    "change from stored": r.change,
                     "failed": r.n_failed,
                 }
                 for r in report.rows
@@ -135,7 +147,9 @@ def render_consistency(ctx: ReviewContext) -> None:
         ),
         hide_index=True,
         key=f"{ctx.key}_c_table",
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "std", "min", "max")},
+        column_config={
+            c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "std", "min", "max", "change from stored")
+        },
     )
     st.plotly_chart(consistency_chart(report.rows, threshold=ctx.threshold), key=f"{ctx.key}_c_chart")
 

@@ -21,6 +21,7 @@ from scorers.analysis.agreement import (
     AgreementReport,
     agreement_report,
     agreement_rows,
+    passes,
 )
 from scorers.analysis.labels import (
     Label,
@@ -157,6 +158,15 @@ def fmt_share(value: float | None) -> str:
     '75%'
     """
     return "—" if value is None else f"{value:.0%}"
+
+
+def label_verdict(label: Label, threshold: float, higher_is_better: bool) -> bool | None:
+    """A label's verdict: its pass/fail, else its score against the threshold, else None."""
+    if label.human_pass is not None:
+        return label.human_pass
+    if label.human_score is None:
+        return None
+    return passes(label.human_score, threshold, higher_is_better=higher_is_better)
 
 
 def verdict_text(value: bool | None) -> str:

@@ -506,6 +506,8 @@ class ConsistencyRow:
         min: lowest score, or None.
         max: highest score, or None.
         flips: True when the repetitions' verdicts at the threshold differ (some pass, some fail).
+        stored_flips: repetitions whose verdict differs from the stored score's verdict
+            (0 when there is no stored score).
     """
 
     item_index: int
@@ -519,6 +521,14 @@ class ConsistencyRow:
     min: float | None
     max: float | None
     flips: bool
+    stored_flips: int = 0
+
+    @property
+    def change(self) -> float | None:
+        """Mean of |repetition − stored score| over the scored repetitions, or None without both."""
+        if self.stored_score is None or not self.scores:
+            return None
+        return statistics.fmean(abs(s - self.stored_score) for s in self.scores)
 
     @property
     def spread(self) -> float | None:
@@ -552,6 +562,19 @@ class ConsistencyReport:
         return sum(r.flips for r in compared) / len(compared) if compared else None
 
     @property
+    def mean_abs_change(self) -> float | None:
+        """Drift from the stored result: the mean over rows of :attr:`ConsistencyRow.change`, or None."""
+        values = [r.change for r in self.rows if r.change is not None]
+        return statistics.fmean(values) if values else None
+
+    @property
+    def stored_flip_share(self) -> float | None:
+        """Share of scored repetitions (of rows with a stored score) whose verdict differs from the stored one."""
+        counted = [r for r in self.rows if r.stored_score is not None and r.scores]
+        total = sum(len(r.scores) for r in counted)
+        return sum(r.stored_flips for r in counted) / total if total else None
+
+    @property
     def mean_std(self) -> float | None:
         """Mean of the rows' standard deviations, or None."""
         values = [r.std for r in self.rows if r.std is not None]
@@ -579,6 +602,13 @@ def consistency_report(
     >>> report = consistency_report({0: [0.4, 0.6, 0.6], 1: [1.0, 1.0, "api_error"]}, threshold=0.5)
     >>> [(r.min, r.max, r.flips, r.n_failed) for r in report.rows], report.flip_share
     ([(0.4, 0.6, True, 0), (1.0, 1.0, False, 1)], 0.5)
+
+    Drift from the stored result: every re-judged 0.56 against a stored 0.83 is a change of
+    0.27 and, at 0.7, a verdict flip against the stored pass, however steady the repetitions are:
+
+    >>> drift = consistency_report({0: [0.56, 0.56]}, threshold=0.7, stored_scores={0: 0.83})
+    >>> round(drift.mean_abs_change, 2), drift.stored_flip_share, drift.flip_share
+    (0.27, 1.0, 0.0)
     """
     rows = []
     for index in sorted(repetitions):
@@ -586,11 +616,13 @@ def consistency_report(
         scores = tuple(float(e) for e in entries if not isinstance(e, str))
         failures = tuple(e for e in entries if isinstance(e, str))
         verdicts = {passes(s, threshold, higher_is_better=higher_is_better) for s in scores}
+        stored = (stored_scores or {}).get(index)
+        stored_verdict = None if stored is None else passes(stored, threshold, higher_is_better=higher_is_better)
         rows.append(
             ConsistencyRow(
                 item_index=index,
                 item_id=(item_ids or {}).get(index, str(index)),
-                stored_score=(stored_scores or {}).get(index),
+                stored_score=stored,
                 scores=scores,
                 n_failed=len(failures),
                 failures=failures,
@@ -599,6 +631,9 @@ def consistency_report(
                 min=min(scores) if scores else None,
                 max=max(scores) if scores else None,
                 flips=len(verdicts) > 1,
+                stored_flips=0
+                if stored_verdict is None
+                else sum(passes(x, threshold, higher_is_better=higher_is_better) != stored_verdict for x in scores),
             )
         )
     repeats = max((len(v) for v in repetitions.values()), default=0)

@@ -280,6 +280,24 @@ def current_labels(store: Store, run_id: str, scorer_id: str | None = None) -> d
     return {(label.item_index, label.scorer_id): label for label in map(_label, store.query(sql, params))}
 
 
+def reviewer_labels(store: Store, run_id: str, scorer_id: str) -> dict[str, dict[int, Label]]:
+    """Each reviewer's own current labels of one scorer's rows, kept apart.
+
+    Returns:
+        reviewer → item index → that reviewer's latest label of the row (another reviewer's
+        later label of the same row does not replace it here).
+    """
+    rows = store.query(
+        "SELECT * FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE run_id = ? AND scorer_id = ?"
+        " GROUP BY item_index, reviewer) ORDER BY reviewer, item_index",
+        (run_id, scorer_id),
+    )
+    out: dict[str, dict[int, Label]] = {}
+    for label in map(_label, rows):
+        out.setdefault(label.reviewer, {})[label.item_index] = label
+    return out
+
+
 def label_history(store: Store, run_id: str, item_index: int, scorer_id: str) -> list[Label]:
     """Every label saved for one row, oldest first (the last one is current)."""
     rows = store.query(
