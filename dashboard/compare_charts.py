@@ -11,15 +11,15 @@ error and raises ``ValueError``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from scorers.analysis.report import VARIANT_COLORS, wrap_label
+
 from .distributions import message_figure
 
-# Tableau-like palette: one colour per variant, in the order variants are given.
-VARIANT_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
 WIN_COLOR = "#1a9850"
 TIE_COLOR = "#bdbdbd"
 LOSS_COLOR = "#d73027"
@@ -68,7 +68,9 @@ def _add_message(fig: go.Figure, text: str, *, y: float) -> go.Figure:
     return fig
 
 
-def leaderboard_chart(board: pd.DataFrame, scorer: str, *, title: str | None = None) -> go.Figure:
+def leaderboard_chart(
+    board: pd.DataFrame, scorer: str, *, title: str | None = None, colors: Mapping[str, str] | None = None
+) -> go.Figure:
     """Mean score per variant for one scorer, with its 95 % confidence interval as error bars.
 
     Args:
@@ -77,6 +79,8 @@ def leaderboard_chart(board: pd.DataFrame, scorer: str, *, title: str | None = N
             ``ci_low``, ``ci_high`` (NaN when undefined), ``n_scored``, ``n_failed``.
         scorer: the scorer whose rows are drawn (the value of the ``scorer`` column).
         title: the chart title (default ``"<scorer>: mean per variant"``).
+        colors: variant → colour (:func:`scorers.analysis.report.variant_colors`), the same in
+            every chart of a page; default by position in the board.
 
     Returns:
         One ``go.Bar`` named ``"mean"`` (``x`` = variants in the board's order, ``y``
@@ -100,7 +104,7 @@ def leaderboard_chart(board: pd.DataFrame, scorer: str, *, title: str | None = N
             x=scored["variant"].astype(str).tolist(),
             y=means,
             name="mean",
-            marker_color=[variant_color(i) for i in range(len(scored))],
+            marker_color=[(colors or {}).get(str(v), variant_color(i)) for i, v in enumerate(scored["variant"])],
             error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "visible": True},
             text=[
                 f"n={int(n)}" + (f", {int(f)} failed" if f else "")
@@ -119,7 +123,11 @@ def leaderboard_chart(board: pd.DataFrame, scorer: str, *, title: str | None = N
 
 
 def dimension_bars(
-    dimensions: pd.DataFrame, *, title: str = "Mean per dimension", order: Sequence[str] | None = None
+    dimensions: pd.DataFrame,
+    *,
+    title: str = "Mean per dimension",
+    order: Sequence[str] | None = None,
+    colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Grouped bars: the mean of each dimension, one bar per variant.
 
@@ -129,9 +137,11 @@ def dimension_bars(
             ``n`` (how many scores the mean is over, shown on hover).
         title: the chart title.
         order: the variants in drawing order (default: first appearance).
+        colors: variant → colour, as for :func:`leaderboard_chart`.
 
     Returns:
-        One ``go.Bar`` per variant (``name`` = the variant, ``x`` = dimensions,
+        One ``go.Bar`` per variant (``name`` = the variant, ``x`` = dimensions wrapped at
+        spaces (:func:`scorers.analysis.report.wrap_label`) so no label is cut,
         ``y`` = means), ``barmode="group"``. No mean: a message figure; one variant:
         the bars plus a message.
     """
@@ -148,10 +158,10 @@ def dimension_bars(
         counts = part["n"].tolist() if "n" in part.columns else [None] * len(part)
         fig.add_trace(
             go.Bar(
-                x=part["dimension"].astype(str).tolist(),
+                x=[wrap_label(d, 14) for d in part["dimension"].astype(str)],
                 y=[_number(v) for v in part["mean"]],
                 name=variant,
-                marker_color=variant_color(n),
+                marker_color=(colors or {}).get(variant, variant_color(n)),
                 customdata=counts,
                 hovertemplate="%{x}<br>mean %{y:.3f}"
                 + ("<br>n=%{customdata}" if "n" in part.columns else "")
@@ -160,8 +170,8 @@ def dimension_bars(
                 + "</extra>",
             )
         )
-    fig.update_layout(title=title, barmode="group", height=360, margin=_MARGIN, legend={"orientation": "h", "y": -0.25})
-    fig.update_xaxes(type="category")
+    fig.update_layout(title=title, barmode="group", height=380, margin=_MARGIN, legend={"orientation": "h", "y": -0.3})
+    fig.update_xaxes(type="category", automargin=True, tickangle=0)
     fig.update_yaxes(title="mean dimension score")
     if len(fig.data) == 1:
         _add_message(fig, "Only one variant has dimension scores: nothing to compare it with.", y=0.95)
@@ -175,6 +185,7 @@ def score_distributions(
     x_range: tuple[float, float] | None = None,
     bins: int = 20,
     order: Sequence[str] | None = None,
+    colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Overlaid histograms of the scores, one semi-transparent histogram per variant.
 
@@ -186,6 +197,7 @@ def score_distributions(
             same ``bins`` equal bins over it, so the bars line up. None: Plotly's bins.
         bins: the number of bins over ``x_range``.
         order: the variants in drawing order (default: first appearance).
+        colors: variant → colour, as for :func:`leaderboard_chart`.
 
     Returns:
         One ``go.Histogram`` per variant with a scored item (``name`` = the variant,
@@ -205,7 +217,7 @@ def score_distributions(
         hist = go.Histogram(
             x=values,
             name=f"{variant} (n={len(values)})",
-            marker_color=variant_color(n),
+            marker_color=(colors or {}).get(variant, variant_color(n)),
             opacity=0.6,
             hovertemplate="score %{x}<br>%{y} items<extra>" + variant + "</extra>",
         )
@@ -233,6 +245,7 @@ def head_to_head(
     *,
     title: str | None = None,
     x_range: tuple[float, float] | None = None,
+    colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """A scatter of the two variants' scores on the same rows: ``a`` on x, ``b`` on y, with the diagonal.
 
@@ -246,6 +259,7 @@ def head_to_head(
         b: the second variant's name (y axis).
         title: the chart title (default ``"<a> vs <b>, row by row"``).
         x_range: the score range for both axes (default: fitted to the scores).
+        colors: variant → colour, as for :func:`leaderboard_chart` (the points a wins take a's).
 
     Returns:
         Up to three ``go.Scatter`` marker traces named ``"<a> higher"``, ``"tie"``
@@ -276,9 +290,9 @@ def head_to_head(
         )
     )
     groups = (
-        (f"{a} higher", xs > ys, variant_color(0)),
+        (f"{a} higher", xs > ys, (colors or {}).get(a, variant_color(0))),
         ("tie", xs == ys, TIE_COLOR),
-        (f"{b} higher", xs < ys, variant_color(1)),
+        (f"{b} higher", xs < ys, (colors or {}).get(b, variant_color(1))),
     )
     for name, mask, color in groups:
         if not mask.any():

@@ -19,6 +19,7 @@ from dashboard.compare_charts import (
     win_tie_loss_chart,
 )
 from dashboard.distributions import figure_messages
+from scorers.analysis.report import variant_colors
 
 NAN = float("nan")
 
@@ -190,3 +191,24 @@ def test_delta_bars_colour_by_direction_and_say_when_nothing_changed():
     nothing = delta_bars(pd.DataFrame({"name": ["x"], "delta": [NAN]}))
     assert isinstance(nothing, go.Figure) and len(nothing.data) == 0
     assert figure_messages(nothing) == ["Nothing to compare: no score is present in both runs."]
+
+
+def test_one_colour_per_variant_across_charts():
+    # The leaderboard sorts by mean, so gpt-4 is first for one scorer and second for the other;
+    # with the page's one mapping it keeps the palette's first colour in both, and in the other charts.
+    colors = variant_colors(["gpt-4", "llama-13b"])
+    assert colors == {"gpt-4": "#4C78A8", "llama-13b": "#F58518"}
+    frame = board([("gpt-4", "td", 0.9, 0.8, 1.0, 4, 0), ("llama-13b", "td", 0.5, 0.4, 0.6, 4, 0)])
+    flipped = board([("llama-13b", "pa", 0.9, 0.8, 1.0, 4, 0), ("gpt-4", "pa", 0.5, 0.4, 0.6, 4, 0)])
+    for chart in (leaderboard_chart(frame, "td", colors=colors), leaderboard_chart(flipped, "pa", colors=colors)):
+        (bar,) = chart.data
+        assert dict(zip(bar.x, bar.marker.color, strict=True)) == colors
+    dims = pd.DataFrame(
+        {"variant": ["llama-13b", "gpt-4"], "dimension": ["User · Constraint adherence"] * 2, "mean": [0.5, 0.7]}
+    )
+    fig = dimension_bars(dims, colors=colors)
+    assert {t.name: t.marker.color for t in fig.data} == colors
+    # Long dimension names are wrapped, never cut.
+    assert fig.data[0].x == ("User ·<br>Constraint<br>adherence",)
+    scores = pd.DataFrame({"variant": ["llama-13b", "gpt-4"], "score": [0.5, 0.7]})
+    assert {t.name.split(" (")[0]: t.marker.color for t in score_distributions(scores, colors=colors).data} == colors

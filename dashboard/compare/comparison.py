@@ -21,6 +21,7 @@ from scorers import (
 )
 from scorers.analysis.compare import dimension_means, leaderboard, not_scored_summary, paired, rows_by_difference
 from scorers.analysis.generate import judging_basis_text
+from scorers.analysis.report import variant_colors
 from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items, win_rates
 from scorers.runs.export import results_frame
 
@@ -231,6 +232,7 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
         help="Two variants' responses to the same dataset row form a pair.",
     )
     variants = comparison.variants(group_col)
+    colors = variant_colors(variants)  # one colour per variant in every chart of the page
     costs = (comparison.generation or {}).get("costs")
     board = leaderboard(frame, group_col=group_col, costs=costs)
 
@@ -259,16 +261,23 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
         st.markdown(f"#### {md_escape(name)}")
         span = _scale_range(run, sid)
         left, right = st.columns(2)
-        left.plotly_chart(leaderboard_chart(board, sid, title=f"{name}: mean per variant"), key=f"{key}_board_{sid}")
+        left.plotly_chart(
+            leaderboard_chart(board, sid, title=f"{name}: mean per variant", colors=colors), key=f"{key}_board_{sid}"
+        )
         right.plotly_chart(
-            score_distributions(comparison.scores(sid, group_col), title=f"{name}: scores", x_range=span),
+            score_distributions(
+                comparison.scores(sid, group_col), title=f"{name}: scores", x_range=span, order=variants, colors=colors
+            ),
             key=f"{key}_dist_{sid}",
         )
         means = dimension_means(frame, sid, group_col, options=_options(run, sid), store=store)
         if not means.empty:
             st.plotly_chart(
                 dimension_bars(
-                    means.assign(dimension=means["label"]), title=f"{name}: mean per dimension", order=variants
+                    means.assign(dimension=means["label"]),
+                    title=f"{name}: mean per dimension",
+                    order=variants,
+                    colors=colors,
                 ),
                 key=f"{key}_dims_{sid}",
             )
@@ -337,7 +346,14 @@ def _render_head_to_head(
         key=f"{key}_wtl",
     )
     right.plotly_chart(
-        head_to_head(rows, a, b, x_range=_scale_range(comparison.run, sid), title=f"{names.get(sid, sid)}: {a} vs {b}"),
+        head_to_head(
+            rows,
+            a,
+            b,
+            x_range=_scale_range(comparison.run, sid),
+            title=f"{names.get(sid, sid)}: {a} vs {b}",
+            colors=variant_colors(variants),
+        ),
         key=f"{key}_h2h",
     )
 

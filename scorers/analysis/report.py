@@ -60,7 +60,36 @@ MAX_CELL_CHARS = 4000
 """Longer texts in the sample rows are cut here (the report says how much was left out)."""
 
 _SECRET_KEYS = {"apikey", "key", "secret", "password", "authorization", "token", "accesstoken", "bearer"}
-_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
+VARIANT_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
+"""The palette of variants (Tableau-like), shared by the Compare page's charts and the reports."""
+
+
+def variant_colors(variants: Sequence[Any]) -> dict[str, str]:
+    """One fixed colour per variant, by its position in ``variants`` (the palette repeats after 8).
+
+    Every chart of a page or a report takes its colours from this one mapping, so a variant
+    keeps its colour whatever order a chart sorts the variants in.
+
+    >>> variant_colors(["gpt-4", "llama-13b"])
+    {'gpt-4': '#4C78A8', 'llama-13b': '#F58518'}
+    """
+    return {str(v): VARIANT_COLORS[i % len(VARIANT_COLORS)] for i, v in enumerate(dict.fromkeys(map(str, variants)))}
+
+
+def wrap_label(text: str, width: int = 18) -> str:
+    """A chart label wrapped at spaces with ``<br>`` so that a long dimension name is never cut.
+
+    >>> wrap_label("User · Constraint adherence", 12)
+    'User ·<br>Constraint<br>adherence'
+    """
+    lines: list[str] = []
+    for word in str(text).split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 0;
@@ -261,21 +290,26 @@ def build_report(
 # ---- figures ------------------------------------------------------------------------------------------
 
 
-def leaderboard_figure(board: pd.DataFrame, *, title: str = "Mean score by variant (95% CI)") -> go.Figure:
+def leaderboard_figure(
+    board: pd.DataFrame, *, title: str = "Mean score by variant (95% CI)", colors: Mapping[str, str] | None = None
+) -> go.Figure:
     """Grouped bars: one group per scorer, one bar per variant, error bars from ``ci_low``/``ci_high``.
 
     Args:
         board: :func:`scorers.analysis.compare.leaderboard` output.
+        title: the chart title.
+        colors: variant → colour (:func:`variant_colors`); default by the board's order.
     """
     fig = go.Figure()
-    for i, (variant, part) in enumerate(board.groupby("variant", sort=False)):
+    colors = colors or variant_colors(board["variant"])
+    for variant, part in board.groupby("variant", sort=False):
         means = part["mean"].astype(float)
         fig.add_trace(
             go.Bar(
                 name=_plain(variant),
                 x=[_plain(s) for s in part["scorer"]],
                 y=means,
-                marker_color=_COLORS[i % len(_COLORS)],
+                marker_color=colors.get(str(variant), VARIANT_COLORS[0]),
                 error_y={
                     "type": "data",
                     "symmetric": False,
@@ -300,8 +334,14 @@ def leaderboard_figure(board: pd.DataFrame, *, title: str = "Mean score by varia
     return fig
 
 
-def distribution_figure(frame: pd.DataFrame, group_col: str | None, *, title: str = "Score distribution") -> go.Figure:
-    """Box plots with every scored item as a point: one box per scorer (and variant)."""
+def distribution_figure(
+    frame: pd.DataFrame,
+    group_col: str | None,
+    *,
+    title: str = "Score distribution",
+    colors: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """Box plots with every scored item as a point: one box per scorer (and variant, coloured by ``colors``)."""
     fig = go.Figure()
     scored = frame[(frame["status"] == ScoreStatus.SCORED.value) & frame["score"].notna()]
     groups = [(None, scored)] if group_col is None else list(scored.groupby(scored[group_col].astype(str), sort=False))
@@ -314,7 +354,7 @@ def distribution_figure(frame: pd.DataFrame, group_col: str | None, *, title: st
                 boxpoints="all",
                 jitter=0.4,
                 pointpos=0,
-                marker_color=_COLORS[i % len(_COLORS)],
+                marker_color=(colors or {}).get(str(variant), VARIANT_COLORS[i % len(VARIANT_COLORS)]),
             )
         )
     fig.update_layout(
@@ -329,17 +369,21 @@ def distribution_figure(frame: pd.DataFrame, group_col: str | None, *, title: st
     return fig
 
 
-def dimension_figure(means: pd.DataFrame, scorer: str) -> go.Figure:
-    """Horizontal grouped bars of :func:`scorers.analysis.compare.dimension_means` (0..1) for one scorer."""
+def dimension_figure(means: pd.DataFrame, scorer: str, *, colors: Mapping[str, str] | None = None) -> go.Figure:
+    """Horizontal grouped bars of :func:`scorers.analysis.compare.dimension_means` (0..1) for one scorer.
+
+    The dimension labels are wrapped (:func:`wrap_label`) and the axis makes room for them,
+    so none is cut at any width; each variant has its colour from ``colors``.
+    """
     fig = go.Figure()
     for i, (variant, part) in enumerate(means.groupby("variant", sort=False)):
         fig.add_trace(
             go.Bar(
                 name=_plain(variant),
-                y=[_plain(x) for x in part["label"]],
+                y=[wrap_label(_plain(x)) for x in part["label"]],
                 x=part["mean"].astype(float),
                 orientation="h",
-                marker_color=_COLORS[i % len(_COLORS)],
+                marker_color=(colors or {}).get(str(variant), VARIANT_COLORS[i % len(VARIANT_COLORS)]),
                 text=[f"{v:.2f}" for v in part["mean"]],
                 textposition="auto",
                 hovertemplate="%{y}: %{x:.3f}<extra>" + _plain(variant) + "</extra>",
@@ -354,7 +398,7 @@ def dimension_figure(means: pd.DataFrame, scorer: str) -> go.Figure:
         legend={"orientation": "h", "y": -0.1},
     )
     fig.update_xaxes(range=[0, 1])
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", automargin=True)
     return fig
 
 
@@ -363,7 +407,7 @@ def difference_figure(differences: Sequence[float], scorer: str, a: str, b: str)
     fig = go.Figure(
         go.Histogram(
             x=list(differences),
-            marker_color=_COLORS[0],
+            marker_color=VARIANT_COLORS[0],
             nbinsx=21,
             hovertemplate="difference %{x}<br>%{y} questions<extra></extra>",
         )
@@ -434,7 +478,7 @@ def _status_figure(frame: pd.DataFrame) -> go.Figure:
                 name=_plain(status),
                 x=[_plain(s) for s in part["scorer"]],
                 y=part["n"],
-                marker_color=_COLORS[i % len(_COLORS)],
+                marker_color=VARIANT_COLORS[i % len(VARIANT_COLORS)],
             )
         )
     fig.update_layout(
@@ -510,8 +554,9 @@ def comparison_report(
     scorers = list(scorers) if scorers is not None else list(dict.fromkeys(frame["scorer"]))
     frame = frame[frame["scorer"].isin(scorers)]
     board = build_leaderboard(frame, group_col=group_col, costs=costs, seed=seed)
-    summaries, figures, samples = [], [leaderboard_figure(board)], []
-    figures.append(distribution_figure(frame, group_col))
+    colors = variant_colors(variants)
+    summaries, figures, samples = [], [leaderboard_figure(board, colors=colors)], []
+    figures.append(distribution_figure(frame, group_col, colors=colors))
     for scorer in scorers:
         comparison = paired(frame, scorer, a, b, group_col=group_col, pair_col=pair_col, seed=seed)
         summaries.append(f"{scorer}: {comparison.summary()}")
@@ -519,7 +564,7 @@ def comparison_report(
             figures.append(difference_figure(comparison.differences, scorer, a, b))
         means = dimension_means(frame, scorer, group_col, options=(scorer_options or {}).get(scorer))
         if not means.empty:
-            figures.append(dimension_figure(means, scorer))
+            figures.append(dimension_figure(means, scorer, colors=colors))
         rows = rows_by_difference(frame, scorer, a, b, group_col=group_col, pair_col=pair_col, limit=max_rows)
         samples.append(rows.assign(scorer=scorer))
     extra = _ranking_tables(frame, scorers, variants, group_col, pair_col, seed) if len(variants) >= 3 else {}
