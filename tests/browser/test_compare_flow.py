@@ -99,3 +99,58 @@ def test_generate_score_and_compare_two_variants(page: Page, app_url: str, judge
     screenshot("compare_two_variants")
     expect(page.get_by_test_id("stException")).to_have_count(0)
     assert "test-key" not in page.content()
+
+
+LONG_CSV = (
+    "question_id,category,model,turn,response\n"
+    "81,writing,gpt-4,Name a primary colour.,red\n"
+    "81,writing,llama-13b,Name a primary colour.,rad\n"
+    "81,writing,vicuna-13b,Name a primary colour.,blue\n"
+    "82,math,gpt-4,What is 3 times 4?,twelve\n"
+    "82,math,llama-13b,What is 3 times 4?,12\n"
+    "82,math,vicuna-13b,What is 3 times 4?,twelve\n"
+)
+"""MT-Bench-like long layout (written for this test): one row per question and model."""
+
+
+def test_long_layout_with_a_question_id_and_the_per_question_view(page: Page, app_url: str, tmp_path):
+    data = tmp_path / "mt_bench_long.csv"
+    data.write_text(LONG_CSV, encoding="utf-8")
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Evaluate")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    expect(page.get_by_role("heading", name="Compare")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    wait_until_idle(page)
+    page.get_by_text("Upload a file", exact=True).click()
+    page.locator("input[type=file]").first.set_input_files(data)
+    expect(page.get_by_text("mt_bench_long.csv: 6 rows loaded", exact=False)).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    page.get_by_text("Use existing responses", exact=True).click()
+    page.get_by_text("One row per response, with a variant or model column", exact=True).click()
+    wait_until_idle(page)
+    # The question column is "turn"; question_id is the id (it repeats, once per model: no error).
+    page.get_by_role("combobox", name="Question column *").click()
+    page.get_by_role("option", name="turn", exact=True).click()
+    wait_until_idle(page)
+    expect(page.get_by_role("combobox", name="Question id column")).to_have_value("question_id")
+    expect(page.get_by_role("combobox", name="Variant (or model) column")).to_have_value("model")
+    expect(page.get_by_text("6 responses of 3 variant(s): gpt-4, llama-13b, vicuna-13b.")).to_be_visible()
+    expect(page.get_by_text("repeats values")).to_have_count(0)
+    scorers = page.get_by_role("combobox", name="Scorers")
+    # Textual difference only (no judge needed): clear the defaults, then pick it.
+    page.get_by_test_id("stMultiSelect").filter(has=scorers).get_by_role("button", name="Clear all").click()
+    wait_until_idle(page)
+    scorers.click()
+    page.get_by_role("option", name="Textual difference", exact=True).click()
+    page.keyboard.press("Escape")
+    wait_until_idle(page)
+    page.get_by_role("button").filter(has_text="Score").first.click()
+    expect(page.get_by_text("Stored as run", exact=False)).to_be_visible(timeout=JOB_TIMEOUT)
+
+    page.get_by_role("tab", name="2. Comparison").click()
+    expect(page.get_by_role("heading", name="Ranking of all variants")).to_be_visible(timeout=JOB_TIMEOUT)
+    expect(page.get_by_role("heading", name="Question by question")).to_be_visible()
+    # The per-question view: every model's response to question 81 side by side, with its score.
+    expect(page.get_by_text("gpt-4 · Textual difference", exact=False).first).to_be_visible()
+    expect(page.get_by_text("vicuna-13b · Textual difference", exact=False).first).to_be_visible()
+    expect(page.get_by_role("heading", name="Breakdown by group")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)

@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Route, expect
 
 from scorers import Store, create_content_similarity_scorer, create_textual_difference_scorer, run_evals
 from scorers.analysis.generate import items_from_responses
-from scorers.analysis.report import run_report
+from scorers.analysis.report import build_report, dimension_figure, leaderboard_figure, run_report, variant_colors
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -92,5 +92,69 @@ def test_the_report_draws_its_charts_offline(browser: Browser, report_file: Path
         assert page.evaluate("window.__violations") == []
         assert external == []
         assert all(url.startswith("file:") for url in seen), seen
+    finally:
+        context.close()
+
+
+LABELS = ["User · Intent alignment", "User · Requirements fulfillment", "User · Completeness", "User · Appropriateness"]
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_report_charts_at_two_widths_keep_labels_and_colours(browser: Browser, tmp_path: Path, width: int):
+    # Three variants whose order differs by scorer in the leaderboard; long dimension labels.
+    variants = ["gpt-4", "llama-13b", "vicuna-13b"]
+    colors = variant_colors(variants)
+    board = pd.DataFrame(
+        {
+            "variant": ["llama-13b", "gpt-4", "vicuna-13b"],
+            "scorer": ["prompt-alignment"] * 3,
+            "mean": [0.9, 0.8, 0.5],
+            "ci_low": [0.8, 0.7, 0.4],
+            "ci_high": [1.0, 0.9, 0.6],
+            "n_scored": [5, 5, 5],
+            "n_failed": [0, 0, 0],
+        }
+    )
+    means = pd.DataFrame(
+        [
+            {"variant": v, "dimension": label, "label": label, "mean": 0.5 + 0.1 * i}
+            for i, v in enumerate(variants)
+            for label in LABELS
+        ]
+    )
+    html = build_report(
+        title="Charts",
+        setup={},
+        leaderboard=board,
+        figures=[
+            leaderboard_figure(board, colors=colors),
+            dimension_figure(means, "prompt-alignment", colors=colors),
+        ],
+        rows=pd.DataFrame(),
+    )
+    path = tmp_path / "charts.html"
+    path.write_text(html, encoding="utf-8")
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(path.as_uri())
+        plot = page.locator(".js-plotly-plot").filter(has_text="mean per dimension")
+        expect(plot.locator(".ytick").first).to_be_attached(timeout=20_000)
+        frame_box = plot.bounding_box()
+        ticks = plot.locator(".yaxislayer-above .ytick text")
+        assert ticks.count() == len(LABELS)
+        for i in range(ticks.count()):
+            box = ticks.nth(i).bounding_box()
+            assert box["x"] >= frame_box["x"] - 0.5, f"label {i} starts left of the chart at {width}px"
+        shown = " ".join(t.replace("\u00a0", " ") for t in ticks.all_text_contents())
+        for word in ("Intent", "alignment", "Requirements", "fulfillment", "Completeness", "Appropriateness"):
+            assert word in shown
+        # Every chart draws a variant in the same colour (read from the drawn figures' data).
+        drawn = page.evaluate(
+            "[...document.querySelectorAll('.js-plotly-plot')].map(p => p.data.map(t => [t.name, t.marker.color]))"
+        )
+        for traces in drawn:
+            for name, color in traces:
+                assert color == colors[name]
     finally:
         context.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
-from scorers.analysis.labels import current_labels
+from scorers.analysis.labels import current_labels, save_label
 
 FIRST_LOAD_TIMEOUT = 90_000
 
@@ -134,5 +134,48 @@ def test_label_rows_with_the_keyboard(page: Page, app_url: str, streamlit_server
             (2, "Ann", None, 0.1, ""),
             (3, "Ann", True, None, "close enough"),
         ]
+    finally:
+        store.close()
+
+
+def test_label_import_with_a_conflict(page: Page, app_url: str, streamlit_server, tmp_path: Path):
+    db = server_db(streamlit_server)
+    run_id = store_run(db)
+    store = Store(db)
+    try:
+        save_label(store, run_id, 0, "textual-difference", reviewer="Bea", human_pass=True, human_score=1.0)
+    finally:
+        store.close()
+    labels_file = tmp_path / "verdicts.csv"
+    labels_file.write_text("item_id,verdict\nrow2,fail\nrow0,fail\n", encoding="utf-8")
+
+    page.goto(app_url)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review").click()
+    expect(page.get_by_role("heading", name="Review")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    page.get_by_role("combobox", name="Run").click()
+    page.get_by_role("option").filter(has_text=run_id).first.click()
+    wait_until_idle(page)
+    name = page.get_by_role("textbox", name="Your name", exact=True)
+    name.fill("Ann")
+    name.press("Enter")
+    wait_until_idle(page)
+    page.get_by_test_id("stRadio").get_by_text("Import and export", exact=True).click()
+    page.locator("input[type=file]").first.set_input_files(labels_file)
+    # Matched by the item_id column (the file's rows are in another order), and Bea's label is a conflict.
+    expect(page.get_by_text("1 row(s) already have a different label", exact=False)).to_be_visible(
+        timeout=FIRST_LOAD_TIMEOUT
+    )
+    expect(page.get_by_role("button").filter(has_text="Import 1 label(s)")).to_be_enabled()
+    page.get_by_role("button").filter(has_text="Import 1 label(s)").click()
+    expect(page.get_by_text("Imported 1 label(s) from verdicts.csv; 1 row(s) kept their label.")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    store = Store(db)
+    try:
+        labels = current_labels(store, run_id)
+        assert (labels[(0, "textual-difference")].reviewer, labels[(0, "textual-difference")].human_pass) == (
+            "Bea",
+            True,
+        )
+        assert labels[(2, "textual-difference")].source == "import: verdicts.csv"
     finally:
         store.close()
