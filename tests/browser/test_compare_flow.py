@@ -113,7 +113,10 @@ LONG_CSV = (
 """MT-Bench-like long layout (written for this test): one row per question and model."""
 
 
-def test_long_layout_with_a_question_id_and_the_per_question_view(page: Page, app_url: str, tmp_path):
+def test_long_layout_with_a_question_id_and_the_per_question_view(
+    page: Page, app_url: str, judge: FakeOpenAI, tmp_path
+):
+    judge.responder = respond
     data = tmp_path / "mt_bench_long.csv"
     data.write_text(LONG_CSV, encoding="utf-8")
     page.goto(app_url)
@@ -128,21 +131,16 @@ def test_long_layout_with_a_question_id_and_the_per_question_view(page: Page, ap
     page.get_by_text("One row per response, with a variant or model column", exact=True).click()
     wait_until_idle(page)
     # The question column is "turn"; question_id is the id (it repeats, once per model: no error).
-    page.get_by_role("combobox", name="Question column *").click()
-    page.get_by_role("option", name="turn", exact=True).click()
+    question = page.get_by_role("combobox", name="Question column *")
+    question.click()
+    page.keyboard.type("turn")  # typed: the dropdown's options are drawn lazily
+    page.keyboard.press("Enter")
     wait_until_idle(page)
     expect(page.get_by_role("combobox", name="Question id column")).to_have_value("question_id")
     expect(page.get_by_role("combobox", name="Variant (or model) column")).to_have_value("model")
     expect(page.get_by_text("6 responses of 3 variant(s): gpt-4, llama-13b, vicuna-13b.")).to_be_visible()
     expect(page.get_by_text("repeats values")).to_have_count(0)
-    scorers = page.get_by_role("combobox", name="Scorers")
-    # Textual difference only (no judge needed): clear the defaults, then pick it.
-    page.get_by_test_id("stMultiSelect").filter(has=scorers).get_by_role("button", name="Clear all").click()
-    wait_until_idle(page)
-    scorers.click()
-    page.get_by_role("option", name="Textual difference", exact=True).click()
-    page.keyboard.press("Escape")
-    wait_until_idle(page)
+    # The default scorers (prompt alignment, judged by the fake judge, and textual difference).
     page.get_by_role("button").filter(has_text="Score").first.click()
     expect(page.get_by_text("Stored as run", exact=False)).to_be_visible(timeout=JOB_TIMEOUT)
 
@@ -150,7 +148,7 @@ def test_long_layout_with_a_question_id_and_the_per_question_view(page: Page, ap
     expect(page.get_by_role("heading", name="Ranking of all variants")).to_be_visible(timeout=JOB_TIMEOUT)
     expect(page.get_by_role("heading", name="Question by question")).to_be_visible()
     # The per-question view: every model's response to question 81 side by side, with its score.
-    expect(page.get_by_text("gpt-4 · Textual difference", exact=False).first).to_be_visible()
-    expect(page.get_by_text("vicuna-13b · Textual difference", exact=False).first).to_be_visible()
+    expect(page.get_by_text("gpt-4 · Prompt alignment", exact=False).first).to_be_visible()
+    expect(page.get_by_text("vicuna-13b · Prompt alignment", exact=False).first).to_be_visible()
     expect(page.get_by_role("heading", name="Breakdown by group")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
