@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +20,16 @@ from scorers import (
 )
 from scorers.analysis.compare import dimension_means, leaderboard, not_scored_summary, paired, rows_by_difference
 from scorers.analysis.generate import judging_basis_text
+from scorers.analysis.pairwise_runs import (
+    order_flip_rate,
+    pairwise_table,
+    save_pairwise,
+    stored_pairwise,
+    stored_win_rates,
+)
 from scorers.analysis.report import variant_colors
-from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items, win_rates
+from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items
+from scorers.runs import jobs
 from scorers.runs.export import results_frame
 
 from ..batch import truncate
@@ -35,6 +42,8 @@ from ..compare_charts import (
     win_tie_loss_chart,
 )
 from ..diff import diff_html
+from ..jobs import remember, render_job_progress
+from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome
 from ..runs import RunFailure
@@ -42,6 +51,9 @@ from ..settings import judge_settings
 from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names, variant_label
 from .job import render_generation
 from .many import render_breakdown, render_per_question, render_ranking
+
+PAIRWISE_SLOT = "pairwise"
+"""This session's pairwise-judge job, in :func:`dashboard.jobs.session_job`."""
 
 DEFAULT_RUBRIC = (
     "The better response answers the prompt correctly and completely, follows its instructions, "
@@ -435,58 +447,100 @@ def _render_pairwise(
     st.caption(
         "An LLM judge compares the two responses to each row against your rubric, twice (A shown first, then B "
         "shown first); it declares a winner only when both orders agree, else a tie. Two judge calls per row, "
-        "with the sidebar's judge settings."
+        "with the sidebar's judge settings. It runs in the background on the server, and its results are stored "
+        "with the run (shown again here and in the report)."
     )
     if not pair_col.startswith("group:"):
         st.info("The pairwise judge pairs rows by a group column (such as row_id); choose one above.")
         return
+    run_id = comparison.run["id"]
     rubric = st.text_area("Rubric", value=DEFAULT_RUBRIC, key=f"{key}_rubric", height=80)
-    state_key = f"{key}_pairwise"
-    wanted = (a, b, group_col, pair_col, rubric.strip())
-    if st.button("Run the pairwise judge", key=f"{key}_pairwise_run", icon=":material/balance:"):
+    job = session_job_of(PAIRWISE_SLOT)
+    busy = job is not None and job.running
+    if st.button("Run the pairwise judge", key=f"{key}_pairwise_run", icon=":material/balance:", disabled=busy):
         try:
-            judge = create_pairwise_judge_scorer(rubric, settings=judge_settings(), cache=store)
+            settings = judge_settings()
+            judge = create_pairwise_judge_scorer(rubric, settings=settings, cache=store)
             judge.judge  # noqa: B018 - creating the client checks the key before any call
-            with st.spinner("Judging every pair in both orders…"):
-                outcomes = pairwise_over_items(
-                    comparison.items_of(group_col, a),
-                    comparison.items_of(group_col, b),
-                    judge,
-                    pair_key=pair_col.removeprefix("group:"),
-                )
         except ScorerError as exc:
             st.error(str(exc))
         else:
-            st.session_state[state_key] = (wanted, outcomes)
-    saved = st.session_state.get(state_key)
-    if saved is None or saved[0] != wanted:
+            remember(
+                PAIRWISE_SLOT, _start_pairwise(store, comparison, judge, settings, a, b, group_col, pair_col, rubric)
+            )
+            st.rerun()
+    if job is not None and job.running:
+        render_job_progress(job.id, key=f"{key}_pairwise_job")
+    elif job is not None and job.snapshot().status == "failed":
+        st.error(job.snapshot().message)
+    records = stored_pairwise(store, run_id)
+    if not records:
         return
-    outcomes = saved[1]
-    if not outcomes:
-        st.info("No row has a response from both variants.")
+    by_id = {r["id"]: r for r in records}
+    chosen = st.selectbox(
+        "Stored pairwise judgings of this run (newest first)",
+        list(by_id),
+        key=f"{key}_pairwise_pick",
+        format_func=lambda i: f"{by_id[i]['a']} vs {by_id[i]['b']} · {by_id[i]['created_at'][:16].replace('T', ' ')} UTC",
+    )
+    record = by_id[chosen]
+    if not record["outcomes"]:
+        st.info("No row had a response from both variants.")
         return
-    rates = win_rates(outcomes)
-    st.plotly_chart(win_rate_chart(win_rate_table(rates, a, b)), key=f"{key}_winrate")
-    consistency = rates["consistency"]
-    st.caption(
-        f"{rates['n']} pair(s) judged, {rates['n_failed']} not judged. Win rates with 95% Wilson intervals. "
-        + ("" if math.isnan(consistency) else f"Both orders agreed on {consistency:.0%} of the pairs.")
+    rates = stored_win_rates(record)
+    st.plotly_chart(win_rate_chart(win_rate_table(rates, record["a"], record["b"])), key=f"{key}_winrate")
+    flips, n_judged = order_flip_rate(record)
+    c = st.columns(3)
+    c[0].metric("Pairs judged", rates["n"], help=f"{rates['n_failed']} not judged (see status).")
+    c[1].metric(
+        "Order flips",
+        "—" if flips is None else f"{flips:.0%}",
+        help="Share of judged pairs whose preference changed when the two responses were shown in the other "
+        "order: the judge's position bias. Those pairs count as ties.",
     )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "row": o.row_id,
-                    "winner": {"a": a, "b": b, "tie": "tie"}[o.verdict.winner] if o.verdict else "—",
-                    "status": o.status.value,
-                    "reason": o.verdict.reason if o.verdict else o.error,
-                }
-                for o in outcomes
-            ]
-        ),
-        hide_index=True,
-        key=f"{key}_pairwise_table",
-    )
+    c[2].metric("Rubric", f"{len(record['rubric'])} chars", help=record["rubric"])
+    st.caption(f"Win rates with 95% Wilson intervals over {n_judged} judged pair(s).")
+    st.dataframe(pairwise_table(record), hide_index=True, key=f"{key}_pairwise_table")
+
+
+def _start_pairwise(
+    store: Store,
+    comparison: Comparison,
+    judge: Any,
+    settings: Any,
+    a: str,
+    b: str,
+    group_col: str,
+    pair_col: str,
+    rubric: str,
+) -> str:
+    """Judge every pair of ``a`` and ``b`` as a background job of the server, then store the result; the job id."""
+    items_a, items_b = comparison.items_of(group_col, a), comparison.items_of(group_col, b)
+    run_id = comparison.run["id"]
+
+    def work(ctx: jobs.JobContext) -> int:
+        ctx.progress(done=0, total=min(len(items_a), len(items_b)), phase="judging pairs")
+        outcomes = pairwise_over_items(
+            items_a,
+            items_b,
+            judge,
+            pair_key=pair_col.removeprefix("group:"),
+            cancel=ctx.cancel,
+            on_progress=lambda done, total: ctx.progress(done=done, total=total),
+        )
+        return save_pairwise(
+            store,
+            run_id,
+            a=a,
+            b=b,
+            group_col=group_col,
+            pair_col=pair_col,
+            rubric=rubric.strip(),
+            judge={"model": settings.model_name, "temperature": settings.temperature, "seed": settings.seed},
+            outcomes=outcomes,
+        )
+
+    return jobs.start("pairwise", f"Pairwise judge: {a} vs {b} in run {run_id}", work, key=f"pairwise:{run_id}")
 
 
 def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from scorers import (
     Store,
 )
 from scorers.analysis.generate import judging_basis_text
+from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.report import comparison_report, run_report
 
 from ..results import md_escape
@@ -91,6 +92,7 @@ def render_report_tab(store: Store, runs: list[dict[str, Any]], comparison: Comp
                     group_col=group_col,
                     pair_col=pair_col,
                     costs=(comparison.generation or {}).get("costs"),
+                    tables=pairwise_report_tables(store, rid),
                 ),
                 f"comparison-{rid}.html",
                 f"compare_report_cmp_{rid}",

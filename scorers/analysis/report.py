@@ -44,6 +44,7 @@ from scorers.analysis.compare import (
 )
 from scorers.analysis.compare import leaderboard as build_leaderboard
 from scorers.analysis.generate import judging_basis_text
+from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.core.errors import ScoreStatus
 from scorers.runs.export import json_safe, results_frame
@@ -688,7 +689,15 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
     title = f"Run report: {run['name']}"
     options = _scorer_options(run)
     if len(_variants(frame, "group:variant")) >= 2 and "group:row_id" in frame.columns:
-        return comparison_report(frame, title=title, setup=setup, max_rows=max_rows, scorer_options=options, seed=seed)
+        return comparison_report(
+            frame,
+            title=title,
+            setup=setup,
+            max_rows=max_rows,
+            scorer_options=options,
+            seed=seed,
+            tables=pairwise_report_tables(store, run_id),
+        )
     label = str(run["name"])
     single = frame.assign(**{"group:run": label})
     board = build_leaderboard(single, group_col="group:run", seed=seed) if not frame.empty else None

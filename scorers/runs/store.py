@@ -239,6 +239,29 @@ def _m008_item_columns(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE items ADD COLUMN columns TEXT")
 
 
+def _m009_pairwise(db: sqlite3.Connection) -> None:
+    """Pairwise-judge results of a run (:mod:`scorers.analysis.pairwise_runs`): the two variants, the rubric,
+    the judge, and every pair's verdict in both orders (JSON). Deleting the run deletes them."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE pairwise (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            created_at TEXT NOT NULL,
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            group_col TEXT NOT NULL,
+            pair_col TEXT NOT NULL,
+            rubric TEXT NOT NULL,
+            judge TEXT,
+            outcomes TEXT NOT NULL
+        );
+        CREATE INDEX pairwise_by_run ON pairwise (run_id, id)
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m001_initial,
     _m002_judges,
@@ -248,6 +271,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _m006_batches,
     _m007_stop_reason,
     _m008_item_columns,
+    _m009_pairwise,
 )
 
 
