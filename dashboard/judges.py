@@ -21,6 +21,7 @@ from scorers.catalogue.judge_builder import (
     JudgeExample,
     TryOutcome,
     describe_rule,
+    parse_consistency_rules,
     scan_prompt_template,
     scan_reason_template,
 )
@@ -82,6 +83,7 @@ def builder_state(definition: JudgeDefinition) -> dict[str, Any]:
         "jb_template": definition.prompt_template,
         "jb_reason": definition.reason_template,
         "jb_scale": float(definition.scale),
+        "jb_rules": "\n".join(rule.describe() for rule in definition.consistency_rules),
         ROWS: list(range(len(definition.output_fields))),
         "jb_next_row": len(definition.output_fields),
     }
@@ -230,6 +232,7 @@ def definition_data(state: Mapping[str, Any], *, with_example: bool = False) -> 
         "output_fields": fields,
         "reason_template": state.get("jb_reason") or "",
         "scale": state.get("jb_scale", 1.0),
+        "consistency_rules": parse_consistency_rules(state.get("jb_rules") or ""),
     }
     rule = rule_data(state, fields)
     if rule is not None:

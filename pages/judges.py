@@ -218,6 +218,17 @@ with reason_col:
 scale_col.number_input("Scale", min_value=0.01, step=1.0, key="jb_scale", help="Multiplies the 0..1 score.")
 show_problems(problems_under(problems, "scale"))
 
+st.text_area(
+    "Consistency rules (optional, one per line)",
+    key="jb_rules",
+    height=80,
+    placeholder="if isGlutenFree is true then glutenSources is empty\nif isGlutenFree is false then glutenSources is not empty",
+    help="Checks between output fields: a reply that breaks one is invalid output (asked again once, then not "
+    "scored), as in the built-in gluten checker. Form: if <yes/no field> is true|false then <list or text field> "
+    "is empty|not empty.",
+)
+show_problems(problems_under(problems, "consistency_rules"))
+
 # ---------------------------------------------------------------- try it
 
 st.divider()

@@ -453,3 +453,42 @@ def test_example_payload():
         "output": {"text": "A"},
         "ground_truth": None,
     }
+
+
+GLUTEN_AS_SAVED_JUDGE = {
+    "name": "Gluten checker (saved judge)",
+    "instructions": GLUTEN_INSTRUCTIONS,
+    "prompt_template": "Check if this recipe is gluten-free:\n{output}",
+    "output_fields": [
+        {"name": "isGlutenFree", "type": "boolean", "description": "Whether the recipe is gluten-free"},
+        {"name": "glutenSources", "type": "list_of_strings", "description": "Ingredients that contain gluten"},
+    ],
+    "score_rule": {"kind": "boolean", "field": "isGlutenFree", "true_is_good": True},
+    "consistency_rules": [
+        {"when": "isGlutenFree", "equals": True, "then": "glutenSources", "must_be": "empty"},
+        {"when": "isGlutenFree", "equals": False, "then": "glutenSources", "must_be": "not_empty"},
+    ],
+}
+
+
+def test_consistency_rules_make_the_gluten_checker_a_saved_judge(fake_openai):
+    assert validate_definition(GLUTEN_AS_SAVED_JUDGE) == []
+    rules = JudgeDefinition.model_validate(GLUTEN_AS_SAVED_JUDGE).consistency_rules
+    assert rules[0].describe() == "if isGlutenFree is true then glutenSources is empty"
+    # "Gluten-free" together with a list of gluten sources breaks the first rule: invalid output, as in the
+    # built-in gluten checker (asked twice: once, then once again after the invalid reply).
+    contradiction = {"isGlutenFree": True, "glutenSources": ["flour"]}
+    fake_openai.enqueue(Reply.json(contradiction), Reply.json(contradiction))
+    outcome = try_definition(GLUTEN_AS_SAVED_JUDGE, {"output": "Bread: flour, water."}, settings_for(fake_openai))
+    assert outcome.status is ScoreStatus.JUDGE_OUTPUT_INVALID and outcome.score is None
+    assert "if isGlutenFree is true then glutenSources is empty" in outcome.error
+    # A consistent answer scores as the built-in does: gluten → 0.
+    fake_openai.enqueue(Reply.json({"isGlutenFree": False, "glutenSources": ["flour"]}))
+    scored = try_definition(GLUTEN_AS_SAVED_JUDGE, {"output": "Bread: flour, water."}, settings_for(fake_openai))
+    assert scored.status is ScoreStatus.SCORED and scored.score == 0
+    # A rule must name a boolean field and a list or text field.
+    broken = dict(GLUTEN_AS_SAVED_JUDGE, consistency_rules=[{"when": "glutenSources", "then": "isGlutenFree"}])
+    assert validate_definition(broken) == [
+        "consistency_rules[0].when: 'glutenSources' must name a boolean output field",
+        "consistency_rules[0].then: 'isGlutenFree' must name a list-of-strings or string output field",
+    ]

@@ -27,11 +27,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from scorers.catalogue.llm_judge import (
     GLUTEN_INSTRUCTIONS,
@@ -128,6 +128,54 @@ RULE_KINDS: dict[str, str] = {
 """Score-rule kind → the field type it needs."""
 
 
+class ConsistencyRule(_Strict):
+    """A check between two output fields: when a boolean field has a value, another field must be (non-)empty.
+
+    ``ConsistencyRule(when="isGlutenFree", equals=True, then="glutenSources", must_be="empty")`` reads
+    "if isGlutenFree then glutenSources is empty". A reply that breaks a rule is invalid judge
+    output (re-asked once, then a typed error), as in the built-in gluten checker.
+    """
+
+    when: str
+    equals: bool = True
+    then: str
+    must_be: Literal["empty", "not_empty"] = "empty"
+
+    def describe(self) -> str:
+        """The rule in words, e.g. ``"if isGlutenFree is true then glutenSources is empty"``."""
+        return f"if {self.when} is {'true' if self.equals else 'false'} then {self.then} is " + (
+            "empty" if self.must_be == "empty" else "not empty"
+        )
+
+
+_RULE_TEXT = re.compile(r"if\s+(\w+)\s+is\s+(true|false)\s+then\s+(\w+)\s+is\s+(empty|not empty)", re.IGNORECASE)
+
+
+def parse_consistency_rules(text: str) -> list[dict[str, Any]]:
+    """Consistency rules written one per line as :meth:`ConsistencyRule.describe` writes them.
+
+    A line that does not read ``if <field> is true|false then <field> is empty|not empty``
+    becomes a rule naming the line itself, so :func:`validate_definition` reports it with
+    its position (``consistency_rules[i].when: ...``).
+
+    >>> parse_consistency_rules("if isGlutenFree is true then glutenSources is empty")
+    [{'when': 'isGlutenFree', 'equals': True, 'then': 'glutenSources', 'must_be': 'empty'}]
+    """
+    rules = []
+    for line in (raw.strip() for raw in text.splitlines()):
+        if not line:
+            continue
+        found = _RULE_TEXT.fullmatch(line)
+        if found is None:
+            rules.append({"when": line, "equals": True, "then": "", "must_be": "empty"})
+            continue
+        when, value, then, must = found.groups()
+        rules.append(
+            {"when": when, "equals": value.lower() == "true", "then": then, "must_be": must.lower().replace(" ", "_")}
+        )
+    return rules
+
+
 class JudgeExample(_Strict):
     """An example run to try the judge on: the texts of the Evaluate form."""
 
@@ -163,6 +211,8 @@ class JudgeDefinition(_Strict):
         scale: multiplies the 0..1 score; a finite number > 0.
         description: one sentence on what it measures (for the catalogue).
         example: a run to try it on (for the catalogue), or None.
+        consistency_rules: checks between output fields (:class:`ConsistencyRule`); a reply
+            that breaks one is invalid output.
     """
 
     name: str
@@ -174,6 +224,7 @@ class JudgeDefinition(_Strict):
     scale: float = 1.0
     description: str = ""
     example: JudgeExample | None = None
+    consistency_rules: tuple[ConsistencyRule, ...] = ()
 
 
 def slugify(name: str) -> str:
@@ -393,6 +444,26 @@ def _text_problems(texts: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _consistency_problems(rules: Sequence[ConsistencyRule], fields: Sequence[OutputField]) -> list[str]:
+    by_name = {f.name: f for f in fields}
+    problems = []
+    for i, rule in enumerate(rules):
+        where = f"consistency_rules[{i}]"
+        when = by_name.get(rule.when)
+        if when is None or when.type != "boolean":
+            problems.append(f"{where}.when: {rule.when!r} must name a boolean output field")
+        then = by_name.get(rule.then)
+        if then is None or then.type not in ("list_of_strings", "string"):
+            problems.append(f"{where}.then: {rule.then!r} must name a list-of-strings or string output field")
+    return problems
+
+
+def _empty(value: Any) -> bool:
+    if isinstance(value, str):
+        return not value.strip()
+    return not [v for v in value if str(v).strip()]
+
+
 def validate_definition(definition: JudgeDefinition | Mapping[str, Any]) -> list[str]:
     """Every problem of a judge definition, each naming its field; ``[]`` when it is valid.
 
@@ -420,6 +491,7 @@ def validate_definition(definition: JudgeDefinition | Mapping[str, Any]) -> list
     if d.output_fields:
         problems += _rule_problems(d.score_rule, d.output_fields)
     problems += scan_reason_template(d.reason_template, {f.name for f in d.output_fields})[1]
+    problems += _consistency_problems(d.consistency_rules, d.output_fields)
     if not _number(d.scale) or d.scale <= 0:
         problems.append(f"scale: must be a finite number > 0, got {d.scale!r}")
     return problems
@@ -483,7 +555,18 @@ def output_model(definition: JudgeDefinition) -> type[BaseModel]:
         fields[f.name] = (annotation, Field(..., description=description, **constraints))
     config = ConfigDict(strict=True, allow_inf_nan=False, extra="ignore", frozen=True)
     model_name = "".join(part.capitalize() for part in slugify(definition.name).split("-")) or "Judge"
-    return create_model(f"{model_name}Answer", __config__=config, **fields)
+    rules = definition.consistency_rules
+
+    def consistent(answer: BaseModel) -> BaseModel:
+        for rule in rules:
+            if getattr(answer, rule.when) is rule.equals and _empty(getattr(answer, rule.then)) != (
+                rule.must_be == "empty"
+            ):
+                raise ValueError(f"inconsistent answer: the rule {rule.describe()!r} is broken")
+        return answer
+
+    validators = {"consistency_rules": model_validator(mode="after")(consistent)} if rules else {}
+    return create_model(f"{model_name}Answer", __config__=config, __validators__=validators, **fields)
 
 
 def json_schema(definition: JudgeDefinition) -> dict[str, Any]:
