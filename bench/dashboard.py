@@ -1,0 +1,335 @@
+"""Benchmark the run views of the dashboard in a real browser, on runs of the sizes people upload.
+
+Run from the repository root: ``python bench/dashboard.py`` (``--items`` to change the
+10,000 items; ``--chromium`` for another Chromium than ``$CHROMIUM_PATH`` or
+``/usr/bin/chromium``). Nothing here asserts on time.
+
+Two runs are built in a temporary database, their outcomes written through
+``Store.save_results`` as ``run_evals`` writes them:
+
+* ``20,000 outcomes``: 10,000 items of about 500 characters, each scored by textual
+  difference (the real scorer) and by prompt alignment (the real scorer's results against
+  a fake judge, 20 different analyses reused across the items, so the stored rows have
+  the real shape and size);
+* ``20 kB responses``: 20,000 items whose response is about 20 kB, scored by textual
+  difference (records of the real shape, not recomputed: only the view is measured).
+
+For each, ``streamlit run app.py`` is started on a free port with that database, and
+Debian's Chromium (through Playwright) opens ``/history?run=ID``. The script prints,
+in seconds of wall time seen by the browser (they include the browser's drawing and are
+an upper bound of the server's time):
+
+* ``open the run``: from the navigation to the run's status line, and until the script
+  is idle (Streamlit's running indicator gone);
+* ``draw the charts``: from a click on the Distributions tab until every chart is drawn;
+* ``apply a filter``: from typing a search in the rows table until the page is idle
+  with the filtered rows;
+* ``come back from another page``: from a click on History in the sidebar, after visiting
+  Evaluate, until the run's view is idle again;
+
+and the server process's peak RSS (``VmHWM`` of ``/proc/<pid>/status``). The targets
+(from the issue) are printed beside them: every rerun with the run open under 1 s,
+opening with charts under 2 s, and under 1.5 GB for the 20 kB run. The machine's load
+average is printed first: on a shared machine the times grow with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from fake_openai import FakeOpenAI, Reply  # noqa: E402
+from judge_data import single_analysis  # noqa: E402
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+from scorers import (  # noqa: E402
+    EvalItem,
+    JudgeSettings,
+    Store,
+    create_prompt_alignment_scorer,
+    create_textual_difference_scorer,  # noqa: E402
+    run_evals,
+)
+
+SEED = 20250101
+RERUN_TARGET_S = 1.0
+OPEN_TARGET_S = 2.0
+RSS_TARGET_MB = 1536
+TIMEOUT_MS = 180_000
+
+
+def _words(rng: random.Random, n_chars: int) -> str:
+    vocabulary = ["alpha", "beta", "gamma", "delta", "answer", "prompt", "score", "judge", "text", "words"]
+    out: list[str] = []
+    size = 0
+    while size < n_chars:
+        out.append(rng.choice(vocabulary) + str(rng.randint(0, 99)))
+        size += len(out[-1]) + 1
+    return " ".join(out)
+
+
+def _pa_records(n_variants: int) -> list[dict[str, Any]]:
+    """Stored records of real prompt-alignment results (user mode) against a fake judge."""
+    rng = random.Random(SEED)
+    replies = [single_analysis(*(round(rng.uniform(0.3, 1.0), 2) for _ in range(4))) for _ in range(n_variants)]
+    with FakeOpenAI() as judge:
+        calls = iter(range(10**9))
+        judge.responder = lambda _body: Reply.json(replies[next(calls) % n_variants])
+        settings = JudgeSettings(model="openai/fake-judge", base_url=judge.base_url, api_key="bench-key")
+        scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings)
+        items = [EvalItem(f"v{i}", {"input": f"Question {i}?", "output": f"Answer {i}."}) for i in range(n_variants)]
+        result = run_evals(items, [scorer], concurrency=1)
+    return [o.to_record() for o in result.outcomes]
+
+
+def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str]:
+    """The two benchmark runs in ``db``: (the 20,000-outcome run, the 20 kB run)."""
+    rng = random.Random(SEED)
+    store = Store(db)
+    td = create_textual_difference_scorer()
+    pa = _pa_records(20)
+    items = []
+    for i in range(n_items):
+        reference = _words(rng, 500)
+        response = reference.replace("alpha", "omega", rng.randint(0, 3))
+        payload = {
+            "input": {"inputMessages": [{"role": "user", "content": f"Repeat this text ({i})."}], "systemMessages": []},
+            "output": {"text": response},
+            "ground_truth": reference,
+        }
+        items.append((f"q{i:05d}", payload, {"model": f"model-{i % 3}"}, {"votes": i % 5}))
+    run_id = store.create_run(
+        dataset_name="bench-20k-outcomes.csv",
+        items=items,
+        scorers=[{"id": td.id, "name": td.name, "options": {}}, {"id": "prompt-alignment", "name": "", "options": {}}],
+        judge={"model": "openai/fake-judge", "baseUrl": "http://127.0.0.1:9/v1", "temperature": 0, "seed": 0},
+        mapping={"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"},
+        config={"scorerOptions": {td.id: {}, "prompt-alignment": {"evaluation_mode": "user"}}},
+    )
+    records = []
+    for i, (_, payload, _, _) in enumerate(items):
+        records.append((i, td.id, {**_td_record(td.run(payload))}))
+        records.append((i, "prompt-alignment", pa[i % len(pa)]))
+    store.save_results(run_id, records)
+    store.finish_run(run_id, "completed")
+
+    big_items = []
+    big_records = []
+    text = _words(rng, 20_000)
+    for i in range(n_big):
+        response = f"{i} " + text
+        big_items.append((f"long{i:05d}", {"input": f"Write at length ({i}).", "output": response}, {}, {}))
+        ratio = 2 * 20 / (20 + len(response))
+        big_records.append(
+            (
+                i,
+                td.id,
+                {
+                    "status": "scored",
+                    "score": ratio * 0.001,
+                    "reason": "The response matches the input at <1% similarity (3000 word-level changes).",
+                    "analysis": {"ratio": ratio, "changes": 3000, "lengthDiff": 0.999, "confidence": 0.001},
+                    "details": {"comparedWith": "input"},
+                    "latency_s": 0.01,
+                },
+            )
+        )
+    big_id = store.create_run(
+        dataset_name="bench-20kB-responses.csv",
+        items=big_items,
+        scorers=[{"id": td.id, "name": td.name, "options": {}}],
+        judge=None,
+    )
+    store.save_results(big_id, big_records)
+    store.finish_run(big_id, "completed")
+    store.close()
+    return run_id, big_id
+
+
+def _td_record(result: Any) -> dict[str, Any]:
+    return {
+        "status": "scored",
+        "score": result.score,
+        "reason": result.reason,
+        "analysis": result.analyze_step_result,
+        "details": result.details,
+        "latency_s": 0.0005,
+    }
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """``VmHWM`` (peak resident set size) of a process, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+@contextmanager
+def streamlit_server(db: Path, tmp: Path) -> Iterator[tuple[str, int]]:
+    """``streamlit run app.py`` on a free port with ``db``; yields (URL, pid)."""
+    home = tmp / f"home-{time.monotonic_ns()}"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "STREAMLIT_"))}
+    env.update(HOME=str(home), SCORER_STUDIO_DB=str(db), PYTHONUNBUFFERED="1")
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+        "--secrets.files", str(tmp / "no-secrets.toml"),
+    ]  # fmt: skip
+    log = (tmp / "streamlit.log").open("ab")
+    process = subprocess.Popen(
+        command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"streamlit did not start; see {tmp / 'streamlit.log'}")
+            time.sleep(0.2)
+        yield url, process.pid
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+                process.wait(timeout=10)
+                break
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                continue
+        log.close()
+
+
+def _idle(page: Page) -> None:
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def _timed(action: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def measure_views(page: Page, url: str, run_id: str, n_items: int, n_charts: int, *, full: bool) -> dict[str, float]:
+    """Open the run, then (``full``) draw its charts, filter its rows and come back to it from another page."""
+    out: dict[str, float] = {}
+    page.goto(url)  # Streamlit's scripts into the cache, outside the timing
+    _idle(page)
+    status = page.get_by_text("Completed: all")
+    started = time.perf_counter()
+    page.goto(f"{url}/history?run={run_id}")
+    expect(status).to_be_visible(timeout=TIMEOUT_MS)
+    out["open the run: status shown"] = time.perf_counter() - started
+    expect(page.get_by_role("tab", name="Distributions")).to_be_visible(timeout=TIMEOUT_MS)
+    _idle(page)
+    out["open the run: idle"] = time.perf_counter() - started
+    if not full:
+        return out
+
+    def charts() -> None:
+        page.get_by_role("tab", name="Distributions").click()
+        charts = page.locator(".stPlotlyChart .main-svg")
+        expect(charts.nth(n_charts - 1)).to_be_visible(timeout=TIMEOUT_MS)
+
+    out["draw the charts"] = _timed(charts)
+    page.get_by_role("tab", name="Rows and drill-down").click()
+    search = page.get_by_label("Search text")
+
+    def search_rows() -> None:
+        search.fill("omega")
+        search.press("Enter")
+        expect(page.get_by_text("rows (one per item and scorer)").first).to_contain_text(f"of {2 * n_items} rows")
+        _idle(page)
+
+    out["apply a filter"] = _timed(search_rows)
+    page.get_by_test_id("stSidebarNav").get_by_text("Evaluate").click()
+    expect(page.get_by_role("heading", name="Evaluate")).to_be_visible(timeout=TIMEOUT_MS)
+    _idle(page)
+
+    def back() -> None:
+        page.get_by_test_id("stSidebarNav").get_by_text("History").click()
+        expect(status).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.get_by_role("tab", name="Distributions")).to_be_visible(timeout=TIMEOUT_MS)
+        _idle(page)
+
+    out["come back from another page"] = _timed(back)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=10_000, help="items of the two-scorer run (default 10,000)")
+    parser.add_argument("--big-rows", type=int, default=20_000, help="rows of the 20 kB run (default 20,000)")
+    parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH") or shutil.which("chromium"))
+    args = parser.parse_args()
+    if not args.chromium:
+        raise SystemExit("needs Debian's Chromium: apt-get install chromium, or --chromium PATH")
+    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        db = tmp / "bench.db"
+        started = time.perf_counter()
+        run_id, big_id = build_runs(db, args.items, args.big_rows)
+        print(f"built the runs in {time.perf_counter() - started:.1f} s ({db.stat().st_size / 2**20:,.0f} MB database)")
+        rows: list[tuple[str, str, str]] = []
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=args.chromium, args=["--headless=new", "--no-sandbox", "--disable-gpu"]
+            )
+            try:
+                for name, rid, full in (
+                    (f"{2 * args.items:,} outcomes", run_id, True),
+                    (f"{args.big_rows:,} rows of 20 kB responses", big_id, False),
+                ):
+                    with streamlit_server(db, tmp) as (url, pid):
+                        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                        page.set_default_timeout(TIMEOUT_MS)
+                        # Histogram and box per scorer, dimension box and heatmap for prompt alignment, one group chart.
+                        n_charts = 7 if full else 2
+                        times = measure_views(page, url, rid, args.items, n_charts, full=full)
+                        page.close()
+                        rss = peak_rss_mb(pid)
+                    for what, seconds in times.items():
+                        target = OPEN_TARGET_S if what.startswith("open") else RERUN_TARGET_S
+                        rows.append((name, what, f"{seconds:6.2f} s (target < {target:g} s)"))
+                    rows.append((name, "server peak RSS", f"{rss:6.0f} MB (target < {RSS_TARGET_MB} MB)"))
+            finally:
+                browser.close()
+    width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
+    for run, what, value in rows:
+        print(f"{run.ljust(width[0])}  {what.ljust(width[1])}  {value}")
+
+
+if __name__ == "__main__":
+    main()
