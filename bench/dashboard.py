@@ -265,11 +265,14 @@ def measure_views(page: Page, url: str, run_id: str, n_items: int, n_charts: int
     out["draw the charts"] = _timed(charts)
     page.get_by_role("tab", name="Rows and drill-down").click()
     search = page.get_by_label("Search text")
+    caption = page.get_by_text("rows (one per item and scorer)").first
+    before = caption.inner_text()
 
     def search_rows() -> None:
         search.fill("omega")
         search.press("Enter")
-        expect(page.get_by_text("rows (one per item and scorer)").first).to_contain_text(f"of {2 * n_items} rows")
+        expect(caption).not_to_have_text(before, timeout=TIMEOUT_MS)  # the filtered count is on screen
+        expect(caption).to_contain_text(f"of {2 * n_items} rows")
         _idle(page)
 
     out["apply a filter"] = _timed(search_rows)

@@ -150,50 +150,33 @@ def _render_charts(
         "Charts show the whole run. Click a histogram bar or a heatmap row to show those items in the "
         "rows table (Rows and drill-down tab); click again on an empty spot to clear."
     )
-    results = table.results
-    scored = results[results["status"] == ScoreStatus.SCORED.value]
+    run_id = table.run["id"]
     for sid in table.scorer_ids:
         name = names[sid]
         st.markdown(f"#### {md_escape(name)}")
-        mine = scored[scored["scorer"] == sid]
         span = _scale_range(options.get(sid, {}))
+        hist, box = _score_charts(run_id, table.n_stored, sid, name, span, table)
         left, right = st.columns(2)
         with left:
-            event = st.plotly_chart(
-                score_histogram(mine["score"], title=f"{name}: scores", x_range=span, bins=HISTOGRAM_BINS),
-                key=f"{key}_hist_{sid}",
-                on_select="rerun",
-                selection_mode="points",
-            )
+            event = st.plotly_chart(hist, key=f"{key}_hist_{sid}", on_select="rerun", selection_mode="points")
         points = _new_selection(event, f"{key}_hist_{sid}")
         if points and points[0].get("customdata"):
             lo, hi = (float(v) for v in points[0]["customdata"][:2])
             _set_chart_filter(key, f"{name}: score {lo:.3g} to {hi:.3g}", scorer=sid, score_range=(lo, hi))
-        labels = table.items["item_id"].reindex(mine["item_index"].to_numpy()).astype(str).tolist()
-        right.plotly_chart(
-            score_box(mine["score"], labels=labels, title=f"{name}: spread", x_range=span), key=f"{key}_box_{sid}"
-        )
+        right.plotly_chart(box, key=f"{key}_box_{sid}")
         if sid not in table.dimensions:
             continue
-        long = _long_dimensions(table, sid)
         kind = (
             st.segmented_control(
                 "Dimension chart", ["box", "violin"], default="box", key=f"{key}_kind_{sid}", format_func=str.capitalize
             )
             or "box"
         )
-        st.plotly_chart(
-            dimension_distribution(long, kind=kind, title=f"{name}: dimension scores"), key=f"{key}_dims_{sid}"
-        )
-        event = st.plotly_chart(
-            dimension_heatmap(long, title=f"{name}: dimension scores by item"),
-            key=f"{key}_heat_{sid}",
-            on_select="rerun",
-            selection_mode="points",
-        )
+        dims, heat, (rows, members) = _dimension_charts(run_id, table.n_stored, sid, name, kind, table)
+        st.plotly_chart(dims, key=f"{key}_dims_{sid}")
+        event = st.plotly_chart(heat, key=f"{key}_heat_{sid}", on_select="rerun", selection_mode="points")
         points = _new_selection(event, f"{key}_heat_{sid}")
         if points and points[0].get("y") is not None:
-            rows, members = heatmap_rows(long)
             labels = [str(label) for label in rows.index]
             if str(points[0]["y"]) in labels:
                 chosen = members[labels.index(str(points[0]["y"]))]
@@ -202,6 +185,31 @@ def _render_charts(
         means = group_means(table, group)
         means["scorer"] = means["scorer"].map(lambda s: names.get(s, s))
         st.plotly_chart(group_comparison_chart(means, group), key=f"{key}_group_{group}")
+
+
+# The charts show the whole run, whatever the filters: built once per run version (run id and
+# number of stored outcomes) and reused by every rerun. Plotly figures are not changed by drawing.
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _score_charts(
+    run_id: str, n_stored: int, sid: str, name: str, span: tuple[float, float], _table: RunTable
+) -> tuple[Any, Any]:
+    results = _table.results
+    mine = results[(results["status"] == ScoreStatus.SCORED.value) & (results["scorer"] == sid)]
+    labels = _table.items["item_id"].reindex(mine["item_index"].to_numpy()).astype(str).tolist()
+    return (
+        score_histogram(mine["score"], title=f"{name}: scores", x_range=span, bins=HISTOGRAM_BINS),
+        score_box(mine["score"], labels=labels, title=f"{name}: spread", x_range=span),
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _dimension_charts(run_id: str, n_stored: int, sid: str, name: str, kind: str, _table: RunTable) -> tuple[Any, ...]:
+    long = _long_dimensions(_table, sid)
+    return (
+        dimension_distribution(long, kind=kind, title=f"{name}: dimension scores"),
+        dimension_heatmap(long, title=f"{name}: dimension scores by item"),
+        heatmap_rows(long),
+    )
 
 
 def _set_chart_filter(
