@@ -368,6 +368,25 @@ def test_label_import_matches_by_item_id_and_never_overwrites_a_person_silently(
     assert any("choose how rows are matched" in w.value for w in at.warning)
 
 
+def test_review_queue_per_reviewer_by_judge_doubt_or_at_random():
+    def scored(i: int, score: float) -> ItemOutcome:
+        return ItemOutcome(
+            i, f"r{i}", TD, ScoreStatus.SCORED, ScoreResult(scorer=TD, score=score, reason="", analyze_step_result={})
+        )
+
+    outcomes = {i: scored(i, s) for i, s in enumerate([0.9, 0.45, 0.1, 0.6, 0.52])}
+    mine = {1: Label(1, "run", 1, TD, "ann", "2026-01-01T00:00:00+00:00", None, True, "", None, None, "review")}
+    # |score − 0.5|: row0 0.4, row1 0.05 (labelled by ann: left out), row2 0.4, row3 0.1, row4 0.02.
+    # Nearest first, ties by row: 4, 3, 0, 2.
+    assert review_queue(5, outcomes, {}, "uncertain", threshold=0.5, mine=mine) == [4, 3, 0, 2]
+    # Random: every row ann has not labelled, in an order of her own that stays the same.
+    ann = review_queue(5, outcomes, {}, "random", threshold=0.5, mine=mine, reviewer="ann")
+    assert sorted(ann) == [0, 2, 3, 4]
+    assert ann == review_queue(5, outcomes, {}, "random", threshold=0.5, mine=mine, reviewer="ann")
+    orders = {tuple(review_queue(5, outcomes, {}, "random", threshold=0.5, reviewer=name)) for name in "abcdefgh"}
+    assert len(orders) > 1  # another reviewer gets another order
+
+
 def test_queue_helpers_without_streamlit():
     def scored(i: int, score: float) -> ItemOutcome:
         return ItemOutcome(

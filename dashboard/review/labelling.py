@@ -12,6 +12,7 @@ a comment never triggers them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +34,7 @@ from scorers.analysis.labels import (
     Label,
     current_labels,
     label_history,
+    reviewer_labels,
     save_label,
 )
 
@@ -55,9 +57,14 @@ FILTERS: dict[str, str] = {
     "labelled": "Labelled",
     "disagreements": "Disagreements",
     "low": "Low judge scores",
+    "uncertain": "Mine: judge least sure first",
+    "random": "Mine: random order",
 }
 """Review filters: key → label. Disagreements: judge verdict ≠ human verdict at the threshold;
-low judge scores: scored below the threshold, lowest first."""
+low judge scores: scored below the threshold, lowest first. The two "Mine" queues hold the
+rows this reviewer has not labelled yet: judge least sure first (the score nearest the
+threshold first), or in a random order of their own (seeded by their name), so that a
+calibration sample is not biased by the judge."""
 
 SHORTCUTS: dict[str, str] = {"next": "J", "previous": "K", "pass": "U", "fail": "D"}
 """Native Streamlit button shortcuts of the review view."""
@@ -113,6 +120,8 @@ def review_queue(
     *,
     threshold: float,
     higher_is_better: bool = True,
+    mine: Mapping[int, Label] | None = None,
+    reviewer: str = "",
 ) -> list[int]:
     """The item indexes a filter shows, in review order.
 
@@ -123,9 +132,14 @@ def review_queue(
         mode: a key of :data:`FILTERS`.
         threshold: the pass threshold.
         higher_is_better: the scorer's direction.
+        mine: item index → this reviewer's own label (the ``"uncertain"`` and ``"random"`` queues).
+        reviewer: the reviewer's name (seeds the ``"random"`` order).
 
     Returns:
-        Item order, except ``"low"``: scored rows below the threshold, lowest score first.
+        Item order, except ``"low"``: scored rows below the threshold, lowest score first;
+        ``"uncertain"``: scored rows the reviewer has not labelled, |score − threshold|
+        smallest first; ``"random"``: rows the reviewer has not labelled, shuffled with a
+        seed from their name.
 
     Raises:
         ValueError: an unknown mode.
@@ -151,11 +165,28 @@ def review_queue(
     if mode == "low":
         low = [i for i in indexes if (o := outcomes.get(i)) is not None and o.score is not None and o.score < threshold]
         return sorted(low, key=lambda i: (outcomes[i].score, i))
+    if mode in ("uncertain", "random"):
+        todo = [i for i in indexes if i not in (mine or {})]
+        if mode == "uncertain":
+            todo = [i for i in todo if (o := outcomes.get(i)) is not None and o.score is not None]
+        return sorted(todo, key=queue_order(outcomes, mode, threshold=threshold, reviewer=reviewer))
     raise ValueError(f"unknown review filter {mode!r}; use one of {', '.join(FILTERS)}")
 
 
-def queue_order(outcomes: Mapping[int, ItemOutcome], mode: str) -> Callable[[int], tuple[float, int]]:
+def queue_order(
+    outcomes: Mapping[int, ItemOutcome], mode: str, *, threshold: float = 0.0, reviewer: str = ""
+) -> Callable[[int], tuple[float, int]]:
     """The sort key of :func:`review_queue` for ``mode`` (defined for every item, queued or not)."""
+    if mode == "uncertain":
+
+        def by_doubt(i: int) -> tuple[float, int]:
+            o = outcomes.get(i)
+            return (abs(o.score - threshold) if o is not None and o.score is not None else math.inf, i)
+
+        return by_doubt
+    if mode == "random":
+        # A shuffle of the reviewer's own: each row's rank is a hash of the name and the row.
+        return lambda i: (float(int(hashlib.sha256(f"{reviewer}\0{i}".encode()).hexdigest()[:12], 16)), i)
     if mode == "low":
 
         def by_score(i: int) -> tuple[float, int]:
@@ -257,10 +288,21 @@ def _save(
         return
     if advance:
         labels = {i: label for (i, _), label in current_labels(ctx.store, ctx.run["id"], ctx.scorer_id).items()}
+        mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {})
         queue = review_queue(
-            len(ctx.items), ctx.outcomes, labels, mode, threshold=ctx.threshold, higher_is_better=ctx.higher_is_better
+            len(ctx.items),
+            ctx.outcomes,
+            labels,
+            mode,
+            threshold=ctx.threshold,
+            higher_is_better=ctx.higher_is_better,
+            mine=mine,
+            reviewer=reviewer,
         )
-        _go(ctx.position_key, step(queue, index, 1, queue_order(ctx.outcomes, mode)))
+        _go(
+            ctx.position_key,
+            step(queue, index, 1, queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer)),
+        )
     for field in ("score", "verdict", "comment"):  # the row's form shows the saved label next time
         st.session_state.pop(f"{ctx.key}_{index}_{field}", None)
     st.session_state[f"{ctx.key}_saved"] = f"Saved your label of {ctx.items[index].item_id}."
@@ -368,10 +410,18 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     saved = st.session_state.pop(f"{ctx.key}_saved", None)
     if saved:
         st.toast(saved, icon=":material/check:")
+    mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {}) if reviewer else {}
     queue = review_queue(
-        len(ctx.items), ctx.outcomes, ctx.labels, mode, threshold=ctx.threshold, higher_is_better=ctx.higher_is_better
+        len(ctx.items),
+        ctx.outcomes,
+        ctx.labels,
+        mode,
+        threshold=ctx.threshold,
+        higher_is_better=ctx.higher_is_better,
+        mine=mine,
+        reviewer=reviewer,
     )
-    order = queue_order(ctx.outcomes, mode)
+    order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer)
     index = resolve_position(queue, st.session_state.get(ctx.position_key), order)
     if index is None:
         empty = {
@@ -379,6 +429,8 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
             "labelled": "No row is labelled yet.",
             "disagreements": f"No labelled row where the judge and the person disagree at {ctx.threshold:g}.",
             "low": f"No scored row is below {ctx.threshold:g}.",
+            "uncertain": "No scored row is left for you to label." if reviewer else "Type your name at the top first.",
+            "random": "No row is left for you to label." if reviewer else "Type your name at the top first.",
         }
         st.info(empty.get(mode, "The run has no items."))
         return
