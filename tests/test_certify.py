@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
 from scorers.analysis.certify import certify_judge, krippendorff_alpha, krippendorff_interval, rogan_gladen
+from scorers.analysis.labels import save_label
+from scorers.analysis.report import run_report
 
 
 def test_rogan_gladen_with_a_known_confusion_matrix():
@@ -54,3 +57,20 @@ def test_krippendorff_alpha_by_hand():
     assert krippendorff_alpha([["pass", "pass"]]) is None  # no disagreement possible
     low, high = krippendorff_interval(units, n_resamples=200)
     assert -1 <= low <= 16 / 30 <= high <= 1
+
+
+def test_the_run_report_has_labels_and_agreement(tmp_path):
+    # Two reviewers on a textual-difference run (judge: "abc" vs "abc" → 1, "xyz" → 0; threshold 0.5).
+    store = Store(tmp_path / "s.db")
+    items = [
+        EvalItem(f"row{n}", {"input": "q", "output": {"text": t}, "ground_truth": "abc"})
+        for n, t in enumerate(["abc", "xyz"])
+    ]
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store).run_id
+    save_label(store, run_id, 0, "textual-difference", reviewer="ann", human_pass=True, comment="right")
+    save_label(store, run_id, 1, "textual-difference", reviewer="ann", human_pass=False)
+    save_label(store, run_id, 1, "textual-difference", reviewer="bo", human_pass=False)
+    html = run_report(store, run_id)
+    store.close()
+    assert "Agreement with people" in html and "Labels" in html
+    assert "right" in html and "bo" in html

@@ -17,11 +17,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
+
+from scorers.analysis.agreement import agreement_report, agreement_rows, passes
+from scorers.analysis.labels import current_labels, reviewer_labels, scorer_scale
+from scorers.catalogue.registry import SCORERS
 
 
 @dataclass(frozen=True)
@@ -300,5 +306,87 @@ __all__ = [
     "certify_judge",
     "krippendorff_alpha",
     "krippendorff_interval",
+    "labels_report_tables",
     "rogan_gladen",
 ]
+
+
+def labels_report_tables(store: Any, run: Mapping[str, Any], result: Any, items: Sequence[Any]) -> dict[str, Any]:
+    """The HTML report's tables of people's labels: agreement per scorer, and every current label.
+
+    The verdicts are taken at half each scorer's scale (the Review page's default threshold).
+
+    Args:
+        store: the database (:class:`scorers.runs.store.Store`).
+        run: the run record.
+        result: its :class:`scorers.runs.runner.EvalRunResult`.
+        items: its items.
+
+    Returns:
+        ``{}`` when nothing is labelled; else ``"Agreement with people"`` (one row per labelled
+        scorer: labelled rows, agreement rate, Cohen's kappa, reviewers, Krippendorff's alpha with
+        its interval, TPR, TNR, the corrected pass rate and the verdict at 80%) and ``"Labels"``
+        (one row per current label: item, scorer, reviewer, verdict, score, comment, source, when).
+    """
+    labels = current_labels(store, run["id"])
+    if not labels:
+        return {}
+    summary = []
+    for sid in result.scorer_ids:
+        mine = {k: v for k, v in labels.items() if k[1] == sid}
+        if not mine:
+            continue
+        scale = scorer_scale(run, sid, store)
+        higher = SCORERS[sid].higher_is_better if sid in SCORERS else True
+        threshold = scale / 2
+        report = agreement_report(
+            agreement_rows(result, mine, sid), threshold=threshold, scale=scale, higher_is_better=higher
+        )
+        pairs = [(d.human_pass, d.judge_pass) for d in report.disagreements if d.human_pass is not None]
+        verdicts = [
+            passes(o.score, threshold, higher_is_better=higher)
+            for o in result.outcomes
+            if o.scorer_id == sid and o.score is not None
+        ]
+        cert = certify_judge([h for h, _ in pairs], [j for _, j in pairs], verdicts) if pairs and verdicts else None
+        units: dict[int, list[bool]] = {}
+        by_reviewer = reviewer_labels(store, run["id"], sid)
+        for per in by_reviewer.values():
+            for index, label in per.items():
+                verdict = label.human_pass
+                if verdict is None and label.human_score is not None:
+                    verdict = passes(label.human_score, threshold, higher_is_better=higher)
+                if verdict is not None:
+                    units.setdefault(index, []).append(verdict)
+        alpha = krippendorff_alpha(list(units.values()))
+        low, high = krippendorff_interval(list(units.values()), n_resamples=300)
+        summary.append(
+            {
+                "scorer": sid,
+                "threshold": threshold,
+                "labelled rows": report.n_labelled,
+                "agreement rate": report.agreement_rate,
+                "Cohen's kappa": report.kappa.value,
+                "reviewers": len(by_reviewer),
+                "Krippendorff's alpha": alpha,
+                "alpha 95% interval": None if low is None else f"{low:.2f} to {high:.2f}",
+                "TPR": cert.tpr.value if cert else None,
+                "TNR": cert.tnr.value if cert else None,
+                "corrected pass rate": cert.corrected if cert else None,
+                "judge verdict at 80%": cert.verdict if cert else "not known yet",
+            }
+        )
+    rows = [
+        {
+            "item_id": items[index].item_id if index < len(items) else index,
+            "scorer": sid,
+            "reviewer": label.reviewer,
+            "verdict": None if label.human_pass is None else ("pass" if label.human_pass else "fail"),
+            "score": label.human_score,
+            "comment": label.comment,
+            "source": label.source,
+            "labelled at": label.created_at[:16].replace("T", " "),
+        }
+        for (index, sid), label in sorted(labels.items())
+    ]
+    return {"Agreement with people": pd.DataFrame(summary), "Labels": pd.DataFrame(rows)}

@@ -34,6 +34,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from scorers.analysis.certify import labels_report_tables
 from scorers.analysis.compare import (
     dimension_means,
     not_scored_summary,
@@ -696,7 +697,7 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
             max_rows=max_rows,
             scorer_options=options,
             seed=seed,
-            tables=pairwise_report_tables(store, run_id),
+            tables={**pairwise_report_tables(store, run_id), **labels_report_tables(store, run, result, items)},
         )
     label = str(run["name"])
     single = frame.assign(**{"group:run": label})
@@ -716,7 +717,13 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
     sample = _lowest_rows(frame, max_rows)
     failure = not_scored_summary(frame) if not frame.empty else "Nothing has been scored in this run yet."
     return build_report(
-        title=title, setup=setup, leaderboard=board, figures=figures, rows=sample, notes=[failure] if failure else []
+        title=title,
+        setup=setup,
+        leaderboard=board,
+        figures=figures,
+        rows=sample,
+        notes=[failure] if failure else [],
+        tables=labels_report_tables(store, run, result, items),
     )
 
 
