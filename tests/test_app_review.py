@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from scorers import (
     run_evals,
 )
 from scorers.analysis.labels import Label, current_labels, label_history, save_label
+from scorers.runs import jobs
 
 TD = "textual-difference"
 
@@ -264,6 +266,12 @@ def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
     assert "9 judge call(s): 3 row(s) × 3 time(s)" in " ".join(c.value for c in at.caption)
     at.button(key=f"{key}_c_run").click().run()
     assert not at.exception
+    # A background job of the server: wait for it as the page's refresh would.
+    deadline = time.monotonic() + 60
+    while jobs.get(at.session_state["job_rejudge"]).running:
+        assert time.monotonic() < deadline, "the re-judging job did not finish"
+        time.sleep(0.1)
+    at.run()
     assert fake_judge.chat_call_count == 3 + 9  # no reply came from the cache
     sent = fake_judge.chat_requests()[3:]
     assert all(body["temperature"] == 0.7 and "seed" not in body for body in sent)
@@ -271,6 +279,10 @@ def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
     assert shown["Rows re-judged"] == "3"
     assert shown["Verdict flips"] == "33%"  # only dish1 flips
     assert shown["Failed calls"] == "0"
+    # Drift from the stored scores (1, 1, 0): dish1 re-judged 0, 1, 0 → changes 1, 0, 1 (mean 2/3), the
+    # others 0: mean change (0 + 2/3 + 0)/3 = 0.222; 2 of the 9 re-judged verdicts differ from the stored one.
+    assert shown["Change from stored"] == "0.222"
+    assert shown["Flips vs stored verdict"] == "22%"
     table = next(d.value for d in at.dataframe if "flips" in d.value.columns)
     assert table["flips"].tolist() == [False, True, False]
     assert table["scores"].tolist()[0] == "1, 1, 1"

@@ -17,9 +17,11 @@ from scorers.analysis.agreement import (
     sample_indexes,
 )
 from scorers.catalogue.registry import scorer_spec
+from scorers.runs import jobs
 
 from ..agreement_charts import consistency_chart
 from ..batch import resume_settings, stored_scorer_options
+from ..jobs import remember, render_job_progress, session_job
 from ..results import md_escape
 from ..run_view import check_judges
 from ..settings import judge_settings
@@ -28,6 +30,9 @@ from .context import (
     fmt_number,
     fmt_share,
 )
+
+REJUDGE_SLOT = "rejudge"
+"""This session's re-judging job, in :func:`dashboard.jobs.session_job`."""
 
 
 def _consistency_key(ctx: ReviewContext) -> str:
@@ -86,8 +91,15 @@ def render_consistency(ctx: ReviewContext) -> None:
         f"{len(indexes) * int(repeats) * per_run} judge call(s): {len(indexes)} row(s) × {int(repeats)} "
         f"time(s) × {per_run} call(s) per score."
     )
-    if st.button("Re-judge", type="primary", key=f"{ctx.key}_c_run", icon=":material/replay:"):
+    job = session_job(REJUDGE_SLOT)
+    busy = job is not None and job.running
+    if st.button("Re-judge", type="primary", key=f"{ctx.key}_c_run", icon=":material/replay:", disabled=busy):
         _run_consistency(ctx, indexes, int(repeats), float(temperature), keep_seed)
+        st.rerun()
+    if busy:
+        render_job_progress(job.id, key=f"{ctx.key}_c_job")
+    elif job is not None and job.result is not None and job.result[0] == _consistency_key(ctx):
+        st.session_state[_consistency_key(ctx)] = job.result[1:]
     stored = st.session_state.get(_consistency_key(ctx))
     if stored is None:
         return
@@ -175,14 +187,27 @@ def _run_consistency(ctx: ReviewContext, indexes: list[int], repeats: int, tempe
         st.error(problem)
         return
     concurrency = int((ctx.run.get("config") or {}).get("concurrency") or 4)
-    with st.spinner(f"Asking the judge {len(indexes) * repeats} time(s)…"):
-        repetitions = rejudge(scorer, ctx.items, indexes, repeats=repeats, concurrency=min(concurrency, 8))
     params = (
         f"{len(indexes)} row(s) × {repeats}, model {settings.model_name}, temperature {temperature:g}, "
         + (f"seed {settings.seed}" if settings.seed is not None else "no seed")
         + ", cache bypassed"
     )
-    st.session_state[_consistency_key(ctx)] = (params, repetitions)
+    state_key = _consistency_key(ctx)
+
+    def work(job: jobs.JobContext) -> tuple[str, str, dict[int, list[float | str]]]:
+        job.progress(done=0, total=len(indexes) * repeats, phase="re-judging")
+        repetitions = rejudge(
+            scorer,
+            ctx.items,
+            indexes,
+            repeats=repeats,
+            concurrency=min(concurrency, 8),
+            on_progress=lambda done, total: job.progress(done=done, total=total),
+            cancel=job.cancel,
+        )
+        return state_key, params, repetitions
+
+    remember(REJUDGE_SLOT, jobs.start("rejudge", f"Re-judging {ctx.scorer_name} in run {ctx.run['id']}", work))
 
 
 # ---- import and export view

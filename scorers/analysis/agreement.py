@@ -659,6 +659,7 @@ def rejudge(
     repeats: int,
     concurrency: int = 4,
     on_progress: Callable[[int, int], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> dict[int, list[float | str]]:
     """Score the items at ``indexes`` ``repeats`` times each, storing nothing.
 
@@ -673,6 +674,7 @@ def rejudge(
         repeats: judgements per item (≥ 1).
         concurrency: calls at once.
         on_progress: called as ``(done, total)`` after each call, from a worker thread.
+        cancel: set it to stop: repetitions not started are missing from the result.
 
     Returns:
         Item index → per repetition the score, or the status value of a failed one
@@ -695,7 +697,7 @@ def rejudge(
         if on_progress is not None:
             on_progress(count, len(plan))
 
-    result = run_evals(copies, [scorer], concurrency=concurrency, on_item_complete=progress)
+    result = run_evals(copies, [scorer], concurrency=concurrency, on_item_complete=progress, cancel=cancel)
     out: dict[int, list[float | str]] = {index: [] for index in indexes}
     for o in result.outcomes:
         index = plan[o.item_index][0]
