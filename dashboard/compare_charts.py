@@ -360,7 +360,9 @@ def win_tie_loss_chart(wins: int, ties: int, losses: int, a: str, b: str, *, tit
     return fig
 
 
-def win_rate_chart(rates: pd.DataFrame, *, title: str = "Pairwise judge: win rate") -> go.Figure:
+def win_rate_chart(
+    rates: pd.DataFrame, *, title: str = "Pairwise judge: win rate", ends: tuple[str, str] | None = None
+) -> go.Figure:
     """Horizontal bars of win rates (0..1) with their 95 % confidence intervals.
 
     Args:
@@ -368,6 +370,8 @@ def win_rate_chart(rates: pd.DataFrame, *, title: str = "Pairwise judge: win rat
             ``rate`` (0..1), ``ci_low`` and ``ci_high`` (NaN when undefined); an
             optional ``count`` is shown on hover.
         title: the chart title.
+        ends: the colours of A's and B's wins (their variants' colours on the page); default the
+            palette's first two.
 
     Returns:
         One ``go.Bar`` named ``"win rate"`` (``y`` = the names, ``x`` = the rates,
@@ -380,7 +384,8 @@ def win_rate_chart(rates: pd.DataFrame, *, title: str = "Pairwise judge: win rat
     values = [float(v) for v in data["rate"]]
     lows = [_number(v) for v in data["ci_low"]]
     highs = [_number(v) for v in data["ci_high"]]
-    colors = [variant_color(0), TIE_COLOR, variant_color(1)]
+    first, second = ends or (variant_color(0), variant_color(1))
+    colors = [first, TIE_COLOR, second]
     fig = go.Figure(
         go.Bar(
             x=values,

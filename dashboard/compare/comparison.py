@@ -488,7 +488,14 @@ def _render_pairwise(
         st.info("No row had a response from both variants.")
         return
     rates = stored_win_rates(record)
-    st.plotly_chart(win_rate_chart(win_rate_table(rates, record["a"], record["b"])), key=f"{key}_winrate")
+    colors = variant_colors(comparison.variants(record["group_col"]))
+    st.plotly_chart(
+        win_rate_chart(
+            win_rate_table(rates, record["a"], record["b"]),
+            ends=(colors.get(record["a"], "#4C78A8"), colors.get(record["b"], "#F58518")),
+        ),
+        key=f"{key}_winrate",
+    )
     flips, n_judged = order_flip_rate(record)
     c = st.columns(3)
     c[0].metric("Pairs judged", rates["n"], help=f"{rates['n_failed']} not judged (see status).")
