@@ -434,3 +434,20 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     assert warning.startswith("The runs are not over the same dataset")
     assert "Only the rows with the same id in both runs are compared" in warning
     assert any("The two runs have no scorer in common" in w.value for w in at.warning)
+
+    # A common scorer but no common row: nothing is compared, so no chart of changes is drawn.
+    store = Store(studio_db)
+    fresh = run_evals(
+        [EvalItem("welcome", {"input": "Say welcome.", "output": "welcome"})],
+        [create_scorer("textual-difference")],
+        store=store,
+        run_name="Fresh questions",
+        dataset_name="fresh.csv",
+    ).run_id
+    store.close()
+    at.run()
+    at.selectbox(key="compare_diff_a").set_value(other.run_id).run()
+    at.selectbox(key="compare_diff_b").set_value(fresh).run()
+    assert metrics(at)["Outcomes compared"] == "0"
+    assert any(i.value.startswith("No outcome was scored in both runs") for i in at.info)
+    assert not [k for k in chart_keys(at) if k.startswith(f"compare_diff_{other.run_id}_{fresh}")]
