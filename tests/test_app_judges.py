@@ -53,6 +53,10 @@ def test_page_renders_with_the_built_in_gluten_checker_to_copy(open_page):
     assert at.selectbox(key="jb_f1_type").value == "list_of_strings"
     assert at.selectbox(key="jb_rule_kind").value == "boolean"
     assert at.radio(key="jb_rule_good").value is True
+    # The copy keeps the built-in's check: "gluten-free" with gluten sources is invalid output.
+    assert at.text_area(key="jb_rules").value == (
+        "if isGlutenFree is true then glutenSources is empty\nif isGlutenFree is false then glutenSources is not empty"
+    )
     assert warnings(at) == []
     assert not at.button(key="jb_save").disabled
     assert any("Placeholders found: `{output}`" in c.value for c in at.caption)

@@ -780,10 +780,14 @@ GLUTEN_CHECKER = JudgeDefinition(
     score_rule=BooleanRule(field="isGlutenFree", true_is_good=True),
     reason_template="Gluten-free: {isGlutenFree}. Gluten sources: {glutenSources}.",
     example=JudgeExample(input="A quick dinner, please.", output="Stir-fry beef with soy sauce and serve it on rice."),
+    consistency_rules=(
+        ConsistencyRule(when="isGlutenFree", equals=True, then="glutenSources", must_be="empty"),
+        ConsistencyRule(when="isGlutenFree", equals=False, then="glutenSources", must_be="not_empty"),
+    ),
 )
 """The seeds' gluten checker as a definition to copy and edit: the template, instructions, answer
-fields and rule of :func:`~scorers.catalogue.llm_judge.create_gluten_checker_scorer`. The Python version also
-rejects a verdict that contradicts its source list; a definition cannot express that check."""
+fields and rule of :func:`~scorers.catalogue.llm_judge.create_gluten_checker_scorer`, with its
+consistency rules: like the Python version it rejects a verdict that contradicts its source list."""
 
 BUILT_IN_DEFINITIONS: dict[str, JudgeDefinition] = {"gluten-checker": GLUTEN_CHECKER}
 """Definitions that ship with Scorer Studio, by slug (shown on the Judges page to copy)."""
