@@ -86,9 +86,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from scorers.analysis.junit import run_junit
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.core.base import Scorer
+from scorers.core.budget import BudgetCaps
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
 from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
-from scorers.core.pricing import BATCH_DISCOUNT, price_for
+from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
@@ -96,6 +97,7 @@ from scorers.runs.runner import (
     EvalRunResult,
     Summary,
     estimate_run,
+    judge_model_of,
     load_run,
     run_evals,
 )
@@ -119,6 +121,8 @@ COLUMN_FLAGS = {
     "system": "--system-col",
     "ground_truth": "--ground-truth-col",
     "id": "--id-col",
+    "context": "--context-col",
+    "tool_calls": "--tool-calls-col",
 }
 DEFAULT_CONCURRENCY = 8
 MAX_LISTED_FAILURES = 20
@@ -204,6 +208,19 @@ def _positive_float(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
     return value
+
+
+def _price(text: str) -> Price:
+    parts = text.split(",")
+    try:
+        values = [float(p) for p in parts]
+        if len(values) != 2:
+            raise ValueError
+        return Price(*values)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected IN,OUT: USD per million input and output tokens, each >= 0, such as 0.15,0.60; got {text!r}"
+        ) from None
 
 
 def _threshold(text: str) -> tuple[str, float]:
@@ -309,6 +326,47 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="do not reuse judge replies cached in the store for identical requests"
     )
     judge.add_argument(
+        "--judge-max-tokens",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="cap on each judge reply in tokens (default: the server's); also the strict bound the "
+        "token and cost caps use for a reply (else 4,096 tokens are assumed)",
+    )
+    judge.add_argument(
+        "--judge",
+        choices=("run", "current"),
+        default="run",
+        help="with --resume/--retry-failed: 'run' (default) keeps the run's judge model, endpoint, "
+        "temperature and seed (--model/--base-url still override them); 'current' uses the judge of "
+        "the flags, secrets and environment, as a new run would",
+    )
+    judge.add_argument(
+        "--price",
+        type=_price,
+        default=None,
+        metavar="IN,OUT",
+        help="the judge's price in USD per million input and output tokens, e.g. 0.15,0.60; overrides "
+        "the list price (genai-prices, offline); needed for --max-cost with a model it does not know",
+    )
+    budget = run.add_argument_group(
+        "budget",
+        "Caps for the whole run (a resumed run counts what it spent before). A judge call that could\n"
+        "pass a cap is not sent: the run stops at the cap, never past it, with status budget_reached\n"
+        "(exit 4) and can be resumed with a higher cap. A resumed run keeps its caps unless given.",
+    )
+    budget.add_argument("--max-judge-calls", type=_positive_int, default=None, metavar="N", help="judge requests")
+    budget.add_argument(
+        "--max-total-tokens", type=_positive_int, default=None, metavar="N", help="prompt + completion tokens"
+    )
+    budget.add_argument(
+        "--max-cost",
+        type=_positive_float,
+        default=None,
+        metavar="USD",
+        help="judge cost in USD at the model's list price or --price",
+    )
+    judge.add_argument(
         "--max-consecutive-failures",
         type=_positive_int,
         default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
@@ -402,6 +460,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--ground-truth-col", metavar="COL", help="the reference answer (optional; textual-difference compares with it)"
     )
     columns.add_argument("--id-col", metavar="COL", help="a unique item id (optional; default the row's line)")
+    columns.add_argument(
+        "--context-col",
+        metavar="COL",
+        help="context passages (optional): a JSON list of strings or one passage, for faithfulness, "
+        "hallucination, context precision/relevance, noise sensitivity",
+    )
+    columns.add_argument(
+        "--tool-calls-col",
+        metavar="COL",
+        help="the tool calls the response made (optional): a JSON list of names or {name, arguments}, "
+        "for the tool-call accuracy scorers",
+    )
     columns.add_argument(
         "--group-col",
         action="append",
@@ -628,7 +698,7 @@ def _judge_settings(
     llm = [sid for sid in scorer_ids if sid in LLM_SCORER_IDS]
     if not llm:
         return None
-    stored = stored or {}
+    stored = (stored or {}) if getattr(args, "judge", "run") == "run" else {}
     stored_url = stored.get("baseUrl")
     parameters: dict[str, Any] = {}
     if args.timeout is not None:
@@ -636,6 +706,10 @@ def _judge_settings(
     for key in ("temperature", "seed"):
         if key in stored:
             parameters[key] = stored[key]
+    if stored.get("maxTokens") is not None:
+        parameters["max_tokens"] = stored["maxTokens"]
+    if args.judge_max_tokens is not None:
+        parameters["max_tokens"] = args.judge_max_tokens
     try:
         settings = resolve_judge_settings(
             model=args.model or stored.get("model"),
@@ -661,6 +735,7 @@ def _judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:
         "baseUrl": settings.endpoint,
         "temperature": settings.temperature,
         "seed": settings.seed,
+        "maxTokens": settings.max_tokens,
     }
 
 
@@ -740,7 +815,7 @@ def _print_estimate(
         console.note("Estimate: no judge calls (code-based scoring only), cost $0.")
         return calls
     if cost is None or price_for(settings.model_name) is None:
-        cost_text = f"cost unknown (no list price for model {settings.model_name!r})"
+        cost_text = f"cost unknown (no list price for model {settings.model_name!r}; set one with --price)"
     elif batch_api:
         cost_text = (
             f"about ${cost:.4f} at {settings.model_name}'s Batch API price "
@@ -837,7 +912,8 @@ def _print_summary(
         )
         console.print(
             f"Judge usage: {usage.calls} calls, {usage.prompt_tokens:,} prompt + "
-            f"{usage.completion_tokens:,} completion tokens, {cost_text}."
+            f"{usage.completion_tokens:,} completion tokens, {cost_text}; "
+            f"{result.cache_hits} outcome(s) served from the cache (free)."
         )
 
 
@@ -1034,6 +1110,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
                 "cache": not args.no_cache,
                 "batch_api": args.batch_api,
                 "live_follow_ups": args.live_reasks,
+                **_budget_config(args, {}),
             },
         )
         labels = {i: dataset.row_label(i) for i in range(len(items))}
@@ -1107,6 +1184,20 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         store.close()
 
 
+def _budget_config(args: argparse.Namespace, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's ``budget`` caps and judge ``price`` (config keys): the flags given, else what ``config`` recorded."""
+    caps = BudgetCaps.from_dict(config.get("budget")).to_dict()
+    for key, value in (
+        ("max_judge_calls", args.max_judge_calls),
+        ("max_total_tokens", args.max_total_tokens),
+        ("max_cost_usd", args.max_cost),
+    ):
+        if value is not None:
+            caps[key] = value
+    price = [args.price.input_per_million, args.price.output_per_million] if args.price else config.get("price")
+    return {"budget": caps, "price": price}
+
+
 def _execute(
     args: argparse.Namespace,
     console: _Console,
@@ -1125,7 +1216,17 @@ def _execute(
     """Score the run's remaining outcomes with a progress bar and Ctrl-C handling; summary; exit code."""
     if item_timeout is None:
         item_timeout = args.item_timeout
-    _, _, before = load_run(store, run_id)
+    run, _, before = load_run(store, run_id)
+    recorded = _budget_config(args, run["config"] or {})
+    caps = BudgetCaps.from_dict(recorded["budget"])
+    price = Price(*recorded["price"]) if recorded["price"] else None
+    model = judge_model_of(scorers)
+    if caps.max_cost_usd is not None and (model is None or price_for(model, price) is None):
+        raise CLIError(
+            f"--max-cost needs the judge's price, and model {model!r} has no list price: give it with --price IN,OUT"
+        )
+    if caps.any:
+        console.note(f"Budget: {caps.describe()} for the whole run.")
     keep = {
         (o.item_index, o.scorer_id): o
         for o in before.outcomes
@@ -1183,6 +1284,8 @@ def _execute(
                 on_item_complete=on_item,
                 cancel=cancel,
                 max_consecutive_failures=args.max_consecutive_failures,
+                budget=caps,
+                price=price,
             )
     except KeyboardInterrupt:
         progress.close()

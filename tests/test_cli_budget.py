@@ -1,0 +1,167 @@
+"""CLI parity with the dashboard: budget caps, the judge's price and max tokens, context and tool-call columns,
+the judge chosen on --resume, and the cache shown in the totals. Calls are counted at the fake server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import single_analysis
+
+from scorers import Store
+from scorers.cli import EXIT_OK, EXIT_PAUSED, EXIT_USAGE, build_parser, main
+
+GOOD = single_analysis(0.9, 0.8, 0.7, 1.0)
+KEY = "test-key"
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path, fake_judge):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    fake_judge.responder = lambda body: Reply.json(GOOD)
+    return fake_judge
+
+
+def dataset(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "rows.csv"
+    path.write_text("id,prompt,response\n" + "".join(f"r{i},Question {i}?,Answer {i}.\n" for i in range(n)))
+    return path
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert KEY not in out + err
+    return code, out, err
+
+
+def run_id_of(out: str) -> str:
+    return re.search(r"Run id: (\w+)", out).group(1) if "Run id:" in out else None
+
+
+def test_help_documents_the_new_flags():
+    text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    for flag in (
+        "--max-judge-calls",
+        "--max-total-tokens",
+        "--max-cost",
+        "--price",
+        "--judge-max-tokens",
+        "--timeout",
+        "--judge {run,current}",
+        "--context-col",
+        "--tool-calls-col",
+        "--max-consecutive-failures",
+        "--no-cache",
+    ):
+        assert flag in text, flag
+
+
+def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 10)
+    code, out, err = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--max-judge-calls", "4", "--yes", "--db", "s.db"
+    )
+    assert code == EXIT_PAUSED
+    assert env.chat_call_count == 4  # never past the cap
+    assert "Stopped at the budget: the cap of 4 judge calls is reached" in err
+    run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    store = Store(tmp_path / "s.db")
+    assert store.get_run(run_id)["config"]["budget"]["max_judge_calls"] == 4
+    store.close()
+
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes")
+    assert code == EXIT_PAUSED and env.chat_call_count == 4  # the stored cap is spent: nothing sent
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-judge-calls", "10")
+    assert code == EXIT_OK and env.chat_call_count == 10
+
+
+def test_max_cost_needs_a_price_for_an_unknown_model(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 10)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "fake-judge", "--yes", "--db", "s.db"]
+    code, out, err = run_cli(capsys, *argv, "--max-cost", "0.01")
+    assert code == EXIT_USAGE and "--max-cost needs the judge's price" in err
+    assert env.chat_call_count == 0
+    # At $1,000 per million tokens ($0.001 a token) a $6 cap stops the run before its 10 calls.
+    code, out, err = run_cli(capsys, *argv, "--max-cost", "6", "--price", "1000,1000", "--judge-max-tokens", "100")
+    assert code == EXIT_PAUSED and 1 <= env.chat_call_count < 10
+    assert all(body.get("max_completion_tokens") == 100 for body in env.chat_requests())
+    store = Store(tmp_path / "s.db")
+    (run,) = [r for r in store.list_runs() if r["status"] == "budget_reached"]
+    spent = sum(r["prompt_tokens"] + r["completion_tokens"] for r in store.results(run["id"]))
+    store.close()
+    assert 0 < spent * 0.001 <= 6.0
+
+
+def test_context_and_tool_call_columns(env: FakeOpenAI, tmp_path, capsys):
+    path = tmp_path / "ctx.jsonl"
+    row = {
+        "q": "What is the capital of France?",
+        "a": "Paris.",
+        "passages": ["Paris is the capital of France."],
+        "calls": ["search"],
+    }
+    path.write_text(json.dumps(row) + "\n")
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        str(path),
+        "--scorer",
+        "textual-difference",
+        "--input-col",
+        "q",
+        "--output-col",
+        "a",
+        "--context-col",
+        "passages",
+        "--tool-calls-col",
+        "calls",
+        "--yes",
+        "--db",
+        "s.db",
+    )
+    assert "context = 'passages' (--context-col)" in err and "tool_calls = 'calls' (--tool-calls-col)" in err
+    store = Store(tmp_path / "s.db")
+    (run,) = store.list_runs()
+    (item,) = store.items(run["id"])
+    store.close()
+    assert item["payload"]["context"] == ["Paris is the capital of France."]
+    assert item["payload"]["tool_calls"]  # the column's calls, in the run payload
+
+
+def test_resume_with_the_current_judge_reaches_the_new_endpoint(env: FakeOpenAI, tmp_path, capsys, monkeypatch):
+    data = dataset(tmp_path, 4)
+    wrong = "http://127.0.0.1:9/v1"  # nothing listens there
+    code, out, err = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--base-url", wrong, "--yes", "--db", "s.db"
+    )
+    assert code == EXIT_PAUSED and "could not be used for the first item" in err
+    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    # --judge run (the default) keeps the stored, wrong endpoint; --judge current takes the environment's.
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes")
+    assert code == EXIT_PAUSED and env.chat_call_count == 0
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--judge", "current")
+    assert code == EXIT_OK and env.chat_call_count == 4
+    store = Store(tmp_path / "s.db")
+    results = store.results(run_id)
+    store.close()
+    assert {r["judge"]["baseUrl"] for r in results} == {env.base_url}  # recorded per item, never the key
+
+
+def test_a_cached_rerun_is_marked_cached_and_costs_nothing(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 3)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db"]
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == EXIT_OK and env.chat_call_count == 3
+    assert "0 outcome(s) served from the cache" in out
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == EXIT_OK and env.chat_call_count == 3  # nothing new sent
+    assert (
+        "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.0000; 3 outcome(s) served from the cache" in out
+    )
+    code, out, _ = run_cli(capsys, *argv, "--no-cache")
+    assert env.chat_call_count == 6
