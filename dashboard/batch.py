@@ -34,9 +34,12 @@ from scorers import (
     load_run,
     run_evals,
 )
+from scorers.core.budget import BudgetCaps
+from scorers.core.pricing import Price
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import unmapped_columns
+from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 SAMPLE_DATASETS: dict[str, Path] = {
@@ -137,6 +140,7 @@ def create_batch_run(
     name: str | None = None,
     batch_api: bool = False,
     live_follow_ups: bool = False,
+    limits: Mapping[str, Any] | None = None,
 ) -> str:
     """Record a new run and its items in the store, before anything is scored.
 
@@ -158,6 +162,11 @@ def create_batch_run(
         name: the run's display name (default: dataset and date).
         batch_api: score through the provider's Batch API (:mod:`scorers.runs.batch_api`).
         live_follow_ups: with ``batch_api``, re-ask invalid output live instead of in a follow-up batch.
+        limits: more config recorded with the run and used whenever it is scored: ``budget``
+            (:meth:`scorers.core.budget.BudgetCaps.to_dict`), ``price`` (``[input, output]`` USD
+            per million tokens, or None), ``max_consecutive_failures``, ``cache`` (False to
+            bypass the judge cache), ``truncated`` (item id → original response length) and
+            ``skipped_long`` (ids of items left out for a long response).
 
     Returns:
         The new run's id.
@@ -178,9 +187,77 @@ def create_batch_run(
             "cache": True,
             "batch_api": batch_api,
             "live_follow_ups": live_follow_ups,
+            **dict(limits or {}),
         },
         name=name.strip() if name and name.strip() else None,
     )
+
+
+CONFIRM_ABOVE_CALLS = 1000
+CONFIRM_ABOVE_USD = 5.0
+"""A run estimated above this many judge calls or this cost asks for confirmation before it starts."""
+
+
+def needs_confirmation(judge_calls: int, cost_usd: float | None) -> bool:
+    """True when an estimate is above :data:`CONFIRM_ABOVE_CALLS` calls or :data:`CONFIRM_ABOVE_USD` dollars."""
+    return judge_calls > CONFIRM_ABOVE_CALLS or (cost_usd is not None and cost_usd > CONFIRM_ABOVE_USD)
+
+
+def _response_text(payload: Mapping[str, Any]) -> str | None:
+    output = payload.get("output")
+    if isinstance(output, str):
+        return output
+    if isinstance(output, Mapping) and isinstance(output.get("text"), str):
+        return output["text"]
+    return None
+
+
+def long_responses(items: Sequence[EvalItem], limit: int) -> list[int]:
+    """Indexes of the items whose response text is longer than ``limit`` characters (``limit`` >= 1)."""
+    return [i for i, it in enumerate(items) if len(_response_text(it.payload) or "") > limit]
+
+
+def limit_responses(items: Sequence[EvalItem], limit: int, action: str) -> tuple[list[EvalItem], dict[str, Any]]:
+    """Truncate or skip the items whose response is longer than ``limit`` characters.
+
+    Args:
+        items: the run's items.
+        limit: characters, >= 1.
+        action: ``"truncate"`` (keep the first ``limit`` characters) or ``"skip"`` (leave the item out).
+
+    Returns:
+        ``(items, record)``: the items to score, and what the run records:
+        ``{"truncated": {item id: original length}}`` or ``{"skipped_long": [item ids]}``.
+
+    Raises:
+        ValueError: an unknown action.
+    """
+    if action not in ("truncate", "skip"):
+        raise ValueError(f"action must be 'truncate' or 'skip', got {action!r}")
+    long = set(long_responses(items, limit))
+    if action == "skip":
+        return [it for i, it in enumerate(items) if i not in long], {"skipped_long": [items[i].item_id for i in long]}
+    out, lengths = [], {}
+    for i, it in enumerate(items):
+        if i in long:
+            text = _response_text(it.payload) or ""
+            lengths[it.item_id] = len(text)
+            output = it.payload["output"]
+            cut = text[:limit] if isinstance(output, str) else {**output, "text": text[:limit]}
+            it = replace(it, payload={**it.payload, "output": cut})
+        out.append(it)
+    return out, {"truncated": lengths}
+
+
+def run_limits(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The :func:`scorers.run_evals` keyword arguments a stored run's config sets: budget, price, K."""
+    config = run.get("config") or {}
+    price = config.get("price")
+    return {
+        "budget": BudgetCaps.from_dict(config.get("budget")),
+        "price": Price(*price) if price else None,
+        "max_consecutive_failures": config.get("max_consecutive_failures") or DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    }
 
 
 def stored_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -303,6 +380,7 @@ def start_batch_job(
                     retry_failed=retry_failed,
                     on_item_complete=ctx.on_item_complete,
                     cancel=ctx.cancel,
+                    **run_limits(run),
                 )
         except Exception:
             store.finish_run(run_id, RunStatus.FAILED.value)  # the outcomes stored so far are kept

@@ -163,7 +163,7 @@ def split_example(example: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
 
 
 def run_example(
-    spec: ScorerSpec, store: Store | None, settings: Callable[[], JudgeSettings]
+    spec: ScorerSpec, store: Store | None, settings: Callable[[], JudgeSettings], *, bypass_cache: bool = False
 ) -> ScoreResult | RunFailure:
     """Run a scorer on its example; every :class:`~scorers.ScorerError` becomes a :class:`RunFailure`.
 
@@ -171,11 +171,12 @@ def run_example(
         spec: the scorer (it must have an ``example``).
         store: where saved judges are read from; also the judge-reply cache.
         settings: returns the judge settings; called only for LLM-judged scorers (code scorers need no key).
+        bypass_cache: ask the judge again even when ``store`` has the reply.
     """
     payload, options = split_example(spec.example or {})
     try:
         resolved = settings() if spec.uses_judge else None
-        scorer = create_scorer(spec.id, options, settings=resolved, cache=store, store=store)
+        scorer = create_scorer(spec.id, options, settings=resolved, cache=None if bypass_cache else store, store=store)
         return scorer.run(payload)
     except ScorerError as exc:
         return RunFailure(str(exc), exc.status, getattr(exc, "raw_reply", None))

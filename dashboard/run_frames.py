@@ -201,7 +201,7 @@ def page_rows(table: RunTable, results: pd.DataFrame, *, limit: int = 120) -> pd
 
     Returns:
         Columns ``item_index``, ``item_id``, ``scorer``, ``score``, ``status``,
-        ``error``, ``input``, ``output``, ``ground_truth``, ``system``, ``reason``,
+        ``cached`` (the judge's reply came from the cache), ``error``, ``input``, ``output``, ``ground_truth``, ``system``, ``reason``,
         the group columns, the run's dimension columns, then the token and latency columns.
     """
     rows = table.rows(results.index)
@@ -215,6 +215,7 @@ def page_rows(table: RunTable, results: pd.DataFrame, *, limit: int = 120) -> pd
         "scorer",
         "score",
         "status",
+        "cached",
         "error",
         "input",
         "output",

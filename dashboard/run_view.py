@@ -34,7 +34,7 @@ from .jobs import remember, render_job_progress, session_job, session_job_runnin
 from .results import md_escape
 from .run_explorer import render_results, run_table, run_usage
 from .run_frames import items_left
-from .settings import judge_settings
+from .settings import judge_cache, judge_settings
 
 JOB_SLOT = "batch"
 """This session's batch job, in :func:`dashboard.jobs.session_job`."""
@@ -148,7 +148,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         _render_resume(store, run, items_left(table), items_left(table, retry_failed=True), key)
 
     prompt, completion, calls, cost = run_usage(table)
-    columns = st.columns(5)
+    columns = st.columns(6)
     columns[0].metric("Items", table.n_items)
     columns[1].metric("Outcomes scored", stored - n_failed)
     columns[2].metric("Not scored", n_failed, help="Failed outcomes: counted apart, never as a score of 0.")
@@ -161,7 +161,14 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     columns[4].metric(
         "Cost",
         "—" if judge is None else ("unknown" if cost is None else f"${cost:,.4f}"),
-        help="Actual judge cost from the price table; 'unknown' for a model not in it.",
+        help="Actual judge cost at the list price (genai-prices, offline) or the price set for the run; "
+        "'unknown' when neither is known, never $0.",
+    )
+    columns[5].metric(
+        "Cache hits",
+        f"{int(table.results['cached'].sum()):,}",
+        help="Outcomes whose judge reply came from the cache: no call, no tokens, no cost. "
+        "Marked 'cached' in the rows table.",
     )
     if not stored:
         st.info("No outcome has been stored for this run yet.")
@@ -209,6 +216,16 @@ def _render_status(run: dict[str, Any], expected: int, stored: int, n_failed: in
         )
 
 
+RUN_JUDGE, SIDEBAR_JUDGE = "with the run's judge", "with the sidebar's judge"
+
+
+def _sidebar_settings() -> Any:
+    try:
+        return judge_settings()
+    except ScorerError:
+        return None
+
+
 def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_failed: int, key: str) -> None:
     failed_items = left_with_failed - left
     if not left and not failed_items:
@@ -224,15 +241,33 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
         disabled=not failed_items,
         icon=":material/replay:",
     )
-    col_note.caption(
-        "Uses the run's judge model, endpoint and options with the API key from the sidebar. "
-        "Finished outcomes are never scored again."
-    )
+    stored = run.get("judge") or {}
+    which = RUN_JUDGE
+    if stored:
+        which = col_note.radio(
+            "Judge for the items left",
+            (RUN_JUDGE, SIDEBAR_JUDGE),
+            key=f"{key}_which_judge",
+            horizontal=True,
+            help="The run's judge keeps its results comparable and lets the cache answer unchanged calls; "
+            "the sidebar's judge rescues a run started with a wrong URL or model.",
+        )
+        sidebar = _sidebar_settings()
+        chosen = (
+            f"{stored.get('model')} at {stored.get('baseUrl')}"
+            if which == RUN_JUDGE
+            else (f"{sidebar.model_name} at {sidebar.endpoint}" if sidebar else "the sidebar's (not valid yet)")
+        )
+        col_note.caption(
+            f"Will use {md_escape(chosen)}, with the API key from the sidebar. Finished outcomes are never "
+            "scored again; each result records the judge that made it."
+        )
     if not (resume or retry):
         return
     try:
-        settings = resume_settings(run, judge_settings()) if run.get("judge") else None
-        scorers = scorers_for_run(run, settings, cache=store)
+        current = judge_settings() if stored else None
+        settings = (resume_settings(run, current) if which == RUN_JUDGE else current) if stored else None
+        scorers = scorers_for_run(run, settings, cache=judge_cache(store))
     except ScorerError as exc:
         st.error(str(exc))
         return

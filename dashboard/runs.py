@@ -93,6 +93,7 @@ def evaluate(
     payload: Mapping[str, Any],
     settings: Callable[[], JudgeSettings],
     store: Store | None = None,
+    bypass_cache: bool = False,
 ) -> ScoreResult | RunFailure:
     """Score one payload, turning every :class:`~scorers.ScorerError` into a :class:`RunFailure`.
 
@@ -103,13 +104,16 @@ def evaluate(
         settings: returns the judge settings; called inside the error handling, so a
             configuration error becomes a failure too.
         store: the judge-reply cache and where saved judges are read from.
+        bypass_cache: ask the judge again even when ``store`` has the reply.
 
     Returns:
         The :class:`~scorers.ScoreResult`, or a :class:`RunFailure` whose message is the
         error's text (it names the field or says how to configure the judge).
     """
     try:
-        scorer = create_scorer(scorer_id, options, settings=settings(), cache=store, store=store)
+        scorer = create_scorer(
+            scorer_id, options, settings=settings(), cache=None if bypass_cache else store, store=store
+        )
         return scorer.run(dict(payload))
     except ScorerError as exc:
         return RunFailure(str(exc), exc.status, getattr(exc, "raw_reply", None))

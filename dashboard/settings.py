@@ -65,6 +65,8 @@ def _init_defaults(secrets: Mapping[str, Any]) -> None:
         "judge_temperature": 0.0,
         "judge_seed": 42,
         "judge_timeout": 60.0,
+        "judge_max_tokens": 0,
+        "judge_bypass_cache": False,
     }
     for key, value in defaults.items():
         # Re-assigning (not setdefault) keeps a widget's value when the page that drew it
@@ -93,7 +95,13 @@ def judge_settings() -> JudgeSettings:
         temperature=float(state["judge_temperature"]),
         seed=int(state["judge_seed"]),
         timeout=float(state["judge_timeout"]),
+        max_tokens=int(state["judge_max_tokens"]) or None,
     )
+
+
+def judge_cache(store: Any) -> Any:
+    """The judge-reply cache the pages pass to scorers: ``store``, or None when the sidebar's "Bypass the cache" is on."""
+    return None if st.session_state.get("judge_bypass_cache") else store
 
 
 def render_judge_sidebar() -> None:
@@ -121,6 +129,21 @@ def render_judge_sidebar() -> None:
         st.slider("Temperature", min_value=0.0, max_value=2.0, step=0.1, key="judge_temperature")
         st.number_input("Seed", step=1, key="judge_seed")
         st.number_input("Timeout (seconds)", min_value=1.0, max_value=600.0, step=5.0, key="judge_timeout")
+        st.number_input(
+            "Max output tokens per call",
+            min_value=0,
+            max_value=200_000,
+            step=256,
+            key="judge_max_tokens",
+            help="A cap on each judge reply (0: the server's default). Budgets use it as the strict bound of a "
+            "reply; without it a reply is assumed to take at most 4,096 tokens.",
+        )
+        st.toggle(
+            "Bypass the cache",
+            key="judge_bypass_cache",
+            help="Ask the judge again instead of reusing a stored reply for an identical request (every call is "
+            "paid). Applies to every page that judges.",
+        )
         if st.button("Test connection", key="judge_test_connection"):
             try:
                 st.success(check_connection(judge_settings()))

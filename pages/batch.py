@@ -8,19 +8,24 @@ from typing import Any
 import streamlit as st
 
 from dashboard.batch import (
+    CONFIRM_ABOVE_CALLS,
+    CONFIRM_ABOVE_USD,
     DEFAULT_CONCURRENCY,
     DEFAULT_ITEM_TIMEOUT_S,
     ROLE_LABELS,
     SAMPLE_DATASETS,
     build_items,
     create_batch_run,
+    limit_responses,
+    long_responses,
+    needs_confirmation,
 )
 from dashboard.dataset_picker import pick_dataset
 from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link
 from dashboard.options import option_widget
 from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
-from dashboard.settings import judge_settings
+from dashboard.settings import judge_cache, judge_settings
 from scorers import (
     DatasetError,
     LoadedDataset,
@@ -30,8 +35,10 @@ from scorers import (
     guess_columns,
 )
 from scorers.catalogue.registry import scorer_spec, scorer_specs
-from scorers.core.pricing import BATCH_DISCOUNT
+from scorers.core.budget import BudgetCaps
+from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
 from scorers.runs.datasets import ROLES
+from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
 
@@ -113,6 +120,73 @@ def _scorer_choice() -> dict[str, dict[str, Any]]:
     return options
 
 
+def _limits_form() -> tuple[dict[str, Any], Price | None, int, str]:
+    """Budget caps, the judge's price, the pause after K failures and the long-response limit."""
+    with st.expander("Budget, price and limits"):
+        c1, c2, c3 = st.columns(3)
+        calls = c1.number_input("Max judge calls (0: no cap)", min_value=0, step=100, key="batch_max_calls", **SESSION)
+        tokens = c2.number_input(
+            "Max total tokens (0: no cap)", min_value=0, step=10_000, key="batch_max_tokens", **SESSION
+        )
+        cost = c3.number_input(
+            "Max cost in USD (0: no cap)", min_value=0.0, step=1.0, format="%.2f", key="batch_max_cost", **SESSION
+        )
+        st.caption(
+            "A judge call that could pass a cap is not sent: the run stops at the cap, never past it "
+            "(status budget_reached), and can be resumed."
+        )
+        p1, p2, k_col = st.columns(3)
+        price_in = p1.number_input(
+            "Price per million input tokens (USD, 0: list price)", min_value=0.0, step=0.05, key="batch_price_in"
+        )
+        price_out = p2.number_input(
+            "Price per million output tokens (USD, 0: list price)", min_value=0.0, step=0.05, key="batch_price_out"
+        )
+        k = k_col.number_input(
+            "Pause after this many judge failures in a row",
+            min_value=1,
+            max_value=1000,
+            value=DEFAULT_MAX_CONSECUTIVE_FAILURES,
+            key="batch_k",
+            help="Connection, auth or 5xx failures in a row pause the run as judge_unreachable (resumable); "
+            "the items they hit are left to do, not recorded as failed.",
+            **SESSION,
+        )
+        l1, l2 = st.columns(2)
+        long_limit = l1.number_input(
+            "Longest response to send (characters, 0: no limit)", min_value=0, step=1000, key="batch_long_limit"
+        )
+        long_action = l2.radio("Longer responses", ("truncate", "skip"), key="batch_long_action", horizontal=True)
+    price = Price(price_in, price_out) if price_in or price_out else None
+    caps = BudgetCaps(int(calls) or None, int(tokens) or None, float(cost) or None)
+    limits = {
+        "budget": caps.to_dict(),
+        "price": [price.input_per_million, price.output_per_million] if price else None,
+        "max_consecutive_failures": int(k),
+    }
+    return limits, price, int(long_limit), long_action
+
+
+def _estimate(items: list[Any], scorers: list[Any], batch_api: bool, price: Price | None) -> Any:
+    """:func:`scorers.estimate_run` with the cache probed, computed once per dataset, scorers and judge."""
+    key = (
+        st.session_state.get("batch_dataset", ("",))[0],
+        len(items),
+        repr([(s.id, getattr(s, "settings", None), getattr(s, "cache", None) is not None) for s in scorers]),
+        repr(st.session_state.get("batch_scorers")),
+        repr({k: v for k, v in st.session_state.items() if str(k).startswith(("batch_opt_", "batch_map_"))}),
+        batch_api,
+        price,
+        st.session_state.get("batch_long_limit"),
+        st.session_state.get("batch_long_action"),
+    )
+    saved = st.session_state.get("batch_estimate")
+    if saved is None or saved[0] != key:
+        saved = (key, estimate_run(items, scorers, batch_api=batch_api, probe_cache=True, price=price))
+        st.session_state["batch_estimate"] = saved
+    return saved[1]
+
+
 setup_page()
 st.title("Batch")
 st.caption(
@@ -189,13 +263,15 @@ if dataset is not None:
         == "with a live call at once"
     )
 
+    limits, price, long_limit, long_action = _limits_form()
+
     scorers, problem, settings = [], None, None
     if scorer_options:
         try:
             if any(scorer_spec(sid, store).uses_judge for sid in scorer_options):
                 settings = judge_settings()
             scorers = [
-                create_scorer(sid, opts, settings=settings, cache=store, store=store)
+                create_scorer(sid, opts, settings=settings, cache=judge_cache(store), store=store)
                 for sid, opts in scorer_options.items()
             ]
             problem = check_judges(scorers)
@@ -204,17 +280,34 @@ if dataset is not None:
     else:
         problem = "Choose at least one scorer."
 
-    if items is not None and scorers:
-        estimate = estimate_run(items, scorers, batch_api=batch_api)
+    run_items, long_record = items, {}
+    if items is not None and long_limit:
+        n_long = len(long_responses(items, long_limit))
+        if n_long:
+            st.warning(
+                f"{n_long} response(s) are longer than {long_limit:,} characters: they will be "
+                + ("cut to that length (recorded with the run, per item)." if long_action == "truncate" else "skipped.")
+            )
+            run_items, long_record = limit_responses(items, long_limit, long_action)
+    confirm_needed = False
+    if run_items is not None and scorers:
+        estimate = _estimate(run_items, scorers, batch_api, price)
+        confirm_needed = needs_confirmation(estimate.judge_calls, estimate.cost_usd)
         e1, e2, e3, e4 = st.columns(4)
-        e1.metric("Items", len(items))
-        e2.metric("Judge calls (est.)", f"{estimate.judge_calls:,}")
+        e1.metric("Items", len(run_items))
+        e2.metric(
+            "Judge calls (est.)",
+            f"{estimate.judge_calls:,}",
+            help=f"{estimate.cached:,} item × scorer outcome(s) are answered from the cache: free, not counted.",
+        )
         e3.metric(
             "Tokens (est.)",
             f"{estimate.prompt_tokens + estimate.completion_tokens:,}",
             help=f"{estimate.prompt_tokens:,} prompt + {estimate.completion_tokens:,} completion tokens, "
             "at 4 characters a token. Replies already in the cache cost nothing.",
         )
+        if estimate.cached:
+            st.caption(f"{estimate.cached:,} outcome(s) are already in the judge cache: they cost nothing.")
         cost = estimate.cost_usd
         e4.metric(
             "Cost (est.)",
@@ -223,26 +316,35 @@ if dataset is not None:
             if not batch_api or cost is None or not estimate.live_cost_usd
             else f"-${estimate.live_cost_usd - cost:,.4f} with the Batch API",
             delta_color="inverse",
-            help="From the price table of common OpenAI models; 'unknown' for other models."
+            help="List prices of genai-prices (offline), or the price you set; 'unknown' when neither is known."
             + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else ""),
         )
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
+    if limits["budget"].get("max_cost_usd") and settings is not None and price_for(settings.model, price) is None:
+        problem = f"A cost cap needs the price of {settings.model_name}: set a price per million tokens."
     if problem:
         st.error(problem)
+    confirmed = True
+    if confirm_needed and not problem:
+        confirmed = st.checkbox(
+            f"This run is large (more than {CONFIRM_ABOVE_CALLS:,} judge calls or ${CONFIRM_ABOVE_USD:g} "
+            "estimated). I want to run it.",
+            key="batch_confirm",
+        )
     busy = job_running()
     clicked = st.button(
         "Run",
         type="primary",
         key="batch_run",
         icon=":material/play_arrow:",
-        disabled=busy or items is None or problem is not None,
+        disabled=busy or run_items is None or problem is not None or not confirmed,
         help="A run is already being scored in this session." if busy else None,
     )
-    if clicked and items is not None and not problem:
+    if clicked and run_items is not None and not problem:
         run_id = create_batch_run(
             store,
-            items=items,
+            items=run_items,
             scorers=scorers,
             scorer_options=scorer_options,
             settings=settings,
@@ -254,6 +356,7 @@ if dataset is not None:
             name=run_name,
             batch_api=batch_api,
             live_follow_ups=live_follow_ups,
+            limits={**limits, **long_record, "cache": judge_cache(store) is not None},
         )
         start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
         st.session_state["batch_run_id"] = run_id

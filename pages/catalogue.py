@@ -8,7 +8,7 @@ from dashboard.catalogue import catalogue_frame, render_facts, run_example, spli
 from dashboard.layout import setup_page
 from dashboard.results import render_outcome
 from dashboard.run_view import get_store
-from dashboard.settings import judge_settings
+from dashboard.settings import judge_cache, judge_settings
 from scorers.catalogue.registry import scorer_specs
 
 setup_page()
@@ -39,6 +39,6 @@ else:
     results = st.session_state.setdefault("cat_results", {})
     if st.button("Run example", key="cat_run", type="primary", icon=":material/play_arrow:"):
         with st.spinner(f"Scoring with {spec.name}..."):
-            results[scorer_id] = run_example(spec, store, judge_settings)
+            results[scorer_id] = run_example(spec, store, judge_settings, bypass_cache=judge_cache(store) is None)
     if scorer_id in results:
         render_outcome(results[scorer_id], key=f"cat_{scorer_id}", payload=split_example(spec.example or {})[0])

@@ -12,7 +12,7 @@ from dashboard.results import render_outcome
 from dashboard.run_view import get_store
 from dashboard.runs import RunFailure, build_payload, evaluate
 from dashboard.samples import render_sample_chooser
-from dashboard.settings import judge_settings
+from dashboard.settings import judge_cache, judge_settings
 from scorers import InvalidInputError
 from scorers.catalogue.registry import scorer_specs
 
@@ -111,7 +111,9 @@ if st.button("Run", type="primary", key="eval_run"):
         st.session_state["eval_last"] = RunFailure(str(exc), exc.status)
     else:
         with st.spinner(f"Scoring with {spec.name}..."):
-            st.session_state["eval_last"] = evaluate(scorer_id, options, payload, judge_settings, store)
+            st.session_state["eval_last"] = evaluate(
+                scorer_id, options, payload, judge_settings, store, bypass_cache=judge_cache(store) is None
+            )
             st.session_state["eval_last_payload"] = payload
 
 if "eval_last" in st.session_state:

@@ -47,7 +47,7 @@ from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome
 from ..runs import RunFailure
-from ..settings import judge_settings
+from ..settings import judge_cache, judge_settings
 from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names, variant_label
 from .job import render_generation
 from .many import render_breakdown, render_per_question, render_ranking
@@ -460,7 +460,7 @@ def _render_pairwise(
     if st.button("Run the pairwise judge", key=f"{key}_pairwise_run", icon=":material/balance:", disabled=busy):
         try:
             settings = judge_settings()
-            judge = create_pairwise_judge_scorer(rubric, settings=settings, cache=store)
+            judge = create_pairwise_judge_scorer(rubric, settings=settings, cache=judge_cache(store))
             judge.judge  # noqa: B018 - creating the client checks the key before any call
         except ScorerError as exc:
             st.error(str(exc))

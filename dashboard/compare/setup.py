@@ -32,7 +32,7 @@ from scorers.catalogue.registry import scorer_spec, scorer_specs
 from ..dataset_picker import pick_dataset
 from ..results import md_escape
 from ..run_view import check_judges
-from ..settings import judge_settings
+from ..settings import judge_cache, judge_settings
 from .common import (
     SESSION,
     sample_datasets,
@@ -249,7 +249,7 @@ def _scorers(store: Store, needs_settings: bool) -> tuple[list[Any], dict[str, d
     try:
         if needs_settings or any(scorer_spec(sid, store).uses_judge for sid in chosen):
             settings = judge_settings()
-        scorers = [create_scorer(sid, {}, settings=settings, cache=store, store=store) for sid in chosen]
+        scorers = [create_scorer(sid, {}, settings=settings, cache=judge_cache(store), store=store) for sid in chosen]
     except ScorerError as exc:
         return [], options, str(exc), settings
     return scorers, options, check_judges(scorers), settings

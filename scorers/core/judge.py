@@ -345,6 +345,26 @@ def _shared_http_client() -> Any:
         return _http_client
 
 
+_PROBE: contextvars.ContextVar[bool] = contextvars.ContextVar("scorer_studio_cache_probe", default=False)
+
+
+class CacheMiss(Exception):
+    """Raised in :func:`cache_probe` mode instead of sending a request whose reply is not in the cache."""
+
+
+@contextlib.contextmanager
+def cache_probe() -> Iterator[None]:
+    """In this ``with`` block (this thread), judges answer from their cache only: a miss raises :class:`CacheMiss`.
+
+    No request is sent. :func:`scorers.estimate_run` uses it to count the items a run gets for free.
+    """
+    token = _PROBE.set(True)
+    try:
+        yield
+    finally:
+        _PROBE.reset(token)
+
+
 class _Rejected(Exception):
     def __init__(self, feature: str):
         self.feature = feature
@@ -618,6 +638,8 @@ class Judge:
         Raises:
             BudgetReached: the request could pass a cap; it was not sent.
         """
+        if _PROBE.get():
+            raise CacheMiss
         guard = budget.current()
         if guard is None:
             return self._transport(messages, params, follow_up)

@@ -21,6 +21,7 @@ from scorers.core import budget as budgets
 from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
 from scorers.core.budget import BudgetCaps, BudgetReached
 from scorers.core.errors import JudgeConfigError, RateLimitedError, RunStatus, ScorerError, ScoreStatus
+from scorers.core.judge import CacheMiss, cache_probe
 from scorers.core.pricing import Price, cost_usd, estimate_tokens, price_for
 from scorers.runs.store import Store
 
@@ -148,6 +149,8 @@ class Estimate:
     cost_usd: float | None
     batch_api: bool = False
     live_cost_usd: float | None = None
+    cached: int = 0
+    """Item × scorer outcomes whose judge replies are all in the cache: free, not counted in calls and tokens."""
 
 
 @dataclass
@@ -287,7 +290,14 @@ def judge_model_of(scorers: Sequence[Scorer]) -> str | None:
     return None
 
 
-def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer], *, batch_api: bool = False) -> Estimate:
+def estimate_run(
+    items: Sequence[EvalItem],
+    scorers: Sequence[Scorer],
+    *,
+    batch_api: bool = False,
+    probe_cache: bool = False,
+    price: Price | None = None,
+) -> Estimate:
     """Judge calls, tokens and cost a run is expected to take (no call is made).
 
     Prompt tokens are the rendered judge prompts at 4 characters a token;
@@ -298,11 +308,16 @@ def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer], *, batch_
         items: the items to score.
         scorers: the scorers; code-based ones cost nothing.
         batch_api: the calls go through the Batch API (billed at its discounted price).
+        probe_cache: look every judged item up in its scorer's reply cache
+            (:func:`scorers.core.judge.cache_probe`: the scorer runs, but a reply not in the
+            cache stops it before any request); items answered from the cache are free and
+            counted in ``cached``.
+        price: a user-set price overriding the list price.
 
     Returns:
         The :class:`Estimate`; ``cost_usd`` None for a model not in the price table.
     """
-    calls = prompt = completion = 0
+    calls = prompt = completion = cached = 0
     for scorer in scorers:
         render = getattr(scorer, "render_prompt", None)
         if render is None:
@@ -313,15 +328,30 @@ def estimate_run(items: Sequence[EvalItem], scorers: Sequence[Scorer], *, batch_
                 messages = render(item.payload)
             except ScorerError:
                 continue
+            if probe_cache and getattr(scorer, "cache", None) is not None and _all_cached(scorer, item):
+                cached += 1
+                continue
             calls += per_run
             prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
             completion += per_run * scorer.expected_completion_tokens
     model = judge_model_of(scorers)
-    cost = cost_usd(model, prompt, completion, batch_api=batch_api) if model else 0.0
+    cost = cost_usd(model, prompt, completion, price, batch_api=batch_api) if model else 0.0
     if not batch_api:
-        return Estimate(calls, prompt, completion, cost)
-    live = cost_usd(model, prompt, completion) if model else 0.0
-    return Estimate(calls, prompt, completion, cost, batch_api=True, live_cost_usd=live)
+        return Estimate(calls, prompt, completion, cost, cached=cached)
+    live = cost_usd(model, prompt, completion, price) if model else 0.0
+    return Estimate(calls, prompt, completion, cost, batch_api=True, live_cost_usd=live, cached=cached)
+
+
+def _all_cached(scorer: Scorer, item: EvalItem) -> bool:
+    """True when scoring ``item`` needs no judge request: every reply it asks for is in the cache."""
+    with cache_probe():
+        try:
+            scorer.run(item.payload)
+        except CacheMiss:
+            return False
+        except ScorerError:  # a cached reply that is no longer valid: it would be asked again
+            return False
+    return True
 
 
 class _Throttle:

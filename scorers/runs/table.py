@@ -73,7 +73,8 @@ class RunTable:
             :data:`RESULT_COLUMNS` (``score`` float, NaN when not scored — never 0),
             then one float column per scorer dimension (:func:`dimension_column`,
             NaN on other scorers' rows and on failures), then ``analysis`` (the
-            analysis as stored JSON text, None when not scored).
+            analysis as stored JSON text, None when not scored) and ``cached`` (True
+            when the judge's reply came from the cache).
         dimensions: scorer id → its dimension columns, in order.
         n_stored: outcomes stored when the table was read (its version).
     """
@@ -186,13 +187,15 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
 
     records: dict[str, list[Any]] = {name: [] for name in RESULT_COLUMNS}
     analyses: list[str | None] = []
+    cached: list[bool] = []
     dims: dict[str, list[float]] = {}
     dimensions: dict[str, list[str]] = {}
     names: dict[tuple[str, str], str] = {}
     position = 0
     for chunk in store.read_chunks(
         "SELECT item_index, scorer_id, status, score, reason, error, prompt_tokens, completion_tokens,"
-        " judge_calls, latency_s, analysis FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
+        " judge_calls, latency_s, analysis, COALESCE(json_extract(judge, '$.cached'), 0) AS cached"
+        " FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
         (run_id,),
     ):
         for row in chunk:
@@ -200,6 +203,7 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
                 records[name].append(value)
             scored = row["status"] == ScoreStatus.SCORED.value
             analyses.append(row["analysis"] if scored else None)
+            cached.append(bool(row["cached"]))
             split = splitters.get(row["scorer_id"])
             if scored and split is not None and row["analysis"]:
                 for name, value in split(json.loads(row["analysis"])).items():
@@ -220,6 +224,7 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
     for column, values in dims.items():
         results[column] = pd.Series(values, dtype="float64")
     results["analysis"] = pd.Series(analyses, dtype="string[pyarrow]")
+    results["cached"] = pd.Series(cached, dtype="bool")
     return RunTable(run, items, results, dimensions, n_stored)
 
 

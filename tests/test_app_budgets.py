@@ -1,0 +1,151 @@
+"""Batch and History pages: resume with the sidebar's judge, the cache shown and bypassed, budget caps, the
+pre-flight, confirmation of big runs. The judge is the fake server; calls are counted there."""
+
+from __future__ import annotations
+
+import pytest
+from fake_openai import FakeOpenAI, Reply
+from judge_data import single_analysis
+from streamlit.testing.v1 import AppTest
+
+from scorers import Store
+from scorers.runs import jobs
+
+OK = Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
+DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens there
+
+
+def csv(n: int) -> bytes:
+    return ("id,prompt,response\n" + "".join(f"r{i},Question {i}?,Answer {i}.\n" for i in range(n))).encode()
+
+
+def prepare(at: AppTest, n: int) -> None:
+    at.file_uploader(key="batch_upload").upload("rows.csv", csv(n), "text/plain")
+    at.run()
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    assert not at.exception
+
+
+def wait_for(at: AppTest, slot: str = "job_batch") -> None:
+    job = jobs.get(at.session_state[slot])
+    job.join(30)
+    assert not job.running
+    at.run()
+    at.run()
+    assert not at.exception
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture
+def judge(fake_judge: FakeOpenAI) -> FakeOpenAI:
+    fake_judge.responder = lambda body: OK
+    return fake_judge
+
+
+def test_a_wrong_url_stops_after_the_preflight_and_resume_with_the_sidebars_judge_reaches_the_new_endpoint(
+    judge: FakeOpenAI, open_page, studio_db
+):
+    at = open_page("batch")
+    at.sidebar.text_input(key="judge_base_url").set_value(DEAD_URL).run()
+    prepare(at, 5)
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    run_id = at.session_state["batch_run_id"]
+    store = Store(studio_db)
+    run = store.get_run(run_id)
+    assert run["status"] == "judge_unreachable" and store.results(run_id) == []
+    assert "Cannot connect to the judge" in run["stop_reason"]
+    assert any("Paused because the judge could not be reached" in w.value for w in at.warning)
+
+    # The sidebar now points at the working judge; History resumes the run with it.
+    history = open_page("history")
+    history.sidebar.text_input(key="judge_base_url").set_value(judge.base_url).run()
+    history.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    history.radio(key=f"{key}_which_judge").set_value("with the sidebar's judge").run()
+    note = [c.value for c in history.caption if c.value.startswith("Will use ")]
+    assert note and judge.base_url in note[0]
+    history.button(key=f"{key}_resume").click().run()
+    wait_for(history)
+    assert judge.chat_call_count == 5
+    assert store.get_run(run_id)["status"] == "completed"
+    assert {r["judge"]["baseUrl"] for r in store.results(run_id)} == {judge.base_url}  # per item, no key
+    store.close()
+
+
+def test_a_cached_rerun_is_marked_cached_and_costs_nothing_and_bypass_asks_again(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    prepare(at, 3)
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    assert judge.chat_call_count == 3 and metrics(at)["Cache hits"] == "0"
+
+    at.button(key="batch_run").click().run()  # the same run again: every reply is in the cache
+    wait_for(at)
+    assert judge.chat_call_count == 3
+    shown = metrics(at)
+    assert (shown["Cache hits"], shown["Judge tokens"], shown["Cost"]) == ("3", "0", "$0.0000")
+    table = next(d.value for d in at.dataframe if "cached" in d.value.columns)
+    assert table["cached"].tolist() == [True, True, True]
+
+    at.sidebar.toggle(key="judge_bypass_cache").set_value(True).run()
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    assert judge.chat_call_count == 6 and metrics(at)["Cache hits"] == "0"
+
+
+def test_the_estimate_counts_cached_items_as_free(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    prepare(at, 4)
+    assert metrics(at)["Judge calls (est.)"] == "4"
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    at.file_uploader(key="batch_upload").upload("more.csv", csv(6), "text/plain")  # 4 rows seen, 2 new
+    at.run()
+    assert metrics(at)["Judge calls (est.)"] == "2"
+    assert any(c.value.startswith("4 outcome(s) are already in the judge cache") for c in at.caption)
+
+
+def test_a_dashboard_budget_cap_is_never_exceeded(judge: FakeOpenAI, open_page, studio_db):
+    at = open_page("batch")
+    prepare(at, 8)
+    at.number_input(key="batch_max_calls").set_value(3).run()
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    assert judge.chat_call_count == 3
+    store = Store(studio_db)
+    run = store.get_run(at.session_state["batch_run_id"])
+    store.close()
+    assert run["status"] == "budget_reached" and run["config"]["budget"]["max_judge_calls"] == 3
+    assert any(w.value.startswith("Paused at the budget cap") for w in at.warning)
+
+
+def test_a_big_run_asks_for_confirmation(judge: FakeOpenAI, open_page, monkeypatch):
+    monkeypatch.setattr("dashboard.batch.CONFIRM_ABOVE_CALLS", 2)
+    monkeypatch.setattr("pages.batch.CONFIRM_ABOVE_CALLS", 2, raising=False)
+    at = open_page("batch")
+    prepare(at, 3)
+    assert at.button(key="batch_run").disabled
+    at.checkbox(key="batch_confirm").check().run()
+    assert not at.button(key="batch_run").disabled
+    assert judge.chat_call_count == 0
+
+
+def test_long_responses_are_truncated_and_recorded(judge: FakeOpenAI, open_page, studio_db):
+    at = open_page("batch")
+    data = "id,prompt,response\na,Q?,short\nb,Q?," + "x" * 50 + "\n"
+    at.file_uploader(key="batch_upload").upload("long.csv", data.encode(), "text/plain")
+    at.run()
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="batch_long_limit").set_value(10).run()
+    assert any("1 response(s) are longer than 10 characters" in w.value for w in at.warning)
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    store = Store(studio_db)
+    run_id = at.session_state["batch_run_id"]
+    assert store.get_run(run_id)["config"]["truncated"] == {"b": 50}
+    assert store.items(run_id)[1]["payload"]["output"] == {"text": "x" * 10}
+    store.close()
