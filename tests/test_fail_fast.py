@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -182,3 +183,16 @@ def test_a_cost_cap_needs_a_known_price(fake_openai: FakeOpenAI):
     with pytest.raises(ValueError, match="a cost cap needs the judge model's price"):
         run_evals(items(2), [alignment(fake_openai)], budget=BudgetCaps(max_cost_usd=1.0))
     assert fake_openai.chat_call_count == 0
+
+
+def test_a_failed_item_records_the_judge_it_asked_never_the_key(fake_openai: FakeOpenAI, store):
+    fake_openai.responder = lambda body: Reply.refusal()
+    result = run_evals(items(1), [alignment(fake_openai, temperature=0.0, seed=5)], store=store)
+    (row,) = store.results(result.run_id)
+    assert row["status"] == "judge_refused"
+    assert row["judge"] == {
+        "model": "fake-judge",
+        "baseUrl": fake_openai.base_url,
+        "parameters": {"temperature": 0.0, "seed": 5, "maxTokens": None},
+    }
+    assert "test-key" not in json.dumps(row)

@@ -74,6 +74,8 @@ class ItemOutcome:
     latency_s: float = 0.0
     error_kind: str | None = field(default=None, compare=False)
     """For a judge failure: ``JudgeAPIError.kind`` (``"connection"``, ``"auth"``, ...), ``"config"``, or None."""
+    judge_used: dict[str, Any] | None = field(default=None, compare=False)
+    """For a failure of an LLM-judged scorer: the judge it asked (base URL, model, parameters; never the key)."""
 
     @property
     def cached(self) -> bool:
@@ -93,7 +95,7 @@ class ItemOutcome:
             "reason": r.reason if r else None,
             "analysis": r.analyze_step_result if r else None,
             "details": r.details if r else None,
-            "judge": r.judge.to_dict() if r and r.judge else None,
+            "judge": r.judge.to_dict() if r and r.judge else self.judge_used,
             "error": self.error,
             "raw_reply": self.raw_reply,
             "prompt_tokens": self.usage.prompt_tokens,
@@ -785,6 +787,17 @@ def run_evals(
     return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model, stop_reason=reason, price=price)
 
 
+def _judge_used(scorer: Scorer) -> dict[str, Any] | None:
+    settings = getattr(scorer, "settings", None)
+    if settings is None:
+        return None
+    return {
+        "model": settings.model_name,
+        "baseUrl": settings.endpoint,
+        "parameters": {"temperature": settings.temperature, "seed": settings.seed, "maxTokens": settings.max_tokens},
+    }
+
+
 def _score_with_retries(
     scorer: Scorer,
     index: int,
@@ -815,6 +828,7 @@ def _score_with_retries(
                     error=str(exc),
                     usage=usage,
                     latency_s=time.monotonic() - start,
+                    judge_used=_judge_used(scorer),
                 )
         except ScorerError as exc:
             if getattr(exc, "usage", None) is not None:
@@ -829,6 +843,7 @@ def _score_with_retries(
                 usage=usage,
                 latency_s=time.monotonic() - start,
                 error_kind="config" if isinstance(exc, JudgeConfigError) else getattr(exc, "kind", None),
+                judge_used=_judge_used(scorer),
             )
         else:
             if result.judge is not None:
