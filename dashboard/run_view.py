@@ -124,7 +124,11 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     except KeyError:
         st.warning(f"Run {run_id} is no longer in the store (it was deleted).")
         return
-    run = table.run
+    try:
+        run = store.get_run(run_id)  # fresh: the status and stop reason change without a new outcome
+    except KeyError:
+        st.warning(f"Run {run_id} is no longer in the store (it was deleted).")
+        return
     key = f"{key}_{run_id}"
     names = {sid: scorer_label(sid) for sid in table.scorer_ids}
     options = stored_scorer_options(run)

@@ -115,7 +115,7 @@ def test_filters_search_sort_and_page(store):
     assert sort_results(td_only, None)["item_index"].tolist() == [0, 1, 2, 3]
 
     page = page_rows(table, td_only.iloc[:2])
-    assert list(page.columns[:6]) == ["item_index", "item_id", "scorer", "score", "status", "error"]
+    assert list(page.columns[:7]) == ["item_index", "item_id", "scorer", "score", "status", "cached", "error"]
     assert page["item_id"].tolist() == ["a", "b"]
     assert "textual_difference.ratio" in page.columns and "group:variant" in page.columns
     assert truncate("word " * 100, 20) == "word word word word…"
