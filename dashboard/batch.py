@@ -32,8 +32,10 @@ from scorers import (
     create_scorer,
     iter_runs,
     load_run,
+    normalize_run,
     run_evals,
 )
+from scorers.core.base import RUN_FIELDS, RunInput
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import Price
 from scorers.runs import jobs
@@ -111,6 +113,55 @@ def build_items(
         )
         for index, item_id, payload in runs
     ]
+
+
+def field_text(run: RunInput, name: str) -> str:
+    """One run field as the scorers read it, as text (context passages and tool calls one per line)."""
+    if name == "input":
+        return run.user_text
+    if name == "system":
+        return run.system_text
+    if name == "output":
+        return run.output
+    if name == "ground_truth":
+        return run.ground_truth or ""
+    if name == "context":
+        return "\n---\n".join(run.context)
+    return "\n".join(f"{c.name}({'' if c.arguments is None else c.arguments})" for c in run.tool_calls)
+
+
+def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd.DataFrame:
+    """The first ``limit`` rows exactly as ``scorer`` will read them, before any call.
+
+    Args:
+        items: the run's items.
+        scorer: a scorer from :func:`scorers.create_scorer` (its ``check`` applies the field rules).
+        limit: rows to show.
+
+    Returns:
+        Columns ``row``, ``status`` (``"will be scored"`` or ``"not scored: missing_input (...)"``)
+        and one per field the scorer reads (``ScorerSpec.reads``), by the field's label.
+    """
+    spec = getattr(scorer, "spec", None)
+    reads = spec.reads if spec is not None else RUN_FIELDS
+    rows = []
+    for item in items[:limit]:
+        row: dict[str, Any] = {"row": item.item_id}
+        try:
+            run = scorer.check(item.payload) if hasattr(scorer, "check") else normalize_run(item.payload)
+            row["status"] = "will be scored"
+        except ScorerError as exc:
+            run = None
+            row["status"] = f"not scored: {exc.status.value} ({exc})"
+        if run is None:
+            try:
+                run = normalize_run(item.payload)
+            except ScorerError:
+                run = None
+        for name in reads:
+            row[ROLE_LABELS.get(name, name)] = truncate(field_text(run, name), 300) if run is not None else None
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:

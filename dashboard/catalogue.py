@@ -122,7 +122,7 @@ def language_processing(spec: ScorerSpec) -> str | None:
 
 
 def catalogue_frame(specs: Mapping[str, ScorerSpec]) -> pd.DataFrame:
-    """One row per scorer: name, id, kind, judge calls (ours and Mastra's), range, direction, inputs."""
+    """One row per scorer: name, id, kind, judge calls (ours and Mastra's), range, direction, what it reads and requires."""
     return pd.DataFrame(
         [
             {
@@ -132,7 +132,8 @@ def catalogue_frame(specs: Mapping[str, ScorerSpec]) -> pd.DataFrame:
                 "Judge calls": judge_calls_text(spec),
                 "Range": spec.score_range,
                 "Higher is better": "yes" if spec.higher_is_better else "no",
-                "Inputs": ", ".join(spec.inputs),
+                "Reads": ", ".join(spec.reads or spec.inputs),
+                "Requires": ", ".join(spec.requires) or "—",
             }
             for spec in specs.values()
         ]
@@ -186,7 +187,17 @@ def render_facts(spec: ScorerSpec) -> None:
     """What a scorer measures, its inputs, formula, range, direction, judge calls, options, notes and libraries."""
     st.markdown(f"**What it measures:** {md_escape(spec.measures)}")
     facts = [
-        ("Inputs", ", ".join(spec.inputs)),
+        ("Reads", ", ".join(spec.inputs)),
+        (
+            "Requires",
+            (", ".join(spec.requires) or "nothing in every row")
+            + (
+                " (and its target: the ground truth or the input)"
+                if any(o.name == "target" for o in spec.options)
+                else ""
+            )
+            + "; a row without one is missing_input, not scored",
+        ),
         ("Formula", spec.formula),
         ("Range", f"{spec.score_range} (× scale where it has one)"),
         ("Higher is better", "yes" if spec.higher_is_better else "no: lower is better"),

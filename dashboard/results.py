@@ -147,7 +147,9 @@ def _render_textual_difference(result: ScoreResult, key: str, payload: Mapping[s
     if payload is None:
         st.caption("The word diff is drawn where the run's texts are shown.")
         return
-    alignment = TextualDifferenceScorer.alignment(payload)  # recomputed here: results do not keep it
+    # recomputed here (results do not keep it), with the run's target and normalisation
+    scorer = TextualDifferenceScorer(target=details["comparedWith"], **details.get("options", {}))
+    alignment = scorer.alignment(payload)
     st.html(
         diff_html(
             alignment["referenceTokens"],

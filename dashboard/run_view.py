@@ -130,8 +130,8 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         st.warning(f"Run {run_id} is no longer in the store (it was deleted).")
         return
     key = f"{key}_{run_id}"
-    names = {sid: scorer_label(sid) for sid in table.scorer_ids}
     options = stored_scorer_options(run)
+    names = {sid: scorer_label(sid, options.get(sid)) for sid in table.scorer_ids}
     job = jobs.running_for(jobs.run_key(run_id))
     scoring_now = job is not None or run["status"] == "running"
 
@@ -174,6 +174,12 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help="Outcomes whose judge reply came from the cache: no call, no tokens, no cost. "
         "Marked 'cached' in the rows table.",
     )
+    missing = int((table.results["status"] == ScoreStatus.MISSING_INPUT.value).sum())
+    if missing:
+        st.warning(
+            f"{missing} outcome(s) are missing_input: the row lacks a field the scorer requires (each row names "
+            "it). They are not scored, not averaged, and never compared with another field instead."
+        )
     if not stored:
         st.info("No outcome has been stored for this run yet.")
         return

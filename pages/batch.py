@@ -19,6 +19,7 @@ from dashboard.batch import (
     limit_responses,
     long_responses,
     needs_confirmation,
+    scorer_preview,
 )
 from dashboard.dataset_picker import pick_dataset
 from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link
@@ -34,13 +35,15 @@ from scorers import (
     estimate_run,
     guess_columns,
 )
-from scorers.catalogue.registry import scorer_spec, scorer_specs
+from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
 from scorers.runs.datasets import ROLES
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
+CONFIRM_ROLES = ("system", "context", "tool_calls")
+"""Roles whose guessed column changes what the judge sees: used only once the user confirms."""
 
 
 def _show_problems(dataset: LoadedDataset) -> None:
@@ -65,18 +68,32 @@ def _mapping(dataset: LoadedDataset, token: str) -> tuple[dict[str, str | None],
     guessed = guess_columns(dataset.columns)
     options: list[str | None] = [None, *dataset.columns]
     mapping: dict[str, str | None] = {}
-    columns = st.columns(len(ROLES))
-    for column, role in zip(columns, ROLES, strict=True):
+    columns = [*st.columns(4), *st.columns(4)]  # two rows, so the controls show whole column names
+    for column, role in zip(columns, ROLES, strict=False):
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
-        required = role in ("input", "output")
-        mapping[role] = column.selectbox(
+        required = role == "output"
+        guess = guessed.get(role)
+        chosen = column.selectbox(
             label + (" *" if required else ""),
             options,
-            index=options.index(guessed.get(role)),
+            index=options.index(guess),
             format_func=lambda c: "— none —" if c is None else c,
             key=f"batch_map_{role}_{token}",
+            help="Guessed from the column name." if guess is not None else None,
             **SESSION,
         )
+        # A guess that changes what the judge sees is used only once confirmed.
+        if role in CONFIRM_ROLES and chosen is not None and chosen == guess:
+            confirmed = column.checkbox(
+                f"Use {chosen!r} as the {label.lower()} (guessed)",
+                value=False,
+                key=f"batch_confirm_{role}_{token}",
+                **SESSION,
+            )
+            if not confirmed:
+                column.caption("Guessed from its name: not used until confirmed.")
+                chosen = None
+        mapping[role] = chosen
     group_by = st.multiselect(
         "Group by (optional)",
         [c for c in dataset.columns if c not in mapping.values()],
@@ -95,11 +112,18 @@ def _preview(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: l
     st.caption(f"The first {len(head)} of {len(dataset.frame)} rows, as mapped.")
 
 
-def _scorer_choice() -> dict[str, dict[str, Any]]:
+def _defaults(mapping: dict[str, str | None]) -> list[str]:
+    """The scorers pre-selected: prompt alignment when a prompt is mapped, textual difference when a
+    ground truth is (never response-vs-prompt by default)."""
+    wanted = {"prompt-alignment": ("input", "system"), "textual-difference": ("ground_truth",)}
+    return [sid for sid, roles in wanted.items() if any(mapping.get(r) for r in roles)]
+
+
+def _scorer_choice(mapping: dict[str, str | None]) -> dict[str, dict[str, Any]]:
     chosen = st.multiselect(
         "Scorers",
         list(scorer_specs(store)),
-        default=["prompt-alignment", "textual-difference"],
+        default=_defaults(mapping),
         format_func=lambda sid: scorer_spec(sid, store).name,
         key="batch_scorers",
         **SESSION,
@@ -108,7 +132,12 @@ def _scorer_choice() -> dict[str, dict[str, Any]]:
     for sid in chosen:
         spec = scorer_spec(sid, store)
         st.markdown(f"**{spec.name}** — {md_escape(spec.measures)}")
-        st.caption(md_escape(f"Reads: {', '.join(spec.inputs)}. Formula: {spec.formula}"))
+        st.caption(
+            md_escape(
+                f"Reads: {', '.join(spec.reads or spec.inputs)}; requires: {', '.join(spec.requires) or 'nothing'}"
+                f". Formula: {spec.formula}"
+            )
+        )
         values: dict[str, Any] = {}
         if spec.options:
             columns = st.columns(min(4, len(spec.options)))
@@ -194,6 +223,7 @@ st.caption(
     "and reopened in History."
 )
 store = get_store()
+panel_shown = False
 
 st.header("1. Dataset", divider="gray")
 dataset = pick_dataset(
@@ -209,8 +239,8 @@ if dataset is not None:
     st.header("2. Columns", divider="gray")
     mapping, group_by = _mapping(dataset, short)
     items = None
-    if not mapping["input"] or not mapping["output"]:
-        st.warning("Map the user prompt and the response columns (marked *) to continue.")
+    if not mapping["output"]:
+        st.warning("Map the response column (marked *) to continue.")
     else:
         _preview(dataset, mapping, group_by)
         try:
@@ -219,7 +249,7 @@ if dataset is not None:
             st.error(str(exc))
 
     st.header("3. Scorers and run", divider="gray")
-    scorer_options = _scorer_choice()
+    scorer_options = _scorer_choice(mapping)
     left, right, name_col = st.columns(3)
     concurrency = left.number_input(
         "Concurrency",
@@ -265,6 +295,10 @@ if dataset is not None:
 
     limits, price, long_limit, long_action = _limits_form()
 
+    scorer_options = {
+        sid: resolve_options(sid, opts, ground_truth_mapped=bool(mapping.get("ground_truth")))
+        for sid, opts in scorer_options.items()
+    }
     scorers, problem, settings = [], None, None
     if scorer_options:
         try:
@@ -277,6 +311,12 @@ if dataset is not None:
             problem = check_judges(scorers)
         except ScorerError as exc:
             problem = str(exc)
+        unmapped = unmapped_fields(scorer_options, mapping, store)
+        if unmapped:
+            problem = "; ".join(
+                f"{', '.join(names)} need(s) the {ROLE_LABELS.get(f, f).lower()} column: map it above"
+                for f, names in unmapped.items()
+            )
     else:
         problem = "Choose at least one scorer."
 
@@ -293,6 +333,26 @@ if dataset is not None:
     if run_items is not None and scorers:
         estimate = _estimate(run_items, scorers, batch_api, price)
         confirm_needed = needs_confirmation(estimate.judge_calls, estimate.cost_usd)
+    if items and scorers and not problem:
+        st.markdown("**Preview: the first rows as each scorer will read them**")
+        for scorer in scorers:
+            st.caption(md_escape(scorer_label(scorer.id, scorer_options.get(scorer.id))))
+            st.dataframe(scorer_preview(items, scorer), hide_index=True, key=f"batch_preview_{scorer.id}")
+        judged = [s for s in scorers if hasattr(s, "render_prompt")]
+        if judged and st.toggle("Show the judge prompt for the first row", key="batch_show_prompt"):
+            for scorer in judged:
+                st.markdown(f"**{md_escape(scorer.name)}**")
+                try:
+                    messages = scorer.render_prompt(items[0].payload)
+                except ScorerError as exc:
+                    st.warning(f"Not sent: {exc}")
+                    continue
+                for message in messages:
+                    st.caption(message["role"])
+                    st.code(message["content"], language=None, wrap_lines=True)
+
+    if items is not None and scorers:
+        estimate = estimate_run(items, scorers, batch_api=batch_api)
         e1, e2, e3, e4 = st.columns(4)
         e1.metric("Items", len(run_items))
         e2.metric(
@@ -361,12 +421,16 @@ if dataset is not None:
         start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
         st.session_state["batch_run_id"] = run_id
         st.rerun()
+    if job_running():  # the progress right under the Run button, in view after clicking it
+        render_job_panel()
+        panel_shown = True
 
 if not job_running():  # ?run=ID shows that stored run here
     follow_run_link("batch_run_id", [r["id"] for r in store.list_runs()] if st.query_params.get(RUN_PARAM) else [])
 if job_running() or st.session_state.get("batch_run_id"):
-    st.header("4. Results", divider="gray")
-    render_job_panel()
+    st.header("4. Results", divider="gray", anchor="results")
+    if not panel_shown:
+        render_job_panel()
     if st.session_state.get("batch_run_id"):
         show_run_link(st.session_state["batch_run_id"])
         render_run(store, st.session_state["batch_run_id"], key="batch")

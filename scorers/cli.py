@@ -84,7 +84,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.analysis.junit import run_junit
-from scorers.catalogue.registry import SCORERS, create_scorer
+from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
 from scorers.core.budget import BudgetCaps
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
@@ -280,6 +280,30 @@ def build_parser() -> argparse.ArgumentParser:
         "without a system message)",
     )
     scoring.add_argument(
+        "--target",
+        choices=("auto", "ground_truth", "input"),
+        default=None,
+        help="textual-difference, content-similarity: compare the response with the ground truth or the "
+        "input (default auto: the ground truth when a column is mapped to it, else the input); a row whose "
+        "target is blank is not scored (missing_input)",
+    )
+    scoring.add_argument(
+        "--ignore-case", action="store_true", default=None, help="textual-difference: compare case-folded texts"
+    )
+    scoring.add_argument(
+        "--collapse-whitespace",
+        action="store_true",
+        default=None,
+        help="textual-difference: runs of whitespace count as one space (or one line break)",
+    )
+    scoring.add_argument(
+        "--keep-newlines",
+        action="store_false",
+        dest="normalize_newlines",
+        default=None,
+        help="textual-difference: do not turn CRLF and CR into LF before comparing (they are by default)",
+    )
+    scoring.add_argument(
         "--scale",
         type=_positive_float,
         default=None,
@@ -471,6 +495,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL",
         help="the tool calls the response made (optional): a JSON list of names or {name, arguments}, "
         "for the tool-call accuracy scorers",
+    )
+    columns.add_argument(
+        "--no-guess",
+        action="store_true",
+        help="do not guess roles from column names: only the roles given by flags are mapped",
     )
     columns.add_argument(
         "--group-col",
@@ -671,9 +700,12 @@ class Progress:
 # ---- scorers and judge --------------------------------------------------------------------------
 
 
-def _scorer_options(scorer_ids: Sequence[str], scale: float | None, mode: str | None) -> dict[str, dict[str, Any]]:
-    """Each scorer's options from the catalogue defaults, with ``--scale`` and ``--mode`` where it has them."""
-    given = {"scale": scale, "evaluation_mode": mode}
+def _scorer_options(
+    scorer_ids: Sequence[str], scale: float | None, mode: str | None, **given: Any
+) -> dict[str, dict[str, Any]]:
+    """Each scorer's options from the catalogue defaults, with ``--scale``, ``--mode`` and the other
+    option flags (``given``: option name → value, None when not given) where it has them."""
+    given = {"scale": scale, "evaluation_mode": mode, **given}
     options: dict[str, dict[str, Any]] = {}
     for sid in scorer_ids:
         spec = SCORERS.get(sid)
@@ -748,7 +780,7 @@ def _mapping(args: argparse.Namespace, dataset: LoadedDataset) -> tuple[dict[str
     taken = {c for c in flagged.values() if c}
     from scorers.runs.datasets import guess_columns
 
-    guessed = guess_columns([c for c in dataset.columns if c not in taken])
+    guessed = {} if args.no_guess else guess_columns([c for c in dataset.columns if c not in taken])
     mapping: dict[str, str | None] = {}
     source: dict[str, str] = {}
     for role, value in flagged.items():
@@ -765,7 +797,9 @@ def _describe_mapping(mapping: Mapping[str, str | None], source: Mapping[str, st
         column = mapping.get(role)
         shown = repr(column) if column else ("none (row labels)" if role == "id" else "none")
         parts.append(f"{role} = {shown} ({source[role]})" if column else f"{role} = {shown}")
-    return "Columns: " + ", ".join(parts)
+    guessed = any(source.get(r) == "detected" and mapping.get(r) for r in COLUMN_FLAGS)
+    note = " (roles marked detected were guessed from the column names; --no-guess turns that off)" if guessed else ""
+    return "Columns: " + ", ".join(parts) + note
 
 
 def _items(dataset: LoadedDataset, mapping: Mapping[str, str | None], groups: Sequence[str]) -> list[EvalItem]:
@@ -1047,6 +1081,10 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
                 ("--scorer", args.scorers),
                 ("--mode", args.mode),
                 ("--scale", args.scale),
+                ("--target", args.target),
+                ("--ignore-case", args.ignore_case),
+                ("--collapse-whitespace", args.collapse_whitespace),
+                ("--keep-newlines", args.normalize_newlines is False),
                 *((flag, getattr(args, flag[2:].replace("-", "_"))) for flag in COLUMN_FLAGS.values()),
                 ("--group-col", args.group_col),
             )
@@ -1069,16 +1107,28 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     if args.live_reasks and not args.batch_api:
         raise CLIError("--live-reasks applies to --batch-api only")
     console.secret = settings.api_key if settings else None
-    options = _scorer_options(scorer_ids, args.scale, args.mode)
+    flags = {
+        "target": args.target,
+        "ignore_case": args.ignore_case,
+        "collapse_whitespace": args.collapse_whitespace,
+        "normalize_newlines": args.normalize_newlines,
+    }
+    options = _scorer_options(scorer_ids, args.scale, args.mode, **flags)
     validate_thresholds(args.fail_under, args.fail_over, options)
-    for flag, option, value in (("--scale", "scale", args.scale), ("--mode", "evaluation_mode", args.mode)):
+    for flag, option, value in (
+        ("--scale", "scale", args.scale),
+        ("--mode", "evaluation_mode", args.mode),
+        ("--target", "target", args.target),
+        ("--ignore-case", "ignore_case", args.ignore_case),
+        ("--collapse-whitespace", "collapse_whitespace", args.collapse_whitespace),
+        ("--keep-newlines", "normalize_newlines", args.normalize_newlines),
+    ):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
     from scorers.runs.datasets import DatasetError, load_dataset  # the file needs pandas from here on
 
     store = _open_store(args.db, must_exist=False)
     try:
-        scorers = _make_scorers(options, settings, None if args.no_cache else store)
         try:
             dataset = load_dataset(args.dataset)
         except DatasetError as exc:
@@ -1086,6 +1136,24 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         _report_load(console, dataset)
         mapping, source = _mapping(args, dataset)
         console.note(_describe_mapping(mapping, source))
+        options = {
+            sid: resolve_options(sid, opts, ground_truth_mapped=bool(mapping.get("ground_truth")))
+            for sid, opts in options.items()
+        }
+        for sid, opts in options.items():
+            if "target" in opts:
+                console.note(f"{sid} compares each response with its {opts['target']} (a blank one is not scored).")
+        unmapped = unmapped_fields(options, {**mapping, "tool_calls": None, "context": None, "output": "x"})
+        unmapped = {f: names for f, names in unmapped.items() if f in COLUMN_FLAGS}
+        if unmapped:
+            raise CLIError(
+                "; ".join(
+                    f"{', '.join(n)} need(s) a column mapped to the {f!r} role ({COLUMN_FLAGS[f]} COL)"
+                    for f, n in unmapped.items()
+                )
+                + f". Columns read from the header: {dataset.columns}"
+            )
+        scorers = _make_scorers(options, settings, None if args.no_cache else store)
         try:
             items = _items(dataset, mapping, args.group_col)
         except DatasetError as exc:

@@ -114,7 +114,7 @@ def test_page_renders_and_lists_the_sample_datasets(open_page):
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
     assert at.selectbox(key=f"batch_map_input_{token}").value == "prompt"
     assert at.selectbox(key=f"batch_map_output_{token}").value == "response"
-    assert at.selectbox(key=f"batch_map_system_{token}").value == "system"
+    assert at.selectbox(key=f"batch_map_system_{token}").value is None  # a bare "system" name is not guessed
     assert at.selectbox(key=f"batch_map_ground_truth_{token}").value == "ground_truth"
     assert at.selectbox(key=f"batch_map_id_{token}").value == "id"
     assert at.multiselect(key="batch_scorers").options == [spec.name for spec in SCORERS.values()]
@@ -128,6 +128,8 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(open_page, studi
     at = open_page("batch")
     at.radio(key="batch_source").set_value("Sample dataset").run()
     at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    # Most samples have no ground truth: compare every response with its prompt, chosen explicitly.
+    at.selectbox(key="batch_opt_textual-difference_target").set_value("input").run()
     assert not at.error
     assert metrics(at)["Judge calls (est.)"] == "0"
     assert metrics(at)["Cost (est.)"] == "$0 (no judge)"
@@ -161,6 +163,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
 
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
     assert at.selectbox(key=f"batch_map_ground_truth_{token}").value == "reference"
+    at.selectbox(key=f"batch_map_system_{token}").set_value("system").run()
     at.multiselect(key=f"batch_groups_{token}").set_value(["variant"]).run()
     preview = at.dataframe[0].value
     assert list(preview.columns) == [
@@ -196,7 +199,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert pa["mean"] == pytest.approx(sum(PA_SCORES.values()) / 3)
     assert (pa["n scored"], pa["n failed"], pa["n pending"]) == (3, 1, 0)  # the failure is not a 0
     assert (pa["min"], pa["max"]) == (0.84, 0.85)
-    td = aggregates.loc["Textual difference"]
+    td = aggregates.loc["Textual difference (vs ground truth)"]
     assert td["mean"] == pytest.approx(sum(TD_SCORES.values()) / 4)
     assert td["median"] == pytest.approx((0.75 + 1.0) / 2)
 
@@ -212,12 +215,12 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     # Rows: one per item × scorer, status and error in their own columns.
     rows = table_of(at, "_table")
     assert len(rows) == 8
-    failed = rows[rows["status"] == "invalid_input"].iloc[0]
+    failed = rows[rows["status"] == "missing_input"].iloc[0]
     assert (failed["item_id"], failed["scorer"]) == ("c", "prompt-alignment")
-    assert "response to evaluate is empty" in failed["error"]
-    at.multiselect(key=f"{key}_f_status").set_value(["invalid_input"]).run()
+    assert "output, which is blank" in failed["error"]
+    at.multiselect(key=f"{key}_f_status").set_value(["missing_input"]).run()
     assert table_of(at, "_table")["item_id"].tolist() == ["c"]
-    at.multiselect(key=f"{key}_f_status").set_value(["scored", "invalid_input"]).run()
+    at.multiselect(key=f"{key}_f_status").set_value(["scored", "missing_input"]).run()
     at.text_input(key=f"{key}_f_search").input("=1+").run()
     assert table_of(at, "_table")["item_id"].tolist() == ["b", "b"]
     at.text_input(key=f"{key}_f_search").input("").run()
@@ -239,12 +242,12 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
         chart_keys(at)
     )
     at.selectbox(key=f"{key}_item").set_value(2).run()
-    assert any(e.value.startswith("Not scored (invalid input)") for e in at.error)
+    assert any(e.value.startswith("Not scored (missing input)") for e in at.error)
 
     # Reruns and widget changes never call the judge again.
     assert fake_judge.chat_call_count == 3
 
-    # Retry failed items re-sends only those: c is still invalid input (no call), nothing else is re-scored.
+    # Retry failed items re-sends only those: c is still missing input (no call), nothing else is re-scored.
     retry = at.button(key=f"{key}_retry")
     assert retry.label == "Retry failed items (1)"
     retry.click().run()
@@ -258,7 +261,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert ",=1+1" in exports["plain-csv"]().read().decode()  # the plain CSV keeps texts as they are
     lines = exports["jsonl"]().read().decode().splitlines()
     assert len(lines) == 8
-    assert {json.loads(line)["status"] for line in lines} == {"scored", "invalid_input"}
+    assert {json.loads(line)["status"] for line in lines} == {"scored", "missing_input"}
     # Per-dimension scores are flat numeric columns; the item id is the mapped id column's value.
     first = json.loads(lines[0])
     assert first["item_id"] == "a" and 0 <= first["prompt_alignment.user.intentAlignment"] <= 1
@@ -334,5 +337,5 @@ def test_unreadable_upload_is_an_error_not_an_exception(open_page):
 def test_unmapped_required_column_is_explained(open_page):
     at = open_page("batch")
     upload(at, "odd.csv", b"alpha,beta\nx,y\n")
-    assert at.warning[0].value == "Map the user prompt and the response columns (marked *) to continue."
+    assert at.warning[0].value == "Map the response column (marked *) to continue."
     assert at.button(key="batch_run").disabled

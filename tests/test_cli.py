@@ -191,7 +191,7 @@ def test_an_empty_response_exits_3_and_reports_the_row(env, tmp_path, capsys):
     assert code == 3
     assert env.chat_call_count == 2  # the empty response is rejected before any judge call
     assert "Not scored (1 outcome(s)):" in out
-    assert "line 3 [prompt-alignment] invalid_input: output: the response to evaluate is empty" in out
+    assert "line 3 [prompt-alignment] missing_input: output: " in out and "is blank in this row" in out
     assert summary_row(out, "prompt-alignment")[:3] == ["2", "1", "0.840"]
     assert "3/3 items, 1 with failures" in err
 
@@ -321,12 +321,12 @@ def test_output_csv(env, tmp_path, capsys):
     assert [(r["item_id"], r["scorer"], r["status"]) for r in rows] == [
         ("q1", "prompt-alignment", "scored"),
         ("q1", "textual-difference", "scored"),
-        ("q2", "prompt-alignment", "invalid_input"),
+        ("q2", "prompt-alignment", "missing_input"),
         ("q2", "textual-difference", "scored"),
     ]
     assert rows[0]["input"] == "'=SUM(A1)" and rows[0]["output"] == "'-2 apples"
     assert rows[0]["score"] == "0.84" and rows[2]["score"] == ""
-    assert rows[2]["error"] == "output: the response to evaluate is empty"
+    assert rows[2]["error"].startswith("output: Prompt alignment needs the run's output, which is blank")
 
 
 def test_output_jsonl(env, tmp_path, capsys):
@@ -335,7 +335,7 @@ def test_output_jsonl(env, tmp_path, capsys):
     assert len(records) == 4
     assert records[0]["input"] == "=SUM(A1)" and records[0]["score"] == 0.84
     assert records[0]["analysis"]["effectiveMode"] == "user"
-    assert records[2]["status"] == "invalid_input" and records[2]["score"] is None
+    assert records[2]["status"] == "missing_input" and records[2]["score"] is None
 
 
 def test_output_seed_json(env, tmp_path, capsys):
@@ -345,14 +345,14 @@ def test_output_seed_json(env, tmp_path, capsys):
     assert doc["scores"]["prompt-alignment"]["mean"] == 0.84
     assert [i["itemId"] for i in doc["items"]] == ["q1", "q2"]
     failed = doc["items"][1]["scorerResults"]["prompt-alignment"]
-    assert failed["status"] == "invalid_input" and failed["score"] is None
-    assert failed["error"] == "output: the response to evaluate is empty"
+    assert failed["status"] == "missing_input" and failed["score"] is None
+    assert failed["error"].startswith("output: Prompt alignment needs the run's output, which is blank")
 
 
 def test_output_parquet(env, tmp_path, capsys):
     path = _run_with_output(capsys, tmp_path, "results.parquet")
     frame = pd.read_parquet(path)
-    assert frame["status"].tolist() == ["scored", "scored", "invalid_input", "scored"]
+    assert frame["status"].tolist() == ["scored", "scored", "missing_input", "scored"]
     assert frame["score"][0] == 0.84 and pd.isna(frame["score"][2])
     assert frame["input"][0] == "=SUM(A1)"
 

@@ -654,6 +654,8 @@ def test_iter_runs_payloads(tmp_path):
     )
     dataset = load_dataset(write(tmp_path, "data.csv", text))
     mapping = guess_columns(dataset.frame.columns)
+    assert mapping["system"] is None  # a bare "system" column is ambiguous (often a model name): not guessed
+    mapping["system"] = "system"
     assert mapping == {
         "input": "prompt",
         "output": "response",
@@ -683,7 +685,7 @@ def test_iter_runs_payloads(tmp_path):
             {
                 "input": {"inputMessages": [{"role": "user", "content": "Say hi"}], "systemMessages": []},
                 "output": {"text": "hello"},
-                "ground_truth": None,
+                "ground_truth": "",  # mapped but blank: carried, so a scorer reports missing_input
             },
         ),
         (
@@ -692,7 +694,7 @@ def test_iter_runs_payloads(tmp_path):
             {
                 "input": {"inputMessages": [{"role": "user", "content": "Empty answer"}], "systemMessages": []},
                 "output": {"text": ""},
-                "ground_truth": None,
+                "ground_truth": "   ",
             },
         ),
     ]
@@ -714,7 +716,7 @@ def test_iter_runs_converts_parquet_values_and_keeps_a_missing_response_visible(
     dataset = load_dataset(path)
     runs = list(iter_runs(dataset, {"input": "prompt", "output": "response", "ground_truth": "target", "id": "key"}))
     assert [item_id for _, item_id, _ in runs] == ["1", "2", "row 3"]
-    assert [p["ground_truth"] for _, _, p in runs] == ["3.5", None, "7"]
+    assert [p["ground_truth"] for _, _, p in runs] == ["3.5", "", "7"]  # mapped: carried, "" when blank
     assert runs[1][2]["output"] == {"text": None}
     with pytest.raises(InvalidInputError) as caught:
         normalize_run(runs[1][2])

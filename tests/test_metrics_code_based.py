@@ -34,7 +34,7 @@ from scorers.catalogue.metrics.tone_consistency import create_tone_consistency_s
 from scorers.catalogue.metrics.tool_call_accuracy_code import create_tool_call_accuracy_code_scorer, in_relative_order
 from scorers.catalogue.registry import SCORERS, create_scorer
 from scorers.core.base import RunInput, ScoreResult, ToolCall
-from scorers.core.errors import InvalidInputError, ScoreStatus
+from scorers.core.errors import InvalidInputError, MissingInputError, ScoreStatus
 
 MODULES = (completeness, content_similarity, keyword_coverage, tone_consistency, tool_code)
 SPECS = [spec for module in MODULES for spec in module.SPECS]
@@ -145,7 +145,7 @@ def test_completeness_needs_an_input():
     with pytest.raises(InvalidInputError) as info:
         create_completeness_scorer().run({"output": "hello"})
     assert info.value.field == "input"
-    assert info.value.status is ScoreStatus.INVALID_INPUT
+    assert info.value.status is ScoreStatus.MISSING_INPUT
 
 
 def test_completeness_scale():
@@ -232,9 +232,10 @@ def test_content_similarity_falls_back_to_input():
 
 
 def test_content_similarity_needs_a_reference():
-    with pytest.raises(InvalidInputError) as info:
+    # no ground truth carried: the target is the input, which is missing; never scored as 0
+    with pytest.raises(MissingInputError) as info:
         create_content_similarity_scorer().run({"output": "nacht"})
-    assert info.value.field == "ground_truth"
+    assert info.value.field == "input"
 
 
 def test_content_similarity_ignore_case_option():
@@ -254,8 +255,9 @@ def test_content_similarity_ignore_whitespace_option():
 
 def test_content_similarity_one_char_and_empty_texts():
     scorer = create_content_similarity_scorer(scale=10)
-    assert scorer.run({"output": "", "ground_truth": ""}).score == 10  # both empty -> 1 × 10
-    assert scorer.run({"output": " \n", "ground_truth": ""}).score == 10  # empty after removing whitespace
+    with pytest.raises(MissingInputError, match="ground_truth"):  # a blank reference is not scored (SPEC §1.4)
+        scorer.run({"output": "", "ground_truth": ""})
+    assert scorer.run({"output": " \n", "ground_truth": "x"}).score == 0  # "" after removing whitespace vs "x"
     one = scorer.run({"output": "a", "ground_truth": "ab"})
     assert one.score == 0
     assert "fewer than 2 characters" in one.reason
@@ -609,7 +611,7 @@ def test_malformed_payload_is_invalid_input(scorer_id):
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
 def test_specs_are_registered_and_their_examples_run(spec):
-    assert SCORERS[spec.id] is spec
+    assert SCORERS[spec.id].build is spec.build and SCORERS[spec.id].reads  # the catalogue adds what it reads
     assert not spec.uses_judge and spec.judge_calls == 0
     assert spec.notes and spec.formula and spec.measures
     assert spec.options[0].name == "scale"

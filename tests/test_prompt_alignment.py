@@ -10,6 +10,7 @@ from scorers import (
     InvalidInputError,
     JudgeConfigError,
     JudgeSettings,
+    MissingInputError,
     ScoreStatus,
     create_prompt_alignment_scorer,
     dimension_breakdown,
@@ -106,16 +107,26 @@ def test_system_role_messages_in_a_plain_list_count_as_system(fake_openai):
     [
         ("user", run_payload(output="   \n"), "output"),
         ("user", {"input": [], "output": "text"}, "input"),
-        ("both", {"input": {"systemMessages": [], "inputMessages": []}, "output": "text"}, "input"),
-        ("system", run_payload(), "input"),
+        ("both", {"input": [], "output": "text"}, "input"),
+        ("system", run_payload(), "system"),
     ],
 )
-def test_invalid_input_is_reported_before_any_judge_call(fake_openai, mode, payload, field):
-    with pytest.raises(InvalidInputError) as info:
+def test_missing_input_is_reported_before_any_judge_call(fake_openai, mode, payload, field):
+    with pytest.raises(MissingInputError) as info:
         scorer(fake_openai, evaluation_mode=mode).run(payload)
     assert info.value.field == field
-    assert info.value.status is ScoreStatus.INVALID_INPUT
+    assert info.value.status is ScoreStatus.MISSING_INPUT
     assert fake_openai.chat_call_count == 0
+
+
+def test_both_mode_with_only_a_system_prompt_scores_in_system_mode_and_says_so(fake_openai):
+    # SPEC §1.4, the mirror of the no-system fallback: system weights 0.35·1 + 0.35·0.8 + 0.15·0.6 + 0.15·1 = 0.87
+    fake_openai.enqueue(Reply.json(single_analysis(1.0, 0.8, 0.6, 1.0)))
+    payload = {"input": {"systemMessages": [{"role": "system", "content": SYSTEM}]}, "output": "text"}
+    result = scorer(fake_openai, evaluation_mode="both").run(payload)
+    assert result.analyze_step_result["effectiveMode"] == "system" and result.score == 0.87
+    assert "No user message was given" in result.analyze_step_result["note"]
+    assert "<system_instructions>" in fake_openai.last_prompt_text()
 
 
 @pytest.mark.parametrize(

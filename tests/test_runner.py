@@ -74,7 +74,8 @@ def item_payload(i: int, *, output: str = "def factorial(n): ...", ground_truth:
 
 
 def no_reference_payload(i: int) -> dict:
-    """Invalid for both scorers: no user message (prompt alignment) and no ground truth (textual difference)."""
+    """Missing input for both scorers: no user message (prompt alignment, user mode; textual difference's
+    target, as the run carries no ground truth)."""
     return {"input": [{"role": "system", "content": f"[item-{i}] Be brief."}], "output": "Sure."}
 
 
@@ -182,8 +183,8 @@ def test_aggregates_count_scored_items_only(fake_openai):
     by_key = {(o.item_index, o.scorer_id): o for o in result.outcomes}
     assert by_key[(3, PA_ID)].status is ScoreStatus.JUDGE_REFUSED and by_key[(3, PA_ID)].score is None
     assert by_key[(3, TD_ID)].score == 0.0 and by_key[(3, TD_ID)].status is ScoreStatus.SCORED
-    assert by_key[(5, TD_ID)].status is ScoreStatus.INVALID_INPUT
-    assert by_key[(5, PA_ID)].status is ScoreStatus.INVALID_INPUT
+    assert by_key[(5, TD_ID)].status is ScoreStatus.MISSING_INPUT  # no ground truth, no user text
+    assert by_key[(5, PA_ID)].status is ScoreStatus.MISSING_INPUT
     assert result.n_failed == 3
 
     frame = result.to_frame()
@@ -259,13 +260,13 @@ def test_fault_storm_accounts_for_every_item_once(fake_openai):
             17: ScoreStatus.JUDGE_OUTPUT_INVALID,
             19: ScoreStatus.JUDGE_REFUSED,
             20: ScoreStatus.JUDGE_OUTPUT_TRUNCATED,
-            39: ScoreStatus.INVALID_INPUT,
+            39: ScoreStatus.MISSING_INPUT,
         }
     )
     pa_outcomes = {o.item_index: o for o in result.outcomes if o.scorer_id == PA_ID}
     assert {i: o.status for i, o in pa_outcomes.items()} == expected
     td_statuses = {o.item_index: o.status for o in result.outcomes if o.scorer_id == TD_ID}
-    assert td_statuses == {i: ScoreStatus.INVALID_INPUT if i == 39 else ScoreStatus.SCORED for i in range(40)}
+    assert td_statuses == {i: ScoreStatus.MISSING_INPUT if i == 39 else ScoreStatus.SCORED for i in range(40)}
 
     recovered = [*range(10), 11, 12, 14, 18, *range(21, 39)]
     assert all(pa_outcomes[i].score == 0.84 for i in recovered)

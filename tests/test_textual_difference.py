@@ -16,7 +16,7 @@ from realdata import read_jsonl
 
 from scorers.catalogue.textual_difference import TextualDifferenceScorer, create_textual_difference_scorer
 from scorers.core.base import Message, RunInput
-from scorers.core.errors import InvalidInputError, ScoreStatus
+from scorers.core.errors import InvalidInputError, MissingInputError, ScoreStatus
 
 IFEVAL_RESPONSES = "ifeval_gpt4/input_response_data_gpt4_20231107_145030.jsonl"
 
@@ -26,7 +26,7 @@ def run(payload, *, scale=1.0):
 
 
 def align(payload):
-    return TextualDifferenceScorer.alignment(payload)
+    return TextualDifferenceScorer().alignment(payload)
 
 
 def lcs_length(a: str, b: str) -> int:
@@ -87,14 +87,15 @@ def test_score_is_not_rounded():
     assert result.analyze_step_result["ratio"] == 32 / 38
 
 
-def test_two_empty_texts_are_identical():
-    result = run({"output": "", "ground_truth": ""})
-    assert result.analyze_step_result == {"ratio": 1.0, "changes": 0, "lengthDiff": 0.0, "confidence": 1.0}
-    assert result.score == 1
-    assert align({"output": "", "ground_truth": ""})["opcodes"] == []
+@pytest.mark.parametrize("blank", ["", "  \n\t"])
+def test_a_blank_ground_truth_is_missing_input_not_a_comparison(blank):
+    # SPEC §1.2: once the target is the ground truth, a blank one is not scored (never 0, never the input)
+    with pytest.raises(MissingInputError) as info:
+        run({"input": "hello world", "output": "hello world", "ground_truth": blank})
+    assert info.value.status is ScoreStatus.MISSING_INPUT and info.value.field == "ground_truth"
 
 
-@pytest.mark.parametrize(("reference", "response"), [("abc", ""), ("", "abc")])
+@pytest.mark.parametrize(("reference", "response"), [("abc", "")])
 def test_one_empty_text(reference, response):
     result = run({"output": response, "ground_truth": reference})
     analysis = result.analyze_step_result
@@ -201,10 +202,13 @@ def test_ground_truth_is_preferred_over_input():
     assert "ground truth" in result.reason
 
 
-def test_empty_ground_truth_is_still_the_reference():
-    result = run({"input": "hello world", "output": "hello world", "ground_truth": ""})
-    assert result.details["comparedWith"] == "ground_truth"
-    assert result.score == 0
+def test_an_explicit_target_is_kept_whatever_the_row_carries():
+    payload = {"input": "hello world", "output": "hello world", "ground_truth": "bye"}
+    assert create_textual_difference_scorer(target="input").run(payload).score == 1
+    with pytest.raises(MissingInputError, match="ground_truth"):  # no ground truth in the run: not the input
+        create_textual_difference_scorer(target="ground_truth").run({"input": "hello", "output": "hello"})
+    with pytest.raises(InvalidInputError, match="target"):
+        create_textual_difference_scorer(target="reference")
 
 
 def test_falls_back_to_input():
@@ -214,10 +218,11 @@ def test_falls_back_to_input():
     assert result.reason == "The response is identical to the input."
 
 
-def test_no_reference_at_all_is_an_input_error():
-    with pytest.raises(InvalidInputError) as caught:
+def test_no_reference_at_all_is_missing_input():
+    # no ground truth carried: the target is the input, which is missing
+    with pytest.raises(MissingInputError) as caught:
         run({"output": "hello"})
-    assert caught.value.field == "ground_truth"
+    assert caught.value.field == "input"
 
 
 # --- payload shapes ------------------------------------------------------------------
@@ -304,7 +309,6 @@ def test_to_dict_has_the_seed_shape():
         ("The quick brown fox", "The quick brown cat"),
         ("a b c d", "a x c d e"),
         ("one two three four five", "zero one three four six seven"),
-        ("", "new words only"),
         ("old words only", ""),
         ("same words", "same   words"),
         ("x y x y x", "y x y"),

@@ -138,7 +138,7 @@ def response_diff(text_a: str, text_b: str, *, title_a: str, title_b: str) -> st
 
     The word alignment is the textual-difference scorer's (B compared with A as its input).
     """
-    details = TextualDifferenceScorer.alignment({"input": text_a or "", "output": text_b or ""})
+    details = TextualDifferenceScorer(target="input").alignment({"input": text_a or "", "output": text_b or ""})
     return diff_html(
         details["referenceTokens"],
         details["responseTokens"],

@@ -27,9 +27,10 @@ from scorers.analysis.generate import (
     template_columns,
     validate_variant,
 )
-from scorers.catalogue.registry import scorer_spec, scorer_specs
+from scorers.catalogue.registry import resolve_options, scorer_spec, scorer_specs
 
 from ..dataset_picker import pick_dataset
+from ..options import option_widget
 from ..results import md_escape
 from ..run_view import check_judges
 from ..settings import judge_cache, judge_settings
@@ -230,8 +231,11 @@ def _existing_items(
         return None
 
 
-def _scorers(store: Store, needs_settings: bool) -> tuple[list[Any], dict[str, dict[str, Any]], str | None, Any]:
-    """The chosen scorers (default options), their options, a problem to show, and the judge settings."""
+def _scorers(
+    store: Store, needs_settings: bool, ground_truth_mapped: bool
+) -> tuple[list[Any], dict[str, dict[str, Any]], str | None, Any]:
+    """The chosen scorers, their options (defaults, but for the comparison options of the scorers that
+    compare with a target), a problem to show, and the judge settings."""
     chosen = st.multiselect(
         "Scorers",
         list(scorer_specs(store)),
@@ -239,17 +243,30 @@ def _scorers(store: Store, needs_settings: bool) -> tuple[list[Any], dict[str, d
         format_func=lambda sid: scorer_spec(sid, store).name,
         key="compare_scorers",
         help="Each scorer runs with its default options on every response. Textual difference compares a response "
-        "with the ground truth column (or the question when there is none) and needs no judge.",
+        "with the ground truth column when one is chosen (a row with a blank one is not scored), else with the "
+        "question, and needs no judge.",
         **SESSION,
     )
     if not chosen:
         return [], {}, "Choose at least one scorer.", None
-    options: dict[str, dict[str, Any]] = {sid: {} for sid in chosen}
+    options: dict[str, dict[str, Any]] = {}
+    for sid in chosen:
+        spec = scorer_spec(sid, store)
+        values: dict[str, Any] = {}
+        if any(o.name == "target" for o in spec.options):
+            with st.expander(f"{spec.name}: comparison options"):
+                shown = [o for o in spec.options if o.name != "scale"]
+                columns = st.columns(len(shown))
+                for column, option in zip(columns, shown, strict=True):
+                    values[option.name] = option_widget(column, option, key=f"compare_opt_{sid}_{option.name}")
+        options[sid] = resolve_options(sid, values, ground_truth_mapped=ground_truth_mapped)
     settings = None
     try:
         if needs_settings or any(scorer_spec(sid, store).uses_judge for sid in chosen):
             settings = judge_settings()
-        scorers = [create_scorer(sid, {}, settings=settings, cache=judge_cache(store), store=store) for sid in chosen]
+        scorers = [
+            create_scorer(sid, options[sid], settings=settings, cache=judge_cache(store), store=store) for sid in chosen
+        ]
     except ScorerError as exc:
         return [], options, str(exc), settings
     return scorers, options, check_judges(scorers), settings
@@ -345,7 +362,9 @@ def render_setup(store: Store) -> None:
         st.markdown("##### Variants")
         variants = _variants(dataset, input_col, token)
     st.markdown("##### Scorers and run")
-    scorers, options, problem, settings = _scorers(store, needs_settings=mode == GENERATE)
+    scorers, options, problem, settings = _scorers(
+        store, needs_settings=mode == GENERATE, ground_truth_mapped=truth_col is not None
+    )
     if mode == GENERATE:
         if id_problem:
             problem = problem or id_problem

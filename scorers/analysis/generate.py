@@ -405,7 +405,7 @@ def _run_payload(user: str | None, system: str | None, output: str | None, groun
         "input": payload_input,
         "output": {"role": "assistant", "text": output} if output is not None else None,
     }
-    if ground_truth is not None and ground_truth.strip():
+    if ground_truth is not None:  # mapped: carried in every row, "" when blank (missing_input, never the input)
         payload["ground_truth"] = ground_truth
     return payload
 
@@ -503,7 +503,9 @@ def comparison_items(
             with :func:`failed_generations`).
         input_col: the column holding the user's question: the scorers judge the response
             against it (not against the filled template).
-        ground_truth_col: the reference answer column, or None.
+        ground_truth_col: the reference answer column, or None. When given, every payload
+            carries ``ground_truth`` (``""`` for a blank cell: scorers that compare with it
+            report that row as ``missing_input``).
         system_col: a dataset column whose text every variant's response is also judged
             against as the system message, or None (the default: the user prompt only).
         group_cols: dataset columns to keep as groups for breakdowns (e.g. ``category``).
@@ -522,7 +524,7 @@ def comparison_items(
             continue
         row = rows[r.row_index]
         user = _column_value(row, input_col, "input")
-        truth = _column_value(row, ground_truth_col, "ground truth") if ground_truth_col else None
+        truth = (_column_value(row, ground_truth_col, "ground truth") or "") if ground_truth_col else None
         system = _column_value(row, system_col, "system") if system_col else None
         items.append(
             EvalItem(
@@ -668,7 +670,7 @@ def items_from_responses(
     for label, row in zip(dataset_frame.index, dataset_frame.to_dict("records"), strict=True):
         user = _cell_text(row[input_col])
         system = _cell_text(row[system_col]) if system_col else None
-        truth = _cell_text(row[ground_truth_col]) if ground_truth_col else None
+        truth = (_cell_text(row[ground_truth_col]) or "") if ground_truth_col else None
         if wide:
             row_id = _cell_text(row[id_col]) if id_col else str(label)
             responses = [(name, row[column], (models or {}).get(name)) for name, column in response_cols.items()]

@@ -9,6 +9,7 @@ are built by :func:`create_scorer` when it is given the store.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from scorers.catalogue.judge_builder import build_scorer, describe_rule, scan_prompt_template, score_range
@@ -33,10 +34,11 @@ from scorers.catalogue.metrics import (
     tool_call_accuracy_code,
     toxicity,
 )
+from scorers.catalogue.metrics._code_based import resolve_target
 from scorers.catalogue.prompt_alignment import create_prompt_alignment_scorer
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.catalogue.spec import SCALE, TARGET, OptionSpec, ScorerSpec
 from scorers.catalogue.textual_difference import create_textual_difference_scorer
-from scorers.core.base import Scorer
+from scorers.core.base import RunInput, Scorer, ScoreResult, normalize_run, require_fields
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import JudgeCache, JudgeSettings
 from scorers.runs.store import Store
@@ -100,12 +102,30 @@ _SEED_SCORERS = (
         name="Textual difference",
         uses_judge=False,
         judge_calls=0,
-        inputs=("output", "ground_truth or input"),
+        inputs=("output", "ground_truth or input (the target option)"),
         measures="How close the response is to the ground truth (or the input), character by character.",
         formula="ratio (2·LCS / total length) × (1 − |len a − len b| / max len) × scale",
         score_range="0..1",
         higher_is_better=True,
-        options=(SCALE,),
+        options=(
+            SCALE,
+            TARGET,
+            OptionSpec(
+                "normalize_newlines",
+                "Normalise line breaks",
+                "bool",
+                True,
+                help="CRLF and CR count as LF (NFC always).",
+            ),
+            OptionSpec("ignore_case", "Ignore case", "bool", False, help="Compare case-folded texts."),
+            OptionSpec(
+                "collapse_whitespace",
+                "Collapse whitespace",
+                "bool",
+                False,
+                help="Runs of spaces count as one space, runs of line breaks as one line break; ends stripped.",
+            ),
+        ),
         build=lambda o, s, c: create_textual_difference_scorer(**o),
         example={
             "input": [{"role": "user", "content": "Name a fast animal."}],
@@ -164,14 +184,97 @@ _METRIC_MODULES = (
     tool_call_accuracy_code,
 )
 
-SCORERS: dict[str, ScorerSpec] = {
-    spec.id: spec for spec in (*_SEED_SCORERS, *(spec for module in _METRIC_MODULES for spec in module.SPECS))
+# What each scorer reads and requires (ScorerSpec.reads / .requires; see scorers.core.base.RUN_FIELDS).
+# Mode- or option-dependent needs are checked by the scorer itself: prompt alignment's user/system
+# prompt by evaluation mode, the target of textual difference and content similarity, the context
+# (or context option, or tool results) of faithfulness, hallucination and context precision.
+_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "prompt-alignment": (("input", "system", "output"), ("output",)),
+    "textual-difference": (("output", "ground_truth", "input"), ()),  # an empty response scores 0 (SPEC §1.2)
+    "gluten-checker": (("output",), ("output",)),
+    "answer-relevancy": (("input", "output"), ("input", "output")),
+    "answer-similarity": (("output", "ground_truth"), ("output", "ground_truth")),
+    "faithfulness": (("output", "context", "tool_calls", "input"), ("output",)),
+    "hallucination": (("output", "context", "tool_calls", "input"), ("output",)),
+    "context-precision": (("input", "output", "context"), ("input", "output")),
+    "context-relevance": (("input", "output", "context"), ("input", "output")),
+    "toxicity": (("input", "output"), ("output",)),
+    "bias": (("output", "input"), ("output",)),
+    "tool-call-accuracy": (("input", "tool_calls", "output"), ("input",)),
+    "noise-sensitivity": (("input", "output"), ("input", "output")),
+    "summarization": (("input", "output"), ("input", "output")),
+    "rubric": (("output", "input", "ground_truth", "context"), ("output",)),
+    "checklist-rubric": (("output", "input", "ground_truth", "context"), ("output",)),
+    "completeness": (("input", "output"), ("input", "output")),
+    "content-similarity": (("output", "ground_truth", "input"), ()),
+    "keyword-coverage": (("input", "output"), ("input", "output")),
+    "tone-consistency": (("output", "ground_truth"), ("output",)),
+    "tool-call-accuracy-code": (("tool_calls",), ()),
 }
+# Fields that must not be blank where the run carries them (a mapped column), though not required:
+# a run never mixes rows scored with and without its reference or its context.
+_CARRIED = ("ground_truth", "context")
+
+
+def _with_fields(spec: ScorerSpec) -> ScorerSpec:
+    reads, requires = _FIELDS[spec.id]
+    return replace(spec, reads=reads, requires=requires)
+
+
+SCORERS: dict[str, ScorerSpec] = {
+    spec.id: _with_fields(spec)
+    for spec in (*_SEED_SCORERS, *(spec for module in _METRIC_MODULES for spec in module.SPECS))
+}
+
+
+class CheckedScorer:
+    """A catalogue scorer that first checks the run has the fields its spec requires.
+
+    :func:`create_scorer` returns one. A run lacking a required field (or leaving blank a
+    ground truth or context it carries, for a scorer that reads it) raises
+    :class:`~scorers.core.errors.MissingInputError` naming the field, before any judge call;
+    everything else (``id``, ``name``, ``settings``, ``render_prompt`` ...) is the scorer's own.
+    """
+
+    def __init__(self, scorer: Scorer, spec: ScorerSpec, options: Mapping[str, Any] | None = None):
+        self.scorer = scorer
+        self.spec = spec
+        self.options = dict(options or {})
+        if hasattr(scorer, "render_prompt"):  # judged scorers only: code scorers have no prompt
+            self.render_prompt = self._render_prompt
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.scorer, name)
+
+    def check(self, payload: dict[str, Any] | RunInput) -> RunInput:
+        """The normalised run, after the field check.
+
+        Raises:
+            InvalidInputError: a malformed payload.
+            MissingInputError: a required field is missing or blank (``field`` names it).
+        """
+        run = normalize_run(payload)
+        needed = needed_fields(self.spec, self.options)
+        if self.options.get("target") == "auto":
+            needed += (resolve_target("auto", run),)
+        has_target = "target" in self.options  # the target alone decides what it compares with
+        optional = () if has_target else tuple(f for f in _CARRIED if f in self.spec.reads and f not in needed)
+        require_fields(run, needed, optional, scorer=self.spec.name)
+        return run
+
+    def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
+        """Check the run's fields, then score it with the wrapped scorer."""
+        return self.scorer.run(self.check(payload))
+
+    def _render_prompt(self, payload: dict[str, Any] | RunInput) -> Any:
+        """The wrapped scorer's judge prompt for ``payload``, after the field check."""
+        return self.scorer.render_prompt(self.check(payload))
 
 
 def _judge_spec(saved: SavedJudge, scorer_id: str) -> ScorerSpec:
     d = saved.definition
     placeholders = scan_prompt_template(d.prompt_template)[0]
+    fields = tuple(dict.fromkeys(placeholders))
     pinned = saved.versioned_id
     label = f"{d.name} · v{saved.version}"
     return ScorerSpec(
@@ -194,6 +297,8 @@ def _judge_spec(saved: SavedJudge, scorer_id: str) -> ScorerSpec:
             "The score rule is one of the safe forms (no code is evaluated); the scale is part of the definition."
         ),
         fixed_scale=d.scale,
+        reads=fields,
+        requires=tuple(f for f in fields if f != "system"),
     )
 
 
@@ -254,16 +359,84 @@ def higher_is_better(scorer_id: str) -> bool:
     return True if spec is None else spec.higher_is_better
 
 
-def scorer_label(scorer_id: str) -> str:
-    """The display name of a scorer named in a run, with its direction when lower is better.
+TARGET_LABELS = {"ground_truth": "vs ground truth", "input": "vs input"}
+"""How a resolved ``target`` option is shown next to a scorer's name."""
 
-    >>> scorer_label("toxicity"), scorer_label("textual-difference")
-    ('Toxicity (lower is better)', 'Textual difference')
+
+def scorer_label(scorer_id: str, options: Mapping[str, Any] | None = None) -> str:
+    """The display name of a scorer named in a run, with its direction when lower is better and
+    its comparison target when it has one (the run's ``options``).
+
+    >>> scorer_label("toxicity"), scorer_label("textual-difference", {"target": "input"})
+    ('Toxicity (lower is better)', 'Textual difference (vs input)')
     """
     spec = SCORERS.get(scorer_id)
     if spec is None:
         return scorer_id
-    return spec.name if spec.higher_is_better else f"{spec.name} ({spec.direction})"
+    notes = [] if spec.higher_is_better else [spec.direction]
+    target = (options or {}).get("target")
+    if target in TARGET_LABELS:
+        notes.append(TARGET_LABELS[target])
+    return f"{spec.name} ({', '.join(notes)})" if notes else spec.name
+
+
+def resolve_options(scorer_id: str, options: Mapping[str, Any] | None, *, ground_truth_mapped: bool) -> dict[str, Any]:
+    """The options to record in a run: a ``target`` of ``"auto"`` (or none, for a scorer that has
+    the option) becomes ``"ground_truth"`` when the run maps a ground truth, else ``"input"``.
+
+    Every row of the run is then compared with the same target, and the run says which.
+
+    Args:
+        scorer_id: a catalogue id (others are returned unchanged).
+        options: the chosen options.
+        ground_truth_mapped: whether the run's rows carry a ground truth (a mapped column).
+    """
+    out = dict(options or {})
+    spec = SCORERS.get(scorer_id)
+    if spec is not None and any(o.name == "target" for o in spec.options) and out.get("target", "auto") == "auto":
+        out["target"] = "ground_truth" if ground_truth_mapped else "input"
+    return out
+
+
+def needed_fields(spec: ScorerSpec, options: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The run fields a scorer with these options needs in every row: its ``requires``, its resolved
+    ``target`` and, for prompt alignment in user or system mode, that prompt (both mode needs a user
+    prompt or a system message, and the scorer checks which)."""
+    options = options or {}
+    fields = list(spec.requires)
+    target = options.get("target")
+    if target in ("ground_truth", "input"):
+        fields.append(target)
+    mode = options.get("evaluation_mode", "both")
+    if spec.id == "prompt-alignment" and mode != "both":
+        fields.append("system" if mode == "system" else "input")
+    return tuple(dict.fromkeys(fields))
+
+
+def unmapped_fields(
+    scorer_options: Mapping[str, Mapping[str, Any]], mapped: Mapping[str, Any], store: Store | None = None
+) -> dict[str, list[str]]:
+    """The fields the chosen scorers need that no dataset column is mapped to.
+
+    Args:
+        scorer_options: scorer id → its options, with ``target`` resolved (:func:`resolve_options`).
+        mapped: role → column (a falsy column: not mapped); roles are the run fields' names.
+        store: where saved judges are read from.
+
+    Returns:
+        field → the display names of the scorers that need it, in the scorers' order; empty when
+        every needed field is mapped.
+    """
+    out: dict[str, list[str]] = {}
+    for sid, options in scorer_options.items():
+        spec = scorer_spec(sid, store)
+        needed = list(needed_fields(spec, options))
+        if spec.id == "prompt-alignment" and not (mapped.get("input") or mapped.get("system")):
+            needed.append("input")
+        for name in dict.fromkeys(needed):
+            if not mapped.get(name):
+                out.setdefault(name, []).append(spec.name)
+    return out
 
 
 def create_scorer(
@@ -297,4 +470,4 @@ def create_scorer(
         raise InvalidInputError(
             f"{spec.name} has no option(s) {', '.join(sorted(unknown))}; its options: {known}", field="options"
         )
-    return spec.build(options, settings, cache)
+    return CheckedScorer(spec.build(options, settings, cache), spec, options)  # type: ignore[return-value]

@@ -49,6 +49,14 @@ class ScorerSpec:
         notes: edge-case rules and where ours differs from Mastra, for the catalogue page.
         fixed_scale: the multiplier of a scorer without a ``scale`` option (a saved judge's
             definition carries its own scale); 1 for the others.
+        reads: the run fields it reads, of :data:`scorers.core.base.RUN_FIELDS` (``input``,
+            ``system``, ``output``, ``ground_truth``, ``context``, ``tool_calls``).
+        requires: the fields of ``reads`` a row must have (not blank, not missing, not an
+            empty list); a row without one is ``missing_input``, named, and not scored. A
+            field read but not required that the run carries (a mapped column) must not be
+            blank either, so one run never mixes rows scored with and without it. Scorers
+            with a ``target`` option (textual difference, content similarity) also require
+            their target, ``ground_truth`` or ``input``.
     """
 
     id: str
@@ -65,6 +73,8 @@ class ScorerSpec:
     example: Mapping[str, Any] | None = None
     notes: str = ""
     fixed_scale: float = 1.0
+    reads: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
 
     @property
     def direction(self) -> str:
@@ -141,3 +151,16 @@ def range_bounds(score_range: str, scale: float = 1.0) -> tuple[float, float]:
     except ValueError:
         raise ValueError(f"not a score range: {score_range!r} (expected e.g. '0..1')") from None
     return low * scale, high * scale
+
+
+TARGET = OptionSpec(
+    "target",
+    "Compare with",
+    "choice",
+    "auto",
+    ("auto", "ground_truth", "input"),
+    "The text the response is compared with. auto: the ground truth when the run carries one (a mapped "
+    "ground-truth column), else the input. A row whose target is blank is not scored (missing_input); "
+    "it never falls back to the other text.",
+)
+"""The ``target`` option of the scorers that compare the response with a reference text."""

@@ -1,8 +1,11 @@
 """Textual difference scorer (SPEC §1.2; Mastra seed "テキスト差分スコアラー").
 
-Compares the response with a reference text without any LLM: the ground truth
-when the run has one, else the input (the user messages). Both texts are NFC
-normalised first, so lengths count Unicode code points of the NFC form.
+Compares the response with a reference text without any LLM: its target, the
+ground truth or the input (the user messages), chosen per run (``target``; auto:
+the ground truth when the run carries one, else the input, as Mastra does). A
+row whose target is blank is ``missing_input``, never compared with the other
+text. Both texts are normalised first (NFC and CRLF/CR → LF by default; see
+:func:`normalize_text`), so lengths count Unicode code points of that form.
 
 Cost on long texts (measured with ``bench/textual_difference.py``): the
 character ratio is rapidfuzz's bit-parallel LCS, ``O(ceil(N/64)·M)`` time and
@@ -14,7 +17,7 @@ exceed 1 MiB, so its memory stays linear in the number of words. Two
 
 from __future__ import annotations
 
-import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,41 +25,74 @@ from typing import Any, ClassVar
 
 from rapidfuzz.distance import Indel, Levenshtein
 
-from scorers.catalogue.metrics._code_based import reference_text
+from scorers.catalogue.metrics._code_based import check_flag, check_scale, check_target, reference_text
 from scorers.core.base import RunInput, ScoreResult, normalize_run, round_half_up
-from scorers.core.errors import InvalidInputError
+
+_HORIZONTAL_SPACE = re.compile(r"[^\S\n]+")
+_LINE_BREAKS = re.compile(r"[^\S\n]*\n\s*")
+
+
+def normalize_text(
+    text: str, *, normalize_newlines: bool = True, ignore_case: bool = False, collapse_whitespace: bool = False
+) -> str:
+    """The text as the textual difference scorer compares it.
+
+    Always NFC (Unicode canonical composition), then, as asked:
+
+    - ``normalize_newlines``: CRLF and lone CR become LF (on by default: a file saved on
+      Windows does not differ from the same text saved elsewhere);
+    - ``collapse_whitespace``: every run of whitespace becomes one space, or one line break
+      when it holds a line break (so lines stay lines), and the ends are stripped;
+    - ``ignore_case``: Unicode case folding (``str.casefold``: "Straße" and "STRASSE" match).
+
+    >>> normalize_text("A\r\nb  c ", collapse_whitespace=True, ignore_case=True)
+    'a\nb c'
+    """
+    text = unicodedata.normalize("NFC", text)
+    if normalize_newlines:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if collapse_whitespace:
+        text = _HORIZONTAL_SPACE.sub(" ", _LINE_BREAKS.sub("\n", text)).strip()
+    if ignore_case:
+        text = text.casefold()
+    return text
 
 
 @dataclass(frozen=True)
 class TextualDifferenceScorer:
     """Scores how close the response is to a reference text, character by character.
 
-    Build it with :func:`create_textual_difference_scorer`, which validates
-    ``scale`` the same way.
+    Build it with :func:`create_textual_difference_scorer`, which validates the options the
+    same way.
 
     Attributes:
         scale: the score's upper bound, a finite number > 0; scores lie in
             ``[0, scale]``.
+        target: what the response is compared with: ``"ground_truth"``, ``"input"`` (the user
+            messages) or ``"auto"`` (the ground truth when the run carries one, else the input).
+        normalize_newlines: CRLF and CR count as LF (default True).
+        ignore_case: compare case-folded texts (default False).
+        collapse_whitespace: runs of whitespace count as one (default False).
 
     Raises:
-        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``).
+        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``), a flag is
+            not a bool, or ``target`` is not one of the three.
     """
 
     id: ClassVar[str] = "textual-difference"
     name: ClassVar[str] = "Textual difference"
 
     scale: float = 1.0
+    target: str = "auto"
+    normalize_newlines: bool = True
+    ignore_case: bool = False
+    collapse_whitespace: bool = False
 
     def __post_init__(self) -> None:
-        scale = self.scale
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-            raise InvalidInputError(
-                f"scale must be a number > 0 such as 1 or 10, got {type(scale).__name__} {scale!r}",
-                field="scale",
-            )
-        if not math.isfinite(scale) or scale <= 0:
-            raise InvalidInputError(f"scale must be a finite number > 0, got {scale!r}", field="scale")
-        object.__setattr__(self, "scale", float(scale))
+        object.__setattr__(self, "scale", check_scale(self.scale))
+        check_target(self.target)
+        for flag in ("normalize_newlines", "ignore_case", "collapse_whitespace"):
+            check_flag(getattr(self, flag), flag)
 
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
@@ -64,11 +100,11 @@ class TextualDifferenceScorer:
         return {"ratio": analysis["ratio"], "confidence": analysis["confidence"]}
 
     def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
-        """Score one run: the response against the ground truth, else against the input.
+        """Score one run: the response against its target (the ground truth or the input).
 
         Formula (SPEC §1.2, the Mastra seed's ``(similarity_ratio * confidence) * scale``),
-        with ``a`` the reference and ``b`` the response, both NFC normalised and
-        measured in code points:
+        with ``a`` the reference and ``b`` the response, both normalised by
+        :func:`normalize_text` with this scorer's options and measured in code points:
 
         - ``ratio`` = 2·LCS(a, b) / (len(a) + len(b)) over characters, in ``[0, 1]``
           (rapidfuzz ``Indel.normalized_similarity``); both empty → 1, one empty → 0.
@@ -87,13 +123,14 @@ class TextualDifferenceScorer:
         Returns:
             A :class:`~scorers.core.base.ScoreResult` whose ``analyze_step_result`` is
             ``{"ratio", "changes", "lengthDiff", "confidence"}`` (the seed's shape) and
-            whose ``details`` is ``{"comparedWith": "ground_truth" | "input"}``. The word
-            alignment is not kept (it would be about 14 KB a row on 500-character texts):
-            :meth:`alignment` recomputes it from the same payload when it is shown.
+            whose ``details`` is ``{"comparedWith": "ground_truth" | "input", "options": {...}}``
+            (the normalisation flags). The word alignment is not kept (it would be about 14 KB
+            a row on 500-character texts): :meth:`alignment` recomputes it from the same payload.
 
         Raises:
-            InvalidInputError: if the payload is malformed, or if it has neither a
-                ground truth nor a user message to compare the response with.
+            InvalidInputError: if the payload is malformed.
+            MissingInputError: if the target (ground truth or input) is missing or blank;
+                the row is never compared with the other text instead.
 
         >>> scorer = create_textual_difference_scorer()
         >>> result = scorer.run({"input": "Name a pet.", "output": "The quick brown cat",
@@ -103,7 +140,7 @@ class TextualDifferenceScorer:
         >>> result.analyze_step_result["changes"], result.analyze_step_result["lengthDiff"]
         (1, 0.0)
         """
-        compared_with, a, b = _texts(payload)
+        compared_with, a, b = self._texts(payload)
         ratio = Indel.normalized_similarity(a, b)
         longest = max(len(a), len(b))
         length_diff = abs(len(a) - len(b)) / longest if longest else 0.0
@@ -120,11 +157,24 @@ class TextualDifferenceScorer:
             score=ratio * confidence * self.scale,
             reason=_reason(compared_with, a, b, a_tokens == b_tokens, analysis),
             analyze_step_result=analysis,
-            details={"comparedWith": compared_with},
+            details={"comparedWith": compared_with, "options": self._options},
         )
 
-    @staticmethod
-    def alignment(payload: dict[str, Any] | RunInput) -> dict[str, Any]:
+    @property
+    def _options(self) -> dict[str, bool]:
+        return {
+            "normalize_newlines": self.normalize_newlines,
+            "ignore_case": self.ignore_case,
+            "collapse_whitespace": self.collapse_whitespace,
+        }
+
+    def _texts(self, payload: dict[str, Any] | RunInput) -> tuple[str, str, str]:
+        """``(compared_with, reference, response)``, both normalised by :func:`normalize_text`."""
+        run = normalize_run(payload)
+        compared_with, reference = reference_text(run, self.target, scorer=self.name, input_of=lambda r: r.user_text)
+        return compared_with, normalize_text(reference, **self._options), normalize_text(run.output, **self._options)
+
+    def alignment(self, payload: dict[str, Any] | RunInput) -> dict[str, Any]:
         """The word diff of one run for display, recomputed from its payload (what :meth:`run` compares).
 
         Args:
@@ -141,11 +191,11 @@ class TextualDifferenceScorer:
         Raises:
             InvalidInputError: as :meth:`run`.
 
-        >>> TextualDifferenceScorer.alignment({"output": "The quick brown cat",
-        ...                                    "ground_truth": "The quick brown fox"})["opcodes"]
+        >>> TextualDifferenceScorer().alignment({"output": "The quick brown cat",
+        ...                                      "ground_truth": "The quick brown fox"})["opcodes"]
         [['equal', 0, 3, 0, 3], ['replace', 3, 4, 3, 4]]
         """
-        compared_with, a, b = _texts(payload)
+        compared_with, a, b = self._texts(payload)
         a_tokens, b_tokens = a.split(), b.split()
         editops = Levenshtein.editops(*_word_ids(a_tokens, b_tokens))
         return {
@@ -158,32 +208,46 @@ class TextualDifferenceScorer:
         }
 
 
-def _texts(payload: dict[str, Any] | RunInput) -> tuple[str, str, str]:
-    """``(compared_with, reference, response)``, both texts NFC normalised."""
-    run = normalize_run(payload)
-    compared_with, reference = reference_text(run)
-    return compared_with, unicodedata.normalize("NFC", reference), unicodedata.normalize("NFC", run.output)
-
-
-def create_textual_difference_scorer(*, scale: float = 1.0) -> TextualDifferenceScorer:
+def create_textual_difference_scorer(
+    *,
+    scale: float = 1.0,
+    target: str = "auto",
+    normalize_newlines: bool = True,
+    ignore_case: bool = False,
+    collapse_whitespace: bool = False,
+) -> TextualDifferenceScorer:
     """Create the textual difference scorer (SPEC §1.2), which needs no LLM.
 
     Args:
         scale: multiplies the score, a finite number > 0 (default 1); scores lie
             in ``[0, scale]``. Booleans are rejected.
+        target: ``"auto"`` (default: the ground truth when the run carries one, else the
+            input, Mastra's behaviour), ``"ground_truth"`` or ``"input"``. A row whose target
+            is blank is not scored (``missing_input``).
+        normalize_newlines: CRLF and CR to LF before comparing (default True).
+        ignore_case: compare case-folded texts (default False, so Mastra's results hold).
+        collapse_whitespace: runs of whitespace count as one space or one line break
+            (default False).
 
     Returns:
         A :class:`TextualDifferenceScorer`; see :meth:`TextualDifferenceScorer.run`
         for the formula and the result's shape.
 
     Raises:
-        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``).
+        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``), a flag is
+            not a bool, or ``target`` is unknown.
 
     >>> scorer = create_textual_difference_scorer(scale=10)
     >>> scorer.run({"input": "hello world", "output": "hello world"}).score
     10.0
     """
-    return TextualDifferenceScorer(scale=scale)
+    return TextualDifferenceScorer(
+        scale=scale,
+        target=target,
+        normalize_newlines=normalize_newlines,
+        ignore_case=ignore_case,
+        collapse_whitespace=collapse_whitespace,
+    )
 
 
 def _word_ids(a_tokens: list[str], b_tokens: list[str]) -> tuple[list[int], list[int]]:

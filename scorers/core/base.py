@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Protocol
 
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import InvalidInputError, MissingInputError
+
+RUN_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth", "context", "tool_calls")
+"""The fields of a run that scorers read (see :func:`missing_fields`)."""
 
 
 def round_half_up(value: float, digits: int = 2) -> float:
@@ -86,6 +89,9 @@ class RunInput:
         ground_truth: the reference answer, or None.
         context: context passages (retrieved documents ...), in order; may be empty.
         tool_calls: the tools the assistant called, in order; may be empty.
+        given: the optional fields the payload carries (``ground_truth``, ``context``,
+            ``tool_calls`` present with a value that is not None), blank or not: a run whose
+            dataset maps a ground-truth column carries ``ground_truth`` in every row.
     """
 
     user_messages: tuple[Message, ...]
@@ -94,6 +100,7 @@ class RunInput:
     ground_truth: str | None = None
     context: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
+    given: frozenset[str] = frozenset()
 
     @property
     def user_text(self) -> str:
@@ -304,12 +311,16 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     system += [m for m in messages if m.role == "system"]
     user = [m for m in messages if m.role != "system" and m.role != "assistant"]
     if "output" not in payload:
-        raise InvalidInputError("the run has no 'output' (the response to evaluate)", field="output")
+        raise MissingInputError("the run has no 'output' (the response to evaluate)", field="output")
     ground_truth = payload.get("ground_truth")
     if ground_truth is None:
         ground_truth = payload.get("groundTruth")
     if ground_truth is not None and not isinstance(ground_truth, str):
         raise InvalidInputError("ground truth must be a string", field="ground_truth")
+    given = {"ground_truth"} if ground_truth is not None else set()
+    given |= {k for k in ("context", "tool_calls") if payload.get(k) is not None}
+    if payload.get("toolCalls") is not None:
+        given.add("tool_calls")
     return RunInput(
         tuple(user),
         tuple(system),
@@ -317,7 +328,64 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         ground_truth,
         tuple(_context(payload.get("context"))),
         tuple(_tool_calls(payload)),
+        frozenset(given),
     )
+
+
+def _blank(run: RunInput, name: str) -> bool:
+    if name == "input":
+        return not run.user_text.strip()
+    if name == "system":
+        return not run.system_text.strip()
+    if name == "output":
+        return not run.output.strip()
+    if name == "ground_truth":
+        return run.ground_truth is None or not run.ground_truth.strip()
+    if name == "context":
+        return not any(p.strip() for p in run.context)
+    if name == "tool_calls":
+        return not run.tool_calls
+    raise ValueError(f"unknown run field {name!r}; the fields are {', '.join(RUN_FIELDS)}")
+
+
+def missing_fields(run: RunInput, required: tuple[str, ...] | list[str], optional: tuple[str, ...] = ()) -> list[str]:
+    """The fields a scorer needs that this run lacks, in the order given.
+
+    Args:
+        run: a normalised run.
+        required: fields (of :data:`RUN_FIELDS`) that must be present and not blank: a blank
+            or whitespace text, a missing key, no user message, an empty list all count as missing.
+        optional: fields read when present; one the run *carries* (in ``run.given``, e.g. a
+            mapped ground-truth column) but leaves blank counts as missing too, so a run never
+            mixes rows scored with and without it.
+
+    Raises:
+        ValueError: a name that is not a run field.
+    """
+    missing = [f for f in required if _blank(run, f)]
+    return missing + [f for f in optional if f not in missing and f in run.given and _blank(run, f)]
+
+
+def require_fields(
+    run: RunInput, required: tuple[str, ...] | list[str], optional: tuple[str, ...] = (), *, scorer: str
+) -> None:
+    """Raise :class:`~scorers.core.errors.MissingInputError` naming the first field of
+    :func:`missing_fields`; the row is then not scored and is never filled from another field.
+
+    Args:
+        run: a normalised run.
+        required, optional: as for :func:`missing_fields`.
+        scorer: the scorer's display name, for the message.
+    """
+    missing = missing_fields(run, required, optional)
+    if missing:
+        name = missing[0]
+        what = "is blank" if name in run.given or name in ("input", "output", "system") else "is missing"
+        raise MissingInputError(
+            f"{scorer} needs the run's {name}, which {what} in this row: not scored "
+            "(a required field is never filled from another one)",
+            field=name,
+        )
 
 
 @dataclass(frozen=True)

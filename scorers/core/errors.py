@@ -16,6 +16,7 @@ class ScoreStatus(str, Enum):
 
     SCORED = "scored"
     INVALID_INPUT = "invalid_input"
+    MISSING_INPUT = "missing_input"
     JUDGE_REFUSED = "judge_refused"
     JUDGE_OUTPUT_INVALID = "judge_output_invalid"
     JUDGE_OUTPUT_TRUNCATED = "judge_output_truncated"
@@ -59,6 +60,16 @@ class InvalidInputError(ScorerError, ValueError):
     def __init__(self, message: str, *, field: str | None = None):
         self.field = field
         super().__init__(f"{field}: {message}" if field else message)
+
+
+class MissingInputError(InvalidInputError):
+    """The run lacks a field the scorer requires (a blank cell, a missing key, an empty list).
+
+    The item is not scored and is counted apart; the scorer never falls back to another field.
+    ``field`` names the missing run field, e.g. ``"ground_truth"`` or ``"context"``.
+    """
+
+    status = ScoreStatus.MISSING_INPUT
 
 
 class JudgeConfigError(ScorerError):

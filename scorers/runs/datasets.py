@@ -60,27 +60,30 @@ _EXTENSION_FORMATS = {
 }
 
 ROLES: tuple[str, ...] = ("input", "output", "system", "ground_truth", "id", "context", "tool_calls")
-"""The roles a dataset column can play in a run; ``input`` and ``output`` are required.
+"""The roles a dataset column can play in a run; ``output`` is required, and the chosen scorers
+say what else (``ScorerSpec.requires``: no input column is needed to compare with a ground truth).
 
 ``ground_truth`` also serves as the reference tone text of tone consistency;
 ``context`` holds context passages (a JSON list of strings, or one passage);
 ``tool_calls`` the assistant's tool calls (a JSON list of ``{"name", "arguments"}``).
 """
 
-_REQUIRED_ROLES = ("input", "output")
+_REQUIRED_ROLES = ("output",)  # the scorers chosen decide what else a row needs (see ScorerSpec.requires)
 
+# Only unambiguous names for the roles the judge reads: a bare "system" column often names the
+# system under test (a model), "user" a user id, "label" or "target" a class; such columns are
+# mapped by hand.
 _ROLE_NAMES: dict[str, tuple[str, ...]] = {
-    "input": ("prompt", "input", "question", "user", "instruction", "query"),
+    "input": ("prompt", "input", "question", "instruction", "query", "user_prompt"),
     "output": ("response", "output", "answer", "completion", "generation"),
-    "system": ("system", "system_prompt", "system_message"),
+    "system": ("system_prompt", "system_message", "system_instructions"),
     "ground_truth": (
         "ground_truth",
         "groundtruth",
         "reference",
         "expected",
         "expected_output",
-        "target",
-        "label",
+        "reference_answer",
         "gold",
     ),
     "id": ("id", "row_id", "question_id", "item_id", "example_id", "qid", "key", "uid"),
@@ -337,12 +340,16 @@ def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
     Names are compared case-insensitively, with spaces and hyphens read as
     underscores (``"System Prompt"`` matches ``system_prompt``). For each role
     the first known name found wins, in the order: input (prompt, input,
-    question, user, instruction, query), output (response, output, answer,
-    completion, generation), system (system, system_prompt, system_message),
-    ground_truth (ground_truth, reference, expected, expected_output, target,
-    label, gold), id (id, row_id, question_id, item_id, example_id, qid, key,
-    uid), context (context, contexts, passages, documents, retrieved_context), tool_calls (tool_calls, toolcalls, tools_called,
-    tool_invocations). A column is given one role at most.
+    question, instruction, query, user_prompt), output (response, output, answer,
+    completion, generation), system (system_prompt, system_message,
+    system_instructions), ground_truth (ground_truth, groundtruth, reference,
+    expected, expected_output, reference_answer, gold), id (id, row_id, uid,
+    item_id, question_id, example_id, qid, key), context (context, contexts,
+    passages, documents, retrieved_context), tool_calls
+    (tool_calls, toolcalls, tools_called, tool_invocations). Only unambiguous
+    names are guessed for what the judge reads: a column named ``system`` (often
+    the model under test), ``user``, ``label`` or ``target`` is left for the user
+    to map. A column is given one role at most.
 
     Args:
         columns: the column names, e.g. ``dataset.frame.columns``.
@@ -377,7 +384,8 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
 
     Args:
         dataset: a loaded dataset.
-        mapping: role → column name. ``input`` and ``output`` are required;
+        mapping: role → column name. ``output`` is required (``input`` too for every scorer
+            but textual difference or content similarity against the ground truth);
             ``system``, ``ground_truth``, ``id``, ``context`` and ``tool_calls`` are
             optional (absent or None).
             The output of :func:`guess_columns` can be passed as is once its
@@ -390,10 +398,12 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
         (``"line 12"``) when there is no id column or the cell is empty;
         ``payload`` is ``{"input": {"inputMessages": [{"role": "user",
         "content": ...}], "systemMessages": [...]}, "output": {"text": ...},
-        "ground_truth": str | None}``. Cells are converted to text: numbers
+        "ground_truth"?: str}``. Cells are converted to text: numbers
         without a trailing ``.0`` when whole, lists and dicts as JSON;
-        an empty or missing system cell gives no system message and an empty
-        or missing ground truth gives None. An input cell holding a list of
+        an empty or missing system cell gives no system message. ``ground_truth``
+        is there only when a column is mapped to it, in every row (``""`` for an empty
+        or missing cell), so a scorer that compares with it reports such a row as
+        ``missing_input`` instead of comparing with the input. An input cell holding a list of
         ``{"role", "content"}`` messages or a Mastra agent run input
         (``{"inputMessages", "systemMessages", ...}``), or an output cell holding a
         message or a list of messages (JSON datasets, such as an export of Mastra
@@ -459,12 +469,12 @@ def _runs(
     columns = {role: frame[column].tolist() for role, column in mapping.items() if column and role != "id"}
     for i, item_id in enumerate(item_ids):
         system = _cell_text(columns["system"][i]) if "system" in columns else None
-        ground_truth = _cell_text(columns["ground_truth"][i]) if "ground_truth" in columns else None
         payload = {
-            "input": _run_input(columns["input"][i], system),
+            "input": _run_input(columns["input"][i] if "input" in columns else None, system),
             "output": _output_value(columns["output"][i]),
-            "ground_truth": ground_truth if ground_truth and ground_truth.strip() else None,
         }
+        if "ground_truth" in columns:  # carried in every row, "" when blank (missing_input where required)
+            payload["ground_truth"] = _cell_text(columns["ground_truth"][i]) or ""
         if "context" in columns:
             payload["context"] = _json_list(columns["context"][i], strings=True)
         if "tool_calls" in columns:
@@ -529,7 +539,8 @@ def _input_messages(value: Any) -> list[Any]:
         value = value.tolist()
     if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
         return value
-    return [{"role": "user", "content": _cell_text(value)}]
+    text = _cell_text(value)
+    return [] if text is None else [{"role": "user", "content": text}]  # no cell: no user message (missing_input)
 
 
 def _output_value(value: Any) -> Any:

@@ -2,18 +2,18 @@
 
 Option checks that raise :class:`~scorers.core.errors.InvalidInputError` naming the
 option (as :mod:`scorers.catalogue.textual_difference` does for ``scale``), the choice of
-the reference text (ground truth, else input), and number formatting for the
+the reference text (the ``target`` option: ground truth or input), and number formatting for the
 reasons.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from scorers.core.base import RunInput, round_half_up
-from scorers.core.errors import InvalidInputError
+from scorers.core.base import RunInput, require_fields, round_half_up
+from scorers.core.errors import InvalidInputError, MissingInputError
 
 
 def check_scale(scale: Any) -> float:
@@ -42,30 +42,64 @@ def check_flag(value: Any, name: str) -> bool:
     return value
 
 
-def reference_text(run: RunInput) -> tuple[str, str]:
-    """The text a response is compared with: ``("ground_truth", text)``, else ``("input", user text)``.
+TARGETS = ("auto", "ground_truth", "input")
+"""The values of a ``target`` option: what a response is compared with."""
+
+
+def check_target(value: Any) -> str:
+    """``value`` if it is one of :data:`TARGETS`.
 
     Raises:
-        InvalidInputError: when the run has neither a ground truth nor a user message.
+        InvalidInputError: otherwise, with ``field="target"``.
     """
-    if run.ground_truth is not None:
-        return "ground_truth", run.ground_truth
-    if run.user_messages:
-        return "input", input_text(run)
-    raise InvalidInputError(
-        "nothing to compare the response with: give a 'ground_truth' or a user message in 'input'",
-        field="ground_truth",
-    )
+    if value not in TARGETS:
+        raise InvalidInputError(f"target must be one of {', '.join(TARGETS)}, got {value!r}", field="target")
+    return value
+
+
+def resolve_target(target: str, run: RunInput) -> str:
+    """``"ground_truth"`` or ``"input"``: ``target`` itself, or for ``"auto"`` the ground truth when the
+    run carries one (the key is present, a mapped column: blank or not) and the input otherwise (Mastra)."""
+    if target != "auto":
+        return target
+    return "ground_truth" if "ground_truth" in run.given else "input"
+
+
+def reference_text(
+    run: RunInput,
+    target: str = "auto",
+    *,
+    scorer: str = "This scorer",
+    input_of: Callable[[RunInput], str] | None = None,
+) -> tuple[str, str]:
+    """The text a response is compared with: ``(target, text)`` with target ``"ground_truth"`` or ``"input"``.
+
+    Args:
+        run: the normalised run.
+        target: ``"ground_truth"``, ``"input"`` or ``"auto"`` (see :func:`resolve_target`).
+        scorer: the scorer's name, for the error message.
+        input_of: how the user messages become one text (default :func:`input_text`, Mastra's
+            code scorers' ``", "`` join).
+
+    Raises:
+        MissingInputError: the target text is missing or blank (``field`` names it); the run is
+            not scored, and never compared with the other text instead.
+    """
+    resolved = resolve_target(target, run)
+    require_fields(run, (resolved,), scorer=scorer)
+    if resolved == "ground_truth":
+        return resolved, run.ground_truth or ""
+    return resolved, (input_of or input_text)(run)
 
 
 def require_input(run: RunInput, scorer_name: str) -> str:
     """The user text of ``run``; an empty message counts, a missing ``input`` does not.
 
     Raises:
-        InvalidInputError: when the run has no user message (``field="input"``).
+        MissingInputError: when the run has no user message (``field="input"``).
     """
     if not run.user_messages:
-        raise InvalidInputError(
+        raise MissingInputError(
             f"{scorer_name} compares the response with the input: give the user message(s) in 'input'",
             field="input",
         )

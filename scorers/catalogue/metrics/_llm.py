@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run, round_half_up
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import InvalidInputError, MissingInputError
 from scorers.core.judge import DATA_NOTICE, Judge, JudgeCache, JudgeSettings, delimit, resolve_judge_settings
 
 UnitScore = Annotated[float, Field(ge=0.0, le=1.0, description="A score from 0 (not at all) to 1 (fully).")]
@@ -246,9 +246,9 @@ def quote_list(items: Sequence[str], limit: int = 3) -> str:
 
 
 def require_text(value: str, field: str, what: str) -> None:
-    """Raise :class:`InvalidInputError` on ``field`` when ``value`` is empty or blank."""
+    """Raise :class:`~scorers.core.errors.MissingInputError` on ``field`` when ``value`` is empty or blank."""
     if not value.strip():
-        raise InvalidInputError(f"{what} is empty", field=field)
+        raise MissingInputError(f"{what} is empty", field=field)
 
 
 def merge_info(first: JudgeInfo, second: JudgeInfo) -> JudgeInfo:

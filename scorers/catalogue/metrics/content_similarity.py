@@ -15,9 +15,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import check_flag, check_scale, percent, plural, reference_text
+from scorers.catalogue.metrics._code_based import (
+    check_flag,
+    check_scale,
+    check_target,
+    percent,
+    plural,
+    reference_text,
+)
 from scorers.catalogue.metrics.tone_consistency import JS_WHITESPACE
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.catalogue.spec import SCALE, TARGET, OptionSpec, ScorerSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "content-similarity"
@@ -103,6 +110,9 @@ class ContentSimilarityScorer:
         ignore_whitespace: remove all whitespace before comparing (default True); when
             False, whitespace characters take part in the bigrams.
         scale: the score's upper bound, a finite number > 0; scores lie in ``[0, scale]``.
+        target: what the response is compared with: ``"ground_truth"``, ``"input"`` or
+            ``"auto"`` (the ground truth when the run carries one, else the input); a row whose
+            target is blank is ``missing_input``.
 
     Raises:
         InvalidInputError: if an option has the wrong type or ``scale`` is not a finite
@@ -115,8 +125,10 @@ class ContentSimilarityScorer:
     ignore_case: bool = True
     ignore_whitespace: bool = True
     scale: float = 1.0
+    target: str = "auto"
 
     def __post_init__(self) -> None:
+        check_target(self.target)
         check_flag(self.ignore_case, "ignore_case")
         check_flag(self.ignore_whitespace, "ignore_whitespace")
         object.__setattr__(self, "scale", check_scale(self.scale))
@@ -157,7 +169,7 @@ class ContentSimilarityScorer:
         0.25
         """
         run = normalize_run(payload)
-        compared_with, reference = reference_text(run)
+        compared_with, reference = reference_text(run, self.target, scorer=self.name)
         a = preprocess(reference, ignore_case=self.ignore_case, ignore_whitespace=self.ignore_whitespace)
         b = preprocess(run.output, ignore_case=self.ignore_case, ignore_whitespace=self.ignore_whitespace)
         similarity, common = dice_similarity(a, b)
@@ -197,7 +209,7 @@ class ContentSimilarityScorer:
 
 
 def create_content_similarity_scorer(
-    *, ignore_case: bool = True, ignore_whitespace: bool = True, scale: float = 1.0
+    *, ignore_case: bool = True, ignore_whitespace: bool = True, scale: float = 1.0, target: str = "auto"
 ) -> ContentSimilarityScorer:
     """Create the content similarity scorer (Mastra's code-based content similarity), which needs no LLM.
 
@@ -205,6 +217,7 @@ def create_content_similarity_scorer(
         ignore_case: compare lowercased texts (default True).
         ignore_whitespace: remove all whitespace before comparing (default True).
         scale: multiplies the 0..1 score, a finite number > 0 (default 1); booleans are rejected.
+        target: ``"auto"`` (default), ``"ground_truth"`` or ``"input"``; see :class:`ContentSimilarityScorer`.
 
     Returns:
         A :class:`ContentSimilarityScorer`; see :meth:`ContentSimilarityScorer.run` for
@@ -214,7 +227,9 @@ def create_content_similarity_scorer(
         InvalidInputError: if ``ignore_case`` or ``ignore_whitespace`` is not a bool, or
             ``scale`` is not a finite number > 0 (``field`` names the option).
     """
-    return ContentSimilarityScorer(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace, scale=scale)
+    return ContentSimilarityScorer(
+        ignore_case=ignore_case, ignore_whitespace=ignore_whitespace, scale=scale, target=target
+    )
 
 
 SPECS = (
@@ -238,6 +253,7 @@ SPECS = (
                 True,
                 help="Remove all whitespace before comparing; off: whitespace counts in the bigrams.",
             ),
+            TARGET,
         ),
         build=lambda o, s, c: create_content_similarity_scorer(**o),
         example={
@@ -248,8 +264,9 @@ SPECS = (
         },
         notes=(
             "Equal texts (both empty included) → 1; a text shorter than 2 characters → 0. Compares the response "
-            "with the ground truth when the run has one, else with the input (Mastra always uses the input); "
-            "no ground truth and no input → invalid input. Deviations from Mastra: ignore_whitespace=false keeps "
+            "with its target: the ground truth when the run carries one (target auto), else the input (Mastra "
+            "always uses the input); a row whose target is blank is missing_input, never compared with the other "
+            "text. Deviations from Mastra: ignore_whitespace=false keeps "
             "whitespace in the bigrams (in Mastra the option has no effect, since string-similarity always "
             "removes whitespace); lengths count Unicode code points after NFC (JavaScript counts UTF-16 units, "
             "so an emoji is 2 characters there); options left out keep their defaults even when an empty options "

@@ -30,7 +30,7 @@ from scorers.catalogue.metrics._llm import (
     system_message,
 )
 from scorers.core.base import RunInput
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import MissingInputError
 from scorers.core.judge import delimit
 
 SCORER_ID = "context-precision"
@@ -134,7 +134,7 @@ class ContextPrecisionScorer(JudgedScorer):
         require_text(run.user_text, "input", "the user's question (the input's user messages)")
         require_text(run.output, "output", "the response to evaluate")
         if not self._pieces(run):
-            raise InvalidInputError(
+            raise MissingInputError(
                 "context precision ranks the run's context pieces, but the run has none: give the run a "
                 "context (a list of passages, in retrieval order) or set the scorer's context option",
                 field="context",

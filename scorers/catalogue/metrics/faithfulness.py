@@ -29,7 +29,7 @@ from scorers.catalogue.metrics._llm import (
     system_message,
 )
 from scorers.core.base import RunInput
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import MissingInputError
 from scorers.core.judge import delimit
 
 SCORER_ID = "faithfulness"
@@ -151,7 +151,7 @@ class ClaimsScorer(JudgedScorer):
     def _validate(self, run: RunInput) -> None:
         require_text(run.output, "output", "the response to evaluate")
         if not self._context(run).pieces:
-            raise InvalidInputError(
+            raise MissingInputError(
                 NO_CONTEXT.format(name=self.name, tools=", or include tool calls with results"), field="context"
             )
 

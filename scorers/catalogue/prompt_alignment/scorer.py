@@ -11,7 +11,7 @@ from typing import Any
 from scorers.catalogue.prompt_alignment import prompts
 from scorers.catalogue.prompt_alignment.schema import BothAnalysis, JudgeReason, SingleAnalysis
 from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run, round_half_up
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import InvalidInputError, MissingInputError
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings, resolve_judge_settings
 
 SCORER_ID = "prompt-alignment"
@@ -215,25 +215,25 @@ class PromptAlignmentScorer:
 
     def _validate(self, run: RunInput) -> str:
         if not run.output.strip():
-            raise InvalidInputError("the response to evaluate is empty", field="output")
+            raise MissingInputError("the response to evaluate is empty", field="output")
         has_user = bool(run.user_text.strip())
         has_system = bool(run.system_text.strip())
         mode = self.evaluation_mode
+        if mode == "both" and not has_user and not has_system:
+            raise MissingInputError(
+                "both mode needs a user prompt or a system message, but the input has neither with text",
+                field="input",
+            )
         if mode == "user" and not has_user:
-            raise InvalidInputError(
+            raise MissingInputError(
                 "user mode needs a user prompt, but the input has no user message with text",
                 field="input",
             )
-        if mode == "both" and not has_user and not has_system:
-            raise InvalidInputError(
-                "both mode needs a user prompt or a system message, but the input has no message with text",
-                field="input",
-            )
         if mode == "system" and not has_system:
-            raise InvalidInputError(
+            raise MissingInputError(
                 "system mode needs at least one system message with text (input.systemMessages "
                 "or a message with role 'system')",
-                field="input",
+                field="system",
             )
         if mode == "both" and not (has_user and has_system):
             return "user" if has_user else "system"
