@@ -35,7 +35,7 @@ _LINE_BREAKS = re.compile(r"[^\S\n]*\n\s*")
 def normalize_text(
     text: str, *, normalize_newlines: bool = True, ignore_case: bool = False, collapse_whitespace: bool = False
 ) -> str:
-    """The text as the textual difference scorer compares it.
+    r"""The text as the textual difference scorer compares it.
 
     Always NFC (Unicode canonical composition), then, as asked:
 
