@@ -28,15 +28,21 @@ def md_escape(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
-def _check(ok: bool, yes: str, no: str) -> str:
-    return f"✅ {yes}" if ok else f"❌ {no}"
+def pass_fail(ok: bool, yes: str, no: str) -> str:
+    """A pass/fail verdict as a coloured text badge (Streamlit Markdown): the words carry it, the
+    colour repeats it, so it reads the same without an emoji font or colour vision.
+
+    >>> pass_fail(False, "addressed", "not addressed")
+    ':red-badge[NO: not addressed]'
+    """
+    return f":green-badge[YES: {yes}]" if ok else f":red-badge[NO: {no}]"
 
 
 def _render_dimensions(dims: Mapping[str, Any]) -> None:
     intent = dims["intentAlignment"]
     st.markdown(
         f"**Primary intent:** {md_escape(intent['primaryIntent'])} — "
-        + _check(intent["isAddressed"], "addressed", "not addressed")
+        + pass_fail(intent["isAddressed"], "addressed", "not addressed")
     )
     st.caption(md_escape(intent["reasoning"]))
 
@@ -45,7 +51,7 @@ def _render_dimensions(dims: Mapping[str, Any]) -> None:
     if not requirements:
         st.caption("The judge listed no requirements.")
     for item in requirements:
-        mark = "✅" if item["isFulfilled"] else "❌"
+        mark = pass_fail(item["isFulfilled"], "fulfilled", "not fulfilled")
         st.markdown(f"{mark} **{md_escape(item['requirement'])}** — {md_escape(item['reasoning'])}")
 
     completeness = dims["completeness"]
@@ -60,9 +66,9 @@ def _render_dimensions(dims: Mapping[str, Any]) -> None:
     appropriateness = dims["responseAppropriateness"]
     st.markdown(
         "**Format** "
-        + _check(appropriateness["formatAlignment"], "matches", "does not match")
+        + pass_fail(appropriateness["formatAlignment"], "matches", "does not match")
         + " · **Tone** "
-        + _check(appropriateness["toneAlignment"], "matches", "does not match")
+        + pass_fail(appropriateness["toneAlignment"], "matches", "does not match")
     )
     st.caption(md_escape(appropriateness["reasoning"]))
 
@@ -70,6 +76,8 @@ def _render_dimensions(dims: Mapping[str, Any]) -> None:
 def _render_judge(judge: JudgeInfo | None) -> None:
     if judge is None:
         return
+    if judge.note:  # e.g. a temperature the model does not accept: the judge is not pinned
+        st.warning(md_escape(judge.note))
     usage = judge.usage
     parameters = ", ".join(f"{k}={v}" for k, v in judge.parameters.items())
     st.caption(

@@ -186,9 +186,11 @@ def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpen
     assert shown["System score (0–1, weight 30%)"] == "0.75"
     assert at.metric[0].proto.delta == "very good alignment with small gaps"
     markdown = [m.value for m in at.markdown]
-    assert "❌ **Mention the time complexity** — Not mentioned." in markdown
-    assert "❌ **Answer in British English** — Not mentioned." in markdown
-    assert "✅ **Give a Python example** — A function is shown." in markdown
+    assert ":red-badge[NO: not fulfilled] **Mention the time complexity** — Not mentioned." in markdown
+    assert ":red-badge[NO: not fulfilled] **Answer in British English** — Not mentioned." in markdown
+    assert (
+        ":green-badge[YES: fulfilled] **Give a Python example** — A function is shown." in markdown
+    )  # words, not a glyph alone
     assert len(at.get("plotly_chart")) == 2
 
     request = fake_judge.last_chat_request()

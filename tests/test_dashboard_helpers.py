@@ -81,5 +81,6 @@ def test_evaluate_turns_scorer_errors_into_failures():
     outcome = evaluate("textual-difference", {"scale": 1.0}, payload, JudgeSettings)
 
     assert isinstance(outcome, RunFailure)
-    assert outcome.status is ScoreStatus.INVALID_INPUT
-    assert outcome.message.startswith("ground_truth: nothing to compare the response with")
+    # no ground truth given: the target is the input, which is blank -> missing_input, named
+    assert outcome.status is ScoreStatus.MISSING_INPUT
+    assert outcome.message.startswith("input: Textual difference needs the run's input")

@@ -291,7 +291,8 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         ``system_messages`` whichever shape they came in.
 
     Raises:
-        InvalidInputError: when a field has the wrong type; the error names the field.
+        InvalidInputError: when a field has the wrong type, or holds text that cannot be encoded
+            (a lone surrogate); the error names the field.
     """
     if isinstance(payload, RunInput):
         return payload
@@ -321,7 +322,7 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     given |= {k for k in ("context", "tool_calls") if payload.get(k) is not None}
     if payload.get("toolCalls") is not None:
         given.add("tool_calls")
-    return RunInput(
+    run = RunInput(
         tuple(user),
         tuple(system),
         _output_text(payload["output"]),
@@ -330,6 +331,28 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         tuple(_tool_calls(payload)),
         frozenset(given),
     )
+    texts = [("input", m.content) for m in run.user_messages] + [("system", m.content) for m in run.system_messages]
+    texts += [("output", run.output), ("ground_truth", run.ground_truth or "")]
+    texts += [(f"context[{i}]", passage) for i, passage in enumerate(run.context)]
+    for name, text in texts:
+        check_encodable(text, name)
+    return run
+
+
+def check_encodable(text: str, field: str) -> None:
+    """Raise :class:`~scorers.core.errors.InvalidInputError` when ``text`` cannot be sent as UTF-8
+    (a lone surrogate such as ``"\ud800"``, from a broken decode), naming the field and position.
+
+    >>> check_encodable("fine", "output")
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"the text cannot be encoded as UTF-8: a lone surrogate U+{ord(text[exc.start]):04X} at character "
+            f"{exc.start + 1}; fix the text's encoding (it was probably decoded wrongly)",
+            field=field,
+        ) from None
 
 
 def _blank(run: RunInput, name: str) -> bool:
@@ -420,7 +443,9 @@ class JudgeUsage:
 class JudgeInfo:
     """Which judge produced a result: model, endpoint and parameters (never the key).
 
-    ``cached`` is True when the reply came from the judge cache (then ``usage`` is 0).
+    ``cached`` is True when the reply came from the judge cache (then ``usage`` is 0). ``note``
+    says what differs from the settings asked for, e.g. a temperature the model does not accept
+    (the judge is then not pinned); "" when nothing does.
     """
 
     model: str
@@ -428,15 +453,19 @@ class JudgeInfo:
     parameters: dict[str, Any]
     usage: JudgeUsage
     cached: bool = False
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "model": self.model,
             "baseUrl": self.base_url,
             "parameters": dict(self.parameters),
             "usage": self.usage.to_dict(),
             "cached": self.cached,
         }
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass(frozen=True)

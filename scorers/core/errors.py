@@ -112,13 +112,15 @@ class JudgeOutputTruncatedError(JudgeError):
 class RateLimitedError(JudgeError):
     """The judge endpoint kept answering 429 after every retry.
 
-    ``retry_after`` is the server's last ``Retry-After`` in seconds, or None.
+    ``retry_after`` is the server's last ``Retry-After`` in seconds, or None. ``quota`` is True
+    for an exhausted quota or daily limit: not retried, and a batch run pauses on it.
     """
 
     status = ScoreStatus.RATE_LIMITED
 
-    def __init__(self, message: str, *, retry_after: float | None = None):
+    def __init__(self, message: str, *, retry_after: float | None = None, quota: bool = False):
         self.retry_after = retry_after
+        self.quota = quota
         super().__init__(message)
 
 

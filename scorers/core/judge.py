@@ -35,7 +35,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from scorers.core import budget
-from scorers.core.base import JudgeInfo, JudgeUsage
+from scorers.core.base import JudgeInfo, JudgeUsage, check_encodable
 from scorers.core.errors import (
     ContextWindowExceededError,
     JudgeAPIError,
@@ -44,6 +44,7 @@ from scorers.core.errors import (
     JudgeOutputTruncatedError,
     JudgeRefusalError,
     RateLimitedError,
+    ScorerError,
 )
 from scorers.runs.store import CachedReply
 
@@ -67,6 +68,80 @@ HOW_TO_CONFIGURE = (
 # Model families that reject a temperature other than the default (OpenAI's reasoning models).
 _NO_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
+CONTEXT_WINDOWS: dict[str, int] = {
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "o4-mini": 200_000,
+    "o3": 200_000,
+    "o1": 200_000,
+}
+"""Context windows in tokens of common OpenAI models, by model-id prefix (the longest prefix wins,
+so ``gpt-4o-mini`` is ``gpt-4o``'s and ``gpt-4-0613`` is ``gpt-4``'s), from OpenAI's model pages.
+Override per judge with :attr:`JudgeSettings.context_window`; an unknown model gets no pre-flight check."""
+
+CHARS_PER_TOKEN = 4
+"""The pre-flight estimate's characters per token (English text averages about 4 in OpenAI's tokenizers)."""
+
+
+def context_window(settings: JudgeSettings) -> int | None:
+    """The judge model's context window: ``settings.context_window``, else the longest matching prefix
+    of :data:`CONTEXT_WINDOWS`, else None (unknown: no pre-flight check)."""
+    if settings.context_window is not None:
+        return settings.context_window
+    name = settings.model_name.lower()
+    matches = [prefix for prefix in CONTEXT_WINDOWS if name.startswith(prefix)]
+    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else None
+
+
+def estimate_prompt_tokens(messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> int:
+    """Tokens a request's prompt takes, estimated as characters / :data:`CHARS_PER_TOKEN` plus 4 per
+    message (OpenAI's per-message overhead) and the schema's JSON."""
+    chars = sum(len(m.get("content") or "") for m in messages)
+    if schema is not None:
+        chars += len(json.dumps(schema))
+    return chars // CHARS_PER_TOKEN + 4 * len(messages)
+
+
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|i am sorry|sorry|i apologi[sz]e|unfortunately|i'?m afraid|as an ai)\b"
+    r"|^\W*i (?:can(?:no|')t|cannot|won'?t|am unable to|'m unable to|am not able to) "
+    r"(?:help|assist|comply|provide|do that|evaluate|answer|fulfil)",
+    re.IGNORECASE,
+)
+
+
+def is_plain_refusal(text: str) -> bool:
+    """True for a reply that declines in prose instead of answering (no JSON object in it), such as
+    "I'm sorry, but I can't help with that." without the API's ``refusal`` field.
+
+    >>> is_plain_refusal("I'm sorry, but I can't evaluate this."), is_plain_refusal('{"score": 1}')
+    (True, False)
+    """
+    return "{" not in text and bool(_REFUSAL.search(text.strip()))
+
+
+def is_quota_error(message: str, code: str | None = None) -> bool:
+    """True for a 429 that retrying cannot fix soon: an exhausted quota or a daily limit
+    (``insufficient_quota``; "exceeded your current quota"; "requests per day")."""
+    text = message.lower()
+    return (code or "") == "insufficient_quota" or any(
+        words in text for words in ("insufficient_quota", "exceeded your current quota", "per day", "daily limit")
+    )
+
+
+def _mark_quota_no_retry(response: Any) -> None:
+    """httpx response hook: a 429 for an exhausted quota gets ``x-should-retry: false``, so the
+    openai client reports it at once instead of retrying what cannot succeed soon."""
+    if response.status_code != 429:
+        return
+    response.read()
+    if is_quota_error(response.text):
+        response.headers["x-should-retry"] = "false"
+
 
 @dataclass(frozen=True)
 class JudgeSettings:
@@ -84,6 +159,8 @@ class JudgeSettings:
         max_retries: retries of 408/409/429/5xx and connection errors, with
             exponential backoff that honours ``Retry-After`` (done by the openai client).
         max_tokens: cap on the judge's reply in tokens; None for the server default.
+        context_window: the model's context window in tokens, for the pre-flight check
+            (:func:`context_window`); None to look the model up in :data:`CONTEXT_WINDOWS`.
     """
 
     model: str = DEFAULT_MODEL
@@ -94,6 +171,7 @@ class JudgeSettings:
     timeout: float = 60.0
     max_retries: int = 3
     max_tokens: int | None = None
+    context_window: int | None = None
 
     @property
     def model_name(self) -> str:
@@ -233,8 +311,16 @@ def _request_schema(model: type[BaseModel]) -> dict[str, Any]:
     return strict_json_schema(model)
 
 
+_FENCE_OPEN = re.compile(r"^(`{3,})[ \t]*(?:json|JSON)?[ \t]*\n", re.MULTILINE)
+
+
 def extract_json(text: str) -> Any:
-    """Parse a judge reply as JSON: the whole text, or the first fenced ```json block.
+    """Parse a judge reply as JSON: the whole text, or the first fenced ``json`` block.
+
+    A fence is three or more backticks; the block ends at a line of the same number of
+    backticks, so a reply fenced with ```````` ```` ```````` may hold strings with ```` ``` ````
+    in them (CommonMark's rule). With a plain ```` ``` ```` fence around strings that hold
+    fences, every closing fence is tried from the last one back.
 
     Raises:
         ValueError: when neither parses; the message says why.
@@ -243,13 +329,21 @@ def extract_json(text: str) -> Any:
     try:
         return json.loads(stripped)
     except json.JSONDecodeError as whole_error:
-        fence = re.search(r"```(?:json|JSON)?\s*\n(.*?)```", stripped, flags=re.DOTALL)
-        if fence is None:
+        opening = _FENCE_OPEN.search(stripped)
+        if opening is None:
             raise ValueError(f"not JSON ({whole_error})") from None
-        try:
-            return json.loads(fence.group(1))
-        except json.JSONDecodeError as fence_error:
-            raise ValueError(f"the fenced JSON block does not parse ({fence_error})") from None
+        fence = opening.group(1)
+        body = stripped[opening.end() :]
+        closings = [m.start() for m in re.finditer(rf"^[ \t]*{fence}(?!`)", body, flags=re.MULTILINE)]
+        if not closings:
+            closings = [m.start() for m in re.finditer(rf"{fence}(?!`)", body)]
+        error: json.JSONDecodeError | None = None
+        for end in reversed(closings):
+            try:
+                return json.loads(body[:end])
+            except json.JSONDecodeError as exc:
+                error = exc
+        raise ValueError(f"the fenced JSON block does not parse ({error or 'no closing fence'})") from None
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -309,20 +403,61 @@ class JudgeCache(Protocol):
     def cache_put(self, key: str, *, model: str, base_url: str, reply: CachedReply) -> None: ...
 
 
+PROBE_WAIT_S = 0.5
+"""How long a request waits for another request's parameter probe on the same endpoint and model.
+A server rejects an unsupported parameter at once (400), so a probe that takes longer is being
+answered and the waiting requests go ahead."""
+
+
 class _Capabilities:
-    """What each (endpoint, model) rejected, learnt once per process."""
+    """What each (endpoint, model) accepts or rejects (``json_schema``, ``temperature``, ``seed``),
+    learnt once per process: while one request probes a feature not known yet, the other workers
+    for that endpoint and model wait for its answer, so a rejection costs one failed call, not
+    one per worker."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._cond = threading.Condition(threading.RLock())
         self._rejected: dict[tuple[str, str], set[str]] = {}
+        self._accepted: dict[tuple[str, str], set[str]] = {}
+        self._probing: set[tuple[str, str]] = set()
 
     def rejects(self, key: tuple[str, str], feature: str) -> bool:
-        with self._lock:
+        with self._cond:
             return feature in self._rejected.get(key, set())
 
     def mark(self, key: tuple[str, str], feature: str) -> None:
-        with self._lock:
+        with self._cond:
             self._rejected.setdefault(key, set()).add(feature)
+
+    def claim(self, key: tuple[str, str], make_params: Any) -> tuple[dict[str, Any], bool]:
+        """Wait while another request probes ``key`` (at most :data:`PROBE_WAIT_S`: a rejection comes
+        back at once, so a probe still running is being answered); then the request's parameters
+        (``make_params()``, built with what is known now) and whether this request probes."""
+        with self._cond:
+            deadline = time.monotonic() + PROBE_WAIT_S
+            while key in self._probing and (left := deadline - time.monotonic()) > 0:
+                self._cond.wait(left)
+            if key in self._probing:  # a slow probe: go ahead with what is known, probing nothing new
+                return make_params(), False
+            params = make_params()
+            known = self._accepted.get(key, set()) | self._rejected.get(key, set())
+            probe = bool(params_features(params) - known)
+            if probe:
+                self._probing.add(key)
+            return params, probe
+
+    def settle(
+        self, key: tuple[str, str], probe: bool, *, accepted: set[str] | None = None, rejected: str | None = None
+    ) -> None:
+        """Record what a request learnt (nothing when it failed for another reason) and end its probe."""
+        with self._cond:
+            if accepted:
+                self._accepted.setdefault(key, set()).update(accepted)
+            if rejected:
+                self._rejected.setdefault(key, set()).add(rejected)
+            if probe:
+                self._probing.discard(key)
+                self._cond.notify_all()
 
 
 _capabilities = _Capabilities()
@@ -341,7 +476,7 @@ def _shared_http_client() -> Any:
     global _http_client
     with _http_client_lock:
         if _http_client is None:
-            _http_client = openai.DefaultHttpxClient()
+            _http_client = openai.DefaultHttpxClient(event_hooks={"response": [_mark_quota_no_retry]})
         return _http_client
 
 
@@ -623,6 +758,16 @@ class Judge:
             params["max_completion_tokens"] = self.settings.max_tokens
         return params
 
+    def _pin_note(self, params: Mapping[str, Any]) -> str:
+        """What the request could not pin, or "": a temperature asked for that was not sent."""
+        wanted = self.settings.temperature
+        if wanted is None or "temperature" in params:
+            return ""
+        return (
+            f"Not pinned: {self.settings.model_name} does not accept a temperature, so the judge ran at the "
+            f"server's default instead of {wanted:g}; its scores may vary between runs."
+        )
+
     def _messages(
         self, messages: list[dict[str, str]], schema: dict[str, Any], json_mode: bool
     ) -> list[dict[str, str]]:
@@ -692,6 +837,13 @@ class Judge:
                 f"The judge endpoint rejected the request (400): {self._scrub(str(exc))}", kind="rejected"
             ) from None
         except openai.RateLimitError as exc:
+            if is_quota_error(str(exc), getattr(exc, "code", None)):
+                raise RateLimitedError(
+                    f"The judge's quota is exhausted (429, not retried: retrying cannot help until the quota "
+                    f"or daily limit resets): {self._scrub(str(exc))}",
+                    retry_after=_retry_after(exc.response.headers),
+                    quota=True,
+                ) from None
             raise RateLimitedError(
                 f"The judge endpoint is still rate limiting (429) after {self.settings.max_retries} "
                 f"retries: {self._scrub(str(exc))}",
@@ -758,7 +910,17 @@ class Judge:
             A reply found in the cache costs no call (``info.cached`` is True, usage 0).
             RateLimitedError, ContextWindowExceededError, JudgeAPIError: see their docs.
         """
+        for i, message in enumerate(messages):
+            check_encodable(message.get("content") or "", f"messages[{i}]")
         schema = _request_schema(output_model)
+        window = context_window(self.settings)
+        estimate = estimate_prompt_tokens(messages, schema)
+        if window is not None and estimate > window:
+            raise ContextWindowExceededError(
+                f"The judge prompt is about {estimate:,} tokens ({CHARS_PER_TOKEN} characters a token), more than "
+                f"{self.settings.model_name}'s context window of {window:,}: not sent (no call was made). Shorten "
+                "the texts, or choose a model with a larger window (JudgeSettings.context_window overrides the table)."
+            )
         cache_key = self.cache_key(messages, schema)
         cached = self.cache.cache_get(cache_key) if self.cache is not None else None
         if cached is not None:
@@ -768,7 +930,12 @@ class Judge:
                 cached = None  # the schema's rules changed since: ask again
             else:
                 info = JudgeInfo(
-                    self.settings.model_name, self.settings.endpoint, cached.parameters, JudgeUsage(), cached=True
+                    self.settings.model_name,
+                    self.settings.endpoint,
+                    cached.parameters,
+                    JudgeUsage(),
+                    cached=True,
+                    note=self._pin_note(cached.parameters),
                 )
                 return JudgeReply(parsed=parsed, raw=cached.raw, usage=JudgeUsage(), info=info)
         usage = JudgeUsage()
@@ -803,6 +970,8 @@ class Judge:
                     raw_reply=raw,
                     usage=usage,
                 )
+            if is_plain_refusal(raw):  # an apology that declines, without the API's refusal field
+                raise JudgeRefusalError(f"The judge refused: {raw.strip()[:500]}", raw_reply=raw, usage=usage)
             try:
                 parsed = output_model.model_validate(extract_json(raw))
             except ValueError as exc:  # ValidationError is a ValueError
@@ -827,6 +996,7 @@ class Judge:
                 base_url=self.settings.endpoint,
                 parameters=params_summary(params),
                 usage=usage,
+                note=self._pin_note(params),
             )
             if self.cache is not None:
                 self.cache.cache_put(
@@ -974,14 +1144,26 @@ class Judge:
     def _complete_once(
         self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, *, follow_up: bool = False
     ) -> tuple[Any, dict[str, Any]]:
-        # At most one fallback per feature: json_schema, temperature, seed.
+        # At most one fallback per feature: json_schema, temperature, seed; one probe at a time per
+        # endpoint and model (see _Capabilities).
         for _ in range(4):
-            params = self._params(schema, schema_name)
+            params, probe = _capabilities.claim(self._key, lambda: self._params(schema, schema_name))
             json_mode = params["response_format"]["type"] == "json_object"
             try:
-                return self._call(self._messages(messages, schema, json_mode), params, follow_up=follow_up), params
+                response = self._call(self._messages(messages, schema, json_mode), params, follow_up=follow_up)
             except _Rejected as rejected:
-                _capabilities.mark(self._key, rejected.feature)
+                _capabilities.settle(self._key, probe, rejected=rejected.feature)
+                continue
+            except ScorerError:
+                # Answered, but not with a rejection of these parameters (429, 5xx, timeout ...): they
+                # count as accepted, so the waiting workers go ahead at full concurrency.
+                _capabilities.settle(self._key, probe, accepted=params_features(params))
+                raise
+            except BaseException:
+                _capabilities.settle(self._key, probe)
+                raise
+            _capabilities.settle(self._key, probe, accepted=params_features(params))
+            return response, params
         raise JudgeAPIError("The judge endpoint kept rejecting the request parameters.", kind="rejected")
 
     def list_models(self) -> list[str]:

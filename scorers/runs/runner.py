@@ -356,6 +356,16 @@ def _all_cached(scorer: Scorer, item: EvalItem) -> bool:
     return True
 
 
+MAX_RATE_LIMIT_WAIT_S = 300.0
+"""Seconds an item may spend rate limited, from its first try to its next retry: past this the item
+ends as ``rate_limited`` (the openai client's own retries, which honour ``Retry-After``, count too)."""
+
+
+def _backoff(retry_after: float | None, attempt: int) -> float:
+    """The pause after a 429: the server's ``Retry-After``, else 0.5 · 2^attempt seconds, at most 30."""
+    return retry_after if retry_after and retry_after > 0 else min(0.5 * 2**attempt, 30.0)
+
+
 class _Throttle:
     """Shared across workers: pause everyone after a 429, and halve the parallelism.
 
@@ -371,12 +381,19 @@ class _Throttle:
         self.resume_at = 0.0
         self.cancel = cancel
         self.halt = halt
+        self.paused = ""  # why the run paused (an exhausted quota), or ""
         self._cond = threading.Condition()
+
+    def pause(self, reason: str) -> None:
+        """Start no further judge work (an exhausted quota): the run stops, resumable, with ``reason``."""
+        with self._cond:
+            self.paused = self.paused or reason
+            self._cond.notify_all()
 
     def acquire(self) -> bool:
         with self._cond:
             while True:
-                if self.cancel.is_set() or self.halt.is_set():
+                if self.cancel.is_set() or self.halt.is_set() or self.paused:
                     return False
                 delay = self.resume_at - time.monotonic()
                 if delay <= 0 and self.active < self.allowed:
@@ -388,7 +405,7 @@ class _Throttle:
         with self._cond:
             self.active -= 1
             if rate_limited:
-                pause = retry_after if retry_after and retry_after > 0 else min(0.5 * 2**attempt, 30.0)
+                pause = _backoff(retry_after, attempt)
                 self.resume_at = max(self.resume_at, time.monotonic() + pause)
                 self.allowed = max(1, self.allowed // 2)
             elif self.allowed < self.limit:
@@ -572,7 +589,11 @@ def run_evals(
             is recorded as an API error for the scorers not yet done. None: no limit
             beyond the judge's own HTTP timeout.
         max_rate_limit_retries: times an item that stayed rate limited (after the
-            client's own retries) is tried again after the shared pause.
+            client's own retries) is tried again after the shared pause; an item never
+            waits more than :data:`MAX_RATE_LIMIT_WAIT_S` in all. An exhausted quota or
+            daily limit (429 ``insufficient_quota``) ends the item as ``rate_limited`` at once
+            and pauses the run: no further item starts, the run ends ``cancelled`` (resume it
+            once the quota is back) and ``EvalRunResult.stop_reason`` says why.
         on_item_complete: called as ``(item_index, item, outcomes)`` when an item is
             finished, from a worker thread.
         store: where the run, its items and every outcome are written as they finish
@@ -724,7 +745,7 @@ def run_evals(
         # a round trip through this thread, and wait() scans every future it is given: O(items).)
         try:
             with budgets.active(guard):
-                while not (cancel.is_set() or stop.is_set() or halt.is_set()):
+                while not (cancel.is_set() or stop.is_set() or halt.is_set() or throttle.paused):
                     with lock:
                         index = next(next_index, None)
                     if index is None:
@@ -779,6 +800,9 @@ def run_evals(
         status, reason = RunStatus.COMPLETED.value, None
     elif halted:
         status, reason = halted
+    elif throttle.paused:
+        status = RunStatus.CANCELLED.value
+        reason = f"Paused: {throttle.paused} Resume the run once the quota is back."
     else:
         status, reason = RunStatus.CANCELLED.value, None
     if store is not None and run_id is not None:
@@ -819,7 +843,10 @@ def _score_with_retries(
             return None
         except RateLimitedError as exc:
             rate_limited, retry_after = True, exc.retry_after
-            if attempt == max_retries:
+            if exc.quota:  # retrying cannot help until the quota resets: end the item, pause the run
+                throttle.pause(str(exc))
+            waited = time.monotonic() - start + _backoff(retry_after, attempt)
+            if exc.quota or attempt == max_retries or waited > MAX_RATE_LIMIT_WAIT_S:
                 return ItemOutcome(
                     index,
                     item.item_id,
@@ -930,4 +957,5 @@ def _judge_info(data: Mapping[str, Any]) -> JudgeInfo:
         data["parameters"],
         JudgeUsage(u["promptTokens"], u["completionTokens"], u["calls"]),
         data.get("cached", False),
+        data.get("note", ""),
     )
