@@ -30,7 +30,8 @@ def dimension_set(
     tone_ok: bool = True,
 ) -> dict:
     """A valid four-dimension set with the given 0..1 scores."""
-    reqs = [{"requirement": "Use Python", "isFulfilled": True, "reasoning": "The code is Python."}]
+    # consistent with the score (the schema rejects "every requirement met" with a score below 0.5)
+    reqs = [{"requirement": "Use Python", "isFulfilled": requirements >= 0.5, "reasoning": "The code is Python."}]
     reqs += [{"requirement": r, "isFulfilled": False, "reasoning": f"No {r} found."} for r in unmet]
     return {
         "intentAlignment": {

@@ -9,6 +9,7 @@ from judge_data import both_analysis, run_payload, settings_for, single_analysis
 from scorers import (
     InvalidInputError,
     JudgeConfigError,
+    JudgeOutputInvalidError,
     JudgeSettings,
     MissingInputError,
     ScoreStatus,
@@ -218,3 +219,41 @@ def test_no_key_and_no_base_url_says_how_to_configure(monkeypatch):
 )
 def test_interpretation_bands(score, scale, band):
     assert interpretation_band(score, scale).startswith(band)
+
+
+@pytest.mark.parametrize(
+    ("patch", "problem"),
+    [
+        # isAddressed false with intent 0.9: addressed exactly when the score is >= 0.5
+        ({"intentAlignment": {"isAddressed": False}}, "isAddressed is false but the intent score is 0.9"),
+        # 0 of 3 requirements fulfilled with overallScore 0.67
+        (
+            {
+                "requirementsFulfillment": {
+                    "requirements": [
+                        {"requirement": r, "isFulfilled": False, "reasoning": "No."} for r in ("a", "b", "c")
+                    ],
+                    "overallScore": 0.67,
+                }
+            },
+            "overallScore 0.67 contradicts the list: 0 of 3 requirements are fulfilled",
+        ),
+    ],
+)
+def test_self_contradicting_judge_output_is_re_asked_once_then_invalid(fake_openai, patch, problem):
+    bad = single_analysis(0.9, 0.8, 0.7, 1.0)
+    for key, value in patch.items():
+        bad[key] = {**bad[key], **value}
+    fake_openai.enqueue(Reply.json(bad), Reply.json(bad))
+    with pytest.raises(JudgeOutputInvalidError) as info:
+        scorer(fake_openai, evaluation_mode="user").run(run_payload())
+    assert problem in str(info.value)
+    assert fake_openai.chat_call_count == 2
+    assert problem in fake_openai.last_prompt_text()  # the re-ask quotes the contradiction
+
+
+def test_a_contradiction_corrected_on_the_re_ask_is_scored(fake_openai):
+    bad = single_analysis(0.9, 0.8, 0.7, 1.0)
+    bad["intentAlignment"]["isAddressed"] = False
+    fake_openai.enqueue(Reply.json(bad), Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
+    assert scorer(fake_openai, evaluation_mode="user").run(run_payload()).score == 0.84  # 0.36+0.24+0.14+0.10
