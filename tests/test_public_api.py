@@ -59,6 +59,7 @@ PUBLIC_API = [
     "JudgeInfo",
     "JudgeOutputInvalidError",
     "JudgeOutputTruncatedError",
+    "MissingInputError",
     "JudgeRefusalError",
     "JudgeSettings",
     "JudgeUsage",
