@@ -61,6 +61,7 @@ ROLE_LABELS: dict[str, str] = {
     "id": "Row id",
     "context": "Context passages",
     "tool_calls": "Tool calls",
+    "messages": "Conversation (messages)",
 }
 """Dataset roles (``scorers.runs.datasets.ROLES``) and their labels on the page."""
 

@@ -126,6 +126,10 @@ def _render_prompt_alignment(result: ScoreResult, key: str, payload: Mapping[str
         st.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
     if analysis["note"]:
         st.info(analysis["note"])
+    if analysis.get("warning"):  # a very short prompt with no conversation context
+        st.warning(md_escape(analysis["warning"]))
+    if analysis.get("conversationTurns"):
+        st.caption(f"The judge saw {analysis['conversationTurns']} earlier turn(s) of the conversation as context.")
     st.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     if both:

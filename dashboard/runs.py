@@ -29,7 +29,14 @@ def split_system_messages(text: str) -> list[str]:
 
 
 def build_payload(
-    *, system: str, prompt: str, response: str, ground_truth: str, context: str = "", tool_calls: str = ""
+    *,
+    system: str,
+    prompt: str,
+    response: str,
+    ground_truth: str,
+    context: str = "",
+    tool_calls: str = "",
+    conversation: str = "",
 ) -> dict[str, Any]:
     """The seed-shaped run payload for the Evaluate form.
 
@@ -44,6 +51,9 @@ def build_payload(
         ground_truth: the reference answer, or "".
         context: context passages, several separated by a line with ``---``; "" for none.
         tool_calls: the assistant's tool calls as a JSON list (``[{"name", "arguments"}]``); "" for none.
+        conversation: a whole conversation as OpenAI messages JSON (``[{"role", "content"}, ...]``);
+            "" for none. Its turns replace the user prompt (the system messages are added); when the
+            response is blank, the conversation's final assistant message is the response.
 
     Returns:
         ``{"input": {"inputMessages": [...], "systemMessages": [...]}, "output": {"text": ...},
@@ -61,21 +71,36 @@ def build_payload(
         "output": {"text": response},
         "ground_truth": ground_truth if ground_truth.strip() else None,
     }
+    if conversation.strip():
+        turns = _json_value(conversation, "conversation")
+        if not isinstance(turns, list) or not all(isinstance(m, dict) and "role" in m for m in turns):
+            raise InvalidInputError(
+                'expected a JSON list of messages such as [{"role": "user", "content": "Hi"}]', field="conversation"
+            )
+        if not response.strip():
+            last = max((i for i, m in enumerate(turns) if m.get("role") == "assistant"), default=None)
+            if last is not None:
+                turns, payload["output"] = turns[:last], turns[last]
+        payload["input"] = [*payload["input"]["systemMessages"], *turns]
     if context.strip():
         payload["context"] = split_system_messages(context)
     if tool_calls.strip():
-        try:
-            calls = json.loads(tool_calls)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", field="tool_calls"
-            ) from None
+        calls = _json_value(tool_calls, "tool_calls")
         if not isinstance(calls, list):
             raise InvalidInputError(
                 'expected a JSON list such as [{"name": "search", "arguments": {}}]', field="tool_calls"
             )
         payload["tool_calls"] = calls
     return payload
+
+
+def _json_value(text: str, field: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", field=field
+        ) from None
 
 
 @dataclass(frozen=True)

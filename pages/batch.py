@@ -42,7 +42,7 @@ from scorers.runs.datasets import ROLES
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
-CONFIRM_ROLES = ("system", "context", "tool_calls")
+CONFIRM_ROLES = ("system", "context", "tool_calls", "messages")
 """Roles whose guessed column changes what the judge sees: used only once the user confirms."""
 
 
@@ -71,7 +71,7 @@ def _mapping(dataset: LoadedDataset, token: str) -> tuple[dict[str, str | None],
     columns = [*st.columns(4), *st.columns(4)]  # two rows, so the controls show whole column names
     for column, role in zip(columns, ROLES, strict=False):
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
-        required = role == "output"
+        required = role == "output"  # or a conversation column ending with the reply
         guess = guessed.get(role)
         chosen = column.selectbox(
             label + (" *" if required else ""),
@@ -239,8 +239,8 @@ if dataset is not None:
     st.header("2. Columns", divider="gray")
     mapping, group_by = _mapping(dataset, short)
     items = None
-    if not mapping["output"]:
-        st.warning("Map the response column (marked *) to continue.")
+    if not mapping["output"] and not mapping.get("messages"):
+        st.warning("Map the response column (marked *), or a conversation (messages) column, to continue.")
     else:
         _preview(dataset, mapping, group_by)
         try:
@@ -311,7 +311,9 @@ if dataset is not None:
             problem = check_judges(scorers)
         except ScorerError as exc:
             problem = str(exc)
-        unmapped = unmapped_fields(scorer_options, mapping, store)
+        conversation = mapping.get("messages")  # a conversation carries the prompt and system turns
+        mapped = {**mapping, "input": mapping["input"] or conversation, "system": mapping["system"] or conversation}
+        unmapped = unmapped_fields(scorer_options, mapped, store)
         if unmapped:
             problem = "; ".join(
                 f"{', '.join(names)} need(s) the {ROLE_LABELS.get(f, f).lower()} column: map it above"

@@ -57,6 +57,18 @@ with right:
         help="Textual difference compares the response with it, or with the user prompt when it is blank.",
     )
 
+with st.expander("Conversation (several turns)"):
+    conversation = st.text_area(
+        "Conversation as OpenAI messages JSON",
+        key="eval_conversation",
+        height=160,
+        placeholder='[{"role": "user", "content": "Pick A or B for the exam?"},\n'
+        ' {"role": "assistant", "content": "Which exam?"},\n {"role": "user", "content": "Maths."}]',
+        help="Replaces the user prompt: the judge sees every turn in order, as context, and judges the response "
+        "against the final user message. Leave the response blank to score the conversation's final "
+        "assistant message.",
+    )
+
 with st.expander("Context passages and tool calls (for RAG and agent scorers)"):
     context = st.text_area(
         "Context passages",
@@ -106,6 +118,7 @@ if st.button("Run", type="primary", key="eval_run"):
             ground_truth=ground_truth,
             context=context,
             tool_calls=tool_calls,
+            conversation=conversation,
         )
     except InvalidInputError as exc:
         st.session_state["eval_last"] = RunFailure(str(exc), exc.status)

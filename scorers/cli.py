@@ -123,6 +123,7 @@ COLUMN_FLAGS = {
     "id": "--id-col",
     "context": "--context-col",
     "tool_calls": "--tool-calls-col",
+    "messages": "--messages-col",
 }
 DEFAULT_CONCURRENCY = 8
 MAX_LISTED_FAILURES = 20
@@ -495,6 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL",
         help="the tool calls the response made (optional): a JSON list of names or {name, arguments}, "
         "for the tool-call accuracy scorers",
+    )
+    columns.add_argument(
+        "--messages-col",
+        metavar="COL",
+        help="a conversation in OpenAI chat format (a JSON list of role/content messages); its final assistant "
+        "message is the response unless --output-col is given, the earlier turns are context for the judge",
     )
     columns.add_argument(
         "--no-guess",
@@ -1143,7 +1150,10 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         for sid, opts in options.items():
             if "target" in opts:
                 console.note(f"{sid} compares each response with its {opts['target']} (a blank one is not scored).")
-        unmapped = unmapped_fields(options, {**mapping, "tool_calls": None, "context": None, "output": "x"})
+        conversation = mapping.get("messages")  # a conversation carries the prompt and system turns
+        mapped = {**mapping, "output": "x"}
+        mapped.update(input=mapping.get("input") or conversation, system=mapping.get("system") or conversation)
+        unmapped = unmapped_fields(options, mapped)
         unmapped = {f: names for f, names in unmapped.items() if f in COLUMN_FLAGS}
         if unmapped:
             raise CLIError(

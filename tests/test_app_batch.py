@@ -337,5 +337,7 @@ def test_unreadable_upload_is_an_error_not_an_exception(open_page):
 def test_unmapped_required_column_is_explained(open_page):
     at = open_page("batch")
     upload(at, "odd.csv", b"alpha,beta\nx,y\n")
-    assert at.warning[0].value == "Map the response column (marked *) to continue."
+    assert (
+        at.warning[0].value == "Map the response column (marked *), or a conversation (messages) column, to continue."
+    )
     assert at.button(key="batch_run").disabled

@@ -41,6 +41,7 @@ def test_page_renders_without_exceptions(open_page):
         "User prompt",
         "Response to evaluate",
         "Ground truth (optional)",
+        "Conversation as OpenAI messages JSON",
         "Context passages",
         "Tool calls (JSON)",
     ]

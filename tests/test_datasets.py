@@ -628,6 +628,7 @@ def test_guess_columns_roles():
         "id": "UID",
         "context": None,
         "tool_calls": None,
+        "messages": None,
     }
     assert guess_columns(["text"]) == dict.fromkeys(ROLES)
     # The first known name in each role's list wins: "prompt" before "input", "response" before "output".
@@ -642,6 +643,7 @@ def test_guess_columns_roles():
         "id": "row_id",
         "context": None,
         "tool_calls": None,
+        "messages": None,
     }
 
 
@@ -664,6 +666,7 @@ def test_iter_runs_payloads(tmp_path):
         "id": "id",
         "context": None,
         "tool_calls": None,
+        "messages": None,
     }
     runs = list(iter_runs(dataset, mapping))
     assert runs == [
@@ -783,7 +786,7 @@ def test_realdata_ifeval_responses_run_through_normalize_run():
     assert mapping == {
         "input": "prompt",
         "output": "response",
-        **dict.fromkeys(("system", "ground_truth", "id", "context", "tool_calls")),
+        **dict.fromkeys(("system", "ground_truth", "id", "context", "tool_calls", "messages")),
     }
     runs = list(iter_runs(dataset, mapping))
     assert len(runs) == 120

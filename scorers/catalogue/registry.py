@@ -75,6 +75,13 @@ _SEED_SCORERS = (
                 ("composed", "judge"),
                 "composed: written from the analysis (no extra call); judge: one more judge call writes it.",
             ),
+            OptionSpec(
+                "include_conversation_history",
+                "Include conversation history",
+                "bool",
+                True,
+                help="Show the judge a conversation's earlier turns (in order, as context) before the final prompt.",
+            ),
         ),
         build=lambda o, s, c: create_prompt_alignment_scorer(options=o, settings=s, cache=c),
         example={

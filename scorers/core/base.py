@@ -89,6 +89,9 @@ class RunInput:
         ground_truth: the reference answer, or None.
         context: context passages (retrieved documents ...), in order; may be empty.
         tool_calls: the tools the assistant called, in order; may be empty.
+        history: earlier turns of a conversation, in order (user and assistant messages before
+            the final user prompt, then any earlier assistant messages of the output): context for
+            the judge, not the prompt or the response; empty for a single-turn run.
         given: the optional fields the payload carries (``ground_truth``, ``context``,
             ``tool_calls`` present with a value that is not None), blank or not: a run whose
             dataset maps a ground-truth column carries ``ground_truth`` in every row.
@@ -101,11 +104,21 @@ class RunInput:
     context: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
     given: frozenset[str] = frozenset()
+    history: tuple[Message, ...] = ()
 
     @property
     def user_text(self) -> str:
         """The user messages joined by blank lines."""
         return "\n\n".join(m.content for m in self.user_messages)
+
+    @property
+    def prompt_text(self) -> str:
+        """The final user prompt: the user messages after the earlier turns of ``history``
+        (all of them for a single-turn run), joined by blank lines."""
+        if not self.history:
+            return self.user_text
+        earlier = sum(m.role == "user" for m in self.history)
+        return "\n\n".join(m.content for m in self.user_messages[earlier:])
 
     @property
     def system_text(self) -> str:
@@ -187,13 +200,20 @@ def _output_text(value: Any) -> str:
             return ""  # an assistant turn that only calls tools
         raise InvalidInputError("the output object has no 'text' or 'content' string", field="output")
     if isinstance(value, list):
-        messages = _messages(value, "output")
-        texts = [m.content for m in messages if m.role == "assistant"] or [m.content for m in messages]
-        return "\n\n".join(texts)
+        return _split_output(_messages(value, "output"))[1]
     raise InvalidInputError(
         f"expected a string, {{'text': ...}}, a message or a list of messages, got {type(value).__name__}",
         field="output",
     )
+
+
+def _split_output(messages: list[Message]) -> tuple[list[Message], str]:
+    """An output given as messages: the earlier ones (context) and the scored response, the final
+    assistant message (the final message when none is from the assistant)."""
+    if not messages:
+        return [], ""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=len(messages) - 1)
+    return messages[:last], messages[last].content
 
 
 def _tool_call(raw: Any, where: str, position: tuple[int, int] | None = None) -> ToolCall:
@@ -311,6 +331,13 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         system = []
     system += [m for m in messages if m.role == "system"]
     user = [m for m in messages if m.role != "system" and m.role != "assistant"]
+    turns = [m for m in messages if m.role != "system"]
+    last_assistant = max((i for i, m in enumerate(turns) if m.role == "assistant"), default=-1)
+    # Earlier turns: everything up to the last assistant turn of the input (the user turns after
+    # it are the final prompt), then the earlier assistant messages of an output given as messages.
+    history = turns[: last_assistant + 1]
+    if isinstance(payload.get("output"), list):
+        history += _split_output(_messages(payload["output"], "output"))[0]
     if "output" not in payload:
         raise MissingInputError("the run has no 'output' (the response to evaluate)", field="output")
     ground_truth = payload.get("ground_truth")
@@ -330,6 +357,7 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         tuple(_context(payload.get("context"))),
         tuple(_tool_calls(payload)),
         frozenset(given),
+        tuple(history),
     )
     texts = [("input", m.content) for m in run.user_messages] + [("system", m.content) for m in run.system_messages]
     texts += [("output", run.output), ("ground_truth", run.ground_truth or "")]

@@ -59,16 +59,21 @@ _EXTENSION_FORMATS = {
     ".xls": "xlsx",
 }
 
-ROLES: tuple[str, ...] = ("input", "output", "system", "ground_truth", "id", "context", "tool_calls")
+ROLES: tuple[str, ...] = ("input", "output", "system", "ground_truth", "id", "context", "tool_calls", "messages")
 """The roles a dataset column can play in a run; ``output`` is required, and the chosen scorers
 say what else (``ScorerSpec.requires``: no input column is needed to compare with a ground truth).
 
 ``ground_truth`` also serves as the reference tone text of tone consistency;
 ``context`` holds context passages (a JSON list of strings, or one passage);
-``tool_calls`` the assistant's tool calls (a JSON list of ``{"name", "arguments"}``).
+``tool_calls`` the assistant's tool calls (a JSON list of ``{"name", "arguments"}``);
+``messages`` a whole conversation in OpenAI chat format (a JSON list of ``{"role", "content"}``,
+or a JSONL record's ``messages`` list): its turns are the input and, unless an output column is
+mapped, its final assistant message is the response.
 """
 
-_REQUIRED_ROLES = ("output",)  # the scorers chosen decide what else a row needs (see ScorerSpec.requires)
+_REQUIRED_ROLES = (
+    "output",
+)  # or messages ending with the assistant's reply  # the scorers chosen decide what else a row needs (see ScorerSpec.requires)
 
 # Only unambiguous names for the roles the judge reads: a bare "system" column often names the
 # system under test (a model), "user" a user id, "label" or "target" a class; such columns are
@@ -89,6 +94,7 @@ _ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "id": ("id", "row_id", "question_id", "item_id", "example_id", "qid", "key", "uid"),
     "context": ("context", "contexts", "passages", "documents", "retrieved_context"),
     "tool_calls": ("tool_calls", "toolcalls", "tools_called", "tool_invocations"),
+    "messages": ("messages", "conversation", "chat_messages"),
 }
 
 _CSV_DELIMITERS = (",", ";", "\t")
@@ -345,10 +351,11 @@ def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
     system_instructions), ground_truth (ground_truth, groundtruth, reference,
     expected, expected_output, reference_answer, gold), id (id, row_id, uid,
     item_id, question_id, example_id, qid, key), context (context, contexts,
-    passages, documents, retrieved_context), tool_calls
-    (tool_calls, toolcalls, tools_called, tool_invocations). Only unambiguous
-    names are guessed for what the judge reads: a column named ``system`` (often
-    the model under test), ``user``, ``label`` or ``target`` is left for the user
+    passages, documents, retrieved_context), tool_calls (tool_calls, toolcalls,
+    tools_called, tool_invocations), messages (messages, conversation,
+    chat_messages). Only unambiguous names are guessed for what the judge reads:
+    a column named ``system`` (often the model under test), ``user``, ``label`` or
+    ``target`` is left for the user
     to map. A column is given one role at most.
 
     Args:
@@ -359,7 +366,7 @@ def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
         matches; the keys are :data:`ROLES` in order.
 
     >>> guess_columns(["ID", "Prompt", "Model Response", "response"])
-    {'input': 'Prompt', 'output': 'response', 'system': None, 'ground_truth': None, 'id': 'ID', 'context': None, 'tool_calls': None}
+    {'input': 'Prompt', 'output': 'response', 'system': None, 'ground_truth': None, 'id': 'ID', 'context': None, 'tool_calls': None, 'messages': None}
     """
     by_key: dict[str, str] = {}
     for column in columns:
@@ -418,7 +425,7 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
     if unknown:
         raise DatasetError(f"unknown role(s) {unknown}: the roles are {list(ROLES)}", path=dataset.source_name)
     for role in _REQUIRED_ROLES:
-        if not mapping.get(role):
+        if not mapping.get(role) and not mapping.get("messages"):
             raise DatasetError(
                 f"no column is mapped to the {role!r} role, which is required. Columns: {dataset.columns}",
                 path=dataset.source_name,
@@ -469,10 +476,15 @@ def _runs(
     columns = {role: frame[column].tolist() for role, column in mapping.items() if column and role != "id"}
     for i, item_id in enumerate(item_ids):
         system = _cell_text(columns["system"][i]) if "system" in columns else None
-        payload = {
-            "input": _run_input(columns["input"][i] if "input" in columns else None, system),
-            "output": _output_value(columns["output"][i]),
-        }
+        if "messages" in columns:
+            payload = _conversation(columns["messages"][i], columns["output"][i] if "output" in columns else None)
+            if system and system.strip():
+                payload["input"] = [{"role": "system", "content": system}, *payload["input"]]
+        else:
+            payload = {
+                "input": _run_input(columns["input"][i] if "input" in columns else None, system),
+                "output": _output_value(columns["output"][i]),
+            }
         if "ground_truth" in columns:  # carried in every row, "" when blank (missing_input where required)
             payload["ground_truth"] = _cell_text(columns["ground_truth"][i]) or ""
         if "context" in columns:
@@ -480,6 +492,29 @@ def _runs(
         if "tool_calls" in columns:
             payload["tool_calls"] = _json_list(columns["tool_calls"][i], strings=False)
         yield i, item_id, payload
+
+
+def _conversation(cell: Any, output: Any) -> dict[str, Any]:
+    """A messages cell (OpenAI chat format: a list of ``{"role", "content"}``, or its JSON text) as a
+    run: the turns are the input; the response is the output cell when one is mapped, else the
+    conversation's final assistant message (the turns before it are the input).
+
+    A cell that is not such a list is passed through as the input, so the scorer reports the item
+    as invalid input naming the field.
+    """
+    if isinstance(cell, np.ndarray):
+        cell = cell.tolist()
+    if isinstance(cell, str):
+        try:
+            cell = json.loads(cell)
+        except json.JSONDecodeError:
+            pass
+    if output is not None or not isinstance(cell, list) or not cell:
+        return {"input": cell if cell is not None else [], "output": _output_value(output)}
+    last = max((i for i, m in enumerate(cell) if isinstance(m, dict) and m.get("role") == "assistant"), default=None)
+    if last is None:
+        return {"input": cell, "output": {"text": ""}}
+    return {"input": cell[:last], "output": cell[last]}
 
 
 def _json_list(cell: Any, *, strings: bool) -> Any:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
+from scorers.core.base import Message
 from scorers.core.judge import DATA_NOTICE, delimit
 
 INSTRUCTIONS = (
@@ -34,6 +36,16 @@ _DIMENSIONS = {
         "- responseAppropriateness: do format and tone match the system's specification?"
     ),
 }
+
+
+def history_block(history: Sequence[Message]) -> str:
+    """The earlier turns of a conversation, in order, each in its own tag (``<user>``, ``<assistant>``)
+    inside ``<conversation_history>``: context for the judge, delimited as data."""
+    turns = "\n".join(delimit(m.role if m.role in ("user", "assistant") else "message", m.content) for m in history)
+    return (
+        "The conversation so far, in order (context only: the response answers the final user prompt below):\n"
+        + delimit("conversation_history", turns)
+    )
 
 
 def user_mode_prompt(user_text: str, response: str) -> str:

@@ -121,15 +121,22 @@ def dimension_breakdown(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _parse_options(options: Mapping[str, Any] | None) -> tuple[float, str, str]:
+def _parse_options(options: Mapping[str, Any] | None) -> tuple[float, str, str, bool]:
     options = dict(options or {})
-    if "evaluationMode" in options:
-        options.setdefault("evaluation_mode", options.pop("evaluationMode"))
-    unknown = set(options) - {"scale", "evaluation_mode", "reason"}
+    for camel, snake in (("evaluationMode", "evaluation_mode"), ("includeConversationHistory", HISTORY_OPTION)):
+        if camel in options:
+            options.setdefault(snake, options.pop(camel))
+    unknown = set(options) - {"scale", "evaluation_mode", "reason", HISTORY_OPTION}
     if unknown:
         raise InvalidInputError(
-            f"unknown option(s) {', '.join(sorted(unknown))}; expected scale, evaluation_mode, reason",
+            f"unknown option(s) {', '.join(sorted(unknown))}; expected scale, evaluation_mode, reason, "
+            f"{HISTORY_OPTION}",
             field="options",
+        )
+    history = options.get(HISTORY_OPTION, True)
+    if not isinstance(history, bool):
+        raise InvalidInputError(
+            f"{HISTORY_OPTION} must be true or false, got {history!r}", field=f"options.{HISTORY_OPTION}"
         )
     scale = options.get("scale", 1.0)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
@@ -143,7 +150,7 @@ def _parse_options(options: Mapping[str, Any] | None) -> tuple[float, str, str]:
     reason = options.get("reason", "composed")
     if reason not in ("composed", "judge"):
         raise InvalidInputError(f"reason must be 'composed' or 'judge', got {reason!r}", field="options.reason")
-    return float(scale), mode, reason
+    return float(scale), mode, reason, history
 
 
 def _describe_set(dims: Mapping[str, Any], against: str) -> str:
@@ -193,6 +200,14 @@ def compose_reason(analysis: Mapping[str, Any], score: float, scale: float) -> s
     return f"{head}. {body}{note}"
 
 
+SHORT_PROMPT_CHARS = 20
+"""A user prompt shorter than this, with no earlier turns, gets a warning in the result (the judge
+has little to go on: "A", "yes", "continue")."""
+
+HISTORY_OPTION = "include_conversation_history"
+"""The option that shows the judge a conversation's earlier turns (Mastra's ``includeConversationHistory``)."""
+
+
 class PromptAlignmentScorer:
     """Scores how well a response aligns with its prompt; build it with :func:`create_prompt_alignment_scorer`."""
 
@@ -200,8 +215,16 @@ class PromptAlignmentScorer:
     name = "Prompt alignment"
 
     def __init__(
-        self, settings: JudgeSettings, scale: float, evaluation_mode: str, reason: str, cache: JudgeCache | None
+        self,
+        settings: JudgeSettings,
+        scale: float,
+        evaluation_mode: str,
+        reason: str,
+        cache: JudgeCache | None,
+        *,
+        include_conversation_history: bool = True,
     ):
+        self.include_conversation_history = include_conversation_history
         self.settings = settings
         self.cache = cache
         self.scale = scale
@@ -248,12 +271,17 @@ class PromptAlignmentScorer:
         return 2 if self.reason_source == "judge" else 1
 
     def _messages(self, run: RunInput, effective: str) -> list[dict[str, str]]:
+        # A conversation: the final user prompt is what the response answers; the earlier turns
+        # are context, shown to the judge first, in order, each delimited as data (or left out).
+        user_text = run.prompt_text
         if effective == "both":
-            prompt = prompts.both_mode_prompt(run.system_text, run.user_text, run.output)
+            prompt = prompts.both_mode_prompt(run.system_text, user_text, run.output)
         elif effective == "user":
-            prompt = prompts.user_mode_prompt(run.user_text, run.output)
+            prompt = prompts.user_mode_prompt(user_text, run.output)
         else:
-            prompt = prompts.system_mode_prompt(run.system_text, run.user_text, run.output)
+            prompt = prompts.system_mode_prompt(run.system_text, user_text, run.output)
+        if run.history and self.include_conversation_history:
+            prompt = prompts.history_block(run.history) + "\n\n" + prompt
         return [{"role": "system", "content": prompts.INSTRUCTIONS}, {"role": "user", "content": prompt}]
 
     def render_prompt(self, payload: dict[str, Any] | RunInput) -> list[dict[str, str]]:
@@ -317,7 +345,15 @@ class PromptAlignmentScorer:
         note = None
         if self.evaluation_mode == "both" and effective == "user":
             note = "No system message was given, so the run was scored in user mode; no system score was invented."
-        elif self.evaluation_mode == "both" and effective == "system":
+        short = len(run.prompt_text.strip())
+        if effective != "system" and short < SHORT_PROMPT_CHARS and not run.history:
+            warning = (
+                f"The user prompt is very short ({short} characters) and the run has no earlier turns: the judge "
+                "sees no context, so its scores may mean little. Give the whole conversation if there was one."
+            )
+        else:
+            warning = None
+        if self.evaluation_mode == "both" and effective == "system":
             note = "No user message was given, so the run was scored in system mode; no user score was invented."
         analysis = {
             "evaluationMode": self.evaluation_mode,
@@ -326,6 +362,8 @@ class PromptAlignmentScorer:
             "weightedScore": weighted,
             "scale": self.scale,
             "note": note,
+            "warning": warning,
+            "conversationTurns": len(run.history) if self.include_conversation_history else 0,
         }
         info = reply.info
         if self.reason_source == "judge":
@@ -372,7 +410,12 @@ def create_prompt_alignment_scorer(
         options: ``scale`` (finite number > 0, default 1), ``evaluation_mode``
             (or ``evaluationMode``: ``"user" | "system" | "both"``, default ``"both"``) and
             ``reason`` (``"composed"``, default: written in code from the analysis with no
-            further call; ``"judge"``: a second judge call writes it).
+            further call; ``"judge"``: a second judge call writes it) and
+            ``include_conversation_history`` (or ``includeConversationHistory``, default True:
+            a conversation's earlier turns are shown to the judge, in order, before the final
+            user prompt; False: only the final user prompt). The scored response is the final
+            assistant message. A prompt shorter than :data:`SHORT_PROMPT_CHARS` with no earlier
+            turns gets ``analysis["warning"]``.
         settings: the judge settings; default :func:`~scorers.core.judge.resolve_judge_settings`.
         cache: a judge-reply cache such as :class:`scorers.runs.store.Store`; None for none.
 
@@ -382,8 +425,8 @@ def create_prompt_alignment_scorer(
     Raises:
         InvalidInputError: unknown option, or scale/evaluation_mode/reason out of range.
     """
-    scale, mode, reason = _parse_options(options)
+    scale, mode, reason, history = _parse_options(options)
     settings = settings or resolve_judge_settings(model=model)
     if model:
         settings = replace(settings, model=model)
-    return PromptAlignmentScorer(settings, scale, mode, reason, cache)
+    return PromptAlignmentScorer(settings, scale, mode, reason, cache, include_conversation_history=history)
