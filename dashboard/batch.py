@@ -27,6 +27,7 @@ from scorers import (
     LoadedDataset,
     RunStatus,
     Scorer,
+    ScorerError,
     ScoreStatus,
     Store,
     create_scorer,

@@ -52,3 +52,14 @@ def test_empty_side_is_labelled():
 def test_unknown_opcode_is_an_error():
     with pytest.raises(ValueError, match="unknown diff opcode tag 'move'"):
         diff_html(["a"], ["a"], [["move", 0, 1, 0, 1]])
+
+
+def test_text_diff_keeps_lines_and_offers_characters():
+    from dashboard.diff import text_diff_html
+
+    html_text = text_diff_html("- one\n- two\n", "- one\n- three\n")
+    # the bullets stay on their own lines: tokens carry their line breaks, shown with pre-wrap
+    assert "white-space:pre-wrap" in html_text and "- one\n- " in html_text
+    # Japanese without spaces: a word diff would mark the whole sentence; characters mark one
+    chars = text_diff_html("今日は晴れです", "今日は雨です", level="char")
+    assert chars.count('title="replaced"') == 2 and ">晴れ<" in chars  # one replaced run, plus the legend
