@@ -62,4 +62,5 @@ def test_text_diff_keeps_lines_and_offers_characters():
     assert "white-space:pre-wrap" in html_text and "- one\n- " in html_text
     # Japanese without spaces: a word diff would mark the whole sentence; characters mark one
     chars = text_diff_html("今日は晴れです", "今日は雨です", level="char")
-    assert chars.count('title="replaced"') == 2 and ">晴れ<" in chars  # one replaced run, plus the legend
+    # 晴→雨 replaced and れ deleted; 今日は and です stay plain
+    assert ">晴<" in chars and ">れ<" in chars and "今日は" in chars and chars.count("<del") == 2
