@@ -25,6 +25,9 @@ def run(payload, *, scale=1.0):
     return create_textual_difference_scorer(scale=scale).run(payload)
 
 
+NORMALISATION = {"normalize_newlines": True, "ignore_case": False, "collapse_whitespace": False}  # the defaults
+
+
 def align(payload):
     return TextualDifferenceScorer().alignment(payload)
 
@@ -76,7 +79,10 @@ def test_one_word_replaced():
     assert analysis["confidence"] == 1
     assert result.score == pytest.approx(32 / 38)
     assert result.scorer == "textual-difference"
-    assert result.details == {"comparedWith": "ground_truth"}  # the alignment is recomputed, not kept
+    assert result.details == {
+        "comparedWith": "ground_truth",
+        "options": NORMALISATION,
+    }  # the alignment is recomputed, not kept
     assert align(payload)["opcodes"] == [["equal", 0, 3, 0, 3], ["replace", 3, 4, 3, 4]]
     assert "84%" in result.reason and "1 word-level change" in result.reason
 
@@ -391,4 +397,18 @@ def test_a_result_keeps_no_alignment_and_stays_under_one_kilobyte():
     result = run({"output": response, "ground_truth": reference})
     stored = json.dumps({"analysis": result.analyze_step_result, "details": result.details, "reason": result.reason})
     assert len(stored.encode()) <= 1024
-    assert result.details == {"comparedWith": "ground_truth"}
+    assert result.details == {"comparedWith": "ground_truth", "options": NORMALISATION}
+
+
+def test_normalisation_options_worked_by_hand():
+    crlf = {"output": "a\nb", "ground_truth": "a\r\nb"}
+    assert run(crlf).score == 1  # normalize_newlines is on by default: CRLF is LF
+    # off: a = "a\r\nb" (4), b = "a\nb" (3), LCS 3: ratio 6/7, lengthDiff 1/4, confidence 3/4 -> 18/28
+    assert create_textual_difference_scorer(normalize_newlines=False).run(crlf).score == pytest.approx(18 / 28)
+    case = {"output": "hello world", "ground_truth": "Hello World"}
+    # off (default, as Mastra): LCS "ello orld" = 9 of 11 + 11 -> ratio 18/22, same length
+    assert run(case).score == pytest.approx(18 / 22)
+    assert create_textual_difference_scorer(ignore_case=True).run(case).score == 1
+    spaces = {"output": "a b\nc", "ground_truth": "a  b\n\n\nc "}
+    assert create_textual_difference_scorer(collapse_whitespace=True).run(spaces).score == 1
+    assert run(spaces).score < 1  # off by default
