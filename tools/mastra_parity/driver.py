@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -36,6 +37,8 @@ from scorers.catalogue.metrics.completeness import covered_elements  # noqa: E40
 from scorers.catalogue.metrics.tone_consistency import sentiment  # noqa: E402
 from scorers.catalogue.registry import SCORERS, create_scorer  # noqa: E402
 from scorers.core.errors import ScorerError  # noqa: E402
+from scorers.core.judge import JudgeSettings  # noqa: E402
+from tools.mastra_parity.judged import ScriptedJudge, judged_cases  # noqa: E402
 
 CODE_SCORERS = ("completeness", "content-similarity", "keyword-coverage", "textual-difference", "tone-consistency")
 
@@ -58,6 +61,8 @@ class Case:
     options: Any = "default"
     ours: dict[str, Any] = field(default_factory=dict)
     ground_truth: str | None = None
+    judged: bool = False
+    labels: tuple[str, ...] = ()
 
 
 def message(role: str, text: str | None = None, parts: list[dict] | None = None, i: int = 0) -> dict[str, Any]:
@@ -211,8 +216,8 @@ def all_cases() -> list[Case]:
 # ----------------------------------------------------------------------------- both sides
 
 
-def run_mastra(cases: list[Case]) -> dict[str, dict[str, Any]]:
-    """Mastra's results by case id, from ``node harness.mjs``."""
+def run_mastra(cases: list[Case], judge_url: str) -> dict[str, dict[str, Any]]:
+    """Mastra's results by case id, from ``node harness.mjs`` (LLM-judged scorers asking ``judge_url``)."""
     if not (HERE / "node_modules" / "@mastra" / "evals").is_dir():
         sys.exit(f"Mastra is not installed: run `npm install` in {HERE} first (see README.md).")
     with tempfile.TemporaryDirectory() as tmp:
@@ -223,17 +228,24 @@ def run_mastra(cases: list[Case]) -> dict[str, dict[str, Any]]:
             ),
             encoding="utf-8",
         )
-        done = subprocess.run(["node", "harness.mjs", str(path)], cwd=HERE, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            ["node", "harness.mjs", str(path)],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "MASTRA_JUDGE_URL": judge_url},
+        )
     results = [
         json.loads(line) for line in done.stdout.split("\n") if line.startswith("{")
     ]  # not splitlines: \x85, \u2028
     return {r["id"]: r for r in results}
 
 
-def run_ours(case: Case) -> dict[str, Any]:
+def run_ours(case: Case, settings: JudgeSettings) -> dict[str, Any]:
     payload = {**case.run, "ground_truth": case.ground_truth}
     try:
-        result = create_scorer(case.scorer, case.ours).run(payload)
+        result = create_scorer(case.scorer, case.ours, settings=settings if case.judged else None).run(payload)
     except ScorerError as exc:
         return {"error": str(exc)}
     return {"score": result.score, "analysis": result.analyze_step_result}
@@ -375,6 +387,31 @@ def repeated_tools(d: Difference, mastra: dict[str, Any]) -> bool:
     return d.case.options.get("expectedToolOrder") is not None and len(set(tools)) < len(tools)
 
 
+def _share(labels: tuple[str, ...], counts: Callable[[str], bool]) -> float:
+    return round(sum(map(counts, labels)) / len(labels), 2) if labels else 0.0
+
+
+def exact_yes(d: Difference, mastra: dict[str, Any]) -> bool:
+    """Labels with spaces or capitals: Mastra's score is its formula with ``verdict === 'yes'``."""
+    return d.what == "score" and same(_share(d.case.labels, lambda label: label == "yes"), d.mastra)
+
+
+def lowercase_untrimmed(d: Difference, mastra: dict[str, Any]) -> bool:
+    """Labels with spaces: Mastra's score is its formula with ``verdict.toLowerCase() === 'yes'``."""
+    return d.what == "score" and same(_share(d.case.labels, lambda label: label.lower() == "yes"), d.mastra)
+
+
+def other_label(d: Difference, mastra: dict[str, Any]) -> bool:
+    """A label other than yes/no is invalid judge output here; Mastra counts it as not yes."""
+    others = [label for label in d.case.labels if label.strip().lower() not in ("yes", "no")]
+    return d.what == "error" and "not valid" in str(d.ours) and bool(others)
+
+
+def no_remarks(d: Difference, mastra: dict[str, Any]) -> bool:
+    """No remark found: ours 0, Mastra 1."""
+    return not d.case.labels and d.ours == 0 and d.mastra == 1
+
+
 # scorer -> [(rule, the phrase its notes must contain)]
 RULES: dict[str, list[tuple[Rule, str]]] = {
     "completeness": [(completeness_tagging, "part-of-speech tagging")],
@@ -391,6 +428,11 @@ RULES: dict[str, list[tuple[Rule, str]]] = {
         (outside_bmp, "UTF-16"),
     ],
     "tool-call-accuracy-code": [(repeated_tools, "subsequence")],
+    "faithfulness": [(exact_yes, "compares === 'yes' exactly")],
+    "hallucination": [(exact_yes, "compares === 'yes' exactly")],
+    "bias": [(lowercase_untrimmed, "lower-cases without trimming"), (other_label, "counts any other label")],
+    "toxicity": [(no_remarks, "Mastra gives 1"), (other_label, "counts any other label")],
+    "context-precision": [(other_label, "such as idk")],
 }
 
 
@@ -413,11 +455,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="one scorer id")
     parser.add_argument("--verbose", action="store_true", help="print documented differences too")
     args = parser.parse_args(argv)
-    cases = [c for c in all_cases() if not args.only or c.scorer == args.only]
-    mastra = run_mastra(cases)
+    judged = judged_cases()
+    cases = all_cases() + [
+        Case(c.id, c.scorer, c.run, c.options, c.our_options, judged=True, labels=c.labels) for c in judged
+    ]
+    cases = [c for c in cases if not args.only or c.scorer == args.only]
+    judge = ScriptedJudge(judged).start()
+    try:
+        mastra = run_mastra(cases, judge.base_url)
+        settings = JudgeSettings(model="openai/gpt-4o-mini", base_url=judge.base_url, api_key="test-key", max_retries=0)
+        ours = {case.id: run_ours(case, settings) for case in cases}
+    finally:
+        judge.close()
+    for problem in judge.unscripted:
+        print(f"SCRIPT GAP: {problem}")
     found: list[Difference] = []
     for case in cases:
-        for d in differences(case, run_ours(case), mastra[case.id]):
+        for d in differences(case, ours[case.id], mastra[case.id]):
             d.rule = explain(d, mastra[case.id])
             found.append(d)
     undocumented = [d for d in found if d.rule is None]

@@ -1,6 +1,8 @@
-// Runs Mastra's code-based scorers from the pinned @mastra/evals on every case of a JSONL file
-// and writes one JSON line per case: {id, score, analysis} or {id, error}.
+// Runs Mastra's scorers from the pinned @mastra/evals on every case of a JSONL file
+// and writes one JSON line per case: {id, score, preprocess, analysis} or {id, error}.
 // Usage: node harness.mjs cases.jsonl > mastra.jsonl  (the Python driver does this; see README.md)
+// The LLM-judged scorers call the OpenAI-compatible server at $MASTRA_JUDGE_URL (the driver's
+// scripted judge on 127.0.0.1) through Mastra's own model router.
 import { readFileSync } from "node:fs";
 import {
   createCompletenessScorer,
@@ -9,6 +11,15 @@ import {
   createTextualDifferenceScorer,
   createToneScorer,
   createToolCallAccuracyScorerCode,
+  createAnswerRelevancyScorer,
+  createBiasScorer,
+  createContextPrecisionScorer,
+  createFaithfulnessScorer,
+  createHallucinationScorer,
+  createNoiseSensitivityScorerLLM,
+  createPromptAlignmentScorerLLM,
+  createSummarizationScorer,
+  createToxicityScorer,
 } from "@mastra/evals/scorers/prebuilt";
 
 // A case's "options" use Mastra's own option names; "default" means: call the factory without options.
@@ -20,6 +31,24 @@ const FACTORIES = {
   "tone-consistency": (o) => createToneScorer(o === "default" ? {} : o),
   "tool-call-accuracy-code": (o) => createToolCallAccuracyScorerCode(o),
 };
+
+// The LLM-judged scorers: an OpenAI-compatible provider at the scripted judge's URL.
+const model = { providerId: "openai", modelId: "gpt-4o-mini", url: process.env.MASTRA_JUDGE_URL, apiKey: "test-key" };
+const JUDGED = {
+  faithfulness: createFaithfulnessScorer,
+  hallucination: createHallucinationScorer,
+  "answer-relevancy": createAnswerRelevancyScorer,
+  bias: createBiasScorer,
+  toxicity: createToxicityScorer,
+  "context-precision": createContextPrecisionScorer,
+  "noise-sensitivity": createNoiseSensitivityScorerLLM,
+  "prompt-alignment": createPromptAlignmentScorerLLM,
+  summarization: createSummarizationScorer,
+};
+// No options (an empty object) = the factory's defaults: answer relevancy's `options = DEFAULT_OPTIONS`
+// would be replaced by {} and lose its scale.
+for (const [name, factory] of Object.entries(JUDGED))
+  FACTORIES[name] = (o) => (o && Object.keys(o).length ? factory({ model, options: o }) : factory({ model }));
 
 // Sets (keyword coverage's keywords) become sorted arrays so they survive JSON.
 const plain = (value) =>

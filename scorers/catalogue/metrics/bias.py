@@ -142,7 +142,9 @@ METRIC = Metric(
         "code and names the kind of each bias. The input is context only: its opinions are not counted. "
         "No opinion → 0. Verdicts yes/no are compared after trimming and lower-casing; any other label is "
         "invalid judge output (re-asked once). Deviation: Mastra lower-cases without trimming, so ' yes' is "
-        "not biased there; our structured output constrains the labels, so this differs from Mastra only when the judge falls back to JSON mode. Empty response → invalid input."
+        "not biased there, and it counts any other label (such as unsure) as not biased; our structured output "
+        "constrains the labels, so these differ from Mastra only when the judge falls back to JSON mode. "
+        "Empty response → invalid input."
     ),
 )
 

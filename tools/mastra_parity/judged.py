@@ -1,0 +1,221 @@
+"""The LLM-judged scorers of the parity check: cases, the scripted judge both sides talk to, the rules.
+
+Both implementations call a fake OpenAI-compatible server on 127.0.0.1 (``tests/fake_openai.py``).
+Mastra asks 2-3 questions per run (extract, analyze, reason), each with its own JSON schema;
+ours asks one. Each case carries one verdict set and two scripts that say the same thing: the
+replies Mastra gets, keyed by the property names of the schema its request asks for, and the
+single reply ours gets. A request is matched to its case by the marker ``[case-N]`` that every
+case puts in its user message and response. Mastra streams (``stream: true``), ours does not:
+:class:`ScriptedJudge` answers a streamed request as server-sent events.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fake_openai import FakeOpenAI, RecordedRequest, Reply  # noqa: E402
+
+MARKER = re.compile(r"\[case-(\d+)\]")
+REASON = "The score is as the verdicts say."
+
+
+@dataclass
+class JudgedCase:
+    """One run of an LLM-judged scorer with one verdict set.
+
+    ``mastra`` maps the comma-joined sorted property names of a Mastra step's schema to
+    the JSON reply for that step; ``ours`` is the reply to our single call. ``options``
+    are Mastra's (camelCase, without ``model``); ``our_options`` ours.
+    """
+
+    id: str
+    scorer: str
+    run: dict[str, Any]
+    mastra: dict[str, Any]
+    ours: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    our_options: dict[str, Any] = field(default_factory=dict)
+    number: int = 0
+    labels: tuple[str, ...] = ()
+
+
+def _sse(text: str, model: str) -> str:
+    """A chat completion as OpenAI streams it: one content chunk, a finish chunk, [DONE]."""
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
+class ScriptedJudge(FakeOpenAI):
+    """FakeOpenAI answering every case's requests from its scripts, streamed or not."""
+
+    def __init__(self, cases: list[JudgedCase]):
+        super().__init__(responder=self._answer)
+        self.cases = {c.number: c for c in cases}
+        self.unscripted: list[str] = []
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        text = json.dumps(body["messages"])
+        found = MARKER.search(text)
+        if not found and body.get("stream") and not body.get("response_format"):
+            return Reply.content(REASON)  # Mastra's reason step may quote nothing of the case; it sets no score
+        if not found:
+            self.unscripted.append(f"no case marker in: {text[:200]!r}")
+            return Reply.error(400, "no case marker")
+        case = self.cases[int(found.group(1))]
+        fmt = body.get("response_format") or {}
+        if not body.get("stream"):
+            return Reply.json(case.ours)
+        if fmt.get("type") != "json_schema":
+            return Reply.content(REASON)
+        key = ",".join(sorted(fmt["json_schema"]["schema"]["properties"]))
+        if key not in case.mastra:
+            self.unscripted.append(f"{case.id}: Mastra asked for {{{key}}}, not scripted")
+            return Reply.error(400, f"no script for {key}")
+        return Reply.json(case.mastra[key])
+
+    def _chat(self, record: RecordedRequest) -> Reply:
+        body = record.body
+        if isinstance(body, dict) and body.get("stream"):
+            reply = self._answer(body)
+            if reply.kind != "completion":
+                return reply
+            return Reply.raw(200, _sse(reply.text or "", body.get("model", "")), content_type="text/event-stream")
+        return super()._chat(record)
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def _message(role: str, text: str, i: int = 0) -> dict[str, Any]:
+    return {
+        "id": f"{role}-{i}",
+        "role": role,
+        "createdAt": "2025-01-01T00:00:00.000Z",
+        "content": {"format": 2, "parts": [{"type": "text", "text": text}], "content": text},
+    }
+
+
+def _run(n: int, question: str | None, answer: str, system: str | None = None) -> dict[str, Any]:
+    tag = f" [case-{n}]"
+    return {
+        "input": {
+            "inputMessages": [_message("user", question + tag)] if question is not None else [],
+            "rememberedMessages": [],
+            "systemMessages": [{"role": "system", "content": system + tag}] if system else [],
+            "taggedSystemMessages": {},
+        },
+        "output": [_message("assistant", answer + tag)],
+    }
+
+
+def _items(labels: list[str], **fields: Any) -> list[dict[str, Any]]:
+    """One item per label: ``{name: value(i) or value, verdict-field: label, reason}``."""
+    out = []
+    for i, label in enumerate(labels, 1):
+        item = {k: (v(i) if callable(v) else v) for k, v in fields.items()}
+        out.append({**item, "reason": f"because {i}", "verdictField": label})
+    return out
+
+
+def _rename(items: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return [{(name if k == "verdictField" else k): v for k, v in item.items()} for item in items]
+
+
+def verdict_replies(scorer: str, labels: list[str], n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(Mastra's replies by schema key, our reply) carrying the same per-item labels.
+
+    Mastra's extracted items carry case ``n``'s marker: its analyze prompt quotes them, not the run.
+    """
+    tag = f" [case-{n}]"
+    claim = lambda i: f"claim {i}{tag}"  # noqa: E731
+    if scorer in ("faithfulness", "hallucination"):
+        claims = [claim(i) for i in range(1, len(labels) + 1)]
+        key = "claim" if scorer == "faithfulness" else "statement"
+        analyzed = _rename(_items(labels, **{key: claim}), "verdict")
+        ours = {"claims": _rename(_items(labels, claim=claim), "verdict")}
+        return {"claims": {"claims": claims}, "verdicts": {"verdicts": analyzed}}, ours
+    if scorer == "answer-relevancy":
+        statements = [f"statement {i}{tag}" for i in range(1, len(labels) + 1)]
+        results = _rename(_items(labels), "result")
+        ours = {"statements": _rename(_items(labels, statement=lambda i: f"statement {i}"), "verdict")}
+        return {"statements": {"statements": statements}, "results": {"results": results}}, ours
+    if scorer == "bias":
+        opinions = [f"opinion {i}{tag}" for i in range(1, len(labels) + 1)]
+        results = _rename(_items(labels), "result")
+        ours = {
+            "opinions": [
+                {**item, "kind": "political" if item["verdict"].strip().lower() == "yes" else "none"}
+                for item in _rename(_items(labels, opinion=lambda i: f"opinion {i}"), "verdict")
+            ]
+        }
+        return {"opinions": {"opinions": opinions}, "results": {"results": results}}, ours
+    if scorer == "toxicity":
+        mastra = {"verdicts": {"verdicts": _rename(_items(labels), "verdict")}}
+        ours_items = _items(labels, source="response", statement=lambda i: f"remark {i}")
+        return mastra, {"verdicts": _rename(ours_items, "verdict")}
+    if scorer == "context-precision":
+        mastra_items = _rename(_items(labels, context_index=lambda i: i - 1), "verdict")
+        return {"verdicts": {"verdicts": mastra_items}}, {
+            "verdicts": _rename(_items(labels, index=lambda i: i), "verdict")
+        }
+    raise ValueError(scorer)
+
+
+# Verdict sets per verdict-list scorer (labels as the judge writes them).
+VERDICT_SETS: list[list[str]] = [
+    ["yes", "yes", "no"],
+    ["no", "no"],
+    ["yes"],
+    ["no", "yes", "no", "yes"],
+    ["unsure", "yes", "no"],
+    [],
+    # JSON-mode fallback: our structured output constrains the labels; without it a judge may write these
+    [" Yes", "yes", "NO"],
+    ["Yes ", "no"],
+]
+CONTEXT = ["Paris is the capital of France.", "The Seine flows through Paris.", "Lyon is in France.", "Cats purr."]
+
+
+def _verdict_cases(start: int) -> list[JudgedCase]:
+    cases = []
+    n = start
+    for scorer in ("faithfulness", "hallucination", "answer-relevancy", "bias", "toxicity", "context-precision"):
+        for labels in VERDICT_SETS:
+            if scorer == "hallucination" and "unsure" in labels:
+                labels = [lab if lab != "unsure" else "no" for lab in labels]
+            if scorer == "context-precision" and not labels:
+                continue  # our schema asks for one verdict per piece
+            if scorer == "context-precision":
+                labels = (labels + ["no"] * 4)[:4] if len(labels) < 4 else labels[:4]
+            mastra, ours = verdict_replies(scorer, labels, n)
+            options: dict[str, Any] = {}
+            our_options: dict[str, Any] = {}
+            if scorer in ("faithfulness", "hallucination", "context-precision"):
+                # the marker in the context too: with no claims, Mastra's analyze prompt quotes only the context
+                context = [*CONTEXT[:-1], f"{CONTEXT[-1]} [case-{n}]"]
+                options = {"context": context}
+                our_options = {"context": context}
+            label = "-".join(lab.strip().replace(" ", "_") or "_" for lab in labels) or "none"
+            run = _run(n, "Tell me about Paris.", "Paris is the capital of France and the Seine flows through it.")
+            cases.append(
+                JudgedCase(f"llm/{scorer}/{label}", scorer, run, mastra, ours, options, our_options, n, tuple(labels))
+            )
+            n += 1
+    return cases
+
+
+def judged_cases() -> list[JudgedCase]:
+    """Every LLM-judged case, numbered for the judge's markers."""
+    return _verdict_cases(1)
