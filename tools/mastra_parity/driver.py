@@ -412,6 +412,29 @@ def no_remarks(d: Difference, mastra: dict[str, Any]) -> bool:
     return not d.case.labels and d.ours == 0 and d.mastra == 1
 
 
+IMPACT_WEIGHTS = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}  # Mastra's
+
+
+def threshold_gap(d: Difference, mastra: dict[str, Any]) -> bool:
+    """The judge's robustness and the mean impact weight are exactly 0.2 apart on paper: Mastra's float
+    gap reads more than 0.2 and takes the lower; ours, with a tolerance, keeps the judge's."""
+    analysis = mastra["analysis"]
+    calculated = sum(IMPACT_WEIGHTS[x["impactLevel"]] for x in analysis["dimensions"]) / len(analysis["dimensions"])
+    robustness, penalty = analysis["robustnessScore"], min(0.1 * len(analysis["majorIssues"]), 0.3)
+    return (
+        d.what == "score"
+        and math.isclose(abs(robustness - calculated), 0.2, abs_tol=1e-9)
+        and same(d.mastra, round(max(0.0, min(robustness, calculated) - penalty), 2))
+        and same(d.ours, round(max(0.0, robustness - penalty), 2))
+    )
+
+
+def both_mode_system_only(d: Difference, mastra: dict[str, Any]) -> bool:
+    """Both mode with no user message: ours scores it in system mode, Mastra judges an empty user prompt."""
+    run = d.case.run
+    return d.case.options.get("evaluationMode") == "both" and not run["input"]["inputMessages"]
+
+
 # scorer -> [(rule, the phrase its notes must contain)]
 RULES: dict[str, list[tuple[Rule, str]]] = {
     "completeness": [(completeness_tagging, "part-of-speech tagging")],
@@ -433,6 +456,8 @@ RULES: dict[str, list[tuple[Rule, str]]] = {
     "bias": [(lowercase_untrimmed, "lower-cases without trimming"), (other_label, "counts any other label")],
     "toxicity": [(no_remarks, "Mastra gives 1"), (other_label, "counts any other label")],
     "context-precision": [(other_label, "such as idk")],
+    "noise-sensitivity": [(threshold_gap, "0.20000000000000007")],
+    "prompt-alignment": [(both_mode_system_only, "both mode with only a system prompt")],
 }
 
 

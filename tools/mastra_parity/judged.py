@@ -31,8 +31,8 @@ REASON = "The score is as the verdicts say."
 class JudgedCase:
     """One run of an LLM-judged scorer with one verdict set.
 
-    ``mastra`` maps the comma-joined sorted property names of a Mastra step's schema to
-    the JSON reply for that step; ``ours`` is the reply to our single call. ``options``
+    ``mastra`` maps comma-joined property names to the JSON reply for the Mastra step
+    whose schema has them all (the first such entry); ``ours`` is the reply to our single call. ``options``
     are Mastra's (camelCase, without ``model``); ``our_options`` ours.
     """
 
@@ -79,11 +79,12 @@ class ScriptedJudge(FakeOpenAI):
             return Reply.json(case.ours)
         if fmt.get("type") != "json_schema":
             return Reply.content(REASON)
-        key = ",".join(sorted(fmt["json_schema"]["schema"]["properties"]))
-        if key not in case.mastra:
-            self.unscripted.append(f"{case.id}: Mastra asked for {{{key}}}, not scripted")
-            return Reply.error(400, f"no script for {key}")
-        return Reply.json(case.mastra[key])
+        asked = set(fmt["json_schema"]["schema"]["properties"])
+        for key, reply in case.mastra.items():
+            if set(key.split(",")) <= asked:
+                return Reply.json(reply)
+        self.unscripted.append(f"{case.id}: Mastra asked for {sorted(asked)}, not scripted")
+        return Reply.error(400, "no script for this schema")
 
     def _chat(self, record: RecordedRequest) -> Reply:
         body = record.body
@@ -216,6 +217,148 @@ def _verdict_cases(start: int) -> list[JudgedCase]:
     return cases
 
 
+NOISE_DIMENSIONS = ("contentAccuracy", "completeness", "relevance", "consistency", "hallucinationResistance")
+# (impact levels of the 5 dimensions, the judge's robustness score, major issues)
+NOISE_SETS: list[tuple[list[str], float, list[str]]] = [
+    (["moderate"] * 5, 0.8, []),  # gap 0.8 - 0.6 = exactly the 0.2 threshold on paper
+    (["none"] * 5, 1.0, []),
+    (["minimal", "moderate", "none", "none", "severe"], 0.9, ["drops the unit"]),  # mean 0.71, gap 0.19
+    (["significant"] * 5, 0.9, ["a", "b", "c", "d"]),  # mean 0.3, gap 0.6: min, minus capped penalty
+    (["minimal"] * 5, 0.5, []),  # gap 0.35: the lower (0.5)
+]
+
+
+def _noise_cases(n: int) -> list[JudgedCase]:
+    cases = []
+    for levels, robustness, majors in NOISE_SETS:
+        dims = [
+            {"dimension": d, "impactLevel": lvl, "specificChanges": "c", "noiseInfluence": "i"}
+            for d, lvl in zip(NOISE_DIMENSIONS, levels, strict=True)
+        ]
+        common = {"majorIssues": majors, "robustnessScore": robustness, "overallAssessment": f"ok [case-{n}]"}
+        mastra = {"dimensions": {"dimensions": dims, "minorIssues": [], **common}}
+        ours = {"dimensions": {d.pop("dimension"): d for d in [dict(x) for x in dims]}, **common}
+        baseline, noisy = "Water boils at 100 °C at sea level.", "Boiling point of water? I read it is 90 °C."
+        options = {"baselineResponse": baseline, "noisyQuery": noisy, "noiseType": "misinformation"}
+        our_options = {"baseline_response": baseline, "noisy_query": noisy, "noise_type": "misinformation"}
+        run = _run(n, "What is the boiling point of water at sea level?", "It is 100 °C at sea level.")
+        label = f"{'-'.join(levels)}/{robustness}/{len(majors)}-major"
+        cases.append(
+            JudgedCase(
+                f"llm/noise-sensitivity/{label}", "noise-sensitivity", run, mastra, ours, options, our_options, n
+            )
+        )
+        n += 1
+    return cases
+
+
+def _dimension_set(intent: float, requirements: float, completeness: float, appropriateness: float) -> dict:
+    return {
+        "intentAlignment": {"score": intent, "primaryIntent": "factorial", "isAddressed": True, "reasoning": "r"},
+        "requirementsFulfillment": {
+            "requirements": [{"requirement": "Use Python", "isFulfilled": True, "reasoning": "r"}],
+            "overallScore": requirements,
+        },
+        "completeness": {"score": completeness, "missingElements": [], "reasoning": "r"},
+        "responseAppropriateness": {
+            "score": appropriateness,
+            "formatAlignment": True,
+            "toneAlignment": True,
+            "reasoning": "r",
+        },
+    }
+
+
+# (mode, user prompt, system prompt, the four dimension scores)
+ALIGNMENT_SETS: list[tuple[str, str | None, str | None, tuple[float, float, float, float]]] = [
+    ("user", "Write a factorial function in Python.", None, (0.9, 0.8, 0.7, 1.0)),
+    ("user", "Write a factorial function in Python.", "Answer in Python only.", (1.0, 1.0, 1.0, 1.0)),
+    ("system", "Write a factorial function.", "Answer in Python only.", (0.5, 0.25, 1.0, 0.75)),
+    ("both", "Write a factorial function.", "Answer in Python only.", (0.9, 0.8, 0.7, 1.0)),
+    ("both", None, "Answer in Python only.", (0.9, 0.8, 0.7, 1.0)),  # both mode with only a system prompt
+]
+
+
+def _alignment_cases(n: int) -> list[JudgedCase]:
+    cases = []
+    for mode, user, system, scores in ALIGNMENT_SETS:
+        dims = {**_dimension_set(*scores), "overallAssessment": f"ok [case-{n}]"}
+        # Mastra asks for one dimension set in every mode (its both mode weighs that set 0.7 + 0.3);
+        # ours asks both mode (with a user and a system prompt) for one set per prompt: the same set twice
+        ours = (
+            dims
+            if mode != "both" or user is None
+            else {"user": _dimension_set(*scores), "system": _dimension_set(*scores), "overallAssessment": "ok"}
+        )
+        run = _run(n, user, "def factorial(n): return 1 if n < 2 else n * factorial(n - 1)", system)
+        label = f"{mode}/{'user' if user else 'no-user'}-{'system' if system else 'no-system'}"
+        cases.append(
+            JudgedCase(
+                f"llm/prompt-alignment/{label}",
+                "prompt-alignment",
+                run,
+                {"intentAlignment": dims},
+                ours,
+                {"evaluationMode": mode},
+                {"evaluation_mode": mode},
+                n,
+            )
+        )
+        n += 1
+    return cases
+
+
+# (claims supported?, questions answered? in the judge's order, max questions or None for the default 10)
+SUMMARY_SETS: list[tuple[list[bool], list[bool], int | None]] = [
+    ([True, True, False, True], [True, True, True, False, True], None),  # min(3/4, 4/5) = 0.75
+    ([True, True], [True] * 10 + [False, False], None),  # 12 questions: the first 10 kept, 10/10
+    ([True], [False] + [True] * 11, None),  # 12 questions: the first 10 kept, 9/10
+    ([True, False], [True, False, True, True, True], 3),  # max 3: 2/3 vs alignment 1/2
+    ([True, True, True], [True, True, False], None),
+]
+
+
+def _summary_cases(n: int) -> list[JudgedCase]:
+    cases = []
+    source = "The council approved the budget on Monday; it funds two schools and a library."
+    for supported, answered, max_questions in SUMMARY_SETS:
+        claims = [{"claim": f"claim {i} [case-{n}]", "reason": "r"} for i in range(1, len(supported) + 1)]
+        questions = [f"question {i}? [case-{n}]" for i in range(1, len(answered) + 1)]
+        mastra = {
+            "alignment,questions": {
+                "alignment": [{**c, "supported": s} for c, s in zip(claims, supported, strict=True)],
+                "questions": questions,
+            },
+            "coverage": {
+                "coverage": [
+                    {"question": q, "answered": a, "reason": "r"}
+                    for q, a in zip(questions[: max_questions or 10], answered, strict=False)
+                ]
+            },
+        }
+        ours = {
+            "claims": [{**c, "verdict": "yes" if s else "no"} for c, s in zip(claims, supported, strict=True)],
+            "questions": [
+                {"question": q, "answered": "yes" if a else "no", "reason": "r"}
+                for q, a in zip(questions, answered, strict=True)
+            ],
+        }
+        options = {"maxQuestions": max_questions} if max_questions else {}
+        our_options = {"max_questions": max_questions} if max_questions else {}
+        run = _run(n, source, "The council approved a budget for two schools.")
+        label = (
+            f"{sum(supported)}of{len(supported)}-claims/{sum(answered)}of{len(answered)}-answered/max-{max_questions}"
+        )
+        cases.append(
+            JudgedCase(f"llm/summarization/{label}", "summarization", run, mastra, ours, options, our_options, n)
+        )
+        n += 1
+    return cases
+
+
 def judged_cases() -> list[JudgedCase]:
     """Every LLM-judged case, numbered for the judge's markers."""
-    return _verdict_cases(1)
+    cases = _verdict_cases(1)
+    for more in (_noise_cases, _alignment_cases, _summary_cases):
+        cases += more(len(cases) + 1)
+    return cases
