@@ -482,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     judged = judged_cases()
     cases = all_cases() + [
-        Case(c.id, c.scorer, c.run, c.options, c.our_options, judged=True, labels=c.labels) for c in judged
+        Case(c.id, c.scorer, c.run, c.options, c.our_options, c.run.get("groundTruth"), judged=True, labels=c.labels)
+        for c in judged
     ]
     cases = [c for c in cases if not args.only or c.scorer == args.only]
     judge = ScriptedJudge(judged).start()

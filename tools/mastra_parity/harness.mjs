@@ -12,6 +12,8 @@ import {
   createToneScorer,
   createToolCallAccuracyScorerCode,
   createAnswerRelevancyScorer,
+  createAnswerSimilarityScorer,
+  createContextRelevanceScorerLLM,
   createBiasScorer,
   createContextPrecisionScorer,
   createFaithfulnessScorer,
@@ -44,6 +46,8 @@ const JUDGED = {
   "noise-sensitivity": createNoiseSensitivityScorerLLM,
   "prompt-alignment": createPromptAlignmentScorerLLM,
   summarization: createSummarizationScorer,
+  "context-relevance": createContextRelevanceScorerLLM,
+  "answer-similarity": createAnswerSimilarityScorer,
 };
 // No options (an empty object) = the factory's defaults: answer relevancy's `options = DEFAULT_OPTIONS`
 // would be replaced by {} and lose its scale.

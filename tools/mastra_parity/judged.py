@@ -356,9 +356,108 @@ def _summary_cases(n: int) -> list[JudgedCase]:
     return cases
 
 
+# (relevance and use of each context piece, missing context)
+RELEVANCE_SETS: list[tuple[list[tuple[str, bool]], list[str]]] = [
+    ([("high", True), ("medium", True), ("low", False), ("none", False)], []),
+    ([("high", False), ("high", True), ("none", False), ("none", False)], ["the date"]),
+    ([("high", True)] * 4, ["a", "b", "c", "d"]),
+    ([("none", False)] * 4, []),
+]
+
+
+def _relevance_cases(n: int) -> list[JudgedCase]:
+    cases = []
+    for ratings, missing in RELEVANCE_SETS:
+        context = [*CONTEXT[:-1], f"{CONTEXT[-1]} [case-{n}]"]
+        mastra = {
+            "evaluations": {
+                "evaluations": [
+                    {
+                        "context_index": i,
+                        "contextPiece": context[i],
+                        "relevanceLevel": r,
+                        "wasUsed": u,
+                        "reasoning": "r",
+                    }
+                    for i, (r, u) in enumerate(ratings)
+                ],
+                "missingContext": missing,
+                "overallAssessment": "ok",
+            }
+        }
+        ours = {
+            "pieces": [{"index": i, "relevance": r, "used": u, "reason": "r"} for i, (r, u) in enumerate(ratings, 1)],
+            "missingContext": missing,
+        }
+        run = _run(n, "Tell me about Paris.", "Paris is the capital of France and the Seine flows through it.")
+        label = "-".join(f"{r}{'+used' if u else ''}" for r, u in ratings) + f"/{len(missing)}-missing"
+        cases.append(
+            JudgedCase(
+                f"llm/context-relevance/{label}",
+                "context-relevance",
+                run,
+                mastra,
+                ours,
+                {"context": context},
+                {"context": context},
+                n,
+            )
+        )
+        n += 1
+    return cases
+
+
+# (match of each ground-truth unit, extra units in the response, contradictions)
+SIMILARITY_SETS: list[tuple[list[str], int, int]] = [
+    (["exact", "semantic", "partial", "missing"], 0, 0),
+    (["exact", "exact"], 0, 0),
+    (["semantic", "semantic", "exact"], 3, 0),
+    (["exact", "partial"], 1, 1),
+    (["missing", "missing"], 0, 0),
+]
+
+
+def _similarity_cases(n: int) -> list[JudgedCase]:
+    cases = []
+    for matches, extra, contradictions in SIMILARITY_SETS:
+        units = [f"unit {i} [case-{n}]" for i in range(1, len(matches) + 1)]
+        extras = [f"extra {i}" for i in range(extra)]
+        conflicts = [(f"said {i}", f"truth {i}") for i in range(contradictions)]
+        mastra = {
+            "outputUnits,groundTruthUnits": {"outputUnits": units, "groundTruthUnits": units},
+            "matches": {
+                "matches": [
+                    {
+                        "groundTruthUnit": u,
+                        "outputUnit": None if m == "missing" else u,
+                        "matchType": m,
+                        "explanation": "e",
+                    }
+                    for u, m in zip(units, matches, strict=True)
+                ],
+                "extraInOutput": extras,
+                "contradictions": [{"outputUnit": a, "groundTruthUnit": b, "explanation": "e"} for a, b in conflicts],
+            },
+        }
+        ours = {
+            "groundTruthUnits": [
+                {"unit": u, "match": m, "responseEvidence": "" if m == "missing" else u, "reason": "r"}
+                for u, m in zip(units, matches, strict=True)
+            ],
+            "extraUnits": extras,
+            "contradictions": [{"responseClaim": a, "groundTruthClaim": b} for a, b in conflicts],
+        }
+        run = _run(n, "When did the council approve the budget?", "On Monday, for two schools.")
+        run["groundTruth"] = f"The council approved the budget on Monday. [case-{n}]"
+        label = f"{'-'.join(matches)}/{extra}-extra/{contradictions}-contradictions"
+        cases.append(JudgedCase(f"llm/answer-similarity/{label}", "answer-similarity", run, mastra, ours, number=n))
+        n += 1
+    return cases
+
+
 def judged_cases() -> list[JudgedCase]:
     """Every LLM-judged case, numbered for the judge's markers."""
     cases = _verdict_cases(1)
-    for more in (_noise_cases, _alignment_cases, _summary_cases):
+    for more in (_noise_cases, _alignment_cases, _summary_cases, _relevance_cases, _similarity_cases):
         cases += more(len(cases) + 1)
     return cases
