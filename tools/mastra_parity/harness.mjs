@@ -22,6 +22,7 @@ import {
   createPromptAlignmentScorerLLM,
   createSummarizationScorer,
   createToxicityScorer,
+  createToolCallAccuracyScorerLLM,
 } from "@mastra/evals/scorers/prebuilt";
 
 // A case's "options" use Mastra's own option names; "default" means: call the factory without options.
@@ -53,6 +54,8 @@ const JUDGED = {
 // would be replaced by {} and lose its scale.
 for (const [name, factory] of Object.entries(JUDGED))
   FACTORIES[name] = (o) => (o && Object.keys(o).length ? factory({ model, options: o }) : factory({ model }));
+// Tool-call accuracy (LLM) takes its tools beside the model, not in options.
+FACTORIES["tool-call-accuracy"] = (o) => createToolCallAccuracyScorerLLM({ model, availableTools: o.availableTools });
 
 // Sets (keyword coverage's keywords) become sorted arrays so they survive JSON.
 const plain = (value) =>

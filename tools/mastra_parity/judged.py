@@ -455,9 +455,71 @@ def _similarity_cases(n: int) -> list[JudgedCase]:
     return cases
 
 
+TOOLS = [
+    {"id": "weatherTool", "description": "current weather for a city"},
+    {"id": "taxiTool", "description": "books a taxi"},
+    {"id": "searchTool", "description": "web search"},
+]
+# (tools called, in order, with whether each call was appropriate; tools the request needed but never called)
+TOOL_SETS: list[tuple[list[tuple[str, bool]], list[str]]] = [
+    ([("weatherTool", True), ("taxiTool", True)], []),
+    ([("weatherTool", True), ("searchTool", False)], ["taxiTool"]),
+    ([("searchTool", False)], []),
+    ([], ["weatherTool"]),
+    ([], []),
+]
+
+
+def _tool_cases(n: int) -> list[JudgedCase]:
+    cases = []
+    for calls, missing in TOOL_SETS:
+        parts: list[dict[str, Any]] = [
+            {
+                "type": "tool-invocation",
+                "toolInvocation": {
+                    "state": "result",
+                    "toolCallId": f"c{i}",
+                    "toolName": name,
+                    "args": {},
+                    "result": {"ok": True},
+                },
+            }
+            for i, (name, _) in enumerate(calls)
+        ]
+        answer = f"Done. [case-{n}]"
+        parts.append({"type": "text", "text": answer})
+        run = _run(n, "Rain in Lisbon? Then book a taxi.", "Done.")
+        run["output"] = [{**run["output"][0], "content": {"format": 2, "parts": parts, "content": answer}}]
+        mastra = {
+            "evaluations": {
+                "evaluations": [{"toolCalled": t, "wasAppropriate": ok, "reasoning": "r"} for t, ok in calls],
+                "missingTools": missing,
+            }
+        }
+        ours = {
+            "evaluations": [{"toolCalled": t, "verdict": "yes" if ok else "no", "reasoning": "r"} for t, ok in calls],
+            "missingTools": missing,
+        }
+        label = "-".join(f"{t}{'+' if ok else '-'}" for t, ok in calls) or "no-calls"
+        cases.append(
+            JudgedCase(
+                f"llm/tool-call-accuracy/{label}/{len(missing)}-missing",
+                "tool-call-accuracy",
+                run,
+                mastra,
+                ours,
+                {"availableTools": TOOLS},
+                {"available_tools": TOOLS},
+                n,
+            )
+        )
+        n += 1
+    return cases
+
+
 def judged_cases() -> list[JudgedCase]:
     """Every LLM-judged case, numbered for the judge's markers."""
     cases = _verdict_cases(1)
-    for more in (_noise_cases, _alignment_cases, _summary_cases, _relevance_cases, _similarity_cases):
+    for more in (_noise_cases, _alignment_cases, _summary_cases, _relevance_cases, _similarity_cases, _tool_cases):
         cases += more(len(cases) + 1)
     return cases
