@@ -256,7 +256,8 @@ def _dimension_set(intent: float, requirements: float, completeness: float, appr
     return {
         "intentAlignment": {"score": intent, "primaryIntent": "factorial", "isAddressed": True, "reasoning": "r"},
         "requirementsFulfillment": {
-            "requirements": [{"requirement": "Use Python", "isFulfilled": True, "reasoning": "r"}],
+            # agreeing with the score, as our schema requires: none fulfilled only below 0.5
+            "requirements": [{"requirement": "Use Python", "isFulfilled": requirements >= 0.5, "reasoning": "r"}],
             "overallScore": requirements,
         },
         "completeness": {"score": completeness, "missingElements": [], "reasoning": "r"},
