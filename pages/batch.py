@@ -353,8 +353,7 @@ if dataset is not None:
                     st.caption(message["role"])
                     st.code(message["content"], language=None, wrap_lines=True)
 
-    if items is not None and scorers:
-        estimate = estimate_run(items, scorers, batch_api=batch_api)
+    if run_items is not None and scorers:  # the estimate above: cache probed, computed once per inputs
         e1, e2, e3, e4 = st.columns(4)
         e1.metric("Items", len(run_items))
         e2.metric(

@@ -171,7 +171,7 @@ class TextualDifferenceScorer:
     def _texts(self, payload: dict[str, Any] | RunInput) -> tuple[str, str, str]:
         """``(compared_with, reference, response)``, both normalised by :func:`normalize_text`."""
         run = normalize_run(payload)
-        compared_with, reference = reference_text(run, self.target, scorer=self.name, input_of=lambda r: r.user_text)
+        compared_with, reference = reference_text(run, self.target, scorer=self.name)
         return compared_with, normalize_text(reference, **self._options), normalize_text(run.output, **self._options)
 
     def alignment(self, payload: dict[str, Any] | RunInput) -> dict[str, Any]:

@@ -366,6 +366,11 @@ def tone_sentences(d: Difference, mastra: dict[str, Any]) -> bool:
     return same(max(0.0, 1 - sum((v - mean) ** 2 for v in values) / len(values)), mastra["score"])
 
 
+def blank_reference_in_a_run(d: Difference, mastra: dict[str, Any]) -> bool:
+    """A blank reference: the catalogue's scorer (a run carrying a reference) does not score the row."""
+    return d.case.ground_truth == "" and d.what == "error" and "blank in this row: not scored" in str(d.ours)
+
+
 def emoji(d: Difference, mastra: dict[str, Any]) -> bool:
     """The npm sentiment package scores emoji; ours does not."""
     return any(unicodedata.category(ch) == "So" for ch in _texts(d))
@@ -444,7 +449,11 @@ RULES: dict[str, list[tuple[Rule, str]]] = {
         (empty_options, "empty options object"),
         (whitespace_kept, "ignore_whitespace=false"),
     ],
-    "tone-consistency": [(tone_sentences, "pysbd"), (emoji, "emoji")],
+    "tone-consistency": [
+        (tone_sentences, "pysbd"),
+        (emoji, "emoji"),
+        (blank_reference_in_a_run, "a blank reference in a row is not scored"),
+    ],
     "textual-difference": [
         (textual_score, "ratio × confidence"),
         (textual_changes, "changes counts word-level"),

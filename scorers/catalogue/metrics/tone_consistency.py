@@ -293,8 +293,10 @@ SPECS = (
         },
         notes=(
             'The reference tone text comes from the ground truth (map a dataset\'s "reference tone" column to '
-            "ground truth); an empty or blank one counts as none (as in Mastra), so those rows are scored for "
-            "stability. Sentiment as Mastra's npm sentiment package computes it: whole whitespace-separated "
+            "ground truth). Called directly (create_tone_consistency_scorer), an empty or blank reference counts as "
+            "none, as in Mastra, and the run is scored for stability. In a run that carries a reference (a "
+            "dataset with a mapped ground-truth column, the Batch and Compare pages, the CLI), a blank reference in "
+            "a row is not scored (missing_input): one run never mixes reference and stability scores. Sentiment as Mastra's npm sentiment package computes it: whole whitespace-separated "
             "tokens of the AFINN-165 list (via the afinn package), negated after not/don't/won't..., divided by "
             "the number of tokens. Without a reference, fewer than 2 sentences (an empty response included) → 1. "
             "Deviations from Mastra: sentences come from pysbd (Mastra's regular expression drops a last "
