@@ -1033,12 +1033,16 @@ def validate_thresholds(
         options: the run's scorer id → options (``scale`` sets the range).
 
     Raises:
-        CLIError: a scorer not in the run; ``--fail-under`` on a lower-is-better scorer (toxicity,
+        CLIError: a scorer named twice by one flag; a scorer not in the run; ``--fail-under`` on a lower-is-better scorer (toxicity,
             bias, hallucination take ``--fail-over``) or ``--fail-over`` on a higher-is-better one;
             a threshold outside the scorer's range with its scale (e.g. 5 on a 0..1 scorer).
     """
     scorer_ids = list(options)
     for flag, pairs, wants_higher in (("--fail-under", fail_under, True), ("--fail-over", fail_over, False)):
+        named = [name for name, _ in pairs]
+        repeated = sorted({name for name in named if named.count(name) > 1})
+        if repeated:
+            raise CLIError(f"{flag} is given more than once for {', '.join(repeated)}: give one threshold per scorer")
         unknown = [name for name, _ in pairs if name not in scorer_ids]
         if unknown:
             raise CLIError(

@@ -112,6 +112,17 @@ def _remarks(*verdicts):
         (["--scorer", "toxicity", "--fail-under", "toxicity=0.2"], "use --fail-over toxicity=0.2"),
         (["--scorer", "textual-difference", "--fail-over", "textual-difference=0.2"], "use --fail-under"),
         (["--scorer", "toxicity", "--fail-over", "toxicity=-0.1"], "outside Toxicity's range 0..1"),
+        (
+            [
+                "--scorer",
+                "textual-difference",
+                "--fail-under",
+                "textual-difference=0.5",
+                "--fail-under",
+                "textual-difference=0.9",
+            ],
+            "--fail-under is given more than once for textual-difference",
+        ),
     ],
 )
 def test_cli_thresholds_are_checked_against_range_and_direction(env, capsys, argv, message):

@@ -265,6 +265,16 @@ def test_junit_xml_validates_against_the_common_schema():
     assert first.find("failure") is not None and second.find("failure") is None
 
 
+def test_a_scorer_the_candidate_dropped_makes_the_gate_undecided():
+    # The candidate kept textual difference (unchanged: diff 0, passes) but has no toxicity results:
+    # all 10 baseline items of toxicity are not scored (100% > 10%), so the gate cannot pass: exit 3.
+    result = gate_of({TD: [0.7] * 10, TOX: [0.1] * 10}, {TD: [0.7] * 10})
+    assert [g.verdict for g in result.scorers] == [Verdict.PASS]
+    assert result.verdict == Verdict.UNDECIDED and result.exit_code == 3
+    assert any("has no results for toxicity" in note for note in result.notes)
+    assert result.headline() == "UNDECIDED: the candidate has no results for toxicity."
+
+
 def test_the_junit_schema_rejects_what_ci_systems_cannot_read():
     schema = xmlschema.XMLSchema(JUNIT_XSD)
     ok = '<testsuites><testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite></testsuites>'

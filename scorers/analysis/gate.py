@@ -262,7 +262,8 @@ class GateResult:
     Attributes:
         baseline, candidate: the two sides.
         scorers: one :class:`ScorerGate` per scorer present on both sides, in the candidate's order.
-        verdict: fail if a scorer fails, else undecided if one is undecided, else pass.
+        verdict: fail if a scorer fails, else undecided if one is undecided or a baseline scorer has no
+            candidate results, else pass.
         notes: what else the reader should know (items or scorers on one side only).
         policy: the policy applied.
     """
@@ -287,6 +288,10 @@ class GateResult:
             return f"FAIL: {', '.join(failed)} got worse than the baseline allows."
         if undecided:
             return f"UNDECIDED: too few items were scored to decide on {', '.join(undecided)}."
+        if self.verdict is Verdict.UNDECIDED:
+            gated = {s.scorer for s in self.scorers}
+            dropped = [s for s in dict.fromkeys(self.baseline.frame["scorer"]) if s not in gated]
+            return f"UNDECIDED: the candidate has no results for {', '.join(dropped)}."
         return f"PASS: no scorer regressed ({len(self.scorers)} compared)."
 
     def to_dict(self) -> dict[str, Any]:
@@ -594,10 +599,9 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     combined = pd.concat(parts, ignore_index=True)
     gates = tuple(_scorer_gate(combined, s, policy) for s in common)
     notes = []
-    for label, only in ((baseline.label, scorers_b), (candidate.label, scorers_c)):
-        extra = [s for s in only if s not in common]
-        if extra:
-            notes.append(f"Not gated, only in {label}: {', '.join(extra)}.")
+    extra = [s for s in scorers_c if s not in common]
+    if extra:
+        notes.append(f"Not gated, only in {candidate.label}: {', '.join(extra)}.")
     ids_b, ids_c = set(baseline.frame["item_id"].astype(str)), set(candidate.frame["item_id"].astype(str))
     if ids_c - ids_b:
         notes.append(f"{len(ids_c - ids_b)} item id(s) of the candidate are not in the baseline and are not gated.")
@@ -605,7 +609,13 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
         notes.append(
             f"{len(ids_b - ids_c)} item id(s) of the baseline are missing from the candidate: they count as not scored."
         )
-    verdicts = {g.verdict for g in gates}
+    dropped = [s for s in scorers_b if s not in common]
+    if dropped:
+        notes.append(
+            f"{candidate.label} has no results for {', '.join(dropped)}: every baseline item of "
+            f"{'it' if len(dropped) == 1 else 'them'} counts as not scored, so the gate cannot pass."
+        )
+    verdicts = {g.verdict for g in gates} | ({Verdict.UNDECIDED} if dropped else set())
     verdict = (
         Verdict.FAIL
         if Verdict.FAIL in verdicts
