@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from scorers.runs import jobs
+from scorers.runs import jobs, shared_jobs
 
 SIDEBAR_REFRESH_S = 2.0
 
@@ -55,14 +55,35 @@ def _stop_button(shot: jobs.JobSnapshot, key: str) -> None:
 @st.fragment(run_every=SIDEBAR_REFRESH_S)
 def _sidebar_list() -> None:
     running = jobs.list_jobs(running_only=True)
+    store = shared_jobs.shared_store()
+    others = shared_jobs.other_jobs(store) if store is not None else []
     st.subheader("Jobs")
-    if not running:
+    if not running and not others:
         st.caption("No job running on this server.")
         return
     for shot in running:
         st.markdown(f"**{shot.label}**")
         st.progress(shot.fraction, text=shot.describe())
         _stop_button(shot, key=f"sidebar_stop_{shot.id}")
+    for row in others:  # jobs of the other dashboard processes on the same store
+        shot = jobs.JobSnapshot(row["id"], *(row[k] for k in _SNAPSHOT_FIELDS))
+        st.markdown(f"**{shot.label}** (another server process)")
+        st.progress(shot.fraction, text=shot.describe())
+        if row["stop_requested"]:
+            st.caption("Stop asked: that process stops it within a second or two.")
+        else:
+            st.button(
+                "Stop",
+                key=f"sidebar_stop_{row['id']}",
+                icon=":material/stop_circle:",
+                on_click=shared_jobs.request_stop,
+                args=(store, row["id"]),
+                help="Ask the process running it to stop after the work in flight.",
+            )
+
+
+# The stored job's columns in JobSnapshot's order after the id.
+_SNAPSHOT_FIELDS = ("kind", "label", "status", "phase", "done", "total", "failed", "started_at", "elapsed_s")
 
 
 def render_jobs_sidebar() -> None:

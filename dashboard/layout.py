@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard.jobs import render_jobs_sidebar
 from dashboard.settings import render_judge_sidebar
+from scorers.runs.store import database_url, default_db, display_name
 
 # The tab's icon, served by the app itself: a Material icon name would make the browser
 # fetch it from fonts.gstatic.com.
@@ -34,6 +35,11 @@ def setup_page() -> None:
     page_config()
     render_judge_sidebar()
     render_jobs_sidebar()
+    try:
+        where = display_name(database_url(default_db()))
+    except ValueError as exc:  # an unsupported URL: the page that opens the store says so
+        where = str(exc)
+    st.sidebar.caption(f"Store: {where}", help="SCORER_STUDIO_DB: a SQLite file, or a postgresql:// URL for a team.")
 
 
 RUN_PARAM = "run"

@@ -63,7 +63,7 @@ def run_table(store: Store, run_id: str) -> RunTable:
     Raises:
         KeyError: no such run.
     """
-    return _table(str(store.path), run_id, store.count_results(run_id), store)
+    return _table(store.display_name, run_id, store.count_results(run_id), store)
 
 
 def run_usage(table: RunTable) -> tuple[int, int, int, float | None]:

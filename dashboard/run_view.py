@@ -18,10 +18,11 @@ from scorers import (
     ScorerError,
     ScoreStatus,
     Store,
-    default_db_path,
 )
 from scorers.catalogue.registry import scorer_label
 from scorers.runs import jobs
+from scorers.runs.shared_jobs import share_jobs
+from scorers.runs.store import default_db
 
 from .batch import (
     DEFAULT_CONCURRENCY,
@@ -45,19 +46,20 @@ def _open_store(path: str) -> Store:
     store = Store(path)
     # Once per server process: runs left "running" by a process that died are interrupted.
     store.mark_interrupted(alive=lambda run_id: jobs.running_for(jobs.run_key(run_id)) is not None)
+    share_jobs(store)  # this server's jobs are seen, and can be stopped, from the other processes
     return store
 
 
 def get_store() -> Store:
-    """The database at :func:`scorers.default_db_path` (``SCORER_STUDIO_DB`` overrides it), opened once per process.
+    """The store at :func:`scorers.runs.store.default_db` (``SCORER_STUDIO_DB``: a file or a URL), opened once per process.
 
-    Stops the page with an error message when the file is not a Scorer Studio database.
+    Stops the page with an error message when it is not a Scorer Studio database.
     """
-    path = default_db_path()
+    target = default_db()
     try:
-        return _open_store(str(path))
-    except (OSError, sqlite3.DatabaseError) as exc:
-        st.error(f"Cannot open the run database {path}: {exc}. Set SCORER_STUDIO_DB to another file.")
+        return _open_store(target)
+    except (OSError, sqlite3.DatabaseError, ValueError) as exc:
+        st.error(f"Cannot open the run database: {exc}. Set SCORER_STUDIO_DB to another file or URL.")
         st.stop()
 
 

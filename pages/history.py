@@ -24,7 +24,10 @@ def _cancel_delete() -> None:
 setup_page()
 st.title("History")
 store = get_store()
-st.caption(f"Runs stored in {store.path}. Set SCORER_STUDIO_DB to use another database.")
+st.caption(
+    f"Runs stored in {store.display_name}. Set SCORER_STUDIO_DB to another SQLite file, or to a "
+    "postgresql:// URL to share runs with a team."
+)
 
 runs = store.list_runs()
 if not runs:

@@ -101,7 +101,7 @@ from scorers.runs.runner import (
     load_run,
     run_evals,
 )
-from scorers.runs.store import Store, default_db_path
+from scorers.runs.store import Store, copy_store, default_db
 
 if TYPE_CHECKING:  # pandas (and pyarrow with it) is imported only by the commands that read or write a file
     from scorers.runs.datasets import LoadedDataset
@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export,report,gate,baseline}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,runs,export,report,gate,baseline,db}")
 
     run = commands.add_parser(
         "run",
@@ -462,7 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --batch-api: seconds between two looks at the open batches (default 30)",
     )
     batch.add_argument(
-        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+        "--db",
+        metavar="PATH",
+        help="the store: a SQLite file or a postgresql:// URL (default $SCORER_STUDIO_DB or the user data directory)",
     )
     batch.add_argument(
         "--yes",
@@ -523,7 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
         "judge model, and per scorer the mean and counts.",
     )
     runs.add_argument(
-        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+        "--db",
+        metavar="PATH",
+        help="the store: a SQLite file or a postgresql:// URL (default $SCORER_STUDIO_DB or the user data directory)",
     )
     runs.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="show the N newest runs")
 
@@ -536,8 +540,25 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("run_id", metavar="RUN_ID", help="the run's id (see `python -m scorers runs`)")
     export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
     export.add_argument(
-        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+        "--db",
+        metavar="PATH",
+        help="the store: a SQLite file or a postgresql:// URL (default $SCORER_STUDIO_DB or the user data directory)",
     )
+
+    db = commands.add_parser("db", help="manage the store: copy it to another database")
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="{copy}")
+    copy = db_commands.add_parser(
+        "copy",
+        help="copy every run, label, saved judge and cached reply into an empty store, checking counts",
+        description="Copy everything in SRC (runs, items, results, labels with their history, saved\n"
+        "judges, the judge cache, Batch API jobs) into the empty store DST, in one transaction,\n"
+        "and check that every table has as many rows in DST as in SRC. Either may be a SQLite\n"
+        "file or a postgresql://USER:PASSWORD@HOST:PORT/DATABASE URL (a new database is\n"
+        "migrated first). Stop the dashboards and runs that write to SRC while it copies.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    copy.add_argument("source", metavar="SRC", help="the store to copy (a SQLite file or a URL)")
+    copy.add_argument("target", metavar="DST", help="the empty store to fill (a new SQLite file or a URL)")
 
     report = commands.add_parser(
         "report",
@@ -560,7 +581,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--rows", type=_positive_int, default=10, metavar="N", help="sample rows per scorer (default 10)"
     )
     report.add_argument(
-        "--db", metavar="PATH", help="the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
+        "--db",
+        metavar="PATH",
+        help="the store: a SQLite file or a postgresql:// URL (default $SCORER_STUDIO_DB or the user data directory)",
     )
     from scorers.cli_gate import add_parsers  # it imports this module's helpers
 
@@ -606,13 +629,17 @@ def _check_output_path(path: str) -> str:
 
 
 def _open_store(db: str | None, *, must_exist: bool) -> Store:
-    path = Path(db).expanduser() if db else default_db_path()
-    if must_exist and not path.exists():
-        raise CLIError(f"no Scorer Studio database at {path}: run `python -m scorers run ...` first, or pass --db")
+    target = db or default_db()
+    if "://" not in target:
+        target = str(Path(target).expanduser())
+        if must_exist and not Path(target).exists():
+            raise CLIError(
+                f"no Scorer Studio database at {target}: run `python -m scorers run ...` first, or pass --db"
+            )
     try:
-        return Store(path)
-    except (sqlite3.DatabaseError, OSError) as exc:
-        raise CLIError(f"cannot open the store {path}: {exc}") from None
+        return Store(target)
+    except (sqlite3.DatabaseError, OSError, ValueError) as exc:
+        raise CLIError(f"cannot open the store: {exc}") from None
 
 
 # ---- progress -----------------------------------------------------------------------------------
@@ -1219,7 +1246,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             run, items, previous = load_run(store, args.resume)
         except KeyError:
             raise CLIError(
-                f"no run with id {args.resume!r} in {store.path}; `python -m scorers runs` lists the stored runs"
+                f"no run with id {args.resume!r} in {store.display_name}; `python -m scorers runs` lists the stored runs"
             ) from None
         config = run["config"] or {}
         stored_options = config.get("scorerOptions") or {}
@@ -1324,7 +1351,7 @@ def _execute(
     console.note(
         f"Run {run_id}: scoring {len(items) - len(complete)} of {len(items)} items with "
         f"{', '.join(s.id for s in scorers)} (concurrency {concurrency}); results are stored in "
-        f"{store.path}. Ctrl-C stops and keeps what is done."
+        f"{store.display_name}. Ctrl-C stops and keeps what is done."
     )
     cancel = threading.Event()
 
@@ -1395,7 +1422,7 @@ def _execute(
     failures = {} if stopped else _check_thresholds(console, result, args)
     thresholds_met = not failures
     console.print("")
-    console.print(f"Run id: {run_id} (store {store.path})")
+    console.print(f"Run id: {run_id} (store {store.display_name})")
     if out_fmt is not None:
         _write_output(console, args.output, out_fmt, store, run_id)
     if args.junit:
@@ -1419,9 +1446,9 @@ def _execute(
 
 
 def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
-    path = Path(args.db).expanduser() if args.db else default_db_path()
-    if not path.exists():
-        console.print(f"No runs stored: there is no database at {path}.")
+    target = args.db or default_db()
+    if "://" not in target and not Path(target).expanduser().exists():
+        console.print(f"No runs stored: there is no database at {Path(target).expanduser()}.")
         return EXIT_OK
     store = _open_store(args.db, must_exist=True)
     try:
@@ -1431,7 +1458,7 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
     if args.limit:
         runs = runs[: args.limit]
     if not runs:
-        console.print(f"No runs stored in {store.path}.")
+        console.print(f"No runs stored in {store.display_name}.")
         return EXIT_OK
     rows = []
     for run in runs:
@@ -1472,11 +1499,31 @@ def _cmd_export(args: argparse.Namespace, console: _Console) -> int:
             store.get_run(args.run_id)
         except KeyError:
             raise CLIError(
-                f"no run with id {args.run_id!r} in {store.path}; `python -m scorers runs` lists the stored runs"
+                f"no run with id {args.run_id!r} in {store.display_name}; `python -m scorers runs` lists the stored runs"
             ) from None
         _write_output(console, args.output, fmt, store, args.run_id)
     finally:
         store.close()
+    return EXIT_OK
+
+
+def _cmd_db(args: argparse.Namespace, console: _Console) -> int:
+    source = _open_store(args.source, must_exist=True)
+    try:
+        target = _open_store(args.target, must_exist=False)
+        try:
+            try:
+                copied = copy_store(source, target)
+            except (ValueError, sqlite3.DatabaseError) as exc:
+                raise CLIError(str(exc)) from None
+        finally:
+            target.close()
+    finally:
+        source.close()
+    rows = [[table, f"{n:,}"] for table, n in copied.items()]
+    for line in _table(["table", "rows"], rows, [False, True]):
+        console.print(line)
+    console.print(f"Copied {source.display_name} to {target.display_name}: every table's count matches.")
     return EXIT_OK
 
 
@@ -1491,7 +1538,9 @@ def _cmd_report(args: argparse.Namespace, console: _Console) -> int:
             else:
                 document = run_report(store, args.run_id, max_rows=args.rows)
         except KeyError as exc:
-            raise CLIError(f"{exc.args[0]} in {store.path}; `python -m scorers runs` lists the stored runs") from None
+            raise CLIError(
+                f"{exc.args[0]} in {store.display_name}; `python -m scorers runs` lists the stored runs"
+            ) from None
     finally:
         store.close()
     try:
@@ -1528,6 +1577,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         "report": _cmd_report,
         "gate": cmd_gate,
         "baseline": cmd_baseline,
+        "db": _cmd_db,
     }
     try:
         return commands[args.command](args, console)

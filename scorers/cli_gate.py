@@ -17,7 +17,7 @@ from typing import Any
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.cli import EXIT_OK, CLIError, _Console, _open_store, _table, _threshold
 from scorers.core.errors import InvalidInputError
-from scorers.runs.store import default_db_path
+from scorers.runs.store import default_db
 
 DB_HELP = "the SQLite store (default $SCORER_STUDIO_DB or the user data directory)"
 
@@ -211,8 +211,8 @@ def cmd_gate(args: argparse.Namespace, console: _Console) -> int:
         )
     except ValueError as exc:
         raise CLIError(str(exc)) from None
-    path = Path(args.db).expanduser() if args.db else default_db_path()
-    store = _open_store(args.db, must_exist=True) if path.exists() else None
+    target = args.db or default_db()
+    store = _open_store(args.db, must_exist=True) if "://" in target or Path(target).expanduser().exists() else None
     try:
         try:
             baseline = resolve_side(args.baseline, store)
@@ -233,7 +233,7 @@ def cmd_gate(args: argparse.Namespace, console: _Console) -> int:
                 details=result.to_dict(),
             )
         else:
-            console.note(f"Note: the verdict is not recorded: there is no store at {path}.")
+            console.note(f"Note: the verdict is not recorded: there is no store at {target}.")
     finally:
         if store is not None:
             store.close()
@@ -274,7 +274,9 @@ def cmd_baseline(args: argparse.Namespace, console: _Console) -> int:
             return EXIT_OK
         baselines = store.list_baselines()
         if not baselines:
-            console.print(f"No baselines in {store.path}: set one with `python -m scorers baseline set NAME RUN`.")
+            console.print(
+                f"No baselines in {store.display_name}: set one with `python -m scorers baseline set NAME RUN`."
+            )
             return EXIT_OK
         rows = [[b["name"], b["run_id"], b["set_at"][:16].replace("T", " "), str(b["n_changes"])] for b in baselines]
         for line in _table(["name", "run", "set (UTC)", "changes"], rows, [False, False, False, True]):

@@ -29,6 +29,9 @@ test; ``downloads.of(at, key)`` gives those of the button with that key.
 that ``SCORER_STUDIO_TEST_PG_URL`` names; ``.ci/run`` starts one (``.ci/postgres.sh``). Without
 that variable the test is skipped on a developer machine, and fails under CI (``CI`` set).
 
+``store_target``: parametrized, where a store suite's store lives: a SQLite file in
+``tmp_path``, then a fresh PostgreSQL database (``pg_url``). ``Store(store_target)``.
+
 The browser tests' own fixtures (Streamlit server, Chromium) are in tests/browser/conftest.py.
 
 Import the helpers in tests with ``from fake_openai import FakeOpenAI, Reply``.
@@ -185,3 +188,11 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A SQLite file, then a new PostgreSQL database: the store suites run on both."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    return request.getfixturevalue("pg_url")

@@ -316,11 +316,12 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "studio.db"
+def db(store_target: str) -> str:
+    """The store of the CLI tests: a SQLite file, then a PostgreSQL database (``--db`` takes either)."""
+    return store_target
 
 
-def test_cli_gate_exit_codes_and_outputs(db: Path, tmp_path: Path):
+def test_cli_gate_exit_codes_and_outputs(db: str, tmp_path: Path):
     store = Store(db)
     base = stored_run(store, "base", {TD: [0.9] * 10})
     worse = stored_run(store, "worse", {TD: [0.5] * 10})
@@ -348,7 +349,7 @@ def test_cli_gate_exit_codes_and_outputs(db: Path, tmp_path: Path):
     assert cli("gate", "--baseline", base, "--candidate", same, "--min-effect", "-1", "--db", str(db))[0] == 2
 
 
-def test_a_failing_run_can_never_become_the_baseline(db: Path):
+def test_a_failing_run_can_never_become_the_baseline(db: str):
     store = Store(db)
     first = stored_run(store, "first", {TD: [0.9] * 10})
     worse = stored_run(store, "worse", {TD: [0.5] * 10})
@@ -373,7 +374,7 @@ def test_a_failing_run_can_never_become_the_baseline(db: Path):
     assert code == 0 and "main" in out and better in out and out.rstrip().endswith("2")
 
 
-def test_a_run_that_did_not_complete_cannot_become_the_baseline(db: Path):
+def test_a_run_that_did_not_complete_cannot_become_the_baseline(db: str):
     store = Store(db)
     stopped = stored_run(store, "stopped", {TD: [0.9] * 4 + [MISSING] * 6}, status="cancelled")
     with pytest.raises(ValueError, match="not completed"):

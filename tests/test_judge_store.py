@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-from pathlib import Path
 
 import pytest
 from fake_openai import Reply
 from judge_data import settings_for
+from legacy_db import make_legacy_db
 
 from scorers import SCORERS, EvalItem, InvalidInputError, JudgeSettings, Store, create_scorer, run_evals
 from scorers.catalogue.judge_builder import GLUTEN_CHECKER, JudgeDefinition
@@ -24,7 +23,6 @@ from scorers.catalogue.judge_store import (
     save_judge,
 )
 from scorers.catalogue.registry import scorer_spec, scorer_specs
-from scorers.runs.store import MIGRATIONS, _m001_initial
 
 
 def polite(template: str = "Is this reply polite?\n{output}", **overrides) -> dict:
@@ -46,8 +44,9 @@ def settings_for_key() -> JudgeSettings:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = Store(tmp_path / "judges.db")
+def store(store_target: str):
+    """The store suite runs on SQLite and on PostgreSQL."""
+    s = Store(store_target)
     yield s
     s.close()
 
@@ -230,12 +229,9 @@ def test_read_export_round_trips_definitions():
 # ---------------------------------------------------------------- migration
 
 
-def test_m002_is_applied_when_an_m001_database_is_opened(tmp_path):
+def test_a_schema_1_database_gets_the_judge_tables_once(tmp_path):
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
-    _m001_initial(db)
-    db.execute("INSERT INTO schema_migrations VALUES (1, '2025-01-01T00:00:00+00:00')")
+    db = make_legacy_db(path, 1)
     db.execute(
         "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers)"
         " VALUES ('r1', 'old run', '2025-01-01T00:00:00+00:00', 'completed', 'x.csv', 0, '[]')"
@@ -245,18 +241,17 @@ def test_m002_is_applied_when_an_m001_database_is_opened(tmp_path):
 
     store = Store(path)
     try:
-        assert store.schema_version == len(MIGRATIONS) >= 2  # m002 and any later migration
+        head = store.schema_version
+        assert head >= 4  # stamped at revision 1, upgraded through the judges revision and the later ones
         tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert {"judges", "judge_versions", "runs", "results"} <= tables
+        assert {"judges", "judge_versions", "runs", "results", "alembic_version"} <= tables
         assert [r["name"] for r in store.list_runs()] == ["old run"]
         assert save_judge(store, polite()).version == 1
     finally:
         store.close()
     reopened = Store(path)  # applied once: opening again changes nothing
     try:
-        assert reopened.schema_version == len(MIGRATIONS)
-        versions = [r[0] for r in reopened.query("SELECT version FROM schema_migrations ORDER BY version")]
-        assert versions == list(range(1, len(MIGRATIONS) + 1))
+        assert reopened.schema_version == head
         assert [j.versioned_id for j in list_judges(reopened)] == ["judge:politeness@v1"]
     finally:
         reopened.close()

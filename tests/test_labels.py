@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 import threading
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from legacy_db import make_legacy_db
 
 from scorers import (
     EvalItem,
@@ -37,7 +37,6 @@ from scorers.analysis.labels import (
     scorer_scale,
 )
 from scorers.catalogue.judge_store import save_judge
-from scorers.runs.store import MIGRATIONS, _m001_initial, _m002_judges
 
 TD = "textual-difference"
 
@@ -55,8 +54,9 @@ def db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db: Path):
-    s = Store(db)
+def store(store_target: str):
+    """The store suite runs on SQLite and on PostgreSQL."""
+    s = Store(store_target)
     yield s
     s.close()
 
@@ -70,13 +70,8 @@ def stored_run(store: Store, outputs=("abc", "abx", "xyz", "ab"), scale: float |
 # ---- migration
 
 
-def test_m003_is_appended_after_m002_and_upgrades_an_older_database(db: Path):
-    assert [m.__name__ for m in MIGRATIONS[:3]] == ["_m001_initial", "_m002_judges", "_m003_labels"]
-    old = sqlite3.connect(db)
-    old.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
-    _m001_initial(old)
-    _m002_judges(old)
-    old.executemany("INSERT INTO schema_migrations VALUES (?, '2025-01-01T00:00:00+00:00')", [(1,), (2,)])
+def test_a_database_of_schema_2_gets_the_labels_table(db: Path):
+    old = make_legacy_db(db, 2)
     old.execute(
         "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers)"
         " VALUES ('r1', 'old run', '2025-01-01T00:00:00+00:00', 'completed', 'x.csv', 1, ?)",

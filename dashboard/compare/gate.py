@@ -103,7 +103,7 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
         stamps = (_stamp(store, baseline_run), _stamp(store, candidate_run))
         result = _cached_gate(
             store,
-            str(store.path),
+            store.display_name,
             baseline_run,
             candidate_run,
             policy.default_min_effect,

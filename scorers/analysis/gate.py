@@ -395,7 +395,7 @@ def resolve_side(spec: str, store: Store | None) -> GateSide:
             return side_from_run(store, name)
         except KeyError:
             pass
-    where = f" in {store.path or 'the store'}" if store is not None else " (there is no store)"
+    where = f" in {store.display_name}" if store is not None else " (there is no store)"
     raise InvalidInputError(
         f"{spec!r} is not a results file (.jsonl or .parquet), a named baseline or a run id{where}; "
         "`python -m scorers runs` lists the runs and `python -m scorers baseline list` the baselines",

@@ -20,7 +20,6 @@ Typical use::
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from scorers.catalogue.judge_store import get_judge
 from scorers.core.errors import InvalidInputError
 from scorers.runs.export import results_frame, to_csv_bytes, to_jsonl_bytes
 from scorers.runs.runner import EvalItem, EvalRunResult
-from scorers.runs.store import Store, now_iso
+from scorers.runs.store import Record, Store, now_iso
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "human_score",
@@ -106,7 +105,7 @@ class Label:
     source: str
 
 
-def _label(row: sqlite3.Row) -> Label:
+def _label(row: Record) -> Label:
     return Label(
         id=row["id"],
         run_id=row["run_id"],
@@ -202,7 +201,7 @@ def save_labels(
             ).fetchone()
             cursor = db.execute(
                 "INSERT INTO labels (run_id, item_index, scorer_id, reviewer, created_at, human_score, human_pass,"
-                " comment, judge_score, judge_status, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " comment, judge_score, judge_status, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     run_id,
                     label.item_index,
@@ -217,7 +216,7 @@ def save_labels(
                     source,
                 ),
             )
-            ids.append(cursor.lastrowid)
+            ids.append(cursor.fetchone()[0])
     if not ids:
         return []
     marks = ", ".join("?" * len(ids))

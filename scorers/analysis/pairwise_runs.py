@@ -66,7 +66,7 @@ def save_pairwise(
     with store.transaction() as db:
         cursor = db.execute(
             "INSERT INTO pairwise (run_id, created_at, a, b, group_col, pair_col, rubric, judge, outcomes)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 run_id,
                 now_iso(),
@@ -79,7 +79,7 @@ def save_pairwise(
                 json.dumps([_outcome_record(o) for o in outcomes]),
             ),
         )
-        return int(cursor.lastrowid)
+        return int(cursor.fetchone()[0])
 
 
 def stored_pairwise(store: Store, run_id: str) -> list[dict[str, Any]]:

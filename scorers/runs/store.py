@@ -1,278 +1,228 @@
-"""SQLite storage: runs, their items and results, the judge-call cache, saved judges and human labels.
+"""The store: runs, their items and results, the judge-call cache, saved judges, human labels, Batch API jobs.
 
-The database lives in the user's data directory (``platformdirs``), or where
-``SCORER_STUDIO_DB`` points. Numbered migrations (``m001_...``) are applied
-when a store is opened, as in simonw/llm. API keys are never stored: runs keep
-the judge's model, endpoint and parameters only.
+One store, two databases, written once on SQLAlchemy 2 Core: SQLite by default (a file
+in the user's data directory), PostgreSQL (psycopg 3) when ``SCORER_STUDIO_DB`` holds a
+``postgresql://`` URL, so a team shares runs, judges and labels across dashboard
+processes and CI jobs. The tables are declared in :data:`METADATA`; schema changes go
+through Alembic (``scorers/runs/migrations``), applied when a store is opened. A SQLite
+file written by an earlier version (numbered migrations in ``schema_migrations``, as in
+simonw/llm) is stamped at the matching Alembic revision and upgraded in place.
+
+API keys are never stored: runs keep the judge's model, endpoint and parameters only.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool, StaticPool
 
 DB_ENV = "SCORER_STUDIO_DB"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
+# ---- the schema (what the Alembic revisions build; the revisions are the history, this is the head)
 
-def default_db_path() -> Path:
-    """``$SCORER_STUDIO_DB`` if set, else ``<user data dir>/scorer-studio/scorer_studio.db``."""
-    override = os.environ.get(DB_ENV, "").strip()
-    if override:
-        return Path(override).expanduser()
-    return Path(platformdirs.user_data_dir("scorer-studio", appauthor=False)) / "scorer_studio.db"
+METADATA = sa.MetaData()
+_JSON = sa.Text  # JSON documents are stored as text, identically on both databases
 
-
-def _run_script(db: sqlite3.Connection, script: str) -> None:
-    # executescript() would COMMIT the migration's transaction half-way; run statement by statement.
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
-def _m001_initial(db: sqlite3.Connection) -> None:
-    _run_script(
-        db,
-        """
-        CREATE TABLE runs (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            finished_at TEXT,
-            status TEXT NOT NULL,
-            dataset_name TEXT NOT NULL,
-            n_items INTEGER NOT NULL,
-            scorers TEXT NOT NULL,
-            judge TEXT,
-            mapping TEXT,
-            config TEXT
-        );
-        CREATE TABLE items (
-            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            item_index INTEGER NOT NULL,
-            item_id TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            groups TEXT,
-            PRIMARY KEY (run_id, item_index)
-        );
-        CREATE TABLE results (
-            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            item_index INTEGER NOT NULL,
-            scorer_id TEXT NOT NULL,
-            status TEXT NOT NULL,
-            score REAL,
-            reason TEXT,
-            analysis TEXT,
-            details TEXT,
-            error TEXT,
-            raw_reply TEXT,
-            judge TEXT,
-            prompt_tokens INTEGER NOT NULL DEFAULT 0,
-            completion_tokens INTEGER NOT NULL DEFAULT 0,
-            judge_calls INTEGER NOT NULL DEFAULT 0,
-            latency_s REAL,
-            finished_at TEXT NOT NULL,
-            PRIMARY KEY (run_id, item_index, scorer_id)
-        );
-        CREATE TABLE judge_cache (
-            key TEXT PRIMARY KEY,
-            model TEXT NOT NULL,
-            base_url TEXT NOT NULL,
-            reply TEXT NOT NULL,
-            prompt_tokens INTEGER NOT NULL,
-            completion_tokens INTEGER NOT NULL,
-            parameters TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        """,
-    )
-
-
-def _m002_judges(db: sqlite3.Connection) -> None:
-    """Saved judge definitions (:mod:`scorers.catalogue.judge_store`): one row per judge, one per version.
-
-    A version is never changed or removed; deleting a judge only hides it, so a run that
-    names ``judge:<slug>@v<n>`` can always be rebuilt.
-    """
-    _run_script(
-        db,
-        """
-        CREATE TABLE judges (
-            slug TEXT PRIMARY KEY,
-            created_at TEXT NOT NULL,
-            deleted_at TEXT
-        );
-        CREATE TABLE judge_versions (
-            slug TEXT NOT NULL REFERENCES judges(slug),
-            version INTEGER NOT NULL,
-            name TEXT NOT NULL,
-            definition TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (slug, version)
-        );
-        """,
-    )
-
-
-def _m003_labels(db: sqlite3.Connection) -> None:
-    """Human labels of results (:mod:`scorers.analysis.labels`): every save appends a row, the latest is current.
-
-    A label concerns one run × item × scorer and keeps who gave it, when, and the judge's
-    score it was given against; the judge's result itself is never changed. Deleting the
-    run deletes its labels.
-    """
-    _run_script(
-        db,
-        """
-        CREATE TABLE labels (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            item_index INTEGER NOT NULL,
-            scorer_id TEXT NOT NULL,
-            reviewer TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            human_score REAL,
-            human_pass INTEGER,
-            comment TEXT NOT NULL DEFAULT '',
-            judge_score REAL,
-            judge_status TEXT,
-            source TEXT NOT NULL DEFAULT 'review'
-        );
-        CREATE INDEX labels_by_row ON labels (run_id, scorer_id, item_index, id)
-        """,
-    )
-
-
-def _m004_run_owner(db: sqlite3.Connection) -> None:
-    """Which process scores a run (``host:pid``), so a run left "running" by a dead process can be told apart."""
-    db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
-
-
-def _m005_baselines(db: sqlite3.Connection) -> None:
-    """Named baselines with their history, and the gate verdicts recorded against runs (:mod:`scorers.analysis.gate`).
-
-    Setting a baseline appends a row; the latest row of a name is its current run. A gate
-    verdict is appended each time a run is gated, so a run that failed a gate can be refused
-    as a baseline. No foreign key: the history outlives a deleted run (and says so).
-    """
-    _run_script(
-        db,
-        """
-        CREATE TABLE baselines (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            name TEXT NOT NULL,
-            run_id TEXT NOT NULL,
-            set_at TEXT NOT NULL,
-            note TEXT NOT NULL DEFAULT ''
-        );
-        CREATE INDEX baselines_by_name ON baselines (name, id);
-        CREATE TABLE gate_verdicts (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            candidate_run_id TEXT,
-            candidate TEXT NOT NULL,
-            baseline_run_id TEXT,
-            baseline TEXT NOT NULL,
-            verdict TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            details TEXT NOT NULL
-        );
-        CREATE INDEX gate_verdicts_by_run ON gate_verdicts (candidate_run_id, id)
-        """,
-    )
-
-
-def _m006_batches(db: sqlite3.Connection) -> None:
-    """Batch API runs (:mod:`scorers.runs.batch_api`): the provider's batch ids and each request's answer.
-
-    A request row is keyed by its ``custom_id`` (a hash of the request body). ``batch_id``
-    is the batch it was last sent in (NULL: to be sent again); ``status_code`` is NULL until
-    the batch answered it (200, the provider's 4xx/5xx, or 0 when the batch never ran it);
-    ``expired`` counts the batches that expired before running it.
-    """
-    _run_script(
-        db,
-        """
-        CREATE TABLE batch_jobs (
-            batch_id TEXT PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            input_file_id TEXT NOT NULL,
-            n_requests INTEGER NOT NULL,
-            status TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            finished_at TEXT
-        );
-        CREATE TABLE batch_requests (
-            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            custom_id TEXT NOT NULL,
-            batch_id TEXT,
-            status_code INTEGER,
-            body TEXT,
-            expired INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (run_id, custom_id)
-        );
-        CREATE INDEX batch_requests_by_batch ON batch_requests (batch_id)
-        """,
-    )
-
-
-def _m007_stop_reason(db: sqlite3.Connection) -> None:
-    """Why a run stopped early (the judge unreachable, a budget cap), in a sentence."""
-    db.execute("ALTER TABLE runs ADD COLUMN stop_reason TEXT")
-
-
-def _m008_item_columns(db: sqlite3.Connection) -> None:
-    """The dataset columns an item carries beyond the mapped ones (ids, metadata, human votes), as JSON.
-
-    Exports write them back next to the scores, so nothing the user brought is lost.
-    """
-    db.execute("ALTER TABLE items ADD COLUMN columns TEXT")
-
-
-def _m009_pairwise(db: sqlite3.Connection) -> None:
-    """Pairwise-judge results of a run (:mod:`scorers.analysis.pairwise_runs`): the two variants, the rubric,
-    the judge, and every pair's verdict in both orders (JSON). Deleting the run deletes them."""
-    _run_script(
-        db,
-        """
-        CREATE TABLE pairwise (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            created_at TEXT NOT NULL,
-            a TEXT NOT NULL,
-            b TEXT NOT NULL,
-            group_col TEXT NOT NULL,
-            pair_col TEXT NOT NULL,
-            rubric TEXT NOT NULL,
-            judge TEXT,
-            outcomes TEXT NOT NULL
-        );
-        CREATE INDEX pairwise_by_run ON pairwise (run_id, id)
-        """,
-    )
-
-
-MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
-    _m001_initial,
-    _m002_judges,
-    _m003_labels,
-    _m004_run_owner,
-    _m005_baselines,
-    _m006_batches,
-    _m007_stop_reason,
-    _m008_item_columns,
-    _m009_pairwise,
+RUNS = sa.Table(
+    "runs",
+    METADATA,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("finished_at", sa.Text),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("dataset_name", sa.Text, nullable=False),
+    sa.Column("n_items", sa.Integer, nullable=False),
+    sa.Column("scorers", _JSON, nullable=False),
+    sa.Column("judge", _JSON),
+    sa.Column("mapping", _JSON),
+    sa.Column("config", _JSON),
+    sa.Column("owner", sa.Text),  # the process scoring it, "<host>:<pid>" (see process_owner)
+    sa.Column("stop_reason", sa.Text),  # why it stopped early (the judge unreachable, a budget cap)
 )
+ITEMS = sa.Table(
+    "items",
+    METADATA,
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("item_index", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("item_id", sa.Text, nullable=False),
+    sa.Column("payload", _JSON, nullable=False),
+    sa.Column("groups", _JSON),
+    sa.Column("columns", _JSON),  # the row's dataset columns beyond the mapped ones (ids, metadata, votes)
+)
+RESULTS = sa.Table(
+    "results",
+    METADATA,
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("item_index", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("scorer_id", sa.Text, primary_key=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("score", sa.Double),
+    sa.Column("reason", sa.Text),
+    sa.Column("analysis", _JSON),
+    sa.Column("details", _JSON),
+    sa.Column("error", sa.Text),
+    sa.Column("raw_reply", sa.Text),
+    sa.Column("judge", _JSON),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("judge_calls", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("latency_s", sa.Double),
+    sa.Column("finished_at", sa.Text, nullable=False),
+)
+JUDGE_CACHE = sa.Table(
+    "judge_cache",
+    METADATA,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("model", sa.Text, nullable=False),
+    sa.Column("base_url", sa.Text, nullable=False),
+    sa.Column("reply", sa.Text, nullable=False),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False),
+    sa.Column("completion_tokens", sa.Integer, nullable=False),
+    sa.Column("parameters", _JSON, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+)
+JUDGES = sa.Table(
+    "judges",
+    METADATA,
+    sa.Column("slug", sa.Text, primary_key=True),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("deleted_at", sa.Text),
+)
+JUDGE_VERSIONS = sa.Table(
+    "judge_versions",
+    METADATA,
+    sa.Column("slug", sa.Text, sa.ForeignKey("judges.slug"), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("definition", _JSON, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+)
+LABELS = sa.Table(
+    "labels",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("item_index", sa.Integer, nullable=False),
+    sa.Column("scorer_id", sa.Text, nullable=False),
+    sa.Column("reviewer", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("human_score", sa.Double),
+    sa.Column("human_pass", sa.Integer),
+    sa.Column("comment", sa.Text, nullable=False, server_default=""),
+    sa.Column("judge_score", sa.Double),
+    sa.Column("judge_status", sa.Text),
+    sa.Column("source", sa.Text, nullable=False, server_default="review"),
+    sa.Index("labels_by_row", "run_id", "scorer_id", "item_index", "id"),
+    sqlite_autoincrement=True,
+)
+BASELINES = sa.Table(  # no foreign key: the history outlives a deleted run (and says so)
+    "baselines",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("run_id", sa.Text, nullable=False),
+    sa.Column("set_at", sa.Text, nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Index("baselines_by_name", "name", "id"),
+    sqlite_autoincrement=True,
+)
+GATE_VERDICTS = sa.Table(
+    "gate_verdicts",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("candidate_run_id", sa.Text),
+    sa.Column("candidate", sa.Text, nullable=False),
+    sa.Column("baseline_run_id", sa.Text),
+    sa.Column("baseline", sa.Text, nullable=False),
+    sa.Column("verdict", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("details", _JSON, nullable=False),
+    sa.Index("gate_verdicts_by_run", "candidate_run_id", "id"),
+    sqlite_autoincrement=True,
+)
+BATCH_JOBS = sa.Table(
+    "batch_jobs",
+    METADATA,
+    sa.Column("batch_id", sa.Text, primary_key=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("input_file_id", sa.Text, nullable=False),
+    sa.Column("n_requests", sa.Integer, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("finished_at", sa.Text),
+)
+BATCH_REQUESTS = sa.Table(
+    "batch_requests",
+    METADATA,
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("custom_id", sa.Text, primary_key=True),
+    sa.Column("batch_id", sa.Text),
+    sa.Column("status_code", sa.Integer),
+    sa.Column("body", _JSON),
+    sa.Column("expired", sa.Integer, nullable=False, server_default="0"),
+    sa.Index("batch_requests_by_batch", "batch_id"),
+)
+
+PAIRWISE = sa.Table(  # pairwise-judge results of a run (scorers.analysis.pairwise_runs)
+    "pairwise",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("a", sa.Text, nullable=False),
+    sa.Column("b", sa.Text, nullable=False),
+    sa.Column("group_col", sa.Text, nullable=False),
+    sa.Column("pair_col", sa.Text, nullable=False),
+    sa.Column("rubric", _JSON, nullable=False),
+    sa.Column("judge", _JSON),
+    sa.Column("outcomes", _JSON, nullable=False),
+    sa.Index("pairwise_by_run", "run_id", "id"),
+    sqlite_autoincrement=True,
+)
+JOBS = sa.Table(  # background jobs of every process sharing the store (scorers.runs.shared_jobs)
+    "jobs",
+    METADATA,
+    sa.Column("id", sa.Text, primary_key=True),  # "<host>:<pid>/<job id>"
+    sa.Column("owner", sa.Text, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("label", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("phase", sa.Text, nullable=False, server_default=""),
+    sa.Column("done", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("total", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("failed", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("started_at", sa.Text, nullable=False),
+    sa.Column("elapsed_s", sa.Double, nullable=False, server_default="0"),
+    sa.Column("message", sa.Text, nullable=False, server_default=""),
+    sa.Column("run_id", sa.Text),
+    sa.Column("job_key", sa.Text),
+    sa.Column("updated_at", sa.Double, nullable=False),  # seconds since the epoch, to tell a dead owner
+    sa.Column("stop_requested", sa.Integer, nullable=False, server_default="0"),
+)
+
+# Legacy numbered migration N (m00N_..., kept in ``schema_migrations``) = Alembic revision "000N".
+LEGACY_REVISIONS = {n: f"{n:04d}" for n in range(1, 10)}  # revision 0010 (jobs) came with Alembic
 
 
 def process_owner() -> str:
@@ -296,27 +246,73 @@ def _owner_alive(owner: str | None) -> bool | None:
     return True
 
 
-def _columns_json(item: Sequence[Any]) -> str | None:
-    return json.dumps(item[3]) if len(item) > 3 and item[3] else None
-
-
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with seconds."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-PRAGMAS: tuple[str, ...] = (
-    "foreign_keys = ON",
-    "journal_mode = WAL",
-    "synchronous = NORMAL",
-    "busy_timeout = 5000",
-    "temp_store = MEMORY",
-)
-"""Set on every connection (SQLite's "Write-Ahead Logging" and "PRAGMA" pages): WAL lets the
-dashboard's readers work while one run writes; in WAL mode ``synchronous = NORMAL`` keeps the
-database consistent after a crash and only skips the fsync per commit (a power cut may lose
-the last commits, never corrupt the file); a writer that finds the file locked waits up to
-5 s instead of failing at once."""
+def default_db_path() -> Path:
+    """``$SCORER_STUDIO_DB`` if it is a file path, else ``<user data dir>/scorer-studio/scorer_studio.db``.
+
+    A ``postgresql://`` or ``sqlite://`` URL in ``SCORER_STUDIO_DB`` is used by :func:`default_db`.
+    """
+    override = os.environ.get(DB_ENV, "").strip()
+    if override and "://" not in override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir("scorer-studio", appauthor=False)) / "scorer_studio.db"
+
+
+def default_db() -> str:
+    """The store the dashboard and the CLI use: ``$SCORER_STUDIO_DB`` (a path or URL) or :func:`default_db_path`."""
+    override = os.environ.get(DB_ENV, "").strip()
+    return override if "://" in override else str(default_db_path())
+
+
+def database_url(target: str | Path) -> sa.URL:
+    """The SQLAlchemy URL of a store given as a file path, ``":memory:"``, ``sqlite:///...`` or ``postgresql://...``.
+
+    ``postgresql://`` (and ``postgres://``) get the psycopg 3 driver.
+
+    Raises:
+        ValueError: a URL of another database (the message lists the two supported).
+
+    >>> database_url("postgresql://ann:secret@db:5432/evals").drivername
+    'postgresql+psycopg'
+    >>> database_url("runs/studio.db").render_as_string()
+    'sqlite:///runs/studio.db'
+    """
+    text = str(target)
+    if "://" not in text:
+        return sa.URL.create("sqlite", database=None if text == ":memory:" else text)
+    url = make_url(text)
+    backend = url.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        return url.set(drivername="postgresql+psycopg")
+    if backend == "sqlite":
+        return url
+    raise ValueError(
+        f"{url.render_as_string(hide_password=True)}: the store runs on SQLite (a file path or sqlite:///PATH) "
+        "or PostgreSQL (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)"
+    )
+
+
+def display_name(url: sa.URL) -> str:
+    """How a store is shown (sidebar, History, CLI): the SQLite file, or the URL without the password.
+
+    >>> display_name(database_url("postgresql://ann:secret@db:5432/evals"))
+    'postgresql://ann:***@db:5432/evals'
+    """
+    if url.get_backend_name() == "sqlite":
+        return url.database or ":memory:"
+    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
+
+
+class StoreError(sqlite3.DatabaseError):
+    """The store cannot be opened or used (not a Scorer Studio database, unreachable server ...).
+
+    A subclass of :class:`sqlite3.DatabaseError`, so callers written for the SQLite-only
+    store keep catching it.
+    """
 
 
 @dataclass(frozen=True)
@@ -329,101 +325,252 @@ class CachedReply:
     parameters: dict[str, Any]
 
 
+class Record:
+    """A result row: by position (``row[0]``), by column name (``row["score"]``), or ``dict(row)``."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: Mapping[str, int], values: Sequence[Any]):
+        self._index = index  # column name -> position, shared by the rows of one result
+        self._values = tuple(values)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+    def __getitem__(self, key: int | str) -> Any:
+        if isinstance(key, str):
+            try:
+                return self._values[self._index[key]]
+            except KeyError:
+                raise IndexError(f"no column {key!r}") from None
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Record({dict(zip(self._index, self._values, strict=True))!r})"
+
+
+class Cursor:
+    """What :meth:`Connection.execute` returns: rows as :class:`Record`, ``rowcount``, ``lastrowid``."""
+
+    def __init__(self, result: sa.CursorResult):
+        self._result = result
+        self._index = {key: n for n, key in enumerate(result.keys())} if result.returns_rows else {}
+
+    @property
+    def rowcount(self) -> int:
+        return self._result.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        """The rowid of an INSERT on SQLite (on PostgreSQL use ``INSERT ... RETURNING id``)."""
+        return self._result.lastrowid
+
+    def fetchone(self) -> Record | None:
+        row = self._result.fetchone()
+        return None if row is None else Record(self._index, row)
+
+    def fetchall(self) -> list[Record]:
+        return [Record(self._index, row) for row in self._result.fetchall()]
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.fetchall())
+
+
+def _qmark_to_format(sql: str) -> str:
+    """``?`` placeholders to psycopg's ``%s`` (a literal ``%`` doubled), leaving quoted text alone."""
+    out, quote = [], None
+    for ch in sql:
+        if quote:
+            quote = None if ch == quote else quote
+            out.append("%%" if ch == "%" else ch)
+        elif ch in ("'", '"'):
+            quote = ch
+            out.append(ch)
+        else:
+            out.append("%s" if ch == "?" else "%%" if ch == "%" else ch)
+    return "".join(out)
+
+
+class Connection:
+    """A store connection inside a transaction: SQLAlchemy Core statements, or SQL text with ``?`` placeholders.
+
+    SQL text is passed to the driver (``?`` becomes ``%s`` on PostgreSQL), so it must be
+    SQL both databases accept.
+    """
+
+    def __init__(self, conn: sa.Connection):
+        self.sa = conn
+        self.dialect = conn.dialect.name
+
+    def _sql(self, sql: str) -> str:
+        return _qmark_to_format(sql) if self.dialect == "postgresql" else sql
+
+    def execute(self, statement: str | sa.Executable, params: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
+        """Run one statement: a Core construct (``params`` a mapping) or SQL text (``params`` a sequence)."""
+        if isinstance(statement, str):
+            return Cursor(self.sa.exec_driver_sql(self._sql(statement), tuple(params)))
+        return Cursor(self.sa.execute(statement, dict(params) if params else None))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run SQL text once per parameter row."""
+        if rows:
+            self.sa.exec_driver_sql(self._sql(sql), [tuple(r) for r in rows])
+
+
+@functools.cache
+def _upsert(dialect: str, table: sa.Table, *kept: str) -> sa.Executable:
+    """INSERT that replaces the row with the same primary key (``ON CONFLICT ... DO UPDATE``), but the columns ``kept``.
+
+    Built once per table and database kind, and executed with the rows as parameters, so
+    SQLAlchemy compiles it once (a statement with the values inside is compiled on every call).
+    """
+    insert = (pg_dialect if dialect == "postgresql" else sqlite_dialect).insert(table)
+    keys = [c.name for c in table.primary_key.columns]
+    return insert.on_conflict_do_update(
+        index_elements=keys,
+        set_={c.name: insert.excluded[c.name] for c in table.columns if c.name not in keys and c.name not in kept},
+    )
+
+
+def _decode(row: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    out = dict(row)
+    for key in keys:
+        out[key] = json.loads(out[key]) if out[key] else None
+    return out
+
+
 class Store:
-    """A Scorer Studio database. Thread-safe: one connection guarded by a lock.
+    """A Scorer Studio database. Thread-safe; several processes may share one (PostgreSQL, or SQLite on a local disk).
 
     Args:
-        path: the SQLite file; None for :func:`default_db_path`; ``":memory:"`` for tests.
+        path: a SQLite file path, ``":memory:"`` (tests), a ``sqlite:///`` or ``postgresql://``
+            URL; None for :func:`default_db`.
+
+    Attributes:
+        url: the SQLAlchemy URL (holds the password: never print it; see :attr:`display_name`).
+        path: the SQLite file, or None (in memory, or PostgreSQL).
+        dialect: ``"sqlite"`` or ``"postgresql"``.
 
     Raises:
-        sqlite3.DatabaseError: the file is not a database (the message names it).
+        StoreError: the file is not a database, or the server cannot be reached (the message
+            names the store, never its password).
+        ValueError: a URL of another kind of database.
     """
 
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path not in (None, ":memory:") else (default_db_path() if path is None else None)
+        self.url = database_url(default_db() if path is None else path)
+        self.dialect = self.url.get_backend_name()
+        self.path = Path(self.url.database) if self.dialect == "sqlite" and self.url.database else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        target = str(self.path) if self.path is not None else ":memory:"
-        self._lock = threading.RLock()
-        self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
+        self._lock: Any = threading.RLock() if self.dialect == "sqlite" else nullcontext()
+        if self.dialect == "sqlite":
+            # One connection, used under the lock (SQLite has one writer at a time anyway).
+            self.engine = sa.create_engine(self.url, connect_args={"check_same_thread": False}, poolclass=StaticPool)
+            event.listen(self.engine, "connect", _sqlite_connect)
+            event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            self.engine = sa.create_engine(self.url, pool_pre_ping=True, pool_size=5, max_overflow=10)
         try:
-            for pragma in PRAGMAS:
-                self._db.execute(f"PRAGMA {pragma}")
             self._migrate()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise sqlite3.DatabaseError(f"{target}: not a Scorer Studio database ({exc})") from exc
+        except StoreError:
+            self.engine.dispose()
+            raise
+        except sa.exc.SQLAlchemyError as exc:
+            self.engine.dispose()
+            detail = str(exc.orig if getattr(exc, "orig", None) is not None else exc).splitlines()[0]
+            raise StoreError(f"{self.display_name}: not a usable Scorer Studio database ({detail})") from None
+
+    @property
+    def display_name(self) -> str:
+        """The store as shown to people: the SQLite file, or the URL without the password."""
+        return display_name(self.url)
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._db.close()
+        """Close every connection."""
+        self.engine.dispose()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (committed on success, rolled back on error)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def transaction(self) -> Iterator[Connection]:
+        """A write transaction (committed on success, rolled back on error); yields a :class:`Connection`."""
+        with self._lock, self.engine.connect() as conn:
+            conn = conn.execution_options(scorer_studio_write=True)
+            with conn.begin():
+                yield Connection(conn)
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        """Run a read query and return all rows."""
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
+    def query(self, sql: str | sa.Executable, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Record]:
+        """Run a read query (SQL text with ``?`` placeholders, or a Core select) and return all rows."""
+        with self._lock, self.engine.connect() as conn:
+            return Connection(conn).execute(sql, params).fetchall()
+
+    # ---- schema
+
+    def _alembic(self, conn: sa.Connection) -> Any:
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS_DIR))
+        config.attributes["connection"] = conn
+        return config
 
     def _migrate(self) -> None:
+        from alembic import command
+
         with self.transaction() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
-            done = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
-            for version, migration in enumerate(MIGRATIONS, start=1):
-                if version not in done:
-                    migration(db)
-                    db.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, now_iso()))
+            conn = db.sa
+            if self.dialect == "postgresql":  # two processes opening a new database: one migrates at a time
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(7341902)"))
+            tables = set(sa.inspect(conn).get_table_names())
+            config = self._alembic(conn)
+            if "schema_migrations" in tables and "alembic_version" not in tables:
+                done = conn.execute(sa.text("SELECT MAX(version) FROM schema_migrations")).scalar()
+                if done not in LEGACY_REVISIONS:
+                    raise StoreError(
+                        f"{self.display_name}: unknown schema version {done} (made by a newer Scorer Studio?)"
+                    )
+                command.stamp(config, LEGACY_REVISIONS[done])
+            command.upgrade(config, "head")
 
     @property
     def schema_version(self) -> int:
-        """The highest migration applied."""
-        return self.query("SELECT MAX(version) FROM schema_migrations")[0][0]
+        """The number of the Alembic revision the database is at (revision ``"0004"`` is 4)."""
+        return int(self.query("SELECT version_num FROM alembic_version")[0][0])
 
     # ---- judge cache
 
     def cache_get(self, key: str) -> CachedReply | None:
         """The cached judge reply for ``key``, or None."""
-        rows = self.query(
-            "SELECT reply, prompt_tokens, completion_tokens, parameters FROM judge_cache WHERE key = ?", (key,)
-        )
+        rows = self.query(sa.select(JUDGE_CACHE).where(JUDGE_CACHE.c.key == key))
         if not rows:
             return None
         row = rows[0]
-        return CachedReply(row[0], row[1], row[2], json.loads(row[3]))
+        return CachedReply(row["reply"], row["prompt_tokens"], row["completion_tokens"], json.loads(row["parameters"]))
 
     def cache_put(self, key: str, *, model: str, base_url: str, reply: CachedReply) -> None:
         """Keep a valid judge reply under ``key`` (replacing any older one)."""
+        row = {
+            "key": key,
+            "model": model,
+            "base_url": base_url,
+            "reply": reply.raw,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "parameters": json.dumps(reply.parameters),
+            "created_at": now_iso(),
+        }
         with self.transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    model,
-                    base_url,
-                    reply.raw,
-                    reply.prompt_tokens,
-                    reply.completion_tokens,
-                    json.dumps(reply.parameters),
-                    now_iso(),
-                ),
-            )
+            db.sa.execute(_upsert(self.dialect, JUDGE_CACHE), [row])
 
     def cache_clear(self) -> int:
         """Empty the judge cache; returns how many replies were removed."""
         with self.transaction() as db:
-            return db.execute("DELETE FROM judge_cache").rowcount
+            return db.execute(sa.delete(JUDGE_CACHE)).rowcount
 
     # ---- runs
 
@@ -455,28 +602,35 @@ class Store:
         created = now_iso()
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers, judge, mapping, config,"
-                " owner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    name or f"{dataset_name} {created[:16].replace('T', ' ')}",
-                    created,
-                    dataset_name,
-                    len(items),
-                    json.dumps(list(scorers)),
-                    json.dumps(judge),
-                    json.dumps(mapping),
-                    json.dumps(config),
-                    process_owner(),
-                ),
+                sa.insert(RUNS).values(
+                    id=run_id,
+                    name=name or f"{dataset_name} {created[:16].replace('T', ' ')}",
+                    created_at=created,
+                    status="running",
+                    dataset_name=dataset_name,
+                    n_items=len(items),
+                    scorers=json.dumps(list(scorers)),
+                    judge=json.dumps(judge),
+                    mapping=json.dumps(mapping),
+                    config=json.dumps(config),
+                    owner=process_owner(),
+                )
             )
-            db.executemany(
-                "INSERT INTO items (run_id, item_index, item_id, payload, groups, columns) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (run_id, i, item[0], json.dumps(item[1]), json.dumps(item[2]), _columns_json(item))
-                    for i, item in enumerate(items)
-                ],
-            )
+            if items:
+                db.sa.execute(
+                    sa.insert(ITEMS),
+                    [
+                        {
+                            "run_id": run_id,
+                            "item_index": i,
+                            "item_id": item[0],
+                            "payload": json.dumps(item[1]),
+                            "groups": json.dumps(item[2]),
+                            "columns": json.dumps(item[3]) if len(item) > 3 and item[3] else None,
+                        }
+                        for i, item in enumerate(items)
+                    ],
+                )
         return run_id
 
     def save_result(self, run_id: str, item_index: int, scorer_id: str, record: dict[str, Any]) -> None:
@@ -495,30 +649,29 @@ class Store:
         """
         finished = now_iso()
         rows = [
-            (
-                run_id,
-                item_index,
-                scorer_id,
-                record["status"],
-                record.get("score"),
-                record.get("reason"),
-                json.dumps(record.get("analysis")),
-                json.dumps(record.get("details")),
-                record.get("error"),
-                record.get("raw_reply"),
-                json.dumps(record.get("judge")),
-                record.get("prompt_tokens", 0),
-                record.get("completion_tokens", 0),
-                record.get("judge_calls", 0),
-                record.get("latency_s"),
-                finished,
-            )
+            {
+                "run_id": run_id,
+                "item_index": item_index,
+                "scorer_id": scorer_id,
+                "status": record["status"],
+                "score": record.get("score"),
+                "reason": record.get("reason"),
+                "analysis": json.dumps(record.get("analysis")),
+                "details": json.dumps(record.get("details")),
+                "error": record.get("error"),
+                "raw_reply": record.get("raw_reply"),
+                "judge": json.dumps(record.get("judge")),
+                "prompt_tokens": record.get("prompt_tokens", 0),
+                "completion_tokens": record.get("completion_tokens", 0),
+                "judge_calls": record.get("judge_calls", 0),
+                "latency_s": record.get("latency_s"),
+                "finished_at": finished,
+            }
             for item_index, scorer_id, record in outcomes
         ]
-        with self.transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-            )
+        if rows:
+            with self.transaction() as db:
+                db.sa.execute(_upsert(self.dialect, RESULTS), rows)
 
     def finish_run(self, run_id: str, status: str, reason: str | None = None) -> None:
         """Record how a run ended: a :class:`~scorers.core.errors.RunStatus` value other than ``running``.
@@ -528,8 +681,9 @@ class Store:
         """
         with self.transaction() as db:
             db.execute(
-                "UPDATE runs SET status = ?, finished_at = ?, stop_reason = ? WHERE id = ?",
-                (status, now_iso(), reason, run_id),
+                sa.update(RUNS)
+                .where(RUNS.c.id == run_id)
+                .values(status=status, finished_at=now_iso(), stop_reason=reason)
             )
 
     def claim_run(self, run_id: str) -> None:
@@ -539,11 +693,9 @@ class Store:
             KeyError: no such run.
         """
         with self.transaction() as db:
-            cursor = db.execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL, stop_reason = NULL, owner = ? WHERE id = ?",
-                (process_owner(), run_id),
-            )
-            if cursor.rowcount == 0:
+            claim = sa.update(RUNS).where(RUNS.c.id == run_id)
+            claimed = claim.values(status="running", finished_at=None, stop_reason=None, owner=process_owner())
+            if db.execute(claimed).rowcount == 0:
                 raise KeyError(f"no run with id {run_id!r}")
 
     def mark_interrupted(self, *, alive: Callable[[str], bool] | None = None) -> list[str]:
@@ -563,12 +715,14 @@ class Store:
         """
         marked = []
         with self.transaction() as db:
-            for row in db.execute("SELECT id, owner FROM runs WHERE status = 'running'").fetchall():
+            for row in db.execute(sa.select(RUNS.c.id, RUNS.c.owner).where(RUNS.c.status == "running")).fetchall():
                 mine = row["owner"] == process_owner()
                 dead = (mine and not (alive and alive(row["id"]))) or (not mine and _owner_alive(row["owner"]) is False)
                 if dead:
                     db.execute(
-                        "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ?", (now_iso(), row["id"])
+                        sa.update(RUNS)
+                        .where(RUNS.c.id == row["id"])
+                        .values(status="interrupted", finished_at=now_iso())
                     )
                     marked.append(row["id"])
         return marked
@@ -582,13 +736,13 @@ class Store:
         if not name.strip():
             raise ValueError("a run name cannot be empty")
         with self.transaction() as db:
-            if db.execute("UPDATE runs SET name = ? WHERE id = ?", (name.strip(), run_id)).rowcount == 0:
+            if db.execute(sa.update(RUNS).where(RUNS.c.id == run_id).values(name=name.strip())).rowcount == 0:
                 raise ValueError(f"no run with id {run_id!r}")
 
     def delete_run(self, run_id: str) -> None:
-        """Delete a run with its items and results."""
+        """Delete a run with its items, results, labels and batch jobs."""
         with self.transaction() as db:
-            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            db.execute(sa.delete(RUNS).where(RUNS.c.id == run_id))
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         """The run's row as a dict with JSON fields decoded.
@@ -596,41 +750,43 @@ class Store:
         Raises:
             KeyError: no such run.
         """
-        rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        rows = self.query(sa.select(RUNS).where(RUNS.c.id == run_id))
         if not rows:
             raise KeyError(f"no run with id {run_id!r}")
-        run = dict(rows[0])
-        for key in ("scorers", "judge", "mapping", "config"):
-            run[key] = json.loads(run[key]) if run[key] else None
-        return run
+        return _decode(rows[0], "scorers", "judge", "mapping", "config")
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run, newest first, with per-scorer counts and means of scored items."""
-        runs = [dict(r) for r in self.query("SELECT * FROM runs ORDER BY created_at DESC, rowid DESC")]
+        # Runs made in the same second: the later one first (SQLite's rowid; on PostgreSQL the id decides).
+        tiebreak = sa.literal_column("rowid") if self.dialect == "sqlite" else RUNS.c.id
+        rows = self.query(sa.select(RUNS).order_by(RUNS.c.created_at.desc(), tiebreak.desc()))
+        runs = [_decode(r, "scorers", "judge", "mapping", "config") for r in rows]
         stats = self.query(
-            "SELECT run_id, scorer_id, COUNT(score) AS n_scored, SUM(status != 'scored') AS n_failed, AVG(score) AS mean"
-            " FROM results GROUP BY run_id, scorer_id"
+            sa.select(
+                RESULTS.c.run_id,
+                RESULTS.c.scorer_id,
+                sa.func.count(RESULTS.c.score).label("n_scored"),
+                sa.func.sum(sa.case((RESULTS.c.status != "scored", 1), else_=0)).label("n_failed"),
+                sa.func.avg(RESULTS.c.score).label("mean"),
+            ).group_by(RESULTS.c.run_id, RESULTS.c.scorer_id)
         )
         by_run: dict[str, dict[str, dict[str, Any]]] = {}
         for s in stats:
             by_run.setdefault(s["run_id"], {})[s["scorer_id"]] = {
                 "n_scored": s["n_scored"],
                 "n_failed": s["n_failed"],
-                "mean": s["mean"],
+                "mean": None if s["mean"] is None else float(s["mean"]),
             }
         for run in runs:
-            for key in ("scorers", "judge", "mapping", "config"):
-                run[key] = json.loads(run[key]) if run[key] else None
             run["stats"] = by_run.get(run["id"], {})
         return runs
 
     def items(self, run_id: str, item_index: int | None = None) -> list[dict[str, Any]]:
         """The run's items in order (or only ``item_index``): ``item_index``, ``item_id``, ``payload``,
         ``groups`` and ``columns`` (the unmapped dataset columns, ``{}`` when none were kept)."""
-        sql = "SELECT * FROM items WHERE run_id = ?"
-        params: tuple[Any, ...] = (run_id,)
+        query = sa.select(ITEMS).where(ITEMS.c.run_id == run_id)
         if item_index is not None:
-            sql, params = sql + " AND item_index = ?", (run_id, item_index)
+            query = query.where(ITEMS.c.item_index == item_index)
         return [
             {
                 "item_index": r["item_index"],
@@ -639,47 +795,51 @@ class Store:
                 "groups": json.loads(r["groups"]) if r["groups"] else {},
                 "columns": json.loads(r["columns"]) if r["columns"] else {},
             }
-            for r in self.query(sql + " ORDER BY item_index", params)
+            for r in self.query(query.order_by(ITEMS.c.item_index))
         ]
 
     def count_results(self, run_id: str) -> int:
         """How many outcomes of the run are stored (a cheap version stamp of its results)."""
-        return self.query("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,))[0][0]
+        return self.query(sa.select(sa.func.count()).select_from(RESULTS).where(RESULTS.c.run_id == run_id))[0][0]
 
-    def read_chunks(self, sql: str, params: Sequence[Any] = (), size: int = 2000) -> Iterator[list[sqlite3.Row]]:
-        """Run a read query and yield its rows ``size`` at a time, so a large result is never held whole.
+    def read_chunks(self, sql: str, params: Sequence[Any] = (), size: int = 2000) -> Iterator[list[Record]]:
+        """Run a read query (SQL text, ``?`` placeholders) and yield its rows ``size`` at a time.
 
-        A file database is read on a connection of its own (WAL lets it read while a run
-        writes, from one consistent snapshot); an in-memory one under the store's lock.
+        A large result is never held whole: it is read on a connection of its own (on SQLite,
+        WAL lets it read while a run writes, from one consistent snapshot; an in-memory
+        database is read under the store's lock).
         """
-        if self.path is None:
+        if self.dialect == "sqlite" and self.path is None:
             rows = self.query(sql, params)
             for start in range(0, len(rows), size):
                 yield rows[start : start + size]
             return
-        reader = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        reader.row_factory = sqlite3.Row
+        reader = self.engine
+        if self.dialect == "sqlite":  # a read-only connection of its own, beside the store's one
+            path = self.path
+
+            def read_only() -> sqlite3.Connection:
+                return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+
+            reader = sa.create_engine("sqlite://", creator=read_only, poolclass=NullPool)
         try:
-            reader.execute("BEGIN")
-            cursor = reader.execute(sql, params)
-            while rows := cursor.fetchmany(size):
-                yield rows
+            with reader.connect() as conn:
+                db = Connection(conn)
+                result = conn.execution_options(yield_per=size).exec_driver_sql(db._sql(sql), tuple(params))
+                index = {key: n for n, key in enumerate(result.keys())}
+                for part in result.partitions():
+                    yield [Record(index, row) for row in part]
         finally:
-            reader.close()
+            if reader is not self.engine:
+                reader.dispose()
 
     def results(self, run_id: str, item_index: int | None = None) -> list[dict[str, Any]]:
         """Every stored outcome of the run (or of one item), JSON fields decoded, ordered by item then scorer."""
-        sql = "SELECT * FROM results WHERE run_id = ?"
-        params: tuple[Any, ...] = (run_id,)
+        query = sa.select(RESULTS).where(RESULTS.c.run_id == run_id)
         if item_index is not None:
-            sql, params = sql + " AND item_index = ?", (run_id, item_index)
-        out = []
-        for r in self.query(sql + " ORDER BY item_index, scorer_id", params):
-            row = dict(r)
-            for key in ("analysis", "details", "judge"):
-                row[key] = json.loads(row[key]) if row[key] else None
-            out.append(row)
-        return out
+            query = query.where(RESULTS.c.item_index == item_index)
+        rows = self.query(query.order_by(RESULTS.c.item_index, RESULTS.c.scorer_id))
+        return [_decode(r, "analysis", "details", "judge") for r in rows]
 
     # ---- baselines and gate verdicts
 
@@ -704,10 +864,10 @@ class Store:
         with self.transaction() as db:
             cursor = db.execute(
                 "INSERT INTO gate_verdicts (candidate_run_id, candidate, baseline_run_id, baseline, verdict, "
-                "created_at, details) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "created_at, details) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (candidate_run_id, candidate, baseline_run_id, baseline, verdict, now_iso(), json.dumps(details)),
             )
-            return int(cursor.lastrowid)
+            return int(cursor.fetchone()[0])
 
     def gate_verdicts(self, run_id: str) -> list[dict[str, Any]]:
         """Every gate verdict recorded with ``run_id`` as the candidate, newest first (``details`` decoded)."""
@@ -753,9 +913,11 @@ class Store:
                 raise ValueError(f"baseline {name!r} already is run {run_id}")
             set_at = now_iso()
             cursor = db.execute(
-                "INSERT INTO baselines (name, run_id, set_at, note) VALUES (?, ?, ?, ?)", (name, run_id, set_at, note)
+                "INSERT INTO baselines (name, run_id, set_at, note) VALUES (?, ?, ?, ?) RETURNING id",
+                (name, run_id, set_at, note),
             )
-        return {"id": int(cursor.lastrowid), "name": name, "run_id": run_id, "set_at": set_at, "note": note}
+            entry_id = int(cursor.fetchone()[0])
+        return {"id": entry_id, "name": name, "run_id": run_id, "set_at": set_at, "note": note}
 
     def current_baseline(self, name: str) -> dict[str, Any] | None:
         """The named baseline's current entry (``id``, ``name``, ``run_id``, ``set_at``, ``note``), or None."""
@@ -774,53 +936,206 @@ class Store:
         )
         return [dict(r) for r in rows]
 
+    # ---- background jobs shared between processes
+
+    def save_jobs(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Write the state of jobs (one row each: the columns of the ``jobs`` table but ``stop_requested``)."""
+        if rows:
+            with self.transaction() as db:
+                db.sa.execute(_upsert(self.dialect, JOBS, "stop_requested"), [dict(r) for r in rows])
+
+    def stored_jobs(self) -> list[dict[str, Any]]:
+        """Every job row of every process, newest first."""
+        return [dict(r) for r in self.query(sa.select(JOBS).order_by(JOBS.c.started_at.desc(), JOBS.c.id.desc()))]
+
+    def request_job_stop(self, job_id: str) -> None:
+        """Ask the process that runs job ``job_id`` (a stored id) to stop it.
+
+        Raises:
+            KeyError: no such stored job.
+        """
+        with self.transaction() as db:
+            if db.execute(sa.update(JOBS).where(JOBS.c.id == job_id).values(stop_requested=1)).rowcount == 0:
+                raise KeyError(f"no job {job_id!r} in the store")
+
+    def jobs_to_stop(self, owner: str) -> list[str]:
+        """The stored ids of ``owner``'s running jobs that another process asked to stop."""
+        query = sa.select(JOBS.c.id).where(
+            JOBS.c.owner == owner, JOBS.c.stop_requested == 1, JOBS.c.status == "running"
+        )
+        return [r[0] for r in self.query(query)]
+
     # ---- Batch API runs
 
     def add_batch(self, run_id: str, batch_id: str, input_file_id: str, custom_ids: Sequence[str]) -> None:
         """Record a batch just created for ``run_id`` and the requests it carries (awaiting answers)."""
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO batch_jobs VALUES (?, ?, ?, ?, 'validating', ?, NULL)",
-                (batch_id, run_id, input_file_id, len(custom_ids), now_iso()),
+                sa.insert(BATCH_JOBS).values(
+                    batch_id=batch_id,
+                    run_id=run_id,
+                    input_file_id=input_file_id,
+                    n_requests=len(custom_ids),
+                    status="validating",
+                    created_at=now_iso(),
+                )
             )
-            db.executemany(
-                "INSERT INTO batch_requests (run_id, custom_id, batch_id) VALUES (?, ?, ?)"
-                " ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_id = excluded.batch_id, status_code = NULL,"
-                " body = NULL",
-                [(run_id, cid, batch_id) for cid in custom_ids],
+            expired = (
+                {
+                    r["custom_id"]: r["expired"]
+                    for r in db.execute(
+                        sa.select(BATCH_REQUESTS.c.custom_id, BATCH_REQUESTS.c.expired).where(
+                            BATCH_REQUESTS.c.run_id == run_id, BATCH_REQUESTS.c.custom_id.in_(list(custom_ids))
+                        )
+                    )
+                }
+                if custom_ids
+                else {}
             )
+            rows = [
+                {
+                    "run_id": run_id,
+                    "custom_id": cid,
+                    "batch_id": batch_id,
+                    "status_code": None,
+                    "body": None,
+                    "expired": expired.get(cid, 0),
+                }
+                for cid in custom_ids
+            ]
+            for start in range(0, len(rows), 1000):
+                db.sa.execute(_upsert(self.dialect, BATCH_REQUESTS), rows[start : start + 1000])
 
     def batch_jobs(self, run_id: str) -> list[dict[str, Any]]:
         """The run's batches, oldest first: ``batch_id``, ``input_file_id``, ``n_requests``, ``status``..."""
-        rows = self.query("SELECT * FROM batch_jobs WHERE run_id = ? ORDER BY created_at, rowid", (run_id,))
+        rows = self.query(
+            sa.select(BATCH_JOBS)
+            .where(BATCH_JOBS.c.run_id == run_id)
+            .order_by(BATCH_JOBS.c.created_at, BATCH_JOBS.c.batch_id)
+        )
         return [dict(r) for r in rows]
 
     def set_batch_status(self, batch_id: str, status: str, *, finished: bool = False) -> None:
         """Record the provider's status of a batch (``finished``: it is final)."""
         with self.transaction() as db:
             db.execute(
-                "UPDATE batch_jobs SET status = ?, finished_at = ? WHERE batch_id = ?",
-                (status, now_iso() if finished else None, batch_id),
+                sa.update(BATCH_JOBS)
+                .where(BATCH_JOBS.c.batch_id == batch_id)
+                .values(status=status, finished_at=now_iso() if finished else None)
             )
 
     def batch_requests(self, run_id: str) -> list[dict[str, Any]]:
         """The run's Batch API requests: ``custom_id``, ``batch_id``, ``status_code``, ``body`` (decoded), ``expired``."""
-        out = []
-        for r in self.query("SELECT * FROM batch_requests WHERE run_id = ? ORDER BY custom_id", (run_id,)):
-            row = dict(r)
-            row["body"] = json.loads(row["body"]) if row["body"] else None
-            out.append(row)
-        return out
+        rows = self.query(
+            sa.select(BATCH_REQUESTS).where(BATCH_REQUESTS.c.run_id == run_id).order_by(BATCH_REQUESTS.c.custom_id)
+        )
+        return [_decode(r, "body") for r in rows]
 
     def save_batch_answers(
         self, run_id: str, rows: Sequence[tuple[str, str | None, int | None, dict[str, Any] | None, int]]
     ) -> None:
         """Write answers as ``(custom_id, batch_id, status_code, body, expired)`` rows, in one transaction."""
+        values = [
+            {
+                "run_id": run_id,
+                "custom_id": cid,
+                "batch_id": batch_id,
+                "status_code": code,
+                "body": json.dumps(body) if body is not None else None,
+                "expired": expired,
+            }
+            for cid, batch_id, code, body, expired in rows
+        ]
         with self.transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO batch_requests VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (run_id, cid, batch_id, code, json.dumps(body) if body is not None else None, expired)
-                    for cid, batch_id, code, body, expired in rows
-                ],
-            )
+            for start in range(0, len(values), 1000):
+                db.sa.execute(_upsert(self.dialect, BATCH_REQUESTS), values[start : start + 1000])
+
+
+PRAGMAS: tuple[str, ...] = (
+    "foreign_keys = ON",
+    "synchronous = NORMAL",
+    "busy_timeout = 30000",
+    "temp_store = MEMORY",
+)
+"""Set on every SQLite connection, besides ``journal_mode = WAL`` for a file (SQLite's "Write-Ahead
+Logging" and "PRAGMA" pages): WAL lets the dashboard's readers work while one run writes; in WAL
+mode ``synchronous = NORMAL`` keeps the database consistent after a crash and only skips the
+fsync per commit (a power cut may lose the last commits, never corrupt the file); a writer that
+finds the file locked by another process waits up to 30 s instead of failing at once."""
+
+
+def _sqlite_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    # pysqlite's own transaction handling is off: SQLAlchemy's "begin" event below emits BEGIN.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "memory":
+        cursor.execute("PRAGMA journal_mode = WAL")
+    for pragma in PRAGMAS:
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    # A writer takes the write lock at BEGIN, so two writers wait for each other instead of failing mid-way.
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("scorer_studio_write") else "BEGIN")
+
+
+def copy_store(source: Store, target: Store, *, chunk_rows: int = 5000) -> dict[str, int]:
+    """Copy everything in ``source`` into the empty store ``target`` (SQLite → PostgreSQL or back), checking counts.
+
+    Tables are copied in foreign-key order, in one transaction on the target (all or
+    nothing), ``chunk_rows`` rows at a time. Label ids are kept (so is every history), and
+    on PostgreSQL the id sequence continues after the copied ones.
+
+    Args:
+        source: the store to read.
+        target: an empty store (no row in any table) at the same schema revision.
+        chunk_rows: rows read and written at a time, >= 1.
+
+    Returns:
+        Rows copied per table, e.g. ``{"runs": 2, "items": 4, ...}``; equal to the source's counts.
+
+    Raises:
+        ValueError: ``target`` is not empty, the two stores are at different schema
+            revisions, or ``source`` has tables this version does not know.
+        StoreError: a table's count differs after the copy (nothing is committed).
+    """
+    if source.schema_version != target.schema_version:
+        raise ValueError(
+            f"{source.display_name} is at schema revision {source.schema_version}, {target.display_name} at "
+            f"{target.schema_version}: open both with this version first"
+        )
+    with source.engine.connect() as conn:
+        unknown = (
+            set(sa.inspect(conn).get_table_names()) - set(METADATA.tables) - {"alembic_version", "schema_migrations"}
+        )
+    if unknown:
+        raise ValueError(f"{source.display_name} has tables this version cannot copy: {', '.join(sorted(unknown))}")
+    tables = METADATA.sorted_tables
+    busy = {t.name: n for t in tables if (n := target.query(sa.select(sa.func.count()).select_from(t))[0][0])}
+    if busy:
+        raise ValueError(f"{target.display_name} is not empty ({busy}); copy into a new database")
+    copied: dict[str, int] = {}
+    with source.engine.connect() as src, target.transaction() as dst:
+        for table in tables:
+            result = src.execution_options(yield_per=chunk_rows).execute(sa.select(table))
+            copied[table.name] = 0
+            for rows in result.partitions():
+                dst.sa.execute(sa.insert(table), [dict(r._mapping) for r in rows])
+                copied[table.name] += len(rows)
+        if target.dialect == "postgresql":  # the id sequences go on after the copied ids
+            for table in tables:
+                if "id" in table.c and table.c.id.autoincrement is True:
+                    dst.sa.execute(
+                        sa.text(
+                            f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), COALESCE(MAX(id), 0) + 1, "
+                            f"false) FROM {table.name}"
+                        )
+                    )
+
+        for table in tables:
+            want = src.execute(sa.select(sa.func.count()).select_from(table)).scalar()
+            got = dst.sa.execute(sa.select(sa.func.count()).select_from(table)).scalar()
+            if not want == got == copied[table.name]:
+                raise StoreError(f"{table.name}: {want} rows in the source, {got} in the target after the copy")
+    return copied

@@ -1,0 +1,347 @@
+"""The store on SQLite and on PostgreSQL: the same behaviour, old files upgraded in place, copies between the two.
+
+Tests that take ``store_target`` run twice: on a SQLite file and on a fresh PostgreSQL
+database (``.ci/run`` starts the server; on a developer machine without one they skip).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from legacy_db import make_legacy_db
+
+from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
+from scorers.analysis.labels import current_labels, label_history, save_label
+from scorers.catalogue.judge_store import list_judges, save_judge
+from scorers.cli import main
+from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
+
+REPO = Path(__file__).resolve().parents[1]
+LEGACY = REPO / "tests" / "data" / "legacy_store" / "scorer_studio_v3.db"
+TD = "textual-difference"
+
+
+@pytest.fixture
+def store(store_target: str):
+    s = Store(store_target)
+    yield s
+    s.close()
+
+
+def td_run(store: Store, outputs: list[str], reference: str = "abc") -> str:
+    items = [
+        EvalItem(f"row{n}", {"input": "q", "output": out, "ground_truth": reference}) for n, out in enumerate(outputs)
+    ]
+    return run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="td.csv").run_id
+
+
+def make_run(store: Store, n_items: int = 3, name: str | None = None) -> str:
+    items = [(f"i{i}", {"input": f"q{i} ünï", "output": "a"}, {"variant": "AB"[i % 2]}) for i in range(n_items)]
+    return store.create_run(
+        dataset_name="d.csv",
+        items=items,
+        scorers=[{"id": TD, "name": "Textual difference", "options": {}}],
+        judge={"model": "m"},
+        name=name,
+    )
+
+
+# ---- the same behaviour on both databases
+
+
+def test_runs_items_and_results_round_trip(store: Store):
+    run_id = make_run(store, name="first")
+    store.save_result(run_id, 0, TD, {"status": "scored", "score": 0.84, "analysis": {"ratio": 0.84}})
+    store.save_result(run_id, 1, TD, {"status": "api_error", "error": "boom", "raw_reply": "{"})
+    store.save_result(run_id, 2, TD, {"status": "scored", "score": 0.1})
+    store.save_result(run_id, 2, TD, {"status": "scored", "score": 0.4})  # a retry replaces the first outcome
+    run = store.get_run(run_id)
+    assert (run["name"], run["status"], run["n_items"], run["judge"]) == ("first", "running", 3, {"model": "m"})
+    assert [i["payload"]["input"] for i in store.items(run_id)] == ["q0 ünï", "q1 ünï", "q2 ünï"]
+    assert store.items(run_id)[1]["groups"] == {"variant": "B"}
+    results = store.results(run_id)
+    assert [(r["item_index"], r["status"], r["score"]) for r in results] == [
+        (0, "scored", 0.84),  # a double on both databases: 0.84 comes back exactly
+        (1, "api_error", None),
+        (2, "scored", 0.4),
+    ]
+    assert results[0]["analysis"] == {"ratio": 0.84} and results[1]["raw_reply"] == "{"
+    (listed,) = store.list_runs()
+    # Scored items only: mean (0.84 + 0.4) / 2 = 0.62; one failed item is counted apart.
+    assert listed["stats"][TD] == {"n_scored": 2, "n_failed": 1, "mean": pytest.approx(0.62)}
+    store.finish_run(run_id, "completed")
+    store.rename_run(run_id, "  renamed ")
+    assert store.get_run(run_id)["name"] == "renamed" and store.get_run(run_id)["finished_at"]
+    with pytest.raises(ValueError, match="no run"):
+        store.rename_run("nope", "x")
+    save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)
+    store.delete_run(run_id)  # items, results and labels go with it
+    assert store.list_runs() == [] and store.results(run_id) == []
+    assert store.query("SELECT COUNT(*) FROM labels")[0][0] == 0
+    with pytest.raises(KeyError):
+        store.get_run(run_id)
+
+
+def test_runs_are_listed_newest_first(store: Store):
+    first = make_run(store, name="a")
+    store.query("SELECT 1")
+    with store.transaction() as db:
+        db.execute("UPDATE runs SET created_at = ? WHERE id = ?", ("2020-01-01T00:00:00+00:00", first))
+    second = make_run(store, name="b")
+    assert [r["id"] for r in store.list_runs()] == [second, first]
+
+
+def test_the_judge_cache(store: Store):
+    assert store.cache_get("k") is None
+    store.cache_put("k", model="m", base_url="u", reply=CachedReply('{"a": 1}', 10, 2, {"seed": 42}))
+    store.cache_put("k", model="m", base_url="u", reply=CachedReply('{"a": 2}', 11, 3, {"seed": 42}))
+    assert store.cache_get("k") == CachedReply('{"a": 2}', 11, 3, {"seed": 42})
+    assert store.cache_clear() == 1 and store.cache_get("k") is None
+
+
+def test_sql_text_with_question_marks_and_percent_signs(store: Store):
+    run_id = make_run(store, name="100% done?")
+    rows = store.query("SELECT id, name FROM runs WHERE name LIKE ? AND id = ?", ("100%", run_id))
+    assert [(r["id"], r["name"], r[1]) for r in rows] == [(run_id, "100% done?", "100% done?")]
+    assert dict(rows[0]) == {"id": run_id, "name": "100% done?"}
+    assert store.query("SELECT '?' AS mark")[0]["mark"] == "?"  # a quoted ? is not a placeholder
+
+
+def test_label_history_and_saved_judges(store: Store):
+    run_id = td_run(store, ["abc", "abx"])
+    save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.5)
+    save_label(store, run_id, 1, TD, reviewer="bob", human_pass=False)
+    save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.6)
+    assert [(h.reviewer, h.human_score) for h in label_history(store, run_id, 1, TD)] == [
+        ("ann", 0.5),
+        ("bob", None),
+        ("ann", 0.6),
+    ]
+    assert current_labels(store, run_id)[(1, TD)].human_score == 0.6
+    definition = {
+        "name": "Politeness",
+        "instructions": "Rate politeness.",
+        "prompt_template": "Rate: {output}",
+        "output_fields": [{"name": "polite", "type": "boolean", "description": "polite?"}],
+        "score_rule": {"kind": "boolean", "field": "polite"},
+    }
+    assert save_judge(store, definition).version == 1
+    assert save_judge(store, {**definition, "prompt_template": "Rate this: {output}"}).version == 2
+    assert [j.versioned_id for j in list_judges(store)] == ["judge:politeness@v2"]
+
+
+def test_batch_jobs_are_kept(store: Store):
+    run_id = make_run(store)
+    store.add_batch(run_id, "batch_1", "file_1", ["a", "b"])
+    store.save_batch_answers(run_id, [("a", "batch_1", 200, {"ok": True}, 0), ("b", None, None, None, 1)])
+    store.set_batch_status("batch_1", "expired", finished=True)
+    store.add_batch(run_id, "batch_2", "file_2", ["b"])  # b sent again: its expiry count stays
+    (first, second) = store.batch_jobs(run_id)
+    assert (first["status"], second["status"], second["n_requests"]) == ("expired", "validating", 1)
+    requests = {r["custom_id"]: r for r in store.batch_requests(run_id)}
+    assert (requests["a"]["status_code"], requests["a"]["body"]) == (200, {"ok": True})
+    assert (requests["b"]["batch_id"], requests["b"]["status_code"], requests["b"]["expired"]) == ("batch_2", None, 1)
+
+
+# ---- which store, shown without its password
+
+
+def test_urls_and_display_names():
+    url = database_url("postgresql://ann:s3cret@db.internal:5432/evals")
+    assert url.drivername == "postgresql+psycopg" and url.password == "s3cret"
+    assert display_name(url) == "postgresql://ann:***@db.internal:5432/evals"
+    assert "s3cret" not in display_name(url)
+    assert display_name(database_url("/data/studio.db")) == "/data/studio.db"
+    assert display_name(database_url("sqlite:///data/studio.db")) == "data/studio.db"
+    with pytest.raises(ValueError, match="SQLite .* or PostgreSQL"):
+        database_url("mysql://root:pw@localhost/x")
+
+
+def test_an_unreachable_server_is_named_without_its_password():
+    with pytest.raises(StoreError) as info:
+        Store("postgresql://ann:s3cret@127.0.0.1:1/evals")
+    assert "postgresql://ann:***@127.0.0.1:1/evals" in str(info.value) and "s3cret" not in str(info.value)
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path):
+    bad = tmp_path / "notes.db"
+    bad.write_text("not a database " * 100)
+    with pytest.raises(StoreError, match="notes.db: not a usable Scorer Studio database"):
+        Store(bad)
+
+
+# ---- old files upgrade in place
+
+
+def test_a_file_made_by_the_previous_version_upgrades_in_place_and_loses_nothing(tmp_path: Path):
+    path = tmp_path / "old.db"
+    shutil.copy(LEGACY, path)  # see tests/data/legacy_store/SOURCE.txt for what it holds
+    store = Store(path)
+    try:
+        assert store.schema_version >= 4
+        runs = {r["name"]: r for r in store.list_runs()}
+        assert set(runs) == {"legacy run", next(n for n in runs if n.startswith("second.csv"))}
+        legacy = runs["legacy run"]
+        assert legacy["stats"]["prompt-alignment"] == {"n_scored": 1, "n_failed": 1, "mean": 0.84}
+        results = {(r["item_index"], r["scorer_id"]): r for r in store.results(legacy["id"])}
+        assert len(results) == 4
+        assert results[(1, "prompt-alignment")]["status"] == "judge_output_invalid"
+        assert results[(1, "prompt-alignment")]["raw_reply"] == "still not json"
+        assert store.items(legacy["id"])[1]["groups"] == {"variant": "B"}
+        assert "ünïcode" in json.dumps(store.items(legacy["id"])[1]["payload"], ensure_ascii=False)
+        assert store.query("SELECT COUNT(*) FROM judge_cache")[0][0] == 1
+        assert [j.versioned_id for j in list_judges(store)] == ["judge:gluten-check@v1"]
+        history = label_history(store, legacy["id"], 0, "prompt-alignment")
+        assert [(h.reviewer, h.human_score, h.comment) for h in history] == [
+            ("ana", 0.8, "first"),
+            ("ana", 0.7, "edited"),
+        ]
+        # New rows go on after the old ones: the label ids continue.
+        newer = save_label(store, legacy["id"], 0, "prompt-alignment", reviewer="bo", human_score=0.9)
+        assert newer.id > history[-1].id
+        assert store.query("SELECT MAX(version) FROM schema_migrations")[0][0] == 3  # kept, no longer used
+    finally:
+        store.close()
+    again = Store(path)
+    try:
+        assert len(again.list_runs()) == 2 and again.schema_version >= 4
+    finally:
+        again.close()
+
+
+def test_a_file_of_an_unknown_newer_schema_is_refused(tmp_path: Path):
+    make_legacy_db(tmp_path / "future.db", 4).execute(
+        "INSERT INTO schema_migrations VALUES (99, 'x')"
+    ).connection.commit()
+    with pytest.raises(StoreError, match="unknown schema version 99"):
+        Store(tmp_path / "future.db")
+
+
+# ---- copying between the two
+
+
+def fill(store: Store) -> str:
+    run_id = td_run(store, ["abc", "abx", "xyz"])
+    save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)
+    save_label(store, run_id, 0, TD, reviewer="ann", human_pass=False, comment="second thought")
+    store.cache_put("k", model="m", base_url="u", reply=CachedReply("{}", 1, 1, {}))
+    store.add_batch(run_id, "b1", "f1", ["c1"])
+    return run_id
+
+
+def test_copy_sqlite_to_postgresql_and_back_keeps_everything(tmp_path: Path, pg_url: str):
+    source = Store(tmp_path / "team.db")
+    run_id = fill(source)
+    target = Store(pg_url)
+    copied = copy_store(source, target)
+    # 1 run, 3 items, 3 results, 2 labels, 1 cached reply, 1 batch, 1 batch request; no judges.
+    assert {k: v for k, v in copied.items() if v} == {
+        "runs": 1,
+        "items": 3,
+        "results": 3,
+        "labels": 2,
+        "judge_cache": 1,
+        "batch_jobs": 1,
+        "batch_requests": 1,
+    }
+    assert target.results(run_id) == source.results(run_id)
+    assert label_history(target, run_id, 0, TD) == label_history(source, run_id, 0, TD)
+    # PostgreSQL's id sequence goes on after the copied label ids.
+    assert save_label(target, run_id, 1, TD, reviewer="bo", human_pass=True).id == 3
+    with pytest.raises(ValueError, match="is not empty"):
+        copy_store(source, target)
+    back = Store(tmp_path / "back.db")
+    assert copy_store(target, back)["labels"] == 3
+    assert [h.comment for h in label_history(back, run_id, 0, TD)] == ["", "second thought"]
+    for s in (source, target, back):
+        s.close()
+
+
+def test_cli_db_copy_prints_the_counts(tmp_path: Path, capsys):
+    source = Store(tmp_path / "a.db")
+    fill(source)
+    source.close()
+    assert main(["db", "copy", str(tmp_path / "a.db"), str(tmp_path / "b.db")]) == 0
+    out = capsys.readouterr().out
+    assert "every table's count matches" in out and "labels" in out
+    assert main(["db", "copy", str(tmp_path / "a.db"), str(tmp_path / "b.db")]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert main(["db", "copy", str(tmp_path / "missing.db"), str(tmp_path / "c.db")]) == 2
+
+
+# ---- several processes at once
+
+
+_WORKER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
+from scorers.analysis.labels import save_label
+role, url, run_id, go = sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+store = Store(url)
+while time.time() < go:
+    time.sleep(0.01)
+if role in ("ann", "bob"):
+    for n in range(40):
+        save_label(store, run_id, n % 20, "textual-difference", reviewer=role, human_score=n / 40, comment=f"{role} {n}")
+elif role == "stopper":
+    store.finish_run(run_id, "cancelled")
+else:
+    items = [EvalItem(f"{role}{i}", {"input": "q", "output": "ab" * (i % 5), "ground_truth": "abab"}) for i in range(150)]
+    result = run_evals(items, [create_textual_difference_scorer()], store=store, concurrency=4, run_name=role)
+    assert result.status == "completed", result.status
+print("ok", role)
+"""
+
+
+def test_reviewers_a_batch_run_and_a_comparison_write_at_once_and_nothing_is_lost(store_target: str):
+    store = Store(store_target)
+    run_id = td_run(store, ["abc"] * 20)
+    other = make_run(store, name="to be stopped")
+    go = time.time() + 25  # every process imported and connected by then (a busy machine)
+    roles = {"ann": run_id, "bob": run_id, "batch": run_id, "comparison": run_id, "stopper": other}
+    procs = {
+        role: subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(REPO), role, store_target, rid, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for role, rid in roles.items()
+    }
+    for role, proc in procs.items():
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and out.strip() == f"ok {role}", err[-3000:]
+    # Two reviewers × 40 labels on the same 20 rows: all 80 kept, each one's history in order.
+    for reviewer in ("ann", "bob"):
+        comments = [
+            r["comment"] for r in store.query("SELECT comment FROM labels WHERE reviewer = ? ORDER BY id", (reviewer,))
+        ]
+        assert comments == [f"{reviewer} {n}" for n in range(40)]
+    row_3 = [h.comment for h in label_history(store, run_id, 3, TD)]  # labels n = 3 and n = 23 of each
+    assert sorted(row_3) == ["ann 23", "ann 3", "bob 23", "bob 3"]
+    assert row_3.index("ann 3") < row_3.index("ann 23") and row_3.index("bob 3") < row_3.index("bob 23")
+    runs = {r["name"]: r for r in store.list_runs()}
+    for name in ("batch", "comparison"):
+        assert runs[name]["status"] == "completed" and runs[name]["stats"][TD]["n_scored"] == 150
+    # A status set by another process is what this one reads.
+    assert store.get_run(other)["status"] == "cancelled"
+    store.close()
+
+
+def test_the_migrations_build_exactly_the_declared_tables(store: Store):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from scorers.runs.store import METADATA
+
+    with store.engine.connect() as conn:
+        differences = compare_metadata(MigrationContext.configure(conn), METADATA)
+    # The old numbered-migration tables (schema_migrations) exist only in upgraded old files.
+    assert differences == []
