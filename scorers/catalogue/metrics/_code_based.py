@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from scorers.core.base import RunInput, require_fields, round_half_up
@@ -29,6 +30,23 @@ def check_scale(scale: Any) -> float:
     if not math.isfinite(scale) or scale <= 0:
         raise InvalidInputError(f"scale must be a finite number > 0, got {scale!r}", field="scale")
     return float(scale)
+
+
+@dataclass(frozen=True)
+class ScaledScorer:
+    """Base of the code-based scorers whose only option is ``scale``.
+
+    Attributes:
+        scale: the score's upper bound, a finite number > 0; scores lie in ``[0, scale]``.
+
+    Raises:
+        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``).
+    """
+
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_scale(self.scale))
 
 
 def check_flag(value: Any, name: str) -> bool:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import check_scale, percent, plural, quote_list, require_input
+from scorers.catalogue.metrics._code_based import ScaledScorer, percent, plural, quote_list, require_input
 from scorers.catalogue.spec import SCALE, ScorerSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
@@ -219,25 +219,15 @@ def covered_elements(input_elements: Iterable[str], output_elements: Iterable[st
 
 
 @dataclass(frozen=True)
-class CompletenessScorer:
+class CompletenessScorer(ScaledScorer):
     """Scores the share of the input's elements (words and verb base forms) the response covers.
 
-    Build it with :func:`create_completeness_scorer`.
-
-    Attributes:
-        scale: the score's upper bound, a finite number > 0; scores lie in ``[0, scale]``.
-
-    Raises:
-        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``).
+    Build it with :func:`create_completeness_scorer`. Its option ``scale`` is
+    checked as :class:`ScaledScorer` describes.
     """
 
     id: ClassVar[str] = SCORER_ID
     name: ClassVar[str] = "Completeness"
-
-    scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_scale(self.scale))
 
     def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
         """Score one run: the input's elements covered by the response's elements.

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import check_scale, number, plural
+from scorers.catalogue.metrics._code_based import ScaledScorer, number, plural
 from scorers.catalogue.spec import SCALE, ScorerSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
@@ -129,25 +129,15 @@ def split_sentences(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class ToneConsistencyScorer:
+class ToneConsistencyScorer(ScaledScorer):
     """Scores how well the response's tone matches a reference tone, or how stable it is.
 
-    Build it with :func:`create_tone_consistency_scorer`.
-
-    Attributes:
-        scale: the score's upper bound, a finite number > 0; scores lie in ``[0, scale]``.
-
-    Raises:
-        InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``).
+    Build it with :func:`create_tone_consistency_scorer`. Its option ``scale`` is
+    checked as :class:`ScaledScorer` describes.
     """
 
     id: ClassVar[str] = SCORER_ID
     name: ClassVar[str] = "Tone consistency"
-
-    scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_scale(self.scale))
 
     def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
         """Score one run: the response's sentiment against the reference tone, else across its sentences.
