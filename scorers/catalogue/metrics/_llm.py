@@ -245,6 +245,24 @@ def quote_list(items: Sequence[str], limit: int = 3) -> str:
     return listing([f'"{s.strip()}"' for s in items], limit)
 
 
+def count_reason(head: str, n: int, flagged: Sequence[str], *, empty: str, clean: str, what: str) -> str:
+    """A "k of n X are Y: list" reason, e.g. ``"<head>: 2 of 5 opinions are biased: a; b."``.
+
+    Args:
+        head: the reason's opening, e.g. ``"The score is 0.4 out of 1 (lower is better)"``.
+        n: how many items the judge found (opinions, statements, ...), >= 0.
+        flagged: the descriptions of the flagged items, listed by :func:`listing`.
+        empty: the sentence when ``n`` is 0.
+        clean: the sentence when no item is flagged.
+        what: the items and their flag, e.g. ``"opinions are biased"``.
+    """
+    if not n:
+        return f"{head}: {empty}"
+    if not flagged:
+        return f"{head}: {clean}"
+    return f"{head}: {len(flagged)} of {n} {what}: {listing(flagged)}."
+
+
 def require_text(value: str, field: str, what: str) -> None:
     """Raise :class:`~scorers.core.errors.MissingInputError` on ``field`` when ``value`` is empty or blank."""
     if not value.strip():
