@@ -52,10 +52,15 @@ CONTEXT_PHRASES = {
 }
 
 
-class ClaimVerdict(StrictModel):
-    """One factual claim of the response and whether the context supports it."""
+class Claim(StrictModel):
+    """Base of a judge's per-claim verdict: the claim; a subclass adds ``verdict`` and ``reason``."""
 
     claim: str = Field(description="One factual claim of the response, self-contained.")
+
+
+class ClaimVerdict(Claim):
+    """One factual claim of the response and whether the context supports it."""
+
     verdict: Verdict = Field(
         description='"yes" the context supports it, "no" the context contradicts it, "unsure" the context does not say.'
     )

@@ -18,16 +18,15 @@ from pydantic import Field
 
 from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import BinaryVerdict, StrictModel, delimit_pieces, function, quoted
-from scorers.catalogue.metrics.faithfulness import CLAIMS_INPUTS, CONTEXT_PHRASES, ClaimsScorer, question_block
+from scorers.catalogue.metrics.faithfulness import CLAIMS_INPUTS, CONTEXT_PHRASES, Claim, ClaimsScorer, question_block
 from scorers.core.judge import delimit
 
 SCORER_ID = "hallucination"
 
 
-class HallucinationVerdict(StrictModel):
+class HallucinationVerdict(Claim):
     """One factual claim of the response and whether it is hallucinated."""
 
-    claim: str = Field(description="One factual claim of the response, self-contained.")
     verdict: BinaryVerdict = Field(
         description='"yes" the context contradicts it or does not support it (hallucinated), "no" the context supports it.'
     )
