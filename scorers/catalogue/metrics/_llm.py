@@ -263,6 +263,43 @@ def count_reason(head: str, n: int, flagged: Sequence[str], *, empty: str, clean
     return f"{head}: {len(flagged)} of {n} {what}: {listing(flagged)}."
 
 
+def verdict_reason(
+    head: str,
+    items: Sequence[Mapping[str, Any]],
+    key: str,
+    counts: Mapping[str, int],
+    *,
+    empty: str,
+    noun: str,
+    tally: str,
+    labels: Sequence[tuple[str, str]],
+) -> str:
+    """A reason from per-item verdicts: ``"<head>: 3 of 5 claims are <tally>. <Label>: "a"; "b"."``.
+
+    Args:
+        head: the reason's opening, e.g. ``"The score is 0.6 out of 1"``.
+        items: the judge's items (claims, statements), each a mapping with ``key`` and ``"verdict"``.
+        key: the field of an item quoted in the lists, e.g. ``"claim"``.
+        counts: the number of items per verdict; ``counts["yes"]`` opens the tally.
+        empty: the sentence when ``items`` is empty.
+        noun: the singular name of an item, e.g. ``"claim"``.
+        tally: what the ``"yes"`` items are, then the other counts, e.g.
+            ``"supported by the context, 1 contradicted and 0 not covered"``.
+        labels: ``(verdict, label)`` pairs; the items of each verdict are quoted after its label.
+    """
+    if not items:
+        return f"{head}: {empty}"
+    n = len(items)
+    text = (
+        f"{head}: {counts['yes']} of {n} {noun}{'s' if n != 1 else ''} {'is' if counts['yes'] == 1 else 'are'} {tally}."
+    )
+    for verdict, label in labels:
+        chosen = [item[key] for item in items if item["verdict"] == verdict]
+        if chosen:
+            text += f" {label}: {quoted(chosen)}."
+    return text
+
+
 def require_text(value: str, field: str, what: str) -> None:
     """Raise :class:`~scorers.core.errors.MissingInputError` on ``field`` when ``value`` is empty or blank."""
     if not value.strip():

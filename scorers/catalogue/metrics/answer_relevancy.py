@@ -19,9 +19,9 @@ from scorers.catalogue.metrics._llm import (
     StrictModel,
     Verdict,
     number,
-    quoted,
     require_text,
     system_message,
+    verdict_reason,
 )
 from scorers.core.base import RunInput
 from scorers.core.judge import delimit
@@ -79,25 +79,19 @@ def answer_relevancy_value(counts: Mapping[str, int], uncertainty_weight: float)
 
 def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     """The reason, written from the verdicts (no judge call); it quotes ``score``."""
-    head = f"The score is {score:g} out of {analysis['scale']:g}"
-    statements = analysis["statements"]
-    if not statements:
-        return (
-            f"{head}: the judge found no statements in the response, so nothing in it answers the "
-            "question (a response without statements scores 0)."
-        )
     counts = analysis["counts"]
-    n = len(statements)
-    text = (
-        f"{head}: {counts['yes']} of {n} statement{'s' if n != 1 else ''} "
-        f"{'is' if counts['yes'] == 1 else 'are'} relevant to the question, {counts['unsure']} partly "
-        f"relevant (counted {analysis['uncertaintyWeight']:g} each) and {counts['no']} irrelevant."
+    return verdict_reason(
+        f"The score is {score:g} out of {analysis['scale']:g}",
+        analysis["statements"],
+        "statement",
+        counts,
+        empty="the judge found no statements in the response, so nothing in it answers the "
+        "question (a response without statements scores 0).",
+        noun="statement",
+        tally=f"relevant to the question, {counts['unsure']} partly "
+        f"relevant (counted {analysis['uncertaintyWeight']:g} each) and {counts['no']} irrelevant",
+        labels=(("no", "Irrelevant"), ("unsure", "Partly relevant")),
     )
-    for verdict, label in (("no", "Irrelevant"), ("unsure", "Partly relevant")):
-        chosen = [s["statement"] for s in statements if s["verdict"] == verdict]
-        if chosen:
-            text += f" {label}: {quoted(chosen)}."
-    return text
 
 
 class AnswerRelevancyScorer(JudgedScorer):

@@ -23,10 +23,10 @@ from scorers.catalogue.metrics._llm import (
     StrictModel,
     Verdict,
     delimit_pieces,
-    quoted,
     require_text,
     resolve_context,
     system_message,
+    verdict_reason,
 )
 from scorers.core.base import RunInput
 from scorers.core.errors import MissingInputError
@@ -107,25 +107,19 @@ def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
 
 def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     """The reason, written from the verdicts (no judge call); it quotes ``score``."""
-    head = f"The score is {score:g} out of {analysis['scale']:g}"
-    claims = analysis["claims"]
-    if not claims:
-        return (
-            f"{head}: the judge found no factual claims in the response, so none is supported by the "
-            "context (a response without claims scores 0)."
-        )
     counts = analysis["counts"]
-    n = len(claims)
-    text = (
-        f"{head}: {counts['yes']} of {n} claim{'s' if n != 1 else ''} {'is' if counts['yes'] == 1 else 'are'} "
-        f"supported by {CONTEXT_PHRASES[analysis['contextSource']]}, {counts['no']} contradicted and "
-        f"{counts['unsure']} not covered."
+    return verdict_reason(
+        f"The score is {score:g} out of {analysis['scale']:g}",
+        analysis["claims"],
+        "claim",
+        counts,
+        empty="the judge found no factual claims in the response, so none is supported by the "
+        "context (a response without claims scores 0).",
+        noun="claim",
+        tally=f"supported by {CONTEXT_PHRASES[analysis['contextSource']]}, {counts['no']} contradicted and "
+        f"{counts['unsure']} not covered",
+        labels=(("no", "Contradicted"), ("unsure", "Not in the context")),
     )
-    for verdict, label in (("no", "Contradicted"), ("unsure", "Not in the context")):
-        chosen = [c["claim"] for c in claims if c["verdict"] == verdict]
-        if chosen:
-            text += f" {label}: {quoted(chosen)}."
-    return text
 
 
 class ClaimsScorer(JudgedScorer):
