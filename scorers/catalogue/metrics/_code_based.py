@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from scorers.catalogue.spec import ScorerSpec
 from scorers.core.base import RunInput, require_fields, round_half_up
 from scorers.core.errors import InvalidInputError, MissingInputError
 
@@ -172,3 +173,15 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     ('1 call', '3 calls', '2 sentences')
     """
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def code_scorer_spec(**fields: Any) -> ScorerSpec:
+    """The :class:`~scorers.catalogue.spec.ScorerSpec` of a code-based scorer.
+
+    Fills the defaults such scorers share: no judge (``uses_judge=False``, ``judge_calls=0``),
+    ``score_range="0..1"`` and ``higher_is_better=True``; ``fields`` give the rest and may
+    override these.
+    """
+    return ScorerSpec(
+        **{"uses_judge": False, "judge_calls": 0, "score_range": "0..1", "higher_is_better": True, **fields}
+    )

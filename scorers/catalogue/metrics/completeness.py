@@ -33,8 +33,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import ScaledScorer, percent, plural, quote_list, require_input
-from scorers.catalogue.spec import SCALE, ScorerSpec
+from scorers.catalogue.metrics._code_based import (
+    ScaledScorer,
+    code_scorer_spec,
+    percent,
+    plural,
+    quote_list,
+    require_input,
+)
+from scorers.catalogue.spec import SCALE
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "completeness"
@@ -328,19 +335,15 @@ def _reason(analysis: dict[str, Any], fraction: float) -> str:
 
 
 SPECS = (
-    ScorerSpec(
+    code_scorer_spec(
         id=SCORER_ID,
         name="Completeness",
-        uses_judge=False,
-        judge_calls=0,
         inputs=("input", "output"),
         measures="How many of the input's words (and verb base forms) the response covers.",
         formula=(
             "covered input elements / input elements × scale; elements = normalised words + verb base forms; "
             "≤ 3 chars match exactly, longer ones when one contains the other and shorter/longer > 0.6"
         ),
-        score_range="0..1",
-        higher_is_better=True,
         options=(SCALE,),
         build=lambda o, s, c: create_completeness_scorer(**o),
         example={

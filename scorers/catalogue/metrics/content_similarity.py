@@ -19,12 +19,13 @@ from scorers.catalogue.metrics._code_based import (
     check_flag,
     check_scale,
     check_target,
+    code_scorer_spec,
     percent,
     plural,
     reference_text,
 )
 from scorers.catalogue.metrics.tone_consistency import JS_WHITESPACE
-from scorers.catalogue.spec import SCALE, TARGET, OptionSpec, ScorerSpec
+from scorers.catalogue.spec import SCALE, TARGET, OptionSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "content-similarity"
@@ -233,16 +234,12 @@ def create_content_similarity_scorer(
 
 
 SPECS = (
-    ScorerSpec(
+    code_scorer_spec(
         id=SCORER_ID,
         name="Content similarity",
-        uses_judge=False,
-        judge_calls=0,
         inputs=("output", "ground_truth or input"),
         measures="How similar the response is to the ground truth (or the input), by shared character pairs.",
         formula="2·|common character bigrams| / (len a + len b − 2) × scale (Sørensen–Dice over bigram multisets)",
-        score_range="0..1",
-        higher_is_better=True,
         options=(
             SCALE,
             OptionSpec("ignore_case", "Ignore case", "bool", True, help="Compare lowercased texts."),

@@ -23,8 +23,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import ScaledScorer, percent, plural, quote_list, require_input
-from scorers.catalogue.spec import SCALE, ScorerSpec
+from scorers.catalogue.metrics._code_based import (
+    ScaledScorer,
+    code_scorer_spec,
+    percent,
+    plural,
+    quote_list,
+    require_input,
+)
+from scorers.catalogue.spec import SCALE
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "keyword-coverage"
@@ -165,16 +172,12 @@ def _reason(analysis: dict[str, Any], fraction: float) -> str:
 
 
 SPECS = (
-    ScorerSpec(
+    code_scorer_spec(
         id=SCORER_ID,
         name="Keyword coverage",
-        uses_judge=False,
-        judge_calls=0,
         inputs=("input", "output"),
         measures="The share of the input's keywords (words other than stopwords and numbers) the response uses.",
         formula="matched input keywords / input keywords × scale; no input keywords → 1",
-        score_range="0..1",
-        higher_is_better=True,
         options=(SCALE,),
         build=lambda o, s, c: create_keyword_coverage_scorer(**o),
         example={

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import ScaledScorer, number, plural
-from scorers.catalogue.spec import SCALE, ScorerSpec
+from scorers.catalogue.metrics._code_based import ScaledScorer, code_scorer_spec, number, plural
+from scorers.catalogue.spec import SCALE
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "tone-consistency"
@@ -257,11 +257,9 @@ def create_tone_consistency_scorer(*, scale: float = 1.0) -> ToneConsistencyScor
 
 
 SPECS = (
-    ScorerSpec(
+    code_scorer_spec(
         id=SCORER_ID,
         name="Tone consistency",
-        uses_judge=False,
-        judge_calls=0,
         inputs=("output", "ground_truth (reference tone, optional)"),
         measures=(
             "Whether the response's sentiment matches a reference tone text, or, without one, "
@@ -271,8 +269,6 @@ SPECS = (
             "AFINN comparative c = Σ word scores / words; with reference: max(0, 1 − |c(response) − c(reference)|); "
             "without: max(0, 1 − population variance of the sentences' c); × scale"
         ),
-        score_range="0..1",
-        higher_is_better=True,
         options=(SCALE,),
         build=lambda o, s, c: create_tone_consistency_scorer(**o),
         example={

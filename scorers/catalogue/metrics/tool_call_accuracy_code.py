@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from scorers.catalogue.metrics._code_based import check_flag, check_scale, plural
-from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
+from scorers.catalogue.metrics._code_based import check_flag, check_scale, code_scorer_spec, plural
+from scorers.catalogue.spec import SCALE, OptionSpec
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 from scorers.core.errors import InvalidInputError
 
@@ -237,11 +237,9 @@ def create_tool_call_accuracy_code_scorer(
 
 
 SPECS = (
-    ScorerSpec(
+    code_scorer_spec(
         id=SCORER_ID,
         name="Tool-call accuracy (code)",
-        uses_judge=False,
-        judge_calls=0,
         inputs=("tool_calls",),
         measures="Whether the response called the expected tool, or the expected tools in the expected order.",
         formula=(
@@ -249,7 +247,6 @@ SPECS = (
             "subsequence of the calls (strict: exactly the calls); no calls → 0"
         ),
         score_range="0 or 1",
-        higher_is_better=True,
         options=(
             SCALE,
             OptionSpec(
