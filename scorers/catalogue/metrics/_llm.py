@@ -245,22 +245,31 @@ def quote_list(items: Sequence[str], limit: int = 3) -> str:
     return listing([f'"{s.strip()}"' for s in items], limit)
 
 
-def count_reason(head: str, n: int, flagged: Sequence[str], *, empty: str, clean: str, what: str) -> str:
-    """A "k of n X are Y: list" reason, e.g. ``"<head>: 2 of 5 opinions are biased: a; b."``.
+def count_reason(
+    scale: float, n: int, flagged: Sequence[str], empty: str, clean: str, what: str
+) -> Callable[[float], str]:
+    """The reason of a lower-is-better "k of n X are Y" score, as a function of the score.
+
+    It writes e.g. ``"The score is 0.4 out of 1 (lower is better): 2 of 5 opinions are biased: a; b."``.
 
     Args:
-        head: the reason's opening, e.g. ``"The score is 0.4 out of 1 (lower is better)"``.
+        scale: the score's upper bound, > 0.
         n: how many items the judge found (opinions, statements, ...), >= 0.
         flagged: the descriptions of the flagged items, listed by :func:`listing`.
         empty: the sentence when ``n`` is 0.
-        clean: the sentence when no item is flagged.
+        clean: the sentence when no item is flagged; ``{n}`` in it is replaced by ``n``.
         what: the items and their flag, e.g. ``"opinions are biased"``.
     """
-    if not n:
-        return f"{head}: {empty}"
-    if not flagged:
-        return f"{head}: {clean}"
-    return f"{head}: {len(flagged)} of {n} {what}: {listing(flagged)}."
+
+    def reason(score: float) -> str:
+        head = f"The score is {score:g} out of {scale:g} (lower is better)"
+        if not n:
+            return f"{head}: {empty}"
+        if not flagged:
+            return f"{head}: {clean.format(n=n)}"
+        return f"{head}: {len(flagged)} of {n} {what}: {listing(flagged)}."
+
+    return reason
 
 
 def verdict_reason(
