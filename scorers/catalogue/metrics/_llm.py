@@ -273,37 +273,28 @@ def count_reason(
 
 
 def verdict_reason(
-    head: str,
-    items: Sequence[Mapping[str, Any]],
-    key: str,
-    counts: Mapping[str, int],
-    *,
-    empty: str,
-    noun: str,
-    tally: str,
-    labels: Sequence[tuple[str, str]],
+    analysis: Mapping[str, Any], score: float, noun: str, empty: str, tally: str, labels: Sequence[tuple[str, str]]
 ) -> str:
-    """A reason from per-item verdicts: ``"<head>: 3 of 5 claims are <tally>. <Label>: "a"; "b"."``.
+    """A reason from per-item verdicts: ``"The score is 0.6 out of 1: 3 of 5 claims are <tally>. <Label>: "a"."``.
 
     Args:
-        head: the reason's opening, e.g. ``"The score is 0.6 out of 1"``.
-        items: the judge's items (claims, statements), each a mapping with ``key`` and ``"verdict"``.
-        key: the field of an item quoted in the lists, e.g. ``"claim"``.
-        counts: the number of items per verdict; ``counts["yes"]`` opens the tally.
-        empty: the sentence when ``items`` is empty.
-        noun: the singular name of an item, e.g. ``"claim"``.
+        analysis: the scorer's analysis: ``"scale"`` (> 0), ``"counts"`` (items per verdict) and
+            the items under ``noun + "s"``, each a mapping with ``noun`` and ``"verdict"``.
+        score: the score the reason quotes.
+        noun: the singular name of an item and the field quoted in the lists, e.g. ``"claim"``.
+        empty: the sentence when there are no items.
         tally: what the ``"yes"`` items are, then the other counts, e.g.
             ``"supported by the context, 1 contradicted and 0 not covered"``.
         labels: ``(verdict, label)`` pairs; the items of each verdict are quoted after its label.
     """
+    head = f"The score is {score:g} out of {analysis['scale']:g}"
+    items = analysis[noun + "s"]
     if not items:
         return f"{head}: {empty}"
-    n = len(items)
-    text = (
-        f"{head}: {counts['yes']} of {n} {noun}{'s' if n != 1 else ''} {'is' if counts['yes'] == 1 else 'are'} {tally}."
-    )
+    n, yes = len(items), analysis["counts"]["yes"]
+    text = f"{head}: {yes} of {n} {noun}{'s' if n != 1 else ''} {'is' if yes == 1 else 'are'} {tally}."
     for verdict, label in labels:
-        chosen = [item[key] for item in items if item["verdict"] == verdict]
+        chosen = [item[noun] for item in items if item["verdict"] == verdict]
         if chosen:
             text += f" {label}: {quoted(chosen)}."
     return text

@@ -77,21 +77,22 @@ def answer_relevancy_value(counts: Mapping[str, int], uncertainty_weight: float)
     return (counts.get("yes", 0) + uncertainty_weight * counts.get("unsure", 0)) / n if n else 0.0
 
 
+NO_ITEMS_REASON = (
+    "the judge found no statements in the response, so nothing in it answers the question "
+    "(a response without statements scores 0)."
+)
+REASON_LABELS = (("no", "Irrelevant"), ("unsure", "Partly relevant"))
+"""The reason's sentence when the judge finds no statement, and the labels of the listed verdicts."""
+
+
 def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     """The reason, written from the verdicts (no judge call); it quotes ``score``."""
     counts = analysis["counts"]
-    return verdict_reason(
-        f"The score is {score:g} out of {analysis['scale']:g}",
-        analysis["statements"],
-        "statement",
-        counts,
-        empty="the judge found no statements in the response, so nothing in it answers the "
-        "question (a response without statements scores 0).",
-        noun="statement",
-        tally=f"relevant to the question, {counts['unsure']} partly "
-        f"relevant (counted {analysis['uncertaintyWeight']:g} each) and {counts['no']} irrelevant",
-        labels=(("no", "Irrelevant"), ("unsure", "Partly relevant")),
+    tally = (
+        f"relevant to the question, {counts['unsure']} partly relevant "
+        f"(counted {analysis['uncertaintyWeight']:g} each) and {counts['no']} irrelevant"
     )
+    return verdict_reason(analysis, score, "statement", NO_ITEMS_REASON, tally, REASON_LABELS)
 
 
 class AnswerRelevancyScorer(JudgedScorer):

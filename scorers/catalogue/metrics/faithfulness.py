@@ -105,21 +105,22 @@ def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
     )
 
 
+NO_ITEMS_REASON = (
+    "the judge found no factual claims in the response, so none is supported by the context "
+    "(a response without claims scores 0)."
+)
+REASON_LABELS = (("no", "Contradicted"), ("unsure", "Not in the context"))
+"""The reason's sentence when the judge finds no claim, and the labels of the listed verdicts."""
+
+
 def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     """The reason, written from the verdicts (no judge call); it quotes ``score``."""
     counts = analysis["counts"]
-    return verdict_reason(
-        f"The score is {score:g} out of {analysis['scale']:g}",
-        analysis["claims"],
-        "claim",
-        counts,
-        empty="the judge found no factual claims in the response, so none is supported by the "
-        "context (a response without claims scores 0).",
-        noun="claim",
-        tally=f"supported by {CONTEXT_PHRASES[analysis['contextSource']]}, {counts['no']} contradicted and "
-        f"{counts['unsure']} not covered",
-        labels=(("no", "Contradicted"), ("unsure", "Not in the context")),
+    tally = (
+        f"supported by {CONTEXT_PHRASES[analysis['contextSource']]}, "
+        f"{counts['no']} contradicted and {counts['unsure']} not covered"
     )
+    return verdict_reason(analysis, score, "claim", NO_ITEMS_REASON, tally, REASON_LABELS)
 
 
 class ClaimsScorer(JudgedScorer):
