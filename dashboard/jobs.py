@@ -52,11 +52,14 @@ def _stop_button(shot: jobs.JobSnapshot, key: str) -> None:
     )
 
 
-@st.fragment(run_every=SIDEBAR_REFRESH_S)
-def _sidebar_list() -> None:
-    running = jobs.list_jobs(running_only=True)
+def _all_running() -> tuple[list[jobs.JobSnapshot], list[dict], object]:
+    """This process's running jobs, the other processes' (on a shared store), and that store."""
     store = shared_jobs.shared_store()
     others = shared_jobs.other_jobs(store) if store is not None else []
+    return jobs.list_jobs(running_only=True), others, store
+
+
+def _sidebar_list(running: list[jobs.JobSnapshot], others: list[dict], store: object) -> None:
     st.subheader("Jobs")
     if not running and not others:
         st.caption("No job running on this server.")
@@ -86,10 +89,27 @@ def _sidebar_list() -> None:
 _SNAPSHOT_FIELDS = ("kind", "label", "status", "phase", "done", "total", "failed", "started_at", "elapsed_s")
 
 
+@st.fragment(run_every=SIDEBAR_REFRESH_S)
+def _live_sidebar_list() -> None:
+    running, others, store = _all_running()
+    if not running and not others:
+        st.rerun()  # the last job ended: the whole page, so the sidebar stops polling
+    _sidebar_list(running, others, store)
+
+
 def render_jobs_sidebar() -> None:
-    """Every running job of the server in the sidebar, with progress and Stop (refreshed every 2 s)."""
+    """Every running job of the server in the sidebar, with progress and Stop.
+
+    While a job runs the list refreshes every 2 s; with none running it is drawn once per rerun,
+    so an idle page is never rerun in the background (which would close an open dropdown or
+    drop a key press).
+    """
+    running, others, store = _all_running()
     with st.sidebar:
-        _sidebar_list()
+        if running or others:
+            _live_sidebar_list()
+        else:
+            _sidebar_list(running, others, store)
 
 
 @st.fragment(run_every=1.0)

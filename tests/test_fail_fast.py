@@ -107,7 +107,9 @@ def test_a_killed_judge_pauses_the_run_after_k_failures(fake_openai: FakeOpenAI,
     closer.join(10)
     assert result.status == "judge_unreachable"
     scored = [o for o in result.outcomes if o.status.value == "scored"]
-    assert len(scored) == served["n"] and served["n"] >= 3
+    # The reply the server was writing when it closed may never reach the client: at most one served
+    # reply is lost that way (its item is left to do, not recorded).
+    assert served["n"] - 1 <= len(scored) <= served["n"] and served["n"] >= 3
     assert len(result.outcomes) == len(scored)  # no item was recorded as failed
     assert "Paused after 4 judge failures in a row" in result.stop_reason
     _, _, stored = load_run(store, result.run_id)
