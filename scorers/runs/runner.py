@@ -38,6 +38,21 @@ PREFLIGHT_KINDS = UNREACHABLE_KINDS - {"server"} | {"unknown_model", "rejected",
 """Failures of the first item that stop a run before it fans out (a 5xx may be passing; it is counted instead)."""
 
 
+RESULT_COLUMNS: tuple[str, ...] = (
+    "item_index",
+    "scorer",
+    "status",
+    "score",
+    "reason",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
+    "judge_calls",
+    "latency_s",
+)
+"""The result columns of a run's tables (:meth:`EvalRunResult.frame` adds ``item_id``; :attr:`scorers.runs.table.RunTable.results` adds the dimension columns)."""
+
+
 @dataclass(frozen=True)
 class EvalItem:
     """One dataset row to score.
@@ -266,19 +281,7 @@ class EvalRunResult:
             }
             for o in self.outcomes
         ]
-        columns = [
-            "item_index",
-            "item_id",
-            "scorer",
-            "status",
-            "score",
-            "reason",
-            "error",
-            "prompt_tokens",
-            "completion_tokens",
-            "judge_calls",
-            "latency_s",
-        ]
+        columns = ["item_index", "item_id", *RESULT_COLUMNS[1:]]
         frame = pd.DataFrame(rows, columns=columns if not rows else None)
         return frame.astype({"score": "float64"})
 

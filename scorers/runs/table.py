@@ -25,25 +25,12 @@ import pandas as pd
 
 from scorers.core.errors import ScoreStatus
 from scorers.runs.export import item_texts
-from scorers.runs.runner import EvalItem, ItemOutcome, outcome_from_record
+from scorers.runs.runner import RESULT_COLUMNS, EvalItem, ItemOutcome, outcome_from_record
 from scorers.runs.store import Store
 
 TEXT_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth")
 """The item texts :class:`RunTable` keeps (see :func:`scorers.runs.export.item_texts`)."""
 
-RESULT_COLUMNS: tuple[str, ...] = (
-    "item_index",
-    "scorer",
-    "status",
-    "score",
-    "reason",
-    "error",
-    "prompt_tokens",
-    "completion_tokens",
-    "judge_calls",
-    "latency_s",
-)
-"""The leading columns of :attr:`RunTable.results`; the dimension columns follow."""
 
 Splitter = Callable[[Mapping[str, Any]], Mapping[str, float]]
 """A scorer's ``dimension_scores(analysis)``: dimension name → 0..1 score."""
