@@ -28,9 +28,9 @@ def setup_page() -> None:
     """Page config, the judge-settings sidebar and the server's running jobs: the first call of every page script.
 
     Pages do this themselves, rather than ``app.py``, so a page renders the same
-    whether Streamlit runs it through ``st.navigation`` or directly from the
-    ``pages/`` folder (its legacy multipage mode, which AppTest reruns and a deep
-    link on a fresh server use).
+    whether Streamlit runs it through ``st.navigation`` or directly (as AppTest's
+    ``switch_page`` does). The scripts live in ``views/``, not ``pages/``: a ``pages/``
+    folder turns on Streamlit's legacy multipage navigation on a fresh server's first run.
     """
     page_config()
     render_judge_sidebar()

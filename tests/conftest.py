@@ -19,7 +19,7 @@ no judge configuration from the developer's environment (``OPENAI_API_KEY``,
 
 ``open_page``: ``open_page("batch")`` runs ``app.py`` in Streamlit's ``AppTest`` (empty
 secrets, so no developer's ``secrets.toml`` is read; a 90 s timeout per run, for a busy
-machine), switches to ``pages/batch.py`` and checks that nothing raised;
+machine), switches to ``views/batch.py`` and checks that nothing raised;
 ``open_page()`` stays on the first page (Evaluate). Uses ``studio_db``.
 
 ``downloads``: the bytes of every file handed to an ``st.download_button`` during the
@@ -116,7 +116,7 @@ def fake_judge(studio_db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.Mon
 
 @pytest.fixture
 def open_page(studio_db: Path) -> Callable[..., AppTest]:
-    """``open_page(name=None)``: the app after its first run, switched to ``pages/<name>.py``.
+    """``open_page(name=None)``: the app after its first run, switched to ``views/<name>.py``.
 
     With ``at.secrets`` set, ``st.secrets`` is replaced for the run and never reads a
     ``secrets.toml`` from the home or working directory.
@@ -128,7 +128,7 @@ def open_page(studio_db: Path) -> Callable[..., AppTest]:
         at.secrets["OPENAI_BASE_URL"] = ""
         at.run()
         if name is not None:
-            at.switch_page(f"pages/{name}.py").run()
+            at.switch_page(f"views/{name}.py").run()
         assert not at.exception
         return at
 

@@ -125,7 +125,7 @@ def test_a_dashboard_budget_cap_is_never_exceeded(judge: FakeOpenAI, open_page, 
 
 def test_a_big_run_asks_for_confirmation(judge: FakeOpenAI, open_page, monkeypatch):
     monkeypatch.setattr("dashboard.batch.CONFIRM_ABOVE_CALLS", 2)
-    monkeypatch.setattr("pages.batch.CONFIRM_ABOVE_CALLS", 2, raising=False)
+    monkeypatch.setattr("views.batch.CONFIRM_ABOVE_CALLS", 2, raising=False)
     at = open_page("batch")
     prepare(at, 3)
     assert at.button(key="batch_run").disabled

@@ -227,8 +227,8 @@ def test_the_builder_survives_a_visit_to_another_page(open_page):
     at = open_page("judges")
     build_politeness(at)
     at.text_area(key="jb_try_response").input("Thanks for waiting!").run()
-    at.switch_page("pages/catalogue.py").run()
-    at.switch_page("pages/judges.py").run()
+    at.switch_page("views/catalogue.py").run()
+    at.switch_page("views/judges.py").run()
 
     assert not at.exception
     assert at.text_input(key="jb_name").value == "Politeness"
