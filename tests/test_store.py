@@ -113,6 +113,14 @@ def test_sql_text_with_question_marks_and_percent_signs(store: Store):
     assert store.query("SELECT '?' AS mark")[0]["mark"] == "?"  # a quoted ? is not a placeholder
 
 
+def test_read_chunks_yields_the_rows_in_order_size_at_a_time(store: Store):
+    run_id = make_run(store, n_items=7)
+    sql = "SELECT item_index FROM items WHERE run_id = ? ORDER BY item_index"
+    chunks = [[r["item_index"] for r in chunk] for chunk in store.read_chunks(sql, (run_id,), size=3)]
+    # 7 rows 3 at a time: 3 + 3 + 1 (a chunk of one row each would make 7 chunks and a slow open).
+    assert chunks == [[0, 1, 2], [3, 4, 5], [6]]
+
+
 def test_label_history_and_saved_judges(store: Store):
     run_id = td_run(store, ["abc", "abx"])
     save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.5)

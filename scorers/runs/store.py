@@ -825,9 +825,9 @@ class Store:
         try:
             with reader.connect() as conn:
                 db = Connection(conn)
-                result = conn.execution_options(yield_per=size).exec_driver_sql(db._sql(sql), tuple(params))
+                result = conn.exec_driver_sql(db._sql(sql), tuple(params), execution_options={"yield_per": size})
                 index = {key: n for n, key in enumerate(result.keys())}
-                for part in result.partitions():
+                for part in result.partitions(size):
                     yield [Record(index, row) for row in part]
         finally:
             if reader is not self.engine:
