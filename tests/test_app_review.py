@@ -31,6 +31,10 @@ from scorers import (
     run_evals,
 )
 from scorers.analysis.labels import Label, current_labels, label_history, save_label
+from scorers.analysis.pairwise_runs import save_pairwise
+from scorers.analysis.uncertainty import stored_rejudges
+from scorers.catalogue.metrics.pairwise import PairwiseOutcome, PairwiseVerdict
+from scorers.core.base import JudgeUsage
 from scorers.runs import jobs
 
 TD = "textual-difference"
@@ -290,8 +294,30 @@ def test_consistency_rejudges_without_the_cache_and_never_changes_the_run(
     store = Store(studio_db)
     try:
         assert store.results(run_id) == before
+        # dish1's repetitions, in the order the concurrent calls finished: two 0s and one 1.
+        assert [sorted(r["repetitions"][1]) for r in stored_rejudges(store, run_id, "gluten-checker")] == [[0, 0, 1]]
     finally:
         store.close()
+
+    # The re-judging is kept: the review queue "judge least sure first" puts dish1 first (its stored pass
+    # was reversed by 2 of its 3 repetitions); dish0 and dish2 did not flip (0/3), both 0.5 from the
+    # threshold 0.5, so they follow in row order.
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.radio(key="review_view").set_value("Review").run()
+    at.radio(key="review_filter").set_value("uncertain").run()
+    # The page stays on the row it showed (d0, the first row), now second in this queue.
+    assert row_heading(at).startswith("**Row 2 of 3** (mine: judge least sure first) · item `d0`")
+    assert "Why here: flipped on re-judge 0/3 · 0.5 from the threshold" in [m.value for m in at.markdown]
+    at.button(key=f"{key}_previous").click().run()
+    assert row_heading(at).startswith("**Row 1 of 3** (mine: judge least sure first) · item `d1`")
+    assert "Why here: flipped on re-judge 2/3 · 0.5 from the threshold" in [m.value for m in at.markdown]
+    at.button(key=f"{key}_next").click().run()
+    at.button(key=f"{key}_next").click().run()
+    assert row_heading(at).startswith("**Row 3 of 3** (mine: judge least sure first) · item `d2`")
+    # A fresh session shows the stored re-judging again in the Consistency view.
+    again = open_page("review")
+    again.radio(key="review_view").set_value("Consistency").run()
+    assert metrics(again)["Verdict flips"] == "33%"
 
 
 def test_consistency_of_a_code_scorer_says_it_never_varies(open_page, studio_db: Path):
@@ -424,3 +450,45 @@ def test_queue_helpers_without_streamlit():
     assert resolve_position([2], 4, lambda i: i) == 2 and resolve_position([], 0, lambda i: i) is None
     with pytest.raises(ValueError, match="unknown review filter"):
         review_queue(1, {}, {}, "mine", threshold=0.5)
+
+
+def test_the_uncertain_queue_puts_rows_whose_pairwise_order_flipped_first(open_page, studio_db: Path):
+    # Two models answer two questions; textual difference against "abc": "abc" → 1, "ab" → 0.533 (see above).
+    store = Store(studio_db)
+    try:
+        items = [
+            EvalItem(
+                f"q{q}/{m}", {"input": f"q{q}", "output": out, "ground_truth": "abc"}, groups={"model": m, "row_id": q}
+            )
+            for q, outs in ((1, ("abc", "ab")), (2, ("ab", "abc")))
+            for m, out in zip(("x", "y"), outs, strict=True)
+        ]  # 0 q1/x 1, 1 q1/y 0.533, 2 q2/x 0.533, 3 q2/y 1
+        run_id = run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="mt.csv").run_id
+        verdict = PairwiseVerdict("tie", "a", "b", "the orders disagree", JudgeUsage())
+        save_pairwise(
+            store,
+            run_id,
+            a="x",
+            b="y",
+            group_col="group:model",
+            pair_col="group:row_id",
+            rubric="better",
+            judge=None,
+            outcomes=[PairwiseOutcome("2", ScoreStatus.SCORED, verdict)],  # question 2: the order flipped
+        )
+    finally:
+        store.close()
+    key = review_key(run_id, TD)
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.radio(key="review_filter").set_value("uncertain").run()
+    # Share of flips: q2/x and q2/y 1/1, the others never judged again (0). Then |score − 0.5|: q2/x 0.0333
+    # before q2/y 0.5; q1/y 0.0333 before q1/x 0.5. Queue: 2, 3, 1, 0; the page stays on row 0, last.
+    assert row_heading(at).startswith("**Row 4 of 4** (mine: judge least sure first) · item `q1/x`")
+    assert "Why here: 0.5 from the threshold" in [m.value for m in at.markdown]
+    for _ in range(3):
+        at.button(key=f"{key}_previous").click().run()
+    assert row_heading(at).startswith("**Row 1 of 4** (mine: judge least sure first) · item `q2/x`")
+    assert "Why here: order flipped in pairwise judging 1/1 · 0.0333 from the threshold" in [
+        m.value for m in at.markdown
+    ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,19 +22,6 @@ NUMBER_COLUMN = st.column_config.NumberColumn(format="%.3f")
 def sample_datasets() -> dict[str, Path]:
     """The files of ``sample_data/`` the page offers (CSV and JSON Lines), by file name."""
     return {p.name: p for p in sorted(SAMPLE_DIR.iterdir()) if p.suffix in (".csv", ".jsonl")}
-
-
-def variant_label(value: Any) -> str:
-    """A variant (or row id) value as the comparison shows it: text, ``"(blank)"`` when missing.
-
-    The same rule as :func:`scorers.analysis.compare.leaderboard` applies to its ``variant`` column.
-
-    >>> variant_label(None), variant_label(" "), variant_label(3)
-    ('(blank)', '(blank)', '3')
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
-        return "(blank)"
-    return str(value)
 
 
 def scorer_names(scorer_ids: Sequence[str]) -> dict[str, str]:

@@ -18,7 +18,14 @@ from scorers import (
     TextualDifferenceScorer,
     load_run,
 )
-from scorers.analysis.compare import dimension_means, leaderboard, not_scored_summary, paired, rows_by_difference
+from scorers.analysis.compare import (
+    dimension_means,
+    leaderboard,
+    not_scored_summary,
+    paired,
+    rows_by_difference,
+    variant_label,
+)
 from scorers.analysis.generate import judging_basis_text
 from scorers.analysis.pairwise_runs import (
     order_flip_rate,
@@ -48,7 +55,7 @@ from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome
 from ..runs import RunFailure
 from ..settings import judge_cache, judge_settings
-from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names, variant_label
+from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names
 from .job import render_generation
 from .many import render_breakdown, render_per_question, render_ranking
 

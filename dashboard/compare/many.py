@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
+from scorers.analysis.compare import variant_label
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.analysis.report import breakdown_figure
 
 from ..batch import truncate
 from ..results import md_escape, render_outcome
-from .common import NUMBER_COLUMN, variant_label
+from .common import NUMBER_COLUMN
 
 if TYPE_CHECKING:
     from .comparison import Comparison

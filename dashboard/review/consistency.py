@@ -16,6 +16,7 @@ from scorers.analysis.agreement import (
     rejudge,
     sample_indexes,
 )
+from scorers.analysis.uncertainty import save_rejudge, stored_rejudges
 from scorers.catalogue.registry import scorer_spec
 from scorers.runs import jobs
 
@@ -35,12 +36,13 @@ REJUDGE_SLOT = "rejudge"
 """This session's re-judging job, in :func:`dashboard.jobs.session_job`."""
 
 
-def _consistency_key(ctx: ReviewContext) -> str:
-    return f"{ctx.key}_consistency"
-
-
 def render_consistency(ctx: ReviewContext) -> None:
-    """Re-judge a sample of rows several times (cache bypassed, nothing stored) and show the spread."""
+    """Re-judge a sample of rows several times (cache bypassed) and show the spread.
+
+    The run's results are never changed; each re-judging is stored beside the run
+    (:func:`scorers.analysis.uncertainty.save_rejudge`), shown again here, and feeds the review
+    queue's "judge least sure first" order.
+    """
     if not ctx.uses_judge:
         st.info(f"{ctx.scorer_name} uses no judge: its scores are computed in code and never vary.")
         return
@@ -50,7 +52,8 @@ def render_consistency(ctx: ReviewContext) -> None:
         return
     st.caption(
         "Asks the judge again about a sample of rows, several times each, with the cache bypassed. "
-        "The run's stored results are never changed: the new scores live in this browser session only."
+        "The run's stored results are never changed: each re-judging is kept beside the run, shown again here, "
+        'and puts rows whose verdict flipped first in the review queue\'s "judge least sure first" order.'
     )
     c1, c2, c3, c4 = st.columns(4)
     n_rows = c1.number_input(
@@ -98,12 +101,19 @@ def render_consistency(ctx: ReviewContext) -> None:
         st.rerun()
     if busy:
         render_job_progress(job.id, key=f"{ctx.key}_c_job")
-    elif job is not None and job.result is not None and job.result[0] == _consistency_key(ctx):
-        st.session_state[_consistency_key(ctx)] = job.result[1:]
-    stored = st.session_state.get(_consistency_key(ctx))
-    if stored is None:
+    elif job is not None and job.snapshot().status == "failed":
+        st.error(job.snapshot().message)
+    records = stored_rejudges(ctx.store, ctx.run["id"], ctx.scorer_id)
+    if not records:
         return
-    params, repetitions = stored
+    by_id = {r["id"]: r for r in records}
+    chosen = st.selectbox(
+        "Stored re-judgings of this scorer (newest first)",
+        list(by_id),
+        key=f"{ctx.key}_c_pick",
+        format_func=lambda i: f"{by_id[i]['created_at'][:16].replace('T', ' ')} UTC · {by_id[i]['params']}",
+    )
+    params, repetitions = by_id[chosen]["params"], by_id[chosen]["repetitions"]
     report = consistency_report(
         repetitions,
         threshold=ctx.threshold,
@@ -111,7 +121,7 @@ def render_consistency(ctx: ReviewContext) -> None:
         stored_scores={i: ctx.outcomes[i].score if i in ctx.outcomes else None for i in repetitions},
         higher_is_better=ctx.higher_is_better,
     )
-    st.markdown(f"**Last re-judging:** {md_escape(params)}")
+    st.markdown(f"**Re-judging:** {md_escape(params)}")
     m = st.columns(6)
     m[0].metric("Rows re-judged", len(report.rows))
     m[4].metric(
@@ -192,9 +202,9 @@ def _run_consistency(ctx: ReviewContext, indexes: list[int], repeats: int, tempe
         + (f"seed {settings.seed}" if settings.seed is not None else "no seed")
         + ", cache bypassed"
     )
-    state_key = _consistency_key(ctx)
+    store, run_id, scorer_id = ctx.store, ctx.run["id"], ctx.scorer_id
 
-    def work(job: jobs.JobContext) -> tuple[str, str, dict[int, list[float | str]]]:
+    def work(job: jobs.JobContext) -> int:
         job.progress(done=0, total=len(indexes) * repeats, phase="re-judging")
         repetitions = rejudge(
             scorer,
@@ -205,7 +215,7 @@ def _run_consistency(ctx: ReviewContext, indexes: list[int], repeats: int, tempe
             on_progress=lambda done, total: job.progress(done=done, total=total),
             cancel=job.cancel,
         )
-        return state_key, params, repetitions
+        return save_rejudge(store, run_id, scorer_id, params=params, repetitions=repetitions)
 
     remember(REJUDGE_SLOT, jobs.start("rejudge", f"Re-judging {ctx.scorer_name} in run {ctx.run['id']}", work))
 

@@ -37,6 +37,8 @@ from scorers.analysis.labels import (
     reviewer_labels,
     save_label,
 )
+from scorers.analysis.pairwise_runs import order_flips_by_item, stored_pairwise
+from scorers.analysis.uncertainty import JudgeDoubt, judge_doubts, pooled_repetitions, stored_rejudges
 
 from ..results import md_escape, render_outcome
 from ..run_explorer import render_item_texts
@@ -62,9 +64,17 @@ FILTERS: dict[str, str] = {
 }
 """Review filters: key → label. Disagreements: judge verdict ≠ human verdict at the threshold;
 low judge scores: scored below the threshold, lowest first. The two "Mine" queues hold the
-rows this reviewer has not labelled yet: judge least sure first (the score nearest the
-threshold first), or in a random order of their own (seeded by their name), so that a
-calibration sample is not biased by the judge."""
+rows this reviewer has not labelled yet: judge least sure first (:data:`UNCERTAIN_ORDER`), or in
+a random order of their own (seeded by their name), so that a calibration sample is not biased
+by the judge."""
+
+UNCERTAIN_ORDER = (
+    "Least sure first: rows whose verdict flipped when the judge was asked again come first, the highest "
+    "share of flips first (re-judged repetitions that gave the other verdict, from the Consistency view, "
+    "pooled with pairwise judgings on Compare whose preference changed when the order was swapped); then "
+    "the score nearest the pass threshold. Rows never judged again count as 0 flips."
+)
+"""The "judge least sure first" order in words (:mod:`scorers.analysis.uncertainty`)."""
 
 SHORTCUTS: dict[str, str] = {"next": "J", "previous": "K", "pass": "U", "fail": "D"}
 """Native Streamlit button shortcuts of the review view."""
@@ -122,6 +132,7 @@ def review_queue(
     higher_is_better: bool = True,
     mine: Mapping[int, Label] | None = None,
     reviewer: str = "",
+    doubts: Mapping[int, JudgeDoubt] | None = None,
 ) -> list[int]:
     """The item indexes a filter shows, in review order.
 
@@ -134,12 +145,14 @@ def review_queue(
         higher_is_better: the scorer's direction.
         mine: item index → this reviewer's own label (the ``"uncertain"`` and ``"random"`` queues).
         reviewer: the reviewer's name (seeds the ``"random"`` order).
+        doubts: item index → the judge's doubt (:func:`load_doubts`), for ``"uncertain"``;
+            None: from the scores alone (nearest the threshold first).
 
     Returns:
         Item order, except ``"low"``: scored rows below the threshold, lowest score first;
-        ``"uncertain"``: scored rows the reviewer has not labelled, |score − threshold|
-        smallest first; ``"random"``: rows the reviewer has not labelled, shuffled with a
-        seed from their name.
+        ``"uncertain"``: scored rows the reviewer has not labelled, in :attr:`JudgeDoubt.key`
+        order (:data:`UNCERTAIN_ORDER`); ``"random"``: rows the reviewer has not labelled,
+        shuffled with a seed from their name.
 
     Raises:
         ValueError: an unknown mode.
@@ -169,21 +182,22 @@ def review_queue(
         todo = [i for i in indexes if i not in (mine or {})]
         if mode == "uncertain":
             todo = [i for i in todo if (o := outcomes.get(i)) is not None and o.score is not None]
-        return sorted(todo, key=queue_order(outcomes, mode, threshold=threshold, reviewer=reviewer))
+        return sorted(todo, key=queue_order(outcomes, mode, threshold=threshold, reviewer=reviewer, doubts=doubts))
     raise ValueError(f"unknown review filter {mode!r}; use one of {', '.join(FILTERS)}")
 
 
 def queue_order(
-    outcomes: Mapping[int, ItemOutcome], mode: str, *, threshold: float = 0.0, reviewer: str = ""
-) -> Callable[[int], tuple[float, int]]:
+    outcomes: Mapping[int, ItemOutcome],
+    mode: str,
+    *,
+    threshold: float = 0.0,
+    reviewer: str = "",
+    doubts: Mapping[int, JudgeDoubt] | None = None,
+) -> Callable[[int], tuple[float, ...]]:
     """The sort key of :func:`review_queue` for ``mode`` (defined for every item, queued or not)."""
     if mode == "uncertain":
-
-        def by_doubt(i: int) -> tuple[float, int]:
-            o = outcomes.get(i)
-            return (abs(o.score - threshold) if o is not None and o.score is not None else math.inf, i)
-
-        return by_doubt
+        known = doubts if doubts is not None else judge_doubts(_scores(outcomes), threshold=threshold)
+        return lambda i: known[i].key if i in known else (0.0, math.inf, i)
     if mode == "random":
         # A shuffle of the reviewer's own: each row's rank is a hash of the name and the row.
         return lambda i: (float(int(hashlib.sha256(f"{reviewer}\0{i}".encode()).hexdigest()[:12], 16)), i)
@@ -195,6 +209,22 @@ def queue_order(
 
         return by_score
     return lambda i: (0.0, i)
+
+
+def _scores(outcomes: Mapping[int, ItemOutcome]) -> dict[int, float]:
+    return {i: o.score for i, o in outcomes.items() if o.score is not None}
+
+
+def load_doubts(ctx: ReviewContext) -> dict[int, JudgeDoubt]:
+    """The judge's doubt of every scored row of the run × scorer under review, at its threshold:
+    the stored re-judgings of this scorer, and the run's stored pairwise judgings."""
+    return judge_doubts(
+        _scores(ctx.outcomes),
+        threshold=ctx.threshold,
+        higher_is_better=ctx.higher_is_better,
+        repetitions=pooled_repetitions(stored_rejudges(ctx.store, ctx.run["id"], ctx.scorer_id)),
+        order_flips=order_flips_by_item(stored_pairwise(ctx.store, ctx.run["id"]), ctx.items),
+    )
 
 
 def step(queue: Sequence[int], current: int | None, direction: int, key: Callable[[int], Any]) -> int | None:
@@ -289,6 +319,7 @@ def _save(
     if advance:
         labels = {i: label for (i, _), label in current_labels(ctx.store, ctx.run["id"], ctx.scorer_id).items()}
         mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {})
+        doubts = load_doubts(ctx) if mode == "uncertain" else None
         queue = review_queue(
             len(ctx.items),
             ctx.outcomes,
@@ -298,11 +329,10 @@ def _save(
             higher_is_better=ctx.higher_is_better,
             mine=mine,
             reviewer=reviewer,
+            doubts=doubts,
         )
-        _go(
-            ctx.position_key,
-            step(queue, index, 1, queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer)),
-        )
+        order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer, doubts=doubts)
+        _go(ctx.position_key, step(queue, index, 1, order))
     for field in ("score", "verdict", "comment"):  # the row's form shows the saved label next time
         st.session_state.pop(f"{ctx.key}_{index}_{field}", None)
     st.session_state[f"{ctx.key}_saved"] = f"Saved your label of {ctx.items[index].item_id}."
@@ -406,11 +436,14 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     """The review view: filters, the agreement strip, one row with its texts, breakdown and label form."""
     st.html(FOCUS_SCRIPT, unsafe_allow_javascript=True)
     mode = st.radio("Show", list(FILTERS), format_func=FILTERS.get, horizontal=True, key=FILTER_KEY, **SESSION)
+    if mode == "uncertain":
+        st.caption(UNCERTAIN_ORDER)
     render_agreement_strip(ctx)
     saved = st.session_state.pop(f"{ctx.key}_saved", None)
     if saved:
         st.toast(saved, icon=":material/check:")
     mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {}) if reviewer else {}
+    doubts = load_doubts(ctx) if mode == "uncertain" else None
     queue = review_queue(
         len(ctx.items),
         ctx.outcomes,
@@ -420,8 +453,9 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         higher_is_better=ctx.higher_is_better,
         mine=mine,
         reviewer=reviewer,
+        doubts=doubts,
     )
-    order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer)
+    order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer, doubts=doubts)
     index = resolve_position(queue, st.session_state.get(ctx.position_key), order)
     if index is None:
         empty = {
@@ -455,6 +489,8 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
             args=(ctx.position_key, target),
             disabled=target is None,
         )
+    if doubts is not None and index in doubts:
+        st.markdown(f"Why here: {md_escape(doubts[index].explain())}")
     st.caption(
         "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
         "Esc leaves a field (letter keys do nothing while the cursor is in a field)."

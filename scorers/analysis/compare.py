@@ -106,7 +106,12 @@ def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
         )
 
 
-def _label(value: Any) -> str:
+def variant_label(value: Any) -> str:
+    """A variant (or pair id) value as comparisons show it: text, ``"(blank)"`` when missing.
+
+    >>> variant_label(None), variant_label(" "), variant_label(3)
+    ('(blank)', '(blank)', '3')
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
         return "(blank)"
     return str(value)
@@ -164,7 +169,7 @@ def leaderboard(
     """
     _require(frame, [group_col, "scorer", "status", "score"])
     rows = []
-    keys = frame[group_col].map(_label)
+    keys = frame[group_col].map(variant_label)
     for (variant, scorer), part in frame.assign(_variant=keys).groupby(["_variant", "scorer"], sort=True):
         scores = _scored(part)
         if len(scores):
@@ -340,7 +345,7 @@ def _pairs(frame: pd.DataFrame, scorer: str, a: str, b: str, group_col: str, pai
     """Rows ``pair_id``, ``a``, ``b`` (scores) of the pairs scored for both, and the number left unpaired."""
     _require(frame, [group_col, pair_col, "scorer", "status", "score"])
     part = frame[frame["scorer"] == scorer]
-    part = part.assign(_variant=part[group_col].map(_label), _pair=part[pair_col].map(_label))
+    part = part.assign(_variant=part[group_col].map(variant_label), _pair=part[pair_col].map(variant_label))
     part = part[part["_variant"].isin([a, b])]
     duplicated = part.duplicated(["_pair", "_variant"], keep=False)
     if duplicated.any():
@@ -547,7 +552,7 @@ def dimension_means(
         split = _generic_dimensions
     values: dict[tuple[str, str], list[float]] = {}
     part = frame[(frame["scorer"] == scorer) & (frame["status"] == ScoreStatus.SCORED.value)]
-    for variant, analysis in zip(part[group_col].map(_label), part["analysis"], strict=True):
+    for variant, analysis in zip(part[group_col].map(variant_label), part["analysis"], strict=True):
         if not isinstance(analysis, Mapping):
             continue
         try:
@@ -593,7 +598,7 @@ def rows_by_difference(
     """
     pairs, _ = _pairs(frame, scorer, a, b, group_col, pair_col)
     part = frame[frame["scorer"] == scorer]
-    part = part.assign(_variant=part[group_col].map(_label), _pair=part[pair_col].map(_label))
+    part = part.assign(_variant=part[group_col].map(variant_label), _pair=part[pair_col].map(variant_label))
 
     def texts(variant: str, column: str) -> dict[str, Any]:
         rows = part[part["_variant"] == variant]
@@ -848,6 +853,7 @@ __all__ = [
     "rows_by_difference",
     "run_diff",
     "run_frames",
+    "variant_label",
 ]
 
 

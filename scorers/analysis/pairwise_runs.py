@@ -16,7 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from scorers.analysis.compare import variant_label
 from scorers.catalogue.metrics.pairwise import PairwiseOutcome, win_rates
+from scorers.runs.runner import EvalItem
 from scorers.runs.store import Store, now_iso
 
 
@@ -114,6 +116,41 @@ def order_flip_rate(record: Mapping[str, Any]) -> tuple[float | None, int]:
     return sum(o["first"] != o["second"] for o in judged) / len(judged), len(judged)
 
 
+def order_flips_by_item(records: Sequence[Mapping[str, Any]], items: Sequence[EvalItem]) -> dict[int, tuple[int, int]]:
+    """Per item of the run, how often the pairwise judgings of its row flipped when the order was swapped.
+
+    An item takes part in a judging when its variant (its ``group_col`` group) is the judging's
+    A or B and its pair id (its ``pair_col`` group) is a judged pair's ``row_id``.
+
+    Args:
+        records: :func:`stored_pairwise` records of the run.
+        items: the run's items (index = position).
+
+    Returns:
+        Item index → ``(flipped, judged)``: judged pairs of the item whose preference changed
+        with the order, and judged pairs of the item (pairs not judged are not counted); items
+        in no judged pair are absent.
+
+    >>> item = EvalItem("q1/x", {}, groups={"model": "x", "row_id": 1})
+    >>> order_flips_by_item([{"a": "x", "b": "y", "group_col": "group:model", "pair_col": "group:row_id",
+    ...                       "outcomes": [{"row_id": "1", "winner": "tie", "first": "a", "second": "b"}]}], [item])
+    {0: (1, 1)}
+    """
+    out: dict[int, tuple[int, int]] = {}
+    for record in records:
+        variant, pair = record["group_col"].removeprefix("group:"), record["pair_col"].removeprefix("group:")
+        judged = {o["row_id"]: o["first"] != o["second"] for o in record["outcomes"] if o["winner"] is not None}
+        for index, item in enumerate(items):
+            if variant_label(item.groups.get(variant)) not in (record["a"], record["b"]):
+                continue
+            row = item.groups.get(pair)
+            if row is None or str(row) not in judged:
+                continue
+            flipped, seen = out.get(index, (0, 0))
+            out[index] = (flipped + judged[str(row)], seen + 1)
+    return out
+
+
 def stored_win_rates(record: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`scorers.catalogue.metrics.pairwise.win_rates` of a stored judging (same keys)."""
     judged = [
@@ -164,6 +201,7 @@ def pairwise_report_tables(store: Store, run_id: str) -> dict[str, pd.DataFrame]
 
 __all__ = [
     "order_flip_rate",
+    "order_flips_by_item",
     "pairwise_report_tables",
     "pairwise_table",
     "save_pairwise",

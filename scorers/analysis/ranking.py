@@ -30,7 +30,7 @@ import pandas as pd
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from scorers.analysis.compare import TIE_TOLERANCE, _higher_is_better, _label, _require, _scored, paired
+from scorers.analysis.compare import TIE_TOLERANCE, _higher_is_better, _require, _scored, paired, variant_label
 from scorers.core.errors import ScoreStatus
 
 
@@ -183,7 +183,7 @@ def _outcome_table(frame: pd.DataFrame, scorer: str, group_col: str, pair_col: s
     """Scores pivoted: one row per question (``pair_col``), one column per variant (NaN: not scored)."""
     _require(frame, [group_col, pair_col, "scorer", "status", "score"])
     part = frame[(frame["scorer"] == scorer) & (frame["status"] == ScoreStatus.SCORED.value)]
-    part = part.assign(_variant=part[group_col].map(_label), _pair=part[pair_col].map(_label))
+    part = part.assign(_variant=part[group_col].map(variant_label), _pair=part[pair_col].map(variant_label))
     part = part.drop_duplicates(["_pair", "_variant"], keep="first")
     return part.pivot(index="_pair", columns="_variant", values="score").astype(float)
 
@@ -331,7 +331,7 @@ def group_breakdown(frame: pd.DataFrame, scorer: str, by: str, *, group_col: str
     """
     _require(frame, [by, group_col, "scorer", "status", "score"])
     part = frame[frame["scorer"] == scorer]
-    part = part.assign(_group=part[by].map(_label), _variant=part[group_col].map(_label))
+    part = part.assign(_group=part[by].map(variant_label), _variant=part[group_col].map(variant_label))
     rows = []
     for (group, variant), cell in part.groupby(["_group", "_variant"], sort=True):
         scores = _scored(cell)

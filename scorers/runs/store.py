@@ -200,6 +200,18 @@ PAIRWISE = sa.Table(  # pairwise-judge results of a run (scorers.analysis.pairwi
     sa.Index("pairwise_by_run", "run_id", "id"),
     sqlite_autoincrement=True,
 )
+REJUDGES = sa.Table(  # re-judgings of a run's rows, for the review queue (scorers.analysis.uncertainty)
+    "rejudges",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("scorer_id", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("params", sa.Text, nullable=False),
+    sa.Column("repetitions", _JSON, nullable=False),
+    sa.Index("rejudges_by_run", "run_id", "scorer_id", "id"),
+    sqlite_autoincrement=True,
+)
 JOBS = sa.Table(  # background jobs of every process sharing the store (scorers.runs.shared_jobs)
     "jobs",
     METADATA,
