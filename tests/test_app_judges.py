@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 from fake_openai import FakeOpenAI, Reply
+from judge_data import settings_for
 from streamlit.testing.v1 import AppTest
 
-from scorers import Store
+from scorers import EvalItem, ScoreStatus, Store, create_scorer, run_evals
 from scorers.catalogue.judge_builder import GLUTEN_PROMPT
 from scorers.catalogue.judge_store import judge_versions, list_judges
 
@@ -237,3 +238,52 @@ def test_the_builder_survives_a_visit_to_another_page(open_page):
     assert at.text_input(key="jb_reason").value == "Polite: {isPolite}. Rude phrases: {rudePhrases}."
     assert at.text_area(key="jb_try_response").value == "Thanks for waiting!"
     assert warnings(at) == []
+
+
+def test_a_consistency_rule_typed_in_the_page_makes_a_contradicting_reply_invalid(
+    open_page, fake_judge: FakeOpenAI, studio_db: Path
+):
+    contradiction = Reply.json({"isGlutenFree": True, "glutenSources": ["wheat flour"]})
+    at = open_page("judges")
+    at.text_input(key="jb_name").input("Gluten check")
+    at.text_area(key="jb_instructions").input("You check recipes for gluten.")
+    at.text_area(key="jb_template").input("Is this recipe gluten-free?\n{output}")
+    at.text_input(key="jb_f0_name").input("isGlutenFree")
+    at.button(key="jb_add_field").click().run()
+    at.text_input(key="jb_f1_name").input("glutenSources")
+    at.selectbox(key="jb_f1_type").set_value("list_of_strings").run()
+    at.text_input(key="jb_reason").input("Gluten-free: {isGlutenFree}. Sources: {glutenSources}.")
+    at.text_area(key="jb_rules").input("if isGlutenFree is true then glutenSources is empty").run()
+    assert warnings(at) == []
+
+    # "Try it" with the rule: a reply saying gluten-free while naming wheat flour is asked again once,
+    # then not scored (judge output invalid) — never scored 1.
+    fake_judge.enqueue(contradiction, contradiction)
+    at.text_area(key="jb_try_response").input("Pancakes: wheat flour, milk, eggs.")
+    at.button(key="jb_try").click().run()
+    assert not at.exception
+    assert at.error[0].value.startswith("Not scored (judge output invalid)")
+    assert "glutenSources is empty" in at.error[0].value.replace("\\", "")
+    assert not at.metric
+
+    at.button(key="jb_save").click().run()
+    assert at.success[0].value == "Saved Gluten check as v1 (judge:gluten-check@v1)."
+    [stored] = saved(studio_db)
+    assert [rule.describe() for rule in stored.definition.consistency_rules] == [
+        "if isGlutenFree is true then glutenSources is empty"
+    ]
+
+    # The saved judge, as any run would use it: the contradiction is invalid output, a consistent reply scores.
+    store = Store(studio_db)
+    try:
+        scorer = create_scorer("judge:gluten-check", settings=settings_for(fake_judge), store=store)
+        fake_judge.enqueue(contradiction, contradiction)
+        bad = run_evals([EvalItem("pancakes", {"input": "Dinner?", "output": "Pancakes: wheat flour."})], [scorer])
+        assert bad.outcomes[0].status is ScoreStatus.JUDGE_OUTPUT_INVALID and bad.outcomes[0].score is None
+        assert "wheat flour" in bad.outcomes[0].raw_reply
+        fake_judge.enqueue(Reply.json({"isGlutenFree": True, "glutenSources": []}))
+        good = run_evals([EvalItem("rice", {"input": "Dinner?", "output": "Steamed rice and fish."})], [scorer])
+        assert good.outcomes[0].status is ScoreStatus.SCORED and good.outcomes[0].score == 1.0
+    finally:
+        store.close()
+    assert fake_judge.chat_call_count == 2 + 2 + 1  # Try it asked twice; the run asked twice, then once
