@@ -1,4 +1,5 @@
-"""A side-by-side word diff as safe HTML, for ``st.html``.
+"""A side-by-side word diff as safe HTML, for ``st.html``, and :func:`render_text_diff`, the diff view
+every page shows (a word or character level chooser above it).
 
 Every token is HTML-escaped, so a response containing markup is shown as text.
 """
@@ -9,6 +10,7 @@ import html
 import re
 from collections.abc import Sequence
 
+import streamlit as st
 from rapidfuzz.distance import Levenshtein
 
 DELETE_COLOR = "rgba(239, 68, 68, 0.30)"
@@ -140,3 +142,19 @@ def text_diff_html(
     b_ids = [ids.setdefault(t, len(ids)) for t in b]
     opcodes = [list(op) for op in Levenshtein.opcodes(a_ids, b_ids)]
     return diff_html(a, b, opcodes, reference_title=reference_title, response_title=response_title, sep="")
+
+
+DIFF_LEVELS = {"word": "Words (lines kept)", "char": "Characters (Chinese, Japanese ...)"}
+"""The diff view's levels: :func:`diff_tokens` level → the chooser's label."""
+
+
+def render_text_diff(reference: str, response: str, *, key: str, reference_title: str, response_title: str) -> None:
+    """The shared diff view: a word/character chooser (keyed ``<key>_diff_level``) and :func:`text_diff_html`."""
+    level = st.segmented_control(
+        "Diff view", list(DIFF_LEVELS), default="word", format_func=DIFF_LEVELS.get, key=f"{key}_diff_level"
+    )
+    st.html(
+        text_diff_html(
+            reference, response, level=level or "word", reference_title=reference_title, response_title=response_title
+        )
+    )

@@ -13,7 +13,7 @@ from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, interpretat
 from scorers.catalogue.registry import higher_is_better
 
 from .charts import dimension_chart, score_gauge, textual_difference_chart
-from .diff import text_diff_html
+from .diff import render_text_diff
 from .runs import RunFailure
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#$|~])")
@@ -162,21 +162,8 @@ def _render_textual_difference(result: ScoreResult, key: str, payload: Mapping[s
     # recomputed here (results do not keep it), with the run's target and normalisation
     scorer = TextualDifferenceScorer(target=details["comparedWith"], **details.get("options", {}))
     alignment = scorer.alignment(payload)
-    level = st.segmented_control(
-        "Diff view",
-        ["word", "char"],
-        default="word",
-        format_func=lambda v: "Words (lines kept)" if v == "word" else "Characters (Chinese, Japanese ...)",
-        key=f"{key}_diff_level",
-    )
-    st.html(
-        text_diff_html(
-            alignment["reference"],
-            alignment["response"],
-            level=level or "word",
-            reference_title=reference,
-            response_title="Response",
-        )
+    render_text_diff(
+        alignment["reference"], alignment["response"], key=key, reference_title=reference, response_title="Response"
     )
 
 

@@ -15,7 +15,6 @@ from scorers import (
     EvalRunResult,
     ScorerError,
     Store,
-    TextualDifferenceScorer,
     load_run,
 )
 from scorers.analysis.compare import (
@@ -48,7 +47,7 @@ from ..compare_charts import (
     win_rate_chart,
     win_tie_loss_chart,
 )
-from ..diff import diff_html
+from ..diff import render_text_diff
 from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
@@ -138,21 +137,6 @@ def load_comparison(store: Store, run_id: str) -> Comparison:
     """
     run, items, result = load_run(store, run_id)
     return Comparison(run, items, result, results_frame(result, items))
-
-
-def response_diff(text_a: str, text_b: str, *, title_a: str, title_b: str) -> str:
-    """A word diff of two responses as safe HTML (:func:`dashboard.diff.diff_html`), A on the left.
-
-    The word alignment is the textual-difference scorer's (B compared with A as its input).
-    """
-    details = TextualDifferenceScorer(target="input").alignment({"input": text_a or "", "output": text_b or ""})
-    return diff_html(
-        details["referenceTokens"],
-        details["responseTokens"],
-        details["opcodes"],
-        reference_title=title_a,
-        response_title=title_b,
-    )
 
 
 def win_rate_table(rates: Mapping[str, Any], a: str, b: str) -> pd.DataFrame:
@@ -432,8 +416,10 @@ def _render_row(
         for column, variant, side in ((left, a, "a"), (right, b, "b")):
             column.markdown(f"**{md_escape(variant)}** · {md_escape(names.get(sid, sid))} {row[f'score_{side}']:.3f}")
             column.code(row[f"output_{side}"] or "", language=None, wrap_lines=True)
-        st.markdown("**Text diff** (words of A struck through where B differs)")
-        st.html(response_diff(row["output_a"] or "", row["output_b"] or "", title_a=a, title_b=b))
+        st.markdown("**Text diff** (A on the left, B on the right)")
+        render_text_diff(
+            row["output_a"] or "", row["output_b"] or "", key=f"{key}_row", reference_title=a, response_title=b
+        )
     tabs = st.tabs([f"Breakdown: {a}", f"Breakdown: {b}"])
     for tab, variant, side in ((tabs[0], a, "a"), (tabs[1], b, "b")):
         with tab:
