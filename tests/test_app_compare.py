@@ -197,6 +197,13 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     assert rows["Δ (A − B)"].tolist() == pytest.approx(sorted((1 / len(a) for a in ANSWERS.values()), reverse=True))
     assert at.selectbox(key=f"{key}_row").value == "q1"
     assert any("Red" in h.proto.body and "red" in h.proto.body for h in at.get("html"))
+    # The shared diff view (dashboard/diff.py): whole words by default, single characters on request:
+    # "Red" → "red" replaces the word, or only its first letter.
+    assert at.session_state[f"{key}_row_diff_level"] == "word"
+    assert any('">Red</del>' in h.proto.body and '">red</ins>' in h.proto.body for h in at.get("html"))
+    at.session_state[f"{key}_row_diff_level"] = "char"
+    at.run()
+    assert any('">R</del>' in h.proto.body and '">r</ins>' in h.proto.body for h in at.get("html"))
     assert f"{key}_row_a_textual-difference_textual_difference" in chart_keys(at)
 
     # Pairwise judge is optional: nothing is called until its button is pressed.
@@ -451,3 +458,26 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     assert metrics(at)["Outcomes compared"] == "0"
     assert any(i.value.startswith("No outcome was scored in both runs") for i in at.info)
     assert not [k for k in chart_keys(at) if k.startswith(f"compare_diff_{other.run_id}_{fresh}")]
+
+
+def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
+    # Variant "b" has no response to two of the three questions: those two outcomes are invalid input.
+    csv = "question,reference,a,b\nSay hi.,hi,hi,hi\nSay bye.,bye,bye,\nSay yes.,yes,yes,\n"
+    at = open_page("compare")
+    upload(at, "answers.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    run_id = jobs.get(at.session_state["job_compare"]).run_id
+    # Never a green "Stored as run": 2 of the 6 outcomes failed, and the message says so and why.
+    assert not [s for s in at.success if "Stored as run" in s.value]
+    stored = next(w.value for w in at.warning if w.value.startswith(f"Stored as run {run_id}"))
+    assert "2 of 6 outcomes were not scored (2 invalid input)" in stored
+    # The comparison says it too, and counts them apart from the scores.
+    assert any(w.value.startswith("2 of 6 outcomes were not scored (2 invalid input)") for w in at.warning[1:])
+    assert metrics(at)["Not scored"] == "2" and metrics(at)["Outcomes scored"] == "4"
+    board = table_with(at, "ci_low").set_index("variant")
+    assert (board.loc["b", "n_scored"], board.loc["b", "n_failed"]) == (1, 2)

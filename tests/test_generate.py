@@ -327,8 +327,8 @@ def test_generation_costs_use_list_prices(fake_openai):
 
 def test_items_from_responses_wide_layout():
     frame = pd.DataFrame(
-        {"id": ["a", "b"], "q": ["Q1", "Q2"], "old": ["R1", None], "new": ["S1", "S2"], "gt": ["G1", "G2"]}
-    )
+        {"id": ["a", "b", "c"], "q": ["Q1", "Q2", "Q3"], "old": ["R1", None, "R3"], "new": ["S1", "S2", " "]}
+    ).assign(gt=["G1", "G2", "G3"])
     items = items_from_responses(
         frame,
         input_col="q",
@@ -337,14 +337,15 @@ def test_items_from_responses_wide_layout():
         ground_truth_col="gt",
         models={"old": "gpt-4o-mini"},
     )
-    assert [i.item_id for i in items] == ["a::old", "a::new", "b::old", "b::new"]
+    assert [i.item_id for i in items] == ["a::old", "a::new", "b::old", "b::new", "c::old", "c::new"]
     assert items[0].groups == {"variant": "old", "row_id": "a", "model": "gpt-4o-mini"}
     assert items[1].groups == {"variant": "new", "row_id": "a"}
     assert items[2].payload["output"] is None  # a missing response stays an item ...
+    assert items[5].payload["output"] is None  # ... and so does a blank one (never scored 0 as an empty text) ...
     result = run_evals(items, [create_textual_difference_scorer()])
     statuses = [o.status for o in result.outcomes]
-    assert statuses[2] is ScoreStatus.INVALID_INPUT  # ... that the run records as not scored
-    assert statuses.count(ScoreStatus.SCORED) == 3
+    assert statuses[2] is statuses[5] is ScoreStatus.INVALID_INPUT  # ... that the run records as not scored
+    assert statuses.count(ScoreStatus.SCORED) == 4
 
 
 def test_items_from_responses_long_layout_pairs_by_question():

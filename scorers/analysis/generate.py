@@ -628,9 +628,9 @@ def items_from_responses(
 
     Returns:
         One :class:`EvalItem` per response with groups ``variant``, ``row_id`` and, when
-        known, ``model``; ``item_id`` is ``f"{row_id}::{variant}"``. A missing response
-        cell gives an item whose output is None, so the run records it as invalid input
-        instead of dropping it.
+        known, ``model``; ``item_id`` is ``f"{row_id}::{variant}"``. A missing or blank
+        response cell (a CSV's empty cell is read as ``""``) gives an item whose output is
+        None, so the run records it as invalid input instead of dropping it or scoring it.
 
     Raises:
         InvalidInputError: neither or both layouts given, a column not in the frame, an
@@ -695,7 +695,9 @@ def items_from_responses(
             groups: dict[str, Any] = {**_row_groups(row, group_cols), "variant": name, ROW_ID_GROUP: row_id}
             if model is not None:
                 groups["model"] = model
-            items.append(EvalItem(item_id, _run_payload(user, system, _cell_text(value), truth), groups))
+            text = _cell_text(value)
+            output = text if text is not None and text.strip() else None  # a blank cell is no response
+            items.append(EvalItem(item_id, _run_payload(user, system, output, truth), groups))
     return items
 
 
