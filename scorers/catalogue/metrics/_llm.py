@@ -18,7 +18,8 @@ What is here:
   validated at construction with an :class:`~scorers.core.errors.InvalidInputError`
   that names the option.
 - :func:`resolve_settings`, :func:`system_message`, :func:`ratio`,
-  :func:`merge_info`, :func:`listing`, :func:`quote_list`, :func:`require_text`.
+  :func:`merge_info`, :func:`listing`, :func:`quote_list`, :func:`require_text`,
+  :func:`count_reason`, :class:`VerdictReason`.
 - :class:`JudgedScorer`: the lazy judge client and the ``run`` / ``render_prompt``
   frame; a subclass supplies ``_validate``, ``_messages`` and ``_score``.
 """
@@ -272,32 +273,41 @@ def count_reason(
     return reason
 
 
-def verdict_reason(
-    analysis: Mapping[str, Any], score: float, noun: str, empty: str, tally: str, labels: Sequence[tuple[str, str]]
-) -> str:
-    """A reason from per-item verdicts: ``"The score is 0.6 out of 1: 3 of 5 claims are <tally>. <Label>: "a"."``.
+@dataclass(frozen=True)
+class VerdictReason:
+    """How a per-item verdict scorer words its reason; calling it with ``(analysis, score)`` writes the reason.
 
-    Args:
-        analysis: the scorer's analysis: ``"scale"`` (> 0), ``"counts"`` (items per verdict) and
-            the items under ``noun + "s"``, each a mapping with ``noun`` and ``"verdict"``.
-        score: the score the reason quotes.
+    The reason reads ``"The score is 0.6 out of 1: 3 of 5 claims are <tally>. <Label>: "a"."``.
+    ``analysis`` holds ``"scale"`` (> 0), ``"counts"`` (items per verdict) and the items
+    under ``noun + "s"``, each a mapping with ``noun`` and ``"verdict"``.
+
+    Attributes:
         noun: the singular name of an item and the field quoted in the lists, e.g. ``"claim"``.
         empty: the sentence when there are no items.
-        tally: what the ``"yes"`` items are, then the other counts, e.g.
+        tally: ``analysis`` -> what the ``"yes"`` items are, then the other counts, e.g.
             ``"supported by the context, 1 contradicted and 0 not covered"``.
         labels: ``(verdict, label)`` pairs; the items of each verdict are quoted after its label.
     """
-    head = f"The score is {score:g} out of {analysis['scale']:g}"
-    items = analysis[noun + "s"]
-    if not items:
-        return f"{head}: {empty}"
-    n, yes = len(items), analysis["counts"]["yes"]
-    text = f"{head}: {yes} of {n} {noun}{'s' if n != 1 else ''} {'is' if yes == 1 else 'are'} {tally}."
-    for verdict, label in labels:
-        chosen = [item[noun] for item in items if item["verdict"] == verdict]
-        if chosen:
-            text += f" {label}: {quoted(chosen)}."
-    return text
+
+    noun: str
+    empty: str
+    tally: Callable[[Mapping[str, Any]], str]
+    labels: tuple[tuple[str, str], ...]
+
+    def __call__(self, analysis: Mapping[str, Any], score: float) -> str:
+        """The reason for ``analysis``, quoting ``score``."""
+        head = f"The score is {score:g} out of {analysis['scale']:g}"
+        items = analysis[self.noun + "s"]
+        if not items:
+            return f"{head}: {self.empty}"
+        n, yes = len(items), analysis["counts"]["yes"]
+        text = f"{head}: {yes} of {n} {self.noun}{'s' if n != 1 else ''} {'is' if yes == 1 else 'are'} "
+        text += f"{self.tally(analysis)}."
+        for verdict, label in self.labels:
+            chosen = [item[self.noun] for item in items if item["verdict"] == verdict]
+            if chosen:
+                text += f" {label}: {quoted(chosen)}."
+        return text
 
 
 def require_text(value: str, field: str, what: str) -> None:

@@ -18,10 +18,10 @@ from scorers.catalogue.metrics._llm import (
     JudgedScorer,
     StrictModel,
     Verdict,
+    VerdictReason,
     number,
     require_text,
     system_message,
-    verdict_reason,
 )
 from scorers.core.base import RunInput
 from scorers.core.judge import delimit
@@ -77,22 +77,15 @@ def answer_relevancy_value(counts: Mapping[str, int], uncertainty_weight: float)
     return (counts.get("yes", 0) + uncertainty_weight * counts.get("unsure", 0)) / n if n else 0.0
 
 
-NO_ITEMS_REASON = (
-    "the judge found no statements in the response, so nothing in it answers the question "
-    "(a response without statements scores 0)."
+compose_reason = VerdictReason(
+    noun="statement",
+    empty="the judge found no statements in the response, so nothing in it answers the question "
+    "(a response without statements scores 0).",
+    tally=lambda a: f"relevant to the question, {a['counts']['unsure']} partly relevant "
+    f"(counted {a['uncertaintyWeight']:g} each) and {a['counts']['no']} irrelevant",
+    labels=(("no", "Irrelevant"), ("unsure", "Partly relevant")),
 )
-REASON_LABELS = (("no", "Irrelevant"), ("unsure", "Partly relevant"))
-"""The reason's sentence when the judge finds no statement, and the labels of the listed verdicts."""
-
-
-def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
-    """The reason, written from the verdicts (no judge call); it quotes ``score``."""
-    counts = analysis["counts"]
-    tally = (
-        f"relevant to the question, {counts['unsure']} partly relevant "
-        f"(counted {analysis['uncertaintyWeight']:g} each) and {counts['no']} irrelevant"
-    )
-    return verdict_reason(analysis, score, "statement", NO_ITEMS_REASON, tally, REASON_LABELS)
+"""The reason, written from the verdicts (no judge call): ``compose_reason(analysis, score)``."""
 
 
 class AnswerRelevancyScorer(JudgedScorer):

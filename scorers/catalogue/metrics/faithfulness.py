@@ -22,11 +22,11 @@ from scorers.catalogue.metrics._llm import (
     JudgedScorer,
     StrictModel,
     Verdict,
+    VerdictReason,
     delimit_pieces,
     require_text,
     resolve_context,
     system_message,
-    verdict_reason,
 )
 from scorers.core.base import RunInput
 from scorers.core.errors import MissingInputError
@@ -105,22 +105,15 @@ def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
     )
 
 
-NO_ITEMS_REASON = (
-    "the judge found no factual claims in the response, so none is supported by the context "
-    "(a response without claims scores 0)."
+compose_reason = VerdictReason(
+    noun="claim",
+    empty="the judge found no factual claims in the response, so none is supported by the context "
+    "(a response without claims scores 0).",
+    tally=lambda a: f"supported by {CONTEXT_PHRASES[a['contextSource']]}, "
+    f"{a['counts']['no']} contradicted and {a['counts']['unsure']} not covered",
+    labels=(("no", "Contradicted"), ("unsure", "Not in the context")),
 )
-REASON_LABELS = (("no", "Contradicted"), ("unsure", "Not in the context"))
-"""The reason's sentence when the judge finds no claim, and the labels of the listed verdicts."""
-
-
-def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
-    """The reason, written from the verdicts (no judge call); it quotes ``score``."""
-    counts = analysis["counts"]
-    tally = (
-        f"supported by {CONTEXT_PHRASES[analysis['contextSource']]}, "
-        f"{counts['no']} contradicted and {counts['unsure']} not covered"
-    )
-    return verdict_reason(analysis, score, "claim", NO_ITEMS_REASON, tally, REASON_LABELS)
+"""The reason, written from the verdicts (no judge call): ``compose_reason(analysis, score)``."""
 
 
 class ClaimsScorer(JudgedScorer):
