@@ -49,7 +49,6 @@ _LIBRARIES_WITHOUT_SECTION = {
     ),
     "tool-call-accuracy-code": "None: it compares tool names; no text processing is involved.",
 }
-_MODULES = {"textual-difference": "scorers.catalogue.textual_difference"}
 _RST_LINK = re.compile(r"`([^`<]+?)\s*<([^>]+)>`_")
 
 
@@ -114,7 +113,7 @@ def language_processing(spec: ScorerSpec) -> str | None:
     """
     if spec.uses_judge:
         return None
-    module = importlib.import_module(_MODULES.get(spec.id, spec.build.__module__))
+    module = importlib.import_module(spec.build.__module__)
     section = _docstring_section(inspect.getdoc(module) or "")
     if section is not None:
         return section

@@ -34,7 +34,7 @@ from scorers.catalogue.metrics import (
     tool_call_accuracy_code,
     toxicity,
 )
-from scorers.catalogue.metrics._code_based import resolve_target
+from scorers.catalogue.metrics._code_based import code_scorer_spec, resolve_target
 from scorers.catalogue.prompt_alignment import create_prompt_alignment_scorer
 from scorers.catalogue.spec import SCALE, TARGET, OptionSpec, ScorerSpec
 from scorers.catalogue.textual_difference import create_textual_difference_scorer
@@ -104,16 +104,13 @@ _SEED_SCORERS = (
         "mode, and the result's note and the reason say so: the symmetric fallback, instead of judging an "
         "empty user prompt.",
     ),
-    ScorerSpec(
+    code_scorer_spec(
+        create=create_textual_difference_scorer,
         id="textual-difference",
         name="Textual difference",
-        uses_judge=False,
-        judge_calls=0,
         inputs=("output", "ground_truth or input (the target option)"),
         measures="How close the response is to the ground truth (or the input), character by character.",
         formula="ratio (2·LCS / total length) × (1 − |len a − len b| / max len) × scale",
-        score_range="0..1",
-        higher_is_better=True,
         options=(
             SCALE,
             TARGET,
@@ -133,7 +130,6 @@ _SEED_SCORERS = (
                 help="Runs of spaces count as one space, runs of line breaks as one line break; ends stripped.",
             ),
         ),
-        build=lambda o, s, c: create_textual_difference_scorer(**o),
         example={
             "input": [{"role": "user", "content": "Name a fast animal."}],
             "output": "The quick brown cat",

@@ -8,12 +8,13 @@ reasons.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scorers.catalogue.spec import ScorerSpec
+from scorers.catalogue.spec import SCALE, ScorerSpec
 from scorers.core.base import RunInput, require_fields, round_half_up
 from scorers.core.errors import InvalidInputError, MissingInputError
 
@@ -175,13 +176,21 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-def code_scorer_spec(**fields: Any) -> ScorerSpec:
+def code_scorer_spec(*, create: Callable[..., Any], **fields: Any) -> ScorerSpec:
     """The :class:`~scorers.catalogue.spec.ScorerSpec` of a code-based scorer.
 
-    Fills the defaults such scorers share: no judge (``uses_judge=False``, ``judge_calls=0``),
-    ``score_range="0..1"`` and ``higher_is_better=True``; ``fields`` give the rest and may
-    override these.
+    Args:
+        create: the scorer's factory, called with the chosen options as keyword arguments;
+            it becomes the spec's ``build`` (a code-based scorer needs no judge settings or cache).
+        **fields: the other :class:`~scorers.catalogue.spec.ScorerSpec` fields. The defaults such
+            scorers share may be overridden: no judge (``uses_judge=False``, ``judge_calls=0``),
+            ``score_range="0..1"``, ``higher_is_better=True`` and one option, ``scale``
+            (:data:`~scorers.catalogue.spec.SCALE`).
     """
-    return ScorerSpec(
-        **{"uses_judge": False, "judge_calls": 0, "score_range": "0..1", "higher_is_better": True, **fields}
-    )
+
+    @functools.wraps(create)  # the build names the scorer's own module (the catalogue page reads its docstring)
+    def build(options: Mapping[str, Any], settings: Any, cache: Any) -> Any:
+        return create(**options)
+
+    defaults = {"uses_judge": False, "judge_calls": 0, "score_range": "0..1", "higher_is_better": True}
+    return ScorerSpec(**{**defaults, "options": (SCALE,), **fields}, build=build)

@@ -41,7 +41,6 @@ from scorers.catalogue.metrics._code_based import (
     quote_list,
     require_input,
 )
-from scorers.catalogue.spec import SCALE
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "completeness"
@@ -336,6 +335,7 @@ def _reason(analysis: dict[str, Any], fraction: float) -> str:
 
 SPECS = (
     code_scorer_spec(
+        create=create_completeness_scorer,
         id=SCORER_ID,
         name="Completeness",
         inputs=("input", "output"),
@@ -344,8 +344,6 @@ SPECS = (
             "covered input elements / input elements × scale; elements = normalised words + verb base forms; "
             "≤ 3 chars match exactly, longer ones when one contains the other and shorter/longer > 0.6"
         ),
-        options=(SCALE,),
-        build=lambda o, s, c: create_completeness_scorer(**o),
         example={
             "input": [{"role": "user", "content": "Explain how plants use sunlight, water and carbon dioxide."}],
             "output": "Plants turn sunlight, water and carbon dioxide into glucose and oxygen.",

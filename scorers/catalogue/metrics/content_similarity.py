@@ -235,6 +235,7 @@ def create_content_similarity_scorer(
 
 SPECS = (
     code_scorer_spec(
+        create=create_content_similarity_scorer,
         id=SCORER_ID,
         name="Content similarity",
         inputs=("output", "ground_truth or input"),
@@ -252,7 +253,6 @@ SPECS = (
             ),
             TARGET,
         ),
-        build=lambda o, s, c: create_content_similarity_scorer(**o),
         example={
             "input": [{"role": "user", "content": "What is the capital of France?"}],
             "output": "The capital of France is Paris.",

@@ -31,7 +31,6 @@ from scorers.catalogue.metrics._code_based import (
     quote_list,
     require_input,
 )
-from scorers.catalogue.spec import SCALE
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "keyword-coverage"
@@ -173,13 +172,12 @@ def _reason(analysis: dict[str, Any], fraction: float) -> str:
 
 SPECS = (
     code_scorer_spec(
+        create=create_keyword_coverage_scorer,
         id=SCORER_ID,
         name="Keyword coverage",
         inputs=("input", "output"),
         measures="The share of the input's keywords (words other than stopwords and numbers) the response uses.",
         formula="matched input keywords / input keywords × scale; no input keywords → 1",
-        options=(SCALE,),
-        build=lambda o, s, c: create_keyword_coverage_scorer(**o),
         example={
             "input": [{"role": "user", "content": "Summarise the causes of the French Revolution and its outcome."}],
             "output": "The French Revolution was caused by debt, inequality and famine; it ended the monarchy.",

@@ -29,7 +29,6 @@ from functools import cache
 from typing import Any, ClassVar
 
 from scorers.catalogue.metrics._code_based import ScaledScorer, code_scorer_spec, number, plural
-from scorers.catalogue.spec import SCALE
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 
 SCORER_ID = "tone-consistency"
@@ -258,6 +257,7 @@ def create_tone_consistency_scorer(*, scale: float = 1.0) -> ToneConsistencyScor
 
 SPECS = (
     code_scorer_spec(
+        create=create_tone_consistency_scorer,
         id=SCORER_ID,
         name="Tone consistency",
         inputs=("output", "ground_truth (reference tone, optional)"),
@@ -269,8 +269,6 @@ SPECS = (
             "AFINN comparative c = Σ word scores / words; with reference: max(0, 1 − |c(response) − c(reference)|); "
             "without: max(0, 1 − population variance of the sentences' c); × scale"
         ),
-        options=(SCALE,),
-        build=lambda o, s, c: create_tone_consistency_scorer(**o),
         example={
             "input": [{"role": "user", "content": "My order arrived broken."}],
             "output": "I'm so sorry about that. We will send a replacement today. Thank you for your patience!",

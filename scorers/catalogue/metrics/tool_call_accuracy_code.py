@@ -238,6 +238,7 @@ def create_tool_call_accuracy_code_scorer(
 
 SPECS = (
     code_scorer_spec(
+        create=create_tool_call_accuracy_code_scorer,
         id=SCORER_ID,
         name="Tool-call accuracy (code)",
         inputs=("tool_calls",),
@@ -271,7 +272,6 @@ SPECS = (
                 help="Tool: it must be the only call. Order: the calls must be exactly this sequence.",
             ),
         ),
-        build=lambda o, s, c: create_tool_call_accuracy_code_scorer(**o),
         example={
             "input": [{"role": "user", "content": "Find a flight to Lisbon and book it."}],
             "output": "Your flight to Lisbon is booked.",
