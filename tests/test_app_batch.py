@@ -341,3 +341,40 @@ def test_unmapped_required_column_is_explained(open_page):
         at.warning[0].value == "Map the response column (marked *), or a conversation (messages) column, to continue."
     )
     assert at.button(key="batch_run").disabled
+
+
+def test_a_rerun_builds_items_and_previews_again_only_for_what_changed(open_page, monkeypatch: pytest.MonkeyPatch):
+    import dashboard.batch
+
+    calls: dict[str, list[str]] = {"items": [], "preview": []}
+    build_items, scorer_preview = dashboard.batch.build_items, dashboard.batch.scorer_preview
+
+    def counted_items(dataset, mapping, group_by=()):
+        calls["items"].append(mapping["output"])
+        return build_items(dataset, mapping, group_by)
+
+    def counted_preview(items, scorer, limit=3):
+        calls["preview"].append(scorer.id)
+        return scorer_preview(items, scorer, limit)
+
+    monkeypatch.setattr(dashboard.batch, "build_items", counted_items)
+    monkeypatch.setattr(dashboard.batch, "scorer_preview", counted_preview)
+    at = open_page("batch")
+    upload(at, "small.csv", CSV)
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    assert calls == {"items": ["response"], "preview": ["textual-difference"]}
+
+    at.text_input(key="batch_run_name").input("Unrelated").run()  # nothing the items or previews depend on
+    at.run()
+    assert calls == {"items": ["response"], "preview": ["textual-difference"]}
+
+    at.multiselect(key="batch_scorers").set_value(["textual-difference", "completeness"]).run()
+    assert calls == {"items": ["response"], "preview": ["textual-difference", "completeness"]}  # only the new one
+    at.selectbox(key="batch_opt_textual-difference_target").set_value("input").run()
+    assert calls["preview"][2:] == ["textual-difference"]  # its options changed, so its preview is built again
+
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
+    at.selectbox(key=f"batch_map_output_{token}").set_value("reference").run()
+    assert calls["items"] == ["response", "reference"]  # a new mapping: new items, new previews
+    assert sorted(calls["preview"][3:]) == ["completeness", "textual-difference"]
+    assert at.dataframe[0].value["Response"].tolist() == ["4", "=1+2", "hi", "bye"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -209,11 +211,26 @@ def _estimate(items: list[Any], scorers: list[Any], batch_api: bool, price: Pric
         st.session_state.get("batch_long_limit"),
         st.session_state.get("batch_long_action"),
     )
-    saved = st.session_state.get("batch_estimate")
+    return _kept(
+        "batch_estimate", key, lambda: estimate_run(items, scorers, batch_api=batch_api, probe_cache=True, price=price)
+    )
+
+
+def _kept(slot: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept in the session under ``slot`` and computed again only when ``key`` changes."""
+    saved = st.session_state.get(slot)
     if saved is None or saved[0] != key:
-        saved = (key, estimate_run(items, scorers, batch_api=batch_api, probe_cache=True, price=price))
-        st.session_state["batch_estimate"] = saved
+        saved = (key, compute())
+        st.session_state[slot] = saved
     return saved[1]
+
+
+def _items(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: list[str]) -> tuple[Any, str | None]:
+    """(the run's items, None), or (None, why they cannot be built) when the mapping does not fit the data."""
+    try:
+        return build_items(dataset, mapping, group_by), None
+    except DatasetError as exc:
+        return None, str(exc)
 
 
 setup_page()
@@ -243,10 +260,10 @@ if dataset is not None:
         st.warning("Map the response column (marked *), or a conversation (messages) column, to continue.")
     else:
         _preview(dataset, mapping, group_by)
-        try:
-            items = build_items(dataset, mapping, group_by)
-        except DatasetError as exc:
-            st.error(str(exc))
+        items_key = (token, repr(mapping), repr(group_by))  # built again only when the data or mapping changes
+        items, items_error = _kept("batch_items", items_key, lambda: _items(dataset, mapping, group_by))
+        if items_error:
+            st.error(items_error)
 
     st.header("3. Scorers and run", divider="gray")
     scorer_options = _scorer_choice(mapping)
@@ -324,13 +341,17 @@ if dataset is not None:
 
     run_items, long_record = items, {}
     if items is not None and long_limit:
-        n_long = len(long_responses(items, long_limit))
+        n_long = _kept("batch_long", (items_key, long_limit), lambda: len(long_responses(items, long_limit)))
         if n_long:
             st.warning(
                 f"{n_long} response(s) are longer than {long_limit:,} characters: they will be "
                 + ("cut to that length (recorded with the run, per item)." if long_action == "truncate" else "skipped.")
             )
-            run_items, long_record = limit_responses(items, long_limit, long_action)
+            run_items, long_record = _kept(
+                "batch_limited",
+                (items_key, long_limit, long_action),
+                lambda: limit_responses(items, long_limit, long_action),
+            )
     confirm_needed = False
     if run_items is not None and scorers:
         estimate = _estimate(run_items, scorers, batch_api, price)
@@ -339,7 +360,12 @@ if dataset is not None:
         st.markdown("**Preview: the first rows as each scorer will read them**")
         for scorer in scorers:
             st.caption(md_escape(scorer_label(scorer.id, scorer_options.get(scorer.id))))
-            st.dataframe(scorer_preview(items, scorer), hide_index=True, key=f"batch_preview_{scorer.id}")
+            preview = _kept(
+                f"batch_preview_rows_{scorer.id}",
+                (items_key, repr(scorer_options.get(scorer.id))),
+                functools.partial(scorer_preview, items, scorer),
+            )
+            st.dataframe(preview, hide_index=True, key=f"batch_preview_{scorer.id}")
         judged = [s for s in scorers if hasattr(s, "render_prompt")]
         if judged and st.toggle("Show the judge prompt for the first row", key="batch_show_prompt"):
             for scorer in judged:
