@@ -66,7 +66,7 @@ def calibration_chart(
     """The people's pass rate per judge-score bin, with the counts, against the diagonal.
 
     The dashed diagonal (pass rate = judge score ÷ scale) is where a judge whose score
-    reads as a probability of passing would lie; a dotted vertical line marks the threshold.
+    reads as a probability of passing would lie; a dotted vertical line marks the threshold (named in the legend).
 
     Args:
         bins: :func:`scorers.analysis.agreement.calibration_bins` (empty bins are left out).
@@ -100,6 +100,7 @@ def calibration_chart(
             name="people's pass rate",
             text=[f"n={b.n}" for b in filled],
             textposition="top center",
+            cliponaxis=False,  # a count above a 100% point is drawn whole
             marker={"size": [8 + 4 * min(b.n, 10) for b in filled], "color": SCORE_COLOR},
             customdata=[[b.lo, b.hi, b.n, b.n_pass] for b in filled],
             hovertemplate="judge score %{customdata[0]:.3g}–%{customdata[1]:.3g}: "
@@ -107,17 +108,24 @@ def calibration_chart(
         )
     )
     if threshold is not None:
-        fig.add_vline(
-            x=threshold, line={"dash": "dot", "color": FAIL_COLOR}, annotation_text=f"threshold {threshold:g}"
+        fig.add_trace(  # named in the legend, so no label inside the plot collides with the counts
+            go.Scatter(
+                x=[threshold, threshold],
+                y=[0, 1],
+                mode="lines",
+                name=f"threshold {threshold:g}",
+                line={"dash": "dot", "color": FAIL_COLOR},
+                hoverinfo="skip",
+            )
         )
     fig.update_layout(
         title=title,
-        height=320,
+        height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        legend={"orientation": "h", "y": -0.2},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3},  # below the axis title
     )
     fig.update_xaxes(title="judge score", range=[0, scale])
-    fig.update_yaxes(title="people's pass rate", range=[-0.05, 1.1], tickformat=".0%")
+    fig.update_yaxes(title="people's pass rate", range=[-0.05, 1.15], tickformat=".0%")
     return fig
 
 

@@ -382,8 +382,8 @@ def dimension_heatmap(
     )
     fig.update_layout(
         title=f"{title}: {what}, lowest first",
-        height=120 + min(18 * len(labels), 700),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        height=150 + min(18 * len(labels), 700),
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},  # room for the title above the dimension labels on top
         clickmode="event+select",
     )
     fig.update_yaxes(autorange="reversed", type="category", showticklabels=True, title=None)

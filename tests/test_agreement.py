@@ -384,6 +384,10 @@ def test_chart_builders():
     points = cal.data[1]
     assert list(points.x) == [0.25, 0.75] and list(points.y) == [0.0, 0.5]
     assert list(points.text) == ["n=1", "n=2"]
+    assert points.cliponaxis is False  # a count above a 100% point is not cut off
+    # The threshold is a dotted line named in the legend, not a label inside the plot over the counts.
+    assert [(t.name, list(t.x)) for t in cal.data[2:]] == [("threshold 0.5", [0.5, 0.5])]
+    assert not cal.layout.annotations
     assert figure_messages(calibration_chart(calibration_bins([], []))) == ["No labelled row has a verdict yet."]
 
     report = consistency_report({0: [0.4, 0.6], 1: [1.0, 1.0]}, threshold=0.5, stored_scores={0: 0.5})

@@ -140,6 +140,9 @@ def test_heatmap_rows_are_items_ranked_lowest_first_and_gaps_stay_empty():
     (trace,) = fig.data
     assert trace.type == "heatmap"
     assert list(trace.x) == ["Ratio", "Confidence"]
+    # The dimension labels stand above the plot, under the title: the top margin holds both rows
+    # (a title line of about 30 px and a tick-label line of about 20 px, with a gap), not the 50 px of one.
+    assert fig.layout.xaxis.side == "top" and fig.layout.margin.t >= 80
     # Mean dimension score: first (1.0 + 0.25) / 2 = 0.625, second 0.5 → second comes first.
     assert list(trace.y) == ["second", "first"]
     assert [list(r) for r in trace.z] == [[0.5, None], [1.0, 0.25]]
