@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from scorers import DEFAULT_MODEL, JudgeSettings, ScorerError, check_connection, resolve_judge_settings
+from scorers.core.judge import v1_hint
 
 
 def read_secrets() -> dict[str, Any]:
@@ -114,9 +115,13 @@ def render_judge_sidebar() -> None:
             "Base URL",
             key="judge_base_url",
             placeholder="https://api.openai.com/v1",
-            help="Any OpenAI-compatible endpoint ending in /v1, e.g. http://localhost:11434/v1 for Ollama. "
-            "Empty: OPENAI_BASE_URL from secrets or the environment, else OpenAI's API.",
+            help="Any OpenAI-compatible endpoint. Servers such as vLLM, Ollama and LM Studio serve the API under "
+            "/v1, so the URL usually ends in /v1: http://localhost:8000/v1 for vLLM, http://localhost:11434/v1 "
+            "for Ollama. Empty: OPENAI_BASE_URL from secrets or the environment, else OpenAI's API.",
         )
+        base_url = st.session_state["judge_base_url"].strip()
+        if base_url and v1_hint(base_url):  # said before the first call fails, not only in the error
+            st.caption(v1_hint(base_url).strip())
         st.text_input(
             "Model", key="judge_model", help="'provider/model' such as openai/gpt-4o-mini, or a bare model name."
         )

@@ -224,6 +224,16 @@ def test_test_connection_button(open_page, fake_openai: FakeOpenAI, monkeypatch:
     assert at.sidebar.success[0].value.endswith("; strict JSON schema output works; temperature 0; seed 42.")
 
 
+def test_a_base_url_without_v1_gets_a_hint_under_the_field(open_page):
+    at = open_page()
+    hint = "OpenAI-compatible servers usually serve the API under /v1: try http://localhost:8000/v1."
+    assert hint not in [c.value for c in at.sidebar.caption]  # empty field: OpenAI's API, nothing to say
+    at.sidebar.text_input(key="judge_base_url").set_value("http://localhost:8000").run()
+    assert hint in [c.value for c in at.sidebar.caption]
+    at.sidebar.text_input(key="judge_base_url").set_value("http://localhost:8000/v1").run()
+    assert not [c.value for c in at.sidebar.caption if "under /v1" in c.value]
+
+
 def test_both_mode_without_system_message_shows_the_fallback_note(open_page, fake_judge: FakeOpenAI):
     fake_judge.enqueue(Reply.json({**dimension_set((1.0, 1.0, 1.0, 1.0), "Be short"), "overallAssessment": "Fine."}))
     at = open_page()

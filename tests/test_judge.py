@@ -195,8 +195,31 @@ def test_connection_error_names_the_base_url():
             base_url="http://127.0.0.1:9/v1", api_key="k", secrets={}, environ={}, max_retries=0, timeout=2
         ),
     )
-    with pytest.raises(JudgeAPIError, match="Cannot connect to the judge at http://127.0.0.1:9/v1"):
+    with pytest.raises(JudgeAPIError, match="Cannot connect to the judge at http://127.0.0.1:9/v1") as info:
         s.run(run_payload())
+    message = str(info.value)
+    assert ".." not in message  # openai's "Connection error." is not followed by a second period
+    assert "/v1:" not in message.split("running.")[1]  # the URL has /v1: no hint to add it
+
+
+def test_a_base_url_without_v1_that_fails_suggests_the_suffix(fake_openai):
+    # Nothing listens on port 9: a connection error; the URL names no API version, so the hint follows.
+    s = create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user"},
+        settings=resolve_judge_settings(
+            base_url="http://127.0.0.1:9", api_key="k", secrets={}, environ={}, max_retries=0, timeout=2
+        ),
+    )
+    with pytest.raises(JudgeAPIError) as info:
+        s.run(run_payload())
+    assert str(info.value).endswith(
+        "Check the base URL and that the server is running. "
+        "OpenAI-compatible servers usually serve the API under /v1: try http://127.0.0.1:9/v1."
+    )
+    # The fake server without /v1: every chat request is a 404, and the error says where the API usually is.
+    with pytest.raises(JudgeAPIError, match=r"\(404\)") as info:
+        run_user_mode(fake_openai, base_url=fake_openai.url, max_retries=0)
+    assert str(info.value).endswith(f"under /v1: try {fake_openai.url}/v1.")
 
 
 def test_injection_inside_the_response_stays_data(fake_openai):

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -131,6 +132,25 @@ def is_quota_error(message: str, code: str | None = None) -> bool:
     return (code or "") == "insufficient_quota" or any(
         words in text for words in ("insufficient_quota", "exceeded your current quota", "per day", "daily limit")
     )
+
+
+_VERSIONED_PATH = re.compile(r"/v\d", re.IGNORECASE)
+
+
+def v1_hint(base_url: str) -> str:
+    """A sentence suggesting the ``/v1`` suffix when ``base_url``'s path names no API version, else ``""``.
+
+    OpenAI-compatible servers (vLLM, Ollama, LM Studio, llama.cpp) serve the API under ``/v1``;
+    a base URL without it reaches no chat completions route.
+
+    >>> v1_hint("http://localhost:8000")
+    ' OpenAI-compatible servers usually serve the API under /v1: try http://localhost:8000/v1.'
+    >>> v1_hint("http://localhost:11434/v1/"), v1_hint("https://example.com/v1beta/openai")
+    ('', '')
+    """
+    if _VERSIONED_PATH.search(urlsplit(base_url.strip()).path):
+        return ""
+    return f" OpenAI-compatible servers usually serve the API under /v1: try {base_url.strip().rstrip('/')}/v1."
 
 
 def _mark_quota_no_retry(response: Any) -> None:
@@ -862,7 +882,7 @@ class Judge:
         except openai.NotFoundError as exc:
             raise JudgeAPIError(
                 f"{self.settings.endpoint} does not know model {self.settings.model_name!r} or the "
-                f"chat completions route (404): {self._scrub(str(exc))}",
+                f"chat completions route (404): {self._scrub(str(exc)).rstrip('.')}.{v1_hint(self.settings.endpoint)}",
                 kind="unknown_model",
             ) from None
         except openai.APITimeoutError:
@@ -872,9 +892,10 @@ class Judge:
                 kind="timeout",
             ) from None
         except openai.APIConnectionError as exc:
+            reason = self._scrub(str(exc)).rstrip(".")  # openai's text is a sentence ("Connection error.")
             raise JudgeAPIError(
-                f"Cannot connect to the judge at {self.settings.endpoint}: {self._scrub(str(exc))}. "
-                "Check the base URL and that the server is running.",
+                f"Cannot connect to the judge at {self.settings.endpoint}: {reason}. "
+                f"Check the base URL and that the server is running.{v1_hint(self.settings.endpoint)}",
                 kind="connection",
             ) from None
         except openai.APIStatusError as exc:
