@@ -223,6 +223,53 @@ def test_a_file_made_by_the_previous_version_upgrades_in_place_and_loses_nothing
         again.close()
 
 
+def test_the_head_revision_is_alembics_head():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from scorers.runs.store import MIGRATIONS_DIR, head_revision
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    assert head_revision() == ScriptDirectory.from_config(config).get_current_head()
+
+
+def test_a_store_behind_head_is_upgraded_and_one_at_head_opens_without_alembic(tmp_path: Path):
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from scorers.runs.store import MIGRATIONS_DIR
+
+    path = tmp_path / "behind.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:  # a database at revision 0009, before 0010 added the jobs table
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS_DIR))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0009")
+        assert not conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE name = 'jobs'").all()
+    engine.dispose()
+    # Opened again (in a fresh process, so nothing is imported yet): upgraded to head, the jobs table is back.
+    probe = (
+        "import sys; from scorers.runs.store import Store, head_revision; s = Store(sys.argv[1]); "
+        "print(s.schema_version == int(head_revision()), s.query('SELECT COUNT(*) FROM jobs')[0][0], "
+        "'alembic' in sys.modules)"
+    )
+    run = [sys.executable, "-c", probe, str(path)]
+    assert subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True).stdout.split() == [
+        "True",
+        "0",
+        "True",
+    ]
+    # At head: the stored revision is read and Alembic is never imported.
+    assert subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True).stdout.split() == [
+        "True",
+        "0",
+        "False",
+    ]
+
+
 def test_a_file_of_an_unknown_newer_schema_is_refused(tmp_path: Path):
     make_legacy_db(tmp_path / "future.db", 4).execute(
         "INSERT INTO schema_migrations VALUES (99, 'x')"

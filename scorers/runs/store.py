@@ -237,6 +237,16 @@ JOBS = sa.Table(  # background jobs of every process sharing the store (scorers.
 LEGACY_REVISIONS = {n: f"{n:04d}" for n in range(1, 10)}  # revision 0010 (jobs) came with Alembic
 
 
+@functools.cache
+def head_revision() -> str:
+    """The newest migration's revision id: the highest ``NNNN`` of ``migrations/versions/NNNN_*.py``.
+
+    Revisions are numbered in one line (each revises the one before), so this is the head
+    that Alembic's ``ScriptDirectory.get_current_head()`` finds, without loading the scripts.
+    """
+    return max(path.name[:4] for path in (MIGRATIONS_DIR / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
+
+
 def process_owner() -> str:
     """This process as a run's owner: ``"<host>:<pid>"``."""
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -532,13 +542,17 @@ class Store:
         return config
 
     def _migrate(self) -> None:
-        from alembic import command
-
         with self.transaction() as db:
             conn = db.sa
             if self.dialect == "postgresql":  # two processes opening a new database: one migrates at a time
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(7341902)"))
             tables = set(sa.inspect(conn).get_table_names())
+            if "alembic_version" in tables:
+                stored = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
+                if stored == [head_revision()]:
+                    return  # at head: Alembic (its import and reading every migration script) is not needed
+            from alembic import command
+
             config = self._alembic(conn)
             if "schema_migrations" in tables and "alembic_version" not in tables:
                 done = conn.execute(sa.text("SELECT MAX(version) FROM schema_migrations")).scalar()
