@@ -528,6 +528,44 @@ def _child_env(fake, tmp_path: Path) -> dict[str, str]:
     }
 
 
+HEAVY_MODULES = ("openai", "httpx2", "genai_prices", "alembic", "streamlit", "plotly")
+# Runs ``python -m scorers ARGS...`` in this interpreter and prints which heavy modules it imported.
+_MODULES_AFTER = (
+    "import runpy, sys\n"
+    "sys.argv = ['scorers', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('scorers', run_name='__main__')\n"
+    "except SystemExit as exc:\n"
+    "    print('exit', exc.code)\n"
+    f"print('imported', *[m for m in {HEAVY_MODULES!r} if m in sys.modules])\n"
+)
+
+
+def _imported(tmp_path: Path, *args: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SCORER_STUDIO_"))}
+    proc = subprocess.run(
+        [sys.executable, "-c", _MODULES_AFTER, *args],
+        cwd=tmp_path,
+        env={**env, "HOME": str(tmp_path), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[-2] == "exit 0", proc.stdout + proc.stderr
+    return lines[-1].split()[1:]
+
+
+def test_a_code_only_run_imports_no_judge_client_price_list_or_migrations(tmp_path):
+    data = write(tmp_path, "rows.csv", "input,output,ground_truth\nq,abc,abd\nq,x y,x z\n")
+    run = ("run", str(data), "--scorer", "textual-difference", "--db", str(tmp_path / "s.db"))
+    # A new store is built by the Alembic migrations; nothing else heavy is imported.
+    assert _imported(tmp_path, *run) == ["alembic"]
+    # Once the store exists (at the newest revision), a run of code scorers needs none of them.
+    assert _imported(tmp_path, *run) == []
+    assert _imported(tmp_path, "runs", "--db", str(tmp_path / "s.db")) == []
+
+
 def test_python_m_scorers_run_in_a_subprocess(fake_openai, tmp_path):
     fake_openai.responder = lambda body: Reply.json(GOOD)
     data, _ = ifeval_copy(tmp_path, 10)

@@ -10,6 +10,10 @@ arguments, then Streamlit secrets (``.streamlit/secrets.toml`` in the working
 directory or the home directory, read with :mod:`tomllib`, so this library
 never imports streamlit), then the environment (``OPENAI_BASE_URL``,
 ``OPENAI_API_KEY``, ``OPENAI_MODEL``).
+
+``openai`` (about half a second of imports) is imported where a client is built or its
+errors are caught, so a run of code-based scorers, or ``python -m scorers`` before its
+first judge call, starts without it.
 """
 
 from __future__ import annotations
@@ -30,9 +34,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-import httpx2
-import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from scorers.core import budget
@@ -493,6 +494,8 @@ def _shared_http_client() -> Any:
     scorers build their judge lazily, so every worker of a batch that started at once used
     to build its own. The pool is thread-safe and keyed by origin.
     """
+    import openai
+
     global _http_client
     with _http_client_lock:
         if _http_client is None:
@@ -649,6 +652,8 @@ class BatchClient:
         self.settings = settings
 
     def _api(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        import openai
+
         try:
             return call(*args, **kwargs)
         except openai.RateLimitError as exc:
@@ -665,6 +670,8 @@ class BatchClient:
         Raises:
             JudgeAPIError, RateLimitedError: the upload or the creation failed.
         """
+        import openai
+
         data = ("\n".join(lines) + "\n").encode("utf-8")
         file = self._api(
             "Uploading the batch file", self._client.files.create, file=("judge_requests.jsonl", data), purpose="batch"
@@ -737,6 +744,8 @@ class Judge:
     """
 
     def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None):
+        import openai
+
         _check_parameters(settings)
         if not settings.api_key and not settings.base_url:
             raise JudgeConfigError("No API key for the judge. " + HOW_TO_CONFIGURE)
@@ -821,6 +830,9 @@ class Judge:
         round_ = _batch_round.get()
         if round_ is None or (follow_up and round_.live_follow_ups):
             return self._client.chat.completions.create(model=self.settings.model_name, messages=messages, **params)
+        import httpx2
+        from openai.types.chat import ChatCompletion
+
         answer = round_.ask({"model": self.settings.model_name, "messages": messages, **params})
         if answer.status_code == 200:
             return ChatCompletion.model_validate(answer.body)
@@ -835,6 +847,8 @@ class Judge:
         )
 
     def _call(self, messages: list[dict[str, str]], params: dict[str, Any], *, follow_up: bool = False) -> Any:
+        import openai
+
         try:
             return self._send(messages, params, follow_up)
         except openai.BadRequestError as exc:
@@ -1193,6 +1207,8 @@ class Judge:
         Raises:
             JudgeAPIError, RateLimitedError: as for :meth:`complete`.
         """
+        import openai
+
         try:
             return [m.id for m in self._client.models.list()]
         except openai.APIError as exc:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from genai_prices import Usage, calc_price
-
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 
 # OpenAI's Batch API bills input and output tokens at half the standard price.
@@ -39,6 +37,8 @@ class Price:
 
 
 def _list_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    from genai_prices import Usage, calc_price  # its price snapshot takes a third of a second to import
+
     name = model.removeprefix("openai/")
     usage = Usage(input_tokens=prompt_tokens, output_tokens=completion_tokens)
     attempts = [(name, None)]
