@@ -327,13 +327,18 @@ def test_consistency_of_a_code_scorer_says_it_never_varies(open_page, studio_db:
     assert at.info[0].value == "Textual difference uses no judge: its scores are computed in code and never vary."
 
 
-def test_import_labels_from_an_uploaded_file_and_export(open_page, studio_db: Path):
+def test_import_labels_from_an_uploaded_file_and_export(open_page, studio_db: Path, monkeypatch):
+    import dashboard.review.import_export as import_export
+
+    written = []
+    monkeypatch.setattr(import_export, "export_labelled_run", lambda *args: written.append(args) or b"")
     run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
     key = review_key(run_id, TD)
     at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()
     at.radio(key="review_view").set_value("Import and export").run()
     assert {f"{key}_export_csv", f"{key}_export_jsonl"} <= {b.key for b in at.get("download_button")}
+    assert written == []  # the export files are written when a button is clicked, never on every rerun
     data = b"id,human verdict\nrow2,fail\nrow0,pass\nrow7,pass\nrow1,perhaps\n"
     at.file_uploader(key=f"review_{run_id}_upload").upload("verdicts.csv", data, "text/csv").run()
     assert not at.exception
@@ -492,3 +497,25 @@ def test_the_uncertain_queue_puts_rows_whose_pairwise_order_flipped_first(open_p
     assert "Why here: order flipped in pairwise judging 1/1 · 0.0333 from the threshold" in [
         m.value for m in at.markdown
     ]
+
+
+def test_choosing_another_scorer_keeps_the_uploaded_label_file(open_page, studio_db: Path):
+    store = Store(studio_db)
+    try:
+        items = [
+            EvalItem(f"row{n}", {"input": "q", "output": out, "ground_truth": "abc"}) for n, out in enumerate("ab")
+        ]
+        scorers = [create_textual_difference_scorer(), create_scorer("content-similarity")]
+        run_id = run_evals(items, scorers, store=store, dataset_name="two.csv").run_id
+    finally:
+        store.close()
+    at = open_page("review")
+    at.radio(key="review_view").set_value("Import and export").run()
+    data = b"item_id,verdict\nrow0,pass\nrow1,fail\n"
+    at.file_uploader(key=f"review_{run_id}_upload").upload("verdicts.csv", data, "text/csv").run()
+    assert next(b for b in at.button if b.key and b.key.endswith("_import")).label == "Import 2 label(s)"
+    at.selectbox(key=f"review_scorer_{run_id}").set_value("content-similarity").run()
+    assert not at.exception
+    # The file is still there, now matched for the other scorer's rows.
+    assert next(b for b in at.button if b.key and b.key.endswith("_import")).label == "Import 2 label(s)"
+    assert review_key(run_id, "content-similarity") in next(b.key for b in at.button if b.key.endswith("_import"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -99,7 +100,8 @@ def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
     st.caption(
         "One row per item and scorer with the judge's score kept and the current label's columns joined: "
         "human_score, human_pass, human_comment, reviewer, labelled_at, label_source, label_edits, "
-        "judge_score_at_label. CSV cells a spreadsheet would run as a formula are prefixed with '."
+        "judge_score_at_label. CSV cells a spreadsheet would run as a formula are prefixed with '. Each file is "
+        "written when its button is clicked."
     )
     left, right = st.columns(2)
     stem = f"labels-{ctx.run['id']}"
@@ -109,7 +111,7 @@ def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
     ):
         column.download_button(
             label,
-            data=export_labelled_run(ctx.store, ctx.result, ctx.items, fmt),
+            data=partial(export_labelled_run, ctx.store, ctx.result, ctx.items, fmt),  # written when clicked
             file_name=f"{stem}.{fmt}",
             mime=mime,
             key=f"{ctx.key}_export_{fmt}",
