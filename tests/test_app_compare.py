@@ -481,3 +481,30 @@ def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
     assert metrics(at)["Not scored"] == "2" and metrics(at)["Outcomes scored"] == "4"
     board = table_with(at, "ci_low").set_index("variant")
     assert (board.loc["b", "n_scored"], board.loc["b", "n_failed"]) == (1, 2)
+
+
+def test_budget_caps_the_scorers_judge_calls(open_page, judge: FakeOpenAI, studio_db):
+    # 3 questions × 2 variants of existing responses, prompt alignment (one judge call each, user mode):
+    # 6 calls without a cap; at most 2 with "Max judge calls" 2, and the run says it stopped there.
+    csv = "question,a,b\nSay hi.,hi,hello\nSay bye.,bye,goodbye\nSay yes.,yes,yep\n"
+    at = open_page("compare")
+    upload(at, "answers.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
+    at.multiselect(key="compare_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="compare_max_calls").set_value(2).run()
+    assert not at.error
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    run_id = jobs.get(at.session_state["job_compare"]).run_id
+    assert judge.chat_call_count == 2
+    stored = next(w.value for w in at.warning if w.value.startswith(f"Stored as run {run_id}"))
+    assert "Its status is budget_reached: not every item was scored" in stored
+    store = Store(studio_db)
+    try:
+        run = store.get_run(run_id)
+        assert run["status"] == "budget_reached"
+        assert run["config"]["budget"] == {"max_judge_calls": 2, "max_total_tokens": None, "max_cost_usd": None}
+        assert sum(r["status"] == "scored" for r in store.results(run_id)) == 2
+    finally:
+        store.close()

@@ -84,3 +84,17 @@ def test_evaluate_turns_scorer_errors_into_failures():
     # no ground truth given: the target is the input, which is blank -> missing_input, named
     assert outcome.status is ScoreStatus.MISSING_INPUT
     assert outcome.message.startswith("input: Textual difference needs the run's input")
+
+
+def test_a_cost_cap_needs_the_judges_price():
+    from dashboard.budget import budget_problem, price_record
+    from scorers.core.budget import BudgetCaps
+    from scorers.core.pricing import Price
+
+    unpriced = JudgeSettings(model="openai/fake-judge", base_url="http://127.0.0.1:9/v1", api_key="k")
+    problem = budget_problem(BudgetCaps(max_cost_usd=1.0), unpriced, None)
+    assert problem == "A cost cap needs the price of fake-judge: set a price per million tokens."
+    assert budget_problem(BudgetCaps(max_cost_usd=1.0), unpriced, Price(0.5, 1.5)) is None  # a price was set
+    assert budget_problem(BudgetCaps(max_judge_calls=5), unpriced, None) is None  # no cost cap
+    assert budget_problem(BudgetCaps(max_cost_usd=1.0), None, None) is None  # no judge: nothing to price
+    assert price_record(Price(0.5, 1.5)) == [0.5, 1.5] and price_record(None) is None

@@ -23,6 +23,7 @@ from dashboard.batch import (
     needs_confirmation,
     scorer_preview,
 )
+from dashboard.budget import budget_form, budget_problem, price_record
 from dashboard.dataset_picker import pick_dataset
 from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link
 from dashboard.options import option_widget
@@ -39,7 +40,7 @@ from scorers import (
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps
-from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
+from scorers.core.pricing import BATCH_DISCOUNT, Price
 from scorers.runs.datasets import ROLES
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
@@ -154,25 +155,8 @@ def _scorer_choice(mapping: dict[str, str | None]) -> dict[str, dict[str, Any]]:
 def _limits_form() -> tuple[dict[str, Any], Price | None, int, str]:
     """Budget caps, the judge's price, the pause after K failures and the long-response limit."""
     with st.expander("Budget, price and limits"):
-        c1, c2, c3 = st.columns(3)
-        calls = c1.number_input("Max judge calls (0: no cap)", min_value=0, step=100, key="batch_max_calls", **SESSION)
-        tokens = c2.number_input(
-            "Max total tokens (0: no cap)", min_value=0, step=10_000, key="batch_max_tokens", **SESSION
-        )
-        cost = c3.number_input(
-            "Max cost in USD (0: no cap)", min_value=0.0, step=1.0, format="%.2f", key="batch_max_cost", **SESSION
-        )
-        st.caption(
-            "A judge call that could pass a cap is not sent: the run stops at the cap, never past it "
-            "(status budget_reached), and can be resumed."
-        )
-        p1, p2, k_col = st.columns(3)
-        price_in = p1.number_input(
-            "Price per million input tokens (USD, 0: list price)", min_value=0.0, step=0.05, key="batch_price_in"
-        )
-        price_out = p2.number_input(
-            "Price per million output tokens (USD, 0: list price)", min_value=0.0, step=0.05, key="batch_price_out"
-        )
+        caps, price = budget_form("batch")
+        k_col, _ = st.columns(2)
         k = k_col.number_input(
             "Pause after this many judge failures in a row",
             min_value=1,
@@ -188,11 +172,9 @@ def _limits_form() -> tuple[dict[str, Any], Price | None, int, str]:
             "Longest response to send (characters, 0: no limit)", min_value=0, step=1000, key="batch_long_limit"
         )
         long_action = l2.radio("Longer responses", ("truncate", "skip"), key="batch_long_action", horizontal=True)
-    price = Price(price_in, price_out) if price_in or price_out else None
-    caps = BudgetCaps(int(calls) or None, int(tokens) or None, float(cost) or None)
     limits = {
         "budget": caps.to_dict(),
-        "price": [price.input_per_million, price.output_per_million] if price else None,
+        "price": price_record(price),
         "max_consecutive_failures": int(k),
     }
     return limits, price, int(long_limit), long_action
@@ -408,8 +390,7 @@ if dataset is not None:
         )
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
-    if limits["budget"].get("max_cost_usd") and settings is not None and price_for(settings.model, price) is None:
-        problem = f"A cost cap needs the price of {settings.model_name}: set a price per million tokens."
+    problem = budget_problem(BudgetCaps.from_dict(limits["budget"]), settings, price) or problem
     if problem:
         st.error(problem)
     confirmed = True

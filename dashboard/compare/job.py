@@ -24,8 +24,11 @@ from scorers.analysis.generate import (
     generate_responses,
     generation_costs,
 )
+from scorers.core.budget import BudgetCaps
+from scorers.core.pricing import Price
 from scorers.runs import jobs
 
+from ..budget import price_record
 from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
 
@@ -100,6 +103,8 @@ def start_compare_job(
     mapping: Mapping[str, Any] | None = None,
     config: Mapping[str, Any] | None = None,
     concurrency: int = 8,
+    budget: BudgetCaps | None = None,
+    price: Price | None = None,
 ) -> str:
     """Generate (optionally) and score a comparison as a background job of the server (:mod:`scorers.runs.jobs`).
 
@@ -120,6 +125,9 @@ def start_compare_job(
         mapping: the columns used, recorded with the run.
         config: other settings recorded with the run (``config``).
         concurrency: requests (generation) and items (scoring) at once, >= 1.
+        budget: caps on the scorers' judge calls, tokens and cost (the generation step is not
+            counted), recorded with the run so a resume keeps them; None for no cap.
+        price: the judge's price per million tokens for the cost cap, or None for its list price.
 
     Returns:
         The job id.
@@ -137,6 +145,7 @@ def start_compare_job(
         ctx.keep(outcome)
         todo = list(items)
         run_config = dict(config or {}, source="compare", scorerOptions=options, cache=True)
+        run_config.update(budget=(budget or BudgetCaps()).to_dict(), price=price_record(price))  # as Batch records
         if plan is not None:
             ctx.progress(done=0, total=len(plan.rows) * len(plan.variants), phase="generating")
             responses = generate_responses(
@@ -182,6 +191,8 @@ def start_compare_job(
                 run_config=run_config,
                 cancel=ctx.cancel,
                 on_item_complete=ctx.on_item_complete,
+                budget=budget,
+                price=price,
             )
         except ScorerError as exc:  # e.g. no API key for the target model: shown with the job
             raise jobs.JobError(str(exc)) from exc

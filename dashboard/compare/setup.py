@@ -29,6 +29,7 @@ from scorers.analysis.generate import (
 )
 from scorers.catalogue.registry import resolve_options, scorer_spec, scorer_specs
 
+from ..budget import budget_form, budget_problem
 from ..dataset_picker import pick_dataset
 from ..options import option_widget
 from ..results import md_escape
@@ -396,6 +397,13 @@ def render_setup(store: Store) -> None:
             config.update(layout)
             found = sorted({str(it.groups.get("variant")) for it in items})
             st.caption(md_escape(f"{len(items)} responses of {len(found)} variant(s): {', '.join(found)}."))
+    with st.expander("Budget"):
+        st.caption(
+            "Caps on the scorers' judge calls, as on the Batch page. Generating the variants' responses is not "
+            "counted: its tokens and cost are shown when it is done."
+        )
+        caps, price = budget_form("compare")
+    problem = problem or budget_problem(caps, settings, price)
     left, right = st.columns(2)
     concurrency = left.number_input(
         "Concurrency", min_value=1, max_value=32, value=8, step=1, key="compare_concurrency", **SESSION
@@ -428,6 +436,8 @@ def render_setup(store: Store) -> None:
                 mapping=mapping,
                 config=config,
                 concurrency=int(concurrency),
+                budget=caps if caps.any else None,
+                price=price,
             )
         )
         st.rerun()
