@@ -319,23 +319,21 @@ def heatmap_rows(dimensions: pd.DataFrame, order: Sequence[str] | None = None) -
         where none) and, per row, the item indexes it stands for.
     """
     data = dimensions[pd.to_numeric(dimensions["value"], errors="coerce").notna()]
-    columns = list(order) if order is not None else list(dict.fromkeys(data["dimension"]))
-    columns = [c for c in columns if c in set(data["dimension"])]
+    present = list(pd.unique(data["dimension"]))
+    columns = [c for c in (list(order) if order is not None else present) if c in set(present)]
     table = data.pivot_table(index=["item_index", "item_id"], columns="dimension", values="value", aggfunc="first")
     table = table.reindex(columns=columns)
     ranked = table.assign(_mean=table.mean(axis=1)).sort_values(["_mean"], kind="stable").drop(columns="_mean")
-    members = [[int(index)] for index, _ in ranked.index]
+    indexes = [int(i) for i in ranked.index.get_level_values(0)]
     if len(ranked) <= HEATMAP_ROWS:
-        ranked.index = [str(item_id) for _, item_id in ranked.index]
-        return ranked, members
+        ranked.index = [str(item_id) for item_id in ranked.index.get_level_values(1)]
+        return ranked, [[i] for i in indexes]
     bins = np.array_split(np.arange(len(ranked)), HEATMAP_ROWS)
-    rows, labels, grouped = [], [], []
-    for positions in bins:
-        part = ranked.iloc[positions]
-        rows.append(part.mean(axis=0))
-        labels.append(f"#{positions[0] + 1}–#{positions[-1] + 1} ({len(positions)} items)")
-        grouped.append([members[p][0] for p in positions])
-    return pd.DataFrame(rows, index=labels, columns=columns), grouped
+    bin_of = np.repeat(np.arange(len(bins)), [len(positions) for positions in bins])
+    means = ranked.groupby(bin_of).mean()  # per bin and dimension, NaN skipped (NaN when the bin has none)
+    labels = [f"#{positions[0] + 1}–#{positions[-1] + 1} ({len(positions)} items)" for positions in bins]
+    grouped = [indexes[positions[0] : positions[-1] + 1] for positions in bins]
+    return pd.DataFrame(means.to_numpy(), index=labels, columns=columns), grouped
 
 
 def dimension_heatmap(

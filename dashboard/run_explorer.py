@@ -48,6 +48,9 @@ _NUMBER = st.column_config.NumberColumn(format="%.3f")
 _STATS = ("mean", "median", "std", "min", "max")
 HISTOGRAM_BINS = 20
 
+TABS = ("Summary", "Distributions", "Rows and drill-down", "Export")
+"""The tabs of a run's results; the widget key ``<key>_tab`` holds the open one."""
+
 MIMES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json"}
 
 
@@ -89,7 +92,7 @@ def _long_dimensions(table: RunTable, sid: str) -> pd.DataFrame:
     columns = table.dimensions.get(sid, [])
     mine = table.results.loc[table.results["scorer"] == sid, ["item_index", *columns]]
     long = mine.melt(id_vars="item_index", value_vars=columns, var_name="column", value_name="value").dropna()
-    long["dimension"] = long["column"].map(lambda c: dimension_label(c.split(".", 1)[1]))
+    long["dimension"] = long["column"].map({c: dimension_label(c.split(".", 1)[1]) for c in columns})
     long["item_id"] = table.items["item_id"].reindex(long["item_index"].to_numpy()).to_numpy()
     return long[["item_index", "item_id", "dimension", "value"]]
 
@@ -97,7 +100,10 @@ def _long_dimensions(table: RunTable, sid: str) -> pd.DataFrame:
 def render_results(
     store: Store, table: RunTable, names: dict[str, str], options: dict[str, dict[str, Any]], key: str
 ) -> None:
-    """The tabs of a run with outcomes: Summary, Distributions, Rows and drill-down, Export.
+    """The tabs of a run with outcomes (:data:`TABS`): Summary, Distributions, Rows and drill-down, Export.
+
+    Only the open tab is built; ``st.session_state[f"{key}_tab"]`` holds its label (Summary
+    on a first visit), so a page or a test can open another one.
 
     Args:
         store: the database (a row's detail is read from it when the row is opened).
@@ -107,15 +113,21 @@ def render_results(
         key: prefix of every widget and chart key.
     """
     groups = [c.removeprefix("group:") for c in table.items.columns if c.startswith("group:")]
-    summary, charts, rows, export = st.tabs(["Summary", "Distributions", "Rows and drill-down", "Export"])
-    with summary:
-        _render_summary(table, names, groups)
-    with charts:
-        _render_charts(table, names, options, groups, key)
-    with rows:
-        _render_rows(store, table, names, key)
-    with export:
-        _render_exports(table, key)
+    # Only the open tab's body runs (a tab switch reruns the page): charts, rows and exports
+    # are built when their tab is shown, not on every rerun of the Summary.
+    summary, charts, rows, export = st.tabs(list(TABS), key=f"{key}_tab", on_change="rerun")
+    if summary.open:
+        with summary:
+            _render_summary(table, names, groups)
+    if charts.open:
+        with charts:
+            _render_charts(table, names, options, groups, key)
+    if rows.open:
+        with rows:
+            _render_rows(store, table, names, key)
+    if export.open:
+        with export:
+            _render_exports(table, key)
 
 
 def _render_summary(table: RunTable, names: dict[str, str], groups: list[str]) -> None:

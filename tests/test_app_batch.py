@@ -88,6 +88,13 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def open_tab(at: AppTest, key: str, label: str) -> None:
+    """Open a tab of a run's results, as a click on it does (only the open tab's body runs)."""
+    at.session_state[f"{key}_tab"] = label
+    at.run()
+    assert not at.exception
+
+
 def chart_keys(at: AppTest) -> list[str]:
     return [c.key for c in at.get("plotly_chart")]
 
@@ -140,6 +147,7 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(open_page, studi
     assert metrics(at)["Cost"] == "—"
     assert [s.value for s in at.success] == ["Completed: all 34 outcomes scored."]
     run_id = at.session_state["batch_run_id"]
+    open_tab(at, f"batch_{run_id}", "Distributions")
     assert {
         f"batch_{run_id}_hist_textual-difference",
         f"batch_{run_id}_box_textual-difference",
@@ -203,6 +211,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert td["mean"] == pytest.approx(sum(TD_SCORES.values()) / 4)
     assert td["median"] == pytest.approx((0.75 + 1.0) / 2)
 
+    open_tab(at, key, "Distributions")
     charts = set(chart_keys(at))
     for sid in ("prompt-alignment", "textual-difference"):
         assert {f"{key}_hist_{sid}", f"{key}_box_{sid}", f"{key}_dims_{sid}", f"{key}_heat_{sid}"} <= charts
@@ -213,6 +222,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert sum(bars["y"]) == 3 and bars["y"][16] == 2 and bars["y"][17] == 1
 
     # Rows: one per item × scorer, status and error in their own columns.
+    open_tab(at, key, "Rows and drill-down")
     rows = table_of(at, "_table")
     assert len(rows) == 8
     failed = rows[rows["status"] == "missing_input"].iloc[0]
@@ -256,6 +266,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert metrics(at)["Not scored"] == "1"
 
     # Exports through scorers/export.py; the CSV neutralises the formula.
+    open_tab(at, key, "Export")
     csv_text = exports["csv"]().read().decode()
     assert "'=1+1" in csv_text and ",=1+1" not in csv_text
     assert ",=1+1" in exports["plain-csv"]().read().decode()  # the plain CSV keeps texts as they are

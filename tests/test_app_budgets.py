@@ -88,6 +88,8 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing_and_bypass_asks_again
     assert judge.chat_call_count == 3
     shown = metrics(at)
     assert (shown["Cache hits"], shown["Judge tokens"], shown["Cost"]) == ("3", "0", "$0.0000")
+    at.session_state[f"batch_{at.session_state['batch_run_id']}_tab"] = "Rows and drill-down"  # the rows table's tab
+    at.run()
     table = next(d.value for d in at.dataframe if "cached" in d.value.columns)
     assert table["cached"].tolist() == [True, True, True]
 

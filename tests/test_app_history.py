@@ -36,6 +36,13 @@ def stored_td_run(db: Path, pairs: list[tuple[str, str]], dataset: str = "pairs.
         store.close()
 
 
+def open_tab(at: AppTest, key: str, label: str) -> None:
+    """Open a tab of a run's results, as a click on it does (only the open tab's body runs)."""
+    at.session_state[f"{key}_tab"] = label
+    at.run()
+    assert not at.exception
+
+
 def history_table(at: AppTest):
     return next(d.value for d in at.dataframe if "status" in d.value.columns and "dataset" in d.value.columns)
 
@@ -72,6 +79,12 @@ def test_open_shows_the_results_view(open_page, studio_db: Path):
     assert not at.exception
     key = f"history_{run_id}"
     assert [s.value for s in at.success] == ["Completed: all 3 outcomes scored."]
+    aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
+    assert aggregates.loc["Textual difference", "mean"] == pytest.approx((1 + 0.75 + 0) / 3)
+    # The Summary tab opens first, and only it is built: no chart, rows table or export yet.
+    assert not at.get("plotly_chart") and not at.get("download_button")
+    assert f"{key}_table" not in [d.key for d in at.dataframe]
+    open_tab(at, key, "Distributions")
     charts = {c.key for c in at.get("plotly_chart")}
     assert {
         f"{key}_hist_textual-difference",
@@ -80,10 +93,11 @@ def test_open_shows_the_results_view(open_page, studio_db: Path):
         f"{key}_heat_textual-difference",
         f"{key}_group_model",
     } <= charts
-    aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
-    assert aggregates.loc["Textual difference", "mean"] == pytest.approx((1 + 0.75 + 0) / 3)
+    assert not any("n pending" in d.value.columns for d in at.dataframe)  # the Summary is not built now
+    open_tab(at, key, "Rows and drill-down")
     rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
     assert rows["item_id"].tolist() == ["row0", "row1", "row2"]
+    open_tab(at, key, "Export")
     assert {b.key for b in at.get("download_button")} >= {
         f"{key}_export_{f}" for f in ("csv", "jsonl", "json", "parquet")
     }
@@ -97,6 +111,7 @@ def test_rows_page_sort_by_a_dimension_and_a_chart_selection(open_page, studio_d
     at = open_page("history")
     at.button(key="history_open_button").click().run()
     key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
     rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
     assert len(rows) == 50  # one page of 50 of the 60 rows
     at.number_input(key=f"{key}_page").set_value(2).run()
