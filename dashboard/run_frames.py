@@ -156,7 +156,8 @@ def filter_results(
         score_range: keep scored rows with ``lo <= score <= hi``; rows that were not
             scored have no score and are kept or dropped by ``statuses`` alone.
         search: text searched, ignoring case, in the item's id and texts (whole, not
-            truncated) and the outcome's reason and error; blank keeps all.
+            truncated) and the outcome's reason and error; blank keeps all. The first
+            search reads every item's texts (:meth:`~scorers.runs.table.RunTable.texts`).
         item_indexes: keep only these items (a chart selection); None keeps all.
     """
     results = table.results
@@ -172,15 +173,19 @@ def filter_results(
         keep &= results["item_index"].isin(list(item_indexes))
     needle = search.strip()
     if needle:
-        items = table.items
-        hit_items = pd.Series(False, index=items.index)
-        for column in ("item_id", *TEXT_FIELDS):
-            hit_items |= items[column].str.contains(needle, case=False, regex=False).fillna(False).astype(bool)
+        texts = table.texts()  # every item's texts: read once per run version, then kept with the table
+        hit_items = _contains(table.items["item_id"], needle)
+        for column in TEXT_FIELDS:
+            hit_items |= _contains(texts[column], needle)
         hit = results["item_index"].map(hit_items).fillna(False).astype(bool)
         for column in SEARCHED_RESULT_COLUMNS:
-            hit |= results[column].str.contains(needle, case=False, regex=False).fillna(False).astype(bool)
+            hit |= _contains(results[column], needle)
         keep &= hit
     return results[keep]
+
+
+def _contains(values: pd.Series, needle: str) -> pd.Series:
+    return values.str.contains(needle, case=False, regex=False).fillna(False).astype(bool)
 
 
 def sort_results(results: pd.DataFrame, by: str | None, *, descending: bool = False) -> pd.DataFrame:

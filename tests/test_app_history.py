@@ -137,6 +137,35 @@ def test_rows_page_sort_by_a_dimension_and_a_chart_selection(open_page, studio_d
     assert len(next(d for d in at.dataframe if d.key == f"{key}_table").value) == 50
 
 
+def test_rows_read_the_texts_of_their_page_only_and_a_search_finds_any_row(
+    open_page, studio_db: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # 60 items; only row57's response holds "needle", past the first page of 50 rows.
+    run_id = stored_td_run(studio_db, [("needle here" if n == 57 else f"answer {n}", "ref") for n in range(60)])
+    payload_reads: list[list] = []
+    original = Store.read_chunks
+
+    def logged(self, sql, params=(), size=2000):
+        if "payload" in sql:
+            payload_reads.append(list(params))
+        return original(self, sql, params, size)
+
+    monkeypatch.setattr(Store, "read_chunks", logged)
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    assert payload_reads == []  # the Summary needs no text
+    open_tab(at, key, "Rows and drill-down")
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["output"].tolist()[:2] == ["answer 0", "answer 1"] and len(rows) == 50
+    assert payload_reads == [[run_id, *range(50)]]  # the 50 items of the page, nothing else
+    at.text_input(key=f"{key}_f_search").input("NEEDLE").run()
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["item_id"].tolist() == ["row57"] and rows["output"].tolist() == ["needle here"]
+    # The search read every item's texts once; the page's texts then come from them.
+    assert payload_reads[1:] == [[run_id]]
+
+
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
     doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")

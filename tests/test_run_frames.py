@@ -81,7 +81,8 @@ def small_table(store: Store):
 def test_table_has_items_texts_groups_dataset_columns_and_flat_dimensions(store):
     table = small_table(store)
     assert table.items["item_id"].tolist() == ["a", "b", "c", "d"]
-    assert table.items.loc[1, "output"] == "=1+1" and table.items.loc[1, "ground_truth"] == "=1+2"
+    texts = table.texts()
+    assert texts.loc[1, "output"] == "=1+1" and texts.loc[1, "ground_truth"] == "=1+2"
     assert table.items["group:variant"].tolist() == ["A", "A", "B", ""]
     # The unmapped columns are carried through as loaded (CSV cells are text; a blank cell is empty).
     assert table.items["votes"].tolist() == ["3", "1", "0", "2"]
@@ -94,6 +95,41 @@ def test_table_has_items_texts_groups_dataset_columns_and_flat_dimensions(store)
     slow = table.results[table.results["scorer"] == "slow"].set_index("item_index")
     assert slow.loc[3, "status"] == "invalid_input" and math.isnan(slow.loc[3, "score"])
     assert math.isnan(slow.loc[0, "textual_difference.ratio"])  # another scorer's dimension: empty, not 0
+
+
+class ReadLog:
+    """The SQL a store runs through ``read_chunks``, with its parameters."""
+
+    def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch):
+        self.calls: list[tuple[str, list[Any]]] = []
+        original = store.read_chunks
+
+        def logged(sql, params=(), size=2000):
+            self.calls.append((sql, list(params)))
+            return original(sql, params, size)
+
+        monkeypatch.setattr(store, "read_chunks", logged)
+
+    def payload_reads(self) -> list[list[Any]]:
+        return [params for sql, params in self.calls if "payload" in sql]
+
+
+def test_texts_are_read_for_the_rows_asked_for_and_all_once_for_a_search(store, monkeypatch):
+    table = small_table(store)
+    log = ReadLog(store, monkeypatch)
+    assert "output" not in table.items.columns  # opening a run reads no payload
+    page = page_rows(table, table.results.iloc[2:4])  # item b's two outcomes
+    assert page["output"].tolist() == ["=1+1", "=1+1"] and page["input"].tolist() == ["Add", "Add"]
+    assert log.payload_reads() == [[table.run["id"], 1]]  # only item b's payload was read
+    picked = table.texts([3, 1, 3])  # in the order asked, repeats kept
+    assert picked.index.tolist() == [3, 1, 3] and picked["output"].tolist() == ["bad", "=1+1", "bad"]
+    # A search reads every item's texts once, then keeps them.
+    assert filter_results(table, search="SAY H")["item_index"].unique().tolist() == [2]
+    assert filter_results(table, search="bye")["item_index"].unique().tolist() == [3]
+    assert len(log.payload_reads()) == 3 and log.payload_reads()[-1] == [table.run["id"]]
+    assert table.texts()["output"].tolist() == ["4", "=1+1", "", "bad"]
+    page_rows(table, table.results.iloc[:2])
+    assert len(log.payload_reads()) == 3  # the kept texts serve the next pages
 
 
 def test_filters_search_sort_and_page(store):

@@ -7,6 +7,7 @@ database (``.ci/run`` starts the server; on a developer machine without one they
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from scorers.analysis.labels import current_labels, label_history, save_label
 from scorers.catalogue.judge_store import list_judges, save_judge
 from scorers.cli import main
 from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
+from scorers.runs.table import load_run_table
 
 REPO = Path(__file__).resolve().parents[1]
 LEGACY = REPO / "tests" / "data" / "legacy_store" / "scorer_studio_v3.db"
@@ -119,6 +121,20 @@ def test_read_chunks_yields_the_rows_in_order_size_at_a_time(store: Store):
     chunks = [[r["item_index"] for r in chunk] for chunk in store.read_chunks(sql, (run_id,), size=3)]
     # 7 rows 3 at a time: 3 + 3 + 1 (a chunk of one row each would make 7 chunks and a slow open).
     assert chunks == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+def test_a_run_reads_into_columns_with_its_cache_marks_and_texts(store: Store):
+    run_id = make_run(store, n_items=3)
+    store.save_result(run_id, 0, TD, {"status": "scored", "score": 0.5, "judge": {"model": "m", "cached": True}})
+    store.save_result(run_id, 1, TD, {"status": "scored", "score": 0.25, "judge": {"model": "m", "cached": False}})
+    store.save_result(run_id, 2, TD, {"status": "invalid_input", "error": "no output"})  # no judge at all
+    table = load_run_table(store, run_id, splitters={})
+    assert table.results["cached"].tolist() == [True, False, False]
+    assert table.results["score"].tolist()[:2] == [0.5, 0.25] and math.isnan(table.results["score"].iloc[2])
+    # make_run's items: prompt "q<i> ünï", response "a"; asked for 2 then 0, in that order.
+    texts = table.texts([2, 0])
+    assert texts.index.tolist() == [2, 0] and texts["input"].tolist() == ["q2 ünï", "q0 ünï"]
+    assert table.texts()["output"].tolist() == ["a", "a", "a"]
 
 
 def test_label_history_and_saved_judges(store: Store):

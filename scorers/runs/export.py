@@ -566,29 +566,37 @@ def _write_seed_json(table: RunTable, out: BinaryIO, chunk_rows: int) -> None:
     out.write((head[:-2] + ',\n  "items": [').encode("utf-8"))
     starts = results["item_index"].searchsorted(range(table.n_items + 1))
     first = True
-    for index, item in table.items.iterrows():
-        part = results.iloc[starts[index] : starts[index + 1]]
-        outcomes = {}
-        for row in part.itertuples(index=False):
-            ok = row.status == ScoreStatus.SCORED.value
-            outcomes[row.scorer] = {
-                "status": row.status,
-                "score": row.score if ok else None,
-                "reason": row.reason if ok and isinstance(row.reason, str) else None,
-                "analyzeStepResult": json.loads(row.analysis) if ok and isinstance(row.analysis, str) else None,
-                "error": row.error if isinstance(row.error, str) else None,
-            }
-        document = {
-            "itemId": item["item_id"],
-            "input": _text_or_none(item["input"]),
-            "groundTruth": _text_or_none(item["ground_truth"]),
-            "output": _text_or_none(item["output"]),
-            "scorerResults": outcomes,
-        }
-        text = json.dumps(json_safe(document), ensure_ascii=False, allow_nan=False, indent=2, default=str)
-        out.write((("\n" if first else ",\n") + textwrap.indent(text, "    ")).encode("utf-8"))
-        first = False
+    for chunk in _chunks(table.items.index, max(1, chunk_rows)):
+        texts = table.texts(chunk)  # read a chunk of items at a time
+        for index, item_id in table.items.loc[chunk, "item_id"].items():
+            first = _write_seed_item(
+                out, item_id, texts.loc[index], results.iloc[starts[index] : starts[index + 1]], first
+            )
     out.write(("\n  ]\n}" if not first else "]\n}").encode("utf-8"))
+
+
+def _write_seed_item(out: BinaryIO, item_id: str, texts: pd.Series, part: pd.DataFrame, first: bool) -> bool:
+    """One item of the seeds' JSON (its texts and its outcomes ``part``); returns False, the next item's ``first``."""
+    outcomes = {}
+    for row in part.itertuples(index=False):
+        ok = row.status == ScoreStatus.SCORED.value
+        outcomes[row.scorer] = {
+            "status": row.status,
+            "score": row.score if ok else None,
+            "reason": row.reason if ok and isinstance(row.reason, str) else None,
+            "analyzeStepResult": json.loads(row.analysis) if ok and isinstance(row.analysis, str) else None,
+            "error": row.error if isinstance(row.error, str) else None,
+        }
+    document = {
+        "itemId": item_id,
+        "input": _text_or_none(texts["input"]),
+        "groundTruth": _text_or_none(texts["ground_truth"]),
+        "output": _text_or_none(texts["output"]),
+        "scorerResults": outcomes,
+    }
+    text = json.dumps(json_safe(document), ensure_ascii=False, allow_nan=False, indent=2, default=str)
+    out.write((("\n" if first else ",\n") + textwrap.indent(text, "    ")).encode("utf-8"))
+    return False
 
 
 def _text_or_none(value: Any) -> str | None:

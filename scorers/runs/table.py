@@ -1,11 +1,15 @@
-"""A stored run in columnar form: one frame of items and one of outcomes, read once from SQLite.
+"""A stored run in columnar form: one frame of items and one of outcomes, read once from the store.
 
 The dashboard's run views and the exports both start here. Unlike
 :func:`scorers.runs.runner.load_run`, no :class:`~scorers.core.base.ScoreResult` is
-built per row: the items' texts are pyarrow-backed string columns (compact, searched in
-C++), scores and dimension scores are float columns, and per-row detail (the judge's
-analysis, the textual-difference word diff) is read back for a single row when it is
-opened (:func:`load_outcomes`).
+built per row: scores and dimension scores are float columns, and per-row detail (the
+judge's analysis, the textual-difference word diff) is read back for a single row when it
+is opened (:func:`load_outcomes`).
+
+The items' texts (prompt, system message, response, ground truth: 20 kB a response in
+some runs) are not read with the table: :meth:`RunTable.texts` reads those of the rows
+asked for (a page of the rows table, a chunk of an export), or every item's once, kept
+as pyarrow-backed string columns (compact, searched in C++), when a search needs them.
 
 Typical use::
 
@@ -17,8 +21,9 @@ Typical use::
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -29,7 +34,16 @@ from scorers.runs.runner import RESULT_COLUMNS, EvalItem, ItemOutcome, outcome_f
 from scorers.runs.store import Store
 
 TEXT_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth")
-"""The item texts :class:`RunTable` keeps (see :func:`scorers.runs.export.item_texts`)."""
+"""The item texts :meth:`RunTable.texts` reads (see :func:`scorers.runs.export.item_texts`)."""
+
+CACHED_SQL = {
+    "sqlite": "COALESCE(json_extract(judge, '$.cached'), 0)",
+    "postgresql": "COALESCE((judge::jsonb ->> 'cached')::boolean, false)",
+}
+"""Per database: SQL of whether a result's judge reply came from the cache (its ``judge`` JSON's ``cached``)."""
+
+TEXTS_PER_QUERY = 500
+"""At most this many items are named in one query of :meth:`RunTable.texts`."""
 
 
 Splitter = Callable[[Mapping[str, Any]], Mapping[str, float]]
@@ -51,11 +65,10 @@ class RunTable:
 
     Attributes:
         run: the run's record (:meth:`scorers.runs.store.Store.get_run`).
-        items: one row per item, indexed by ``item_index``: ``item_id``, the texts
-            ``input``, ``system``, ``output``, ``ground_truth`` (pyarrow strings,
-            missing as NA), one ``group:<name>`` column per group-by column, then the
-            dataset's unmapped columns under their own names (``dataset:<name>`` when
-            the name is taken).
+        items: one row per item, indexed by ``item_index``: ``item_id`` (pyarrow
+            string), one ``group:<name>`` column per group-by column, then the dataset's
+            unmapped columns under their own names (``dataset:<name>`` when the name is
+            taken). The texts are not here: see :meth:`texts`.
         results: one row per stored outcome, ordered by item then scorer:
             :data:`RESULT_COLUMNS` (``score`` float, NaN when not scored — never 0),
             then one float column per scorer dimension (:func:`dimension_column`,
@@ -64,6 +77,7 @@ class RunTable:
             when the judge's reply came from the cache).
         dimensions: scorer id → its dimension columns, in order.
         n_stored: outcomes stored when the table was read (its version).
+        store: the database the texts are read from (:meth:`texts`).
     """
 
     run: dict[str, Any]
@@ -71,6 +85,9 @@ class RunTable:
     results: pd.DataFrame
     dimensions: dict[str, list[str]]
     n_stored: int
+    store: Store | None = field(default=None, repr=False, compare=False)
+    _all_texts: list[pd.DataFrame] = field(default_factory=list, repr=False, compare=False)
+    _texts_lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def scorer_ids(self) -> list[str]:
@@ -81,6 +98,57 @@ class RunTable:
     def n_items(self) -> int:
         return int(self.run["n_items"])
 
+    def texts(self, item_indexes: Iterable[int] | None = None) -> pd.DataFrame:
+        """The texts of some items, or of all of them, read from the store.
+
+        Every item's texts are read once and kept with the table (a search reads them
+        all); before that, the texts of ``item_indexes`` are read for this call only.
+
+        Args:
+            item_indexes: the items (``item_index`` values, repeats allowed), or None for
+                every item.
+
+        Returns:
+            Indexed by ``item_index`` (in the order asked, one row per entry): the
+            :data:`TEXT_FIELDS` columns as pyarrow strings, missing as NA.
+
+        Raises:
+            ValueError: the table was built without a store.
+        """
+        if item_indexes is None or self._all_texts:
+            with self._texts_lock:
+                if not self._all_texts:
+                    self._all_texts.append(self._read_texts(None))
+            every = self._all_texts[0]
+            return every if item_indexes is None else every.loc[list(item_indexes)]
+        wanted = list(item_indexes)
+        unique = sorted(set(wanted))
+        parts = [self._read_texts(unique[i : i + TEXTS_PER_QUERY]) for i in range(0, len(unique), TEXTS_PER_QUERY)]
+        found = pd.concat(parts) if parts else _text_frame([], {name: [] for name in TEXT_FIELDS})
+        return found.reindex(wanted)
+
+    def _read_texts(self, item_indexes: Sequence[int] | None) -> pd.DataFrame:
+        if self.store is None:
+            raise ValueError("this RunTable has no store to read the items' texts from")
+        sql = "SELECT item_index, payload FROM items WHERE run_id = ?"
+        params: list[Any] = [self.run["id"]]
+        if item_indexes is not None:
+            sql += f" AND item_index IN ({', '.join('?' * len(item_indexes))})"
+            params += list(item_indexes)
+        index: list[int] = []
+        texts: dict[str, list[Any]] = {name: [] for name in TEXT_FIELDS}
+        parts: list[pd.DataFrame] = []
+        for chunk in self.store.read_chunks(sql + " ORDER BY item_index", params):
+            for row in chunk:
+                index.append(row["item_index"])
+                for name, value in item_texts(EvalItem("", json.loads(row["payload"]))).items():
+                    texts[name].append(value)
+            parts.append(_text_frame(index, texts))  # to pyarrow strings chunk by chunk: the Python strings are freed
+            index, texts = [], {name: [] for name in TEXT_FIELDS}
+        if not parts:
+            return _text_frame([], texts)
+        return parts[0] if len(parts) == 1 else pd.concat(parts)
+
     def rows(self, index: Sequence[Any] | pd.Index | None = None) -> pd.DataFrame:
         """Outcome rows joined with their item's id, texts, groups and dataset columns.
 
@@ -90,16 +158,28 @@ class RunTable:
 
         Returns:
             ``item_index``, ``item_id``, ``scorer``, ``status``, ``score``, ``reason``,
-            ``error``, the token and latency columns, the item columns of
-            :attr:`items`, the dimension columns and ``analysis``.
+            ``error``, the token and latency columns, ``item_id`` and the texts
+            (:data:`TEXT_FIELDS`), the other item columns of :attr:`items`, the
+            dimension columns and ``analysis``.
         """
         part = self.results if index is None else self.results.loc[index]
-        items = self.items.reindex(part["item_index"].to_numpy())
-        items.index = part.index
+        positions = part["item_index"].to_numpy()
+        items = self.items.reindex(positions)
+        texts = self.texts(None if index is None else positions.tolist())
+        if index is None:
+            texts = texts.reindex(positions)
+        items.index = texts.index = part.index
+        items = pd.concat([items[["item_id"]], texts, items.drop(columns=["item_id"])], axis=1)
         head = part[list(RESULT_COLUMNS)]
         out = pd.concat([head, items, part.drop(columns=list(RESULT_COLUMNS))], axis=1)
         first = ["item_index", "item_id"]
         return out[first + [c for c in out.columns if c not in first]]
+
+
+def _text_frame(index: list[int], texts: Mapping[str, list[Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame({name: pd.Series(texts[name], dtype="string[pyarrow]") for name in TEXT_FIELDS})
+    frame.index = pd.Index(index, dtype="int64", name="item_index")
+    return frame
 
 
 def default_splitters(run: Mapping[str, Any]) -> dict[str, Splitter]:
@@ -145,30 +225,21 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
     n_stored = store.count_results(run_id)
 
     ids: list[str] = []
-    texts: dict[str, list[Any]] = {name: [] for name in TEXT_FIELDS}
-    text_parts: dict[str, list[pd.Series]] = {name: [] for name in TEXT_FIELDS}
     groups: list[dict[str, Any]] = []
     columns: list[dict[str, Any]] = []
-    for chunk in store.read_chunks(
-        "SELECT item_id, payload, groups, columns FROM items WHERE run_id = ? ORDER BY item_index", (run_id,)
+    for chunk in store.read_chunks(  # not the payloads: the texts are read when asked for (RunTable.texts)
+        "SELECT item_id, groups, columns FROM items WHERE run_id = ? ORDER BY item_index", (run_id,)
     ):
         for row in chunk:
-            item = EvalItem(row["item_id"], json.loads(row["payload"]))
             ids.append(row["item_id"])
-            for name, value in item_texts(item).items():
-                texts[name].append(value)
             groups.append(json.loads(row["groups"]) if row["groups"] else {})
             columns.append(json.loads(row["columns"]) if row["columns"] else {})
-        for name in TEXT_FIELDS:  # to pyarrow strings chunk by chunk: the Python strings are freed
-            text_parts[name].append(pd.Series(texts[name], dtype="string[pyarrow]"))
-            texts[name] = []
     items = pd.DataFrame({"item_id": pd.Series(ids, dtype="string[pyarrow]")})
-    for name in TEXT_FIELDS:
-        items[name] = pd.concat(text_parts[name], ignore_index=True) if text_parts[name] else pd.Series(dtype="string")
     for name in dict.fromkeys(k for g in groups for k in g):
         items[f"group:{name}"] = pd.Series([g.get(name) for g in groups], dtype=object)
+    reserved = {*TEXT_FIELDS, *RESULT_COLUMNS}
     for name in dict.fromkeys(k for c in columns for k in c):
-        label = name if name not in items.columns and name not in RESULT_COLUMNS else f"dataset:{name}"
+        label = name if name not in items.columns and name not in reserved else f"dataset:{name}"
         items[label] = pd.Series([c.get(name) for c in columns], dtype=object).convert_dtypes()
     items.index.name = "item_index"
 
@@ -181,7 +252,7 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
     position = 0
     for chunk in store.read_chunks(
         "SELECT item_index, scorer_id, status, score, reason, error, prompt_tokens, completion_tokens,"
-        " judge_calls, latency_s, analysis, COALESCE(json_extract(judge, '$.cached'), 0) AS cached"
+        f" judge_calls, latency_s, analysis, {CACHED_SQL[store.dialect]} AS cached"
         " FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
         (run_id,),
     ):
@@ -212,7 +283,7 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
         results[column] = pd.Series(values, dtype="float64")
     results["analysis"] = pd.Series(analyses, dtype="string[pyarrow]")
     results["cached"] = pd.Series(cached, dtype="bool")
-    return RunTable(run, items, results, dimensions, n_stored)
+    return RunTable(run, items, results, dimensions, n_stored, store)
 
 
 def load_outcomes(store: Store, run_id: str, item_index: int) -> tuple[EvalItem, dict[str, ItemOutcome]]:
