@@ -19,7 +19,7 @@ What is here:
   that names the option.
 - :func:`resolve_settings`, :func:`system_message`, :func:`ratio`,
   :func:`merge_info`, :func:`listing`, :func:`quote_list`, :func:`require_text`,
-  :func:`count_reason`, :class:`VerdictReason`.
+  :func:`count_reason`, :class:`VerdictReason`, :func:`verdict_shares`.
 - :class:`JudgedScorer`: the lazy judge client and the ``run`` / ``render_prompt``
   frame; a subclass supplies ``_validate``, ``_messages`` and ``_score``.
 """
@@ -308,6 +308,21 @@ class VerdictReason:
             if chosen:
                 text += f" {label}: {quoted(chosen)}."
         return text
+
+
+def verdict_shares(analysis: Mapping[str, Any], noun: str, names: Mapping[str, str]) -> dict[str, float]:
+    """The share of each verdict among the analysis' items, as dimension scores; none when there are no items.
+
+    Args:
+        analysis: the scorer's analysis: the items under ``noun + "s"`` and ``"counts"`` (items per verdict).
+        noun: the singular name of an item, e.g. ``"claim"``.
+        names: verdict -> dimension name, e.g. ``{"yes": "supported", "no": "contradicted"}``.
+
+    >>> verdict_shares({"claims": [{}, {}, {}, {}], "counts": {"yes": 3, "no": 1}}, "claim", {"yes": "supported"})
+    {'supported': 0.75}
+    """
+    n = len(analysis[noun + "s"])
+    return {name: analysis["counts"][verdict] / n for verdict, name in names.items()} if n else {}
 
 
 def require_text(value: str, field: str, what: str) -> None:

@@ -22,6 +22,7 @@ from scorers.catalogue.metrics._llm import (
     number,
     require_text,
     system_message,
+    verdict_shares,
 )
 from scorers.core.base import RunInput
 from scorers.core.judge import delimit
@@ -116,11 +117,9 @@ class AnswerRelevancyScorer(JudgedScorer):
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
         """Shares of relevant, partly relevant and irrelevant statements (none when there are no statements)."""
-        n = len(analysis["statements"])
-        if not n:
-            return {}
-        counts = analysis["counts"]
-        return {"relevant": counts["yes"] / n, "partlyRelevant": counts["unsure"] / n, "irrelevant": counts["no"] / n}
+        return verdict_shares(
+            analysis, "statement", {"yes": "relevant", "unsure": "partlyRelevant", "no": "irrelevant"}
+        )
 
 
 METRIC = Metric(

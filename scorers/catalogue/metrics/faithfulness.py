@@ -27,6 +27,7 @@ from scorers.catalogue.metrics._llm import (
     require_text,
     resolve_context,
     system_message,
+    verdict_shares,
 )
 from scorers.core.base import RunInput
 from scorers.core.errors import MissingInputError
@@ -184,11 +185,7 @@ class FaithfulnessScorer(ClaimsScorer):
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
         """Shares of supported, contradicted and unverifiable claims (none when there are no claims)."""
-        n = len(analysis["claims"])
-        if not n:
-            return {}
-        counts = analysis["counts"]
-        return {"supported": counts["yes"] / n, "contradicted": counts["no"] / n, "notInContext": counts["unsure"] / n}
+        return verdict_shares(analysis, "claim", {"yes": "supported", "no": "contradicted", "unsure": "notInContext"})
 
 
 METRIC = Metric(
