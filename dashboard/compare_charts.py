@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from scorers.analysis.report import VARIANT_COLORS, wrap_label
 
-from .distributions import message_figure
+from .distributions import add_message, message_figure
 
 WIN_COLOR = "#1a9850"
 TIE_COLOR = "#bdbdbd"
@@ -50,22 +50,6 @@ def _require(frame: pd.DataFrame, columns: Sequence[str], where: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"{where}: the frame has no column(s) {', '.join(missing)}; it needs {', '.join(columns)}")
-
-
-def _add_message(fig: go.Figure, text: str, *, y: float) -> go.Figure:
-    """A message annotation, as :func:`dashboard.distributions.figure_messages` reads them."""
-    fig.add_annotation(
-        text=text,
-        name="message",
-        xref="paper",
-        yref="paper",
-        x=0.5,
-        y=y,
-        showarrow=False,
-        font={"size": 14},
-        bgcolor="rgba(255,255,255,0.6)",
-    )
-    return fig
 
 
 def leaderboard_chart(
@@ -118,7 +102,7 @@ def leaderboard_chart(
     fig.update_xaxes(title="variant", type="category")
     fig.update_yaxes(title="mean score (95% CI)")
     if len(scored) == 1:
-        _add_message(fig, "Only one variant has scored items: nothing to compare it with.", y=0.95)
+        add_message(fig, "Only one variant has scored items: nothing to compare it with.", y=0.95)
     return fig
 
 
@@ -174,7 +158,7 @@ def dimension_bars(
     fig.update_xaxes(type="category", automargin=True, tickangle=0)
     fig.update_yaxes(title="mean dimension score")
     if len(fig.data) == 1:
-        _add_message(fig, "Only one variant has dimension scores: nothing to compare it with.", y=0.95)
+        add_message(fig, "Only one variant has dimension scores: nothing to compare it with.", y=0.95)
     return fig
 
 
@@ -232,9 +216,9 @@ def score_distributions(
     fig.update_yaxes(title="items")
     values = [float(v) for v in data["score"]]
     if len(values) == 1:
-        _add_message(fig, f"Only one scored item ({values[0]:.3g}): a distribution needs at least two.", y=0.9)
+        add_message(fig, f"Only one scored item ({values[0]:.3g}): a distribution needs at least two.", y=0.9)
     elif len(set(values)) == 1:
-        _add_message(fig, f"All {len(values)} scores are {values[0]:.3g}: there is no spread to show.", y=0.9)
+        add_message(fig, f"All {len(values)} scores are {values[0]:.3g}: there is no spread to show.", y=0.9)
     return fig
 
 
@@ -312,7 +296,7 @@ def head_to_head(
     fig.update_xaxes(title=f"{a} score", range=list(x_range))
     fig.update_yaxes(title=f"{b} score", range=list(x_range))
     if len(data) == 1:
-        _add_message(fig, "Only one row was scored for both: a comparison needs more.", y=0.95)
+        add_message(fig, "Only one row was scored for both: a comparison needs more.", y=0.95)
     return fig
 
 
@@ -449,5 +433,5 @@ def delta_bars(deltas: pd.DataFrame, *, title: str = "Change from run A to run B
     fig.update_xaxes(title="B − A", range=[-reach * 1.1, reach * 1.1], zeroline=True)
     fig.update_yaxes(type="category", autorange="reversed")
     if all(math.isclose(v, 0.0, abs_tol=1e-12) for v in values):
-        _add_message(fig, "No change: every score is the same in both runs.", y=0.9)
+        add_message(fig, "No change: every score is the same in both runs.", y=0.9)
     return fig

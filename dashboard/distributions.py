@@ -21,7 +21,9 @@ HEATMAP_SCALE = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 _MESSAGE = "message"
 
 
-def _add_message(fig: go.Figure, text: str, *, y: float = 0.5) -> go.Figure:
+def add_message(fig: go.Figure, text: str, *, y: float = 0.5) -> go.Figure:
+    """``fig`` with ``text`` as a message annotation (centred, at height ``y`` of the plot), as
+    :func:`figure_messages` reads them."""
     fig.add_annotation(
         text=text,
         name=_MESSAGE,
@@ -54,7 +56,7 @@ def message_figure(message: str, *, title: str | None = None, height: int = 260)
     fig.update_layout(title=title, height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    return _add_message(fig, message)
+    return add_message(fig, message)
 
 
 def figure_messages(fig: go.Figure) -> list[str]:
@@ -141,7 +143,7 @@ def score_histogram(
     fig.update_xaxes(title="score", range=list(x_range) if x_range is not None else None)
     fig.update_yaxes(title="items")
     note = _single_value_note(values.tolist(), "scored item")
-    return _add_message(fig, note, y=0.9) if note else fig
+    return add_message(fig, note, y=0.9) if note else fig
 
 
 POINTS_LIMIT = 300
@@ -232,7 +234,7 @@ def score_box(
     fig.update_xaxes(title="score", range=list(x_range) if x_range is not None else None)
     fig.update_yaxes(visible=False)
     note = _single_value_note(values.tolist(), "scored item")
-    return _add_message(fig, note, y=0.9) if note else fig
+    return add_message(fig, note, y=0.9) if note else fig
 
 
 def dimension_distribution(
@@ -295,7 +297,7 @@ def dimension_distribution(
     fig.update_layout(title=title, height=360, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
     fig.update_yaxes(title="dimension score (0–1)", range=[-0.05, 1.05])
     if data["item_id"].nunique() == 1:
-        _add_message(fig, "Only one scored item: a distribution needs at least two.", y=0.95)
+        add_message(fig, "Only one scored item: a distribution needs at least two.", y=0.95)
     return fig
 
 
@@ -433,7 +435,7 @@ def group_comparison_chart(table: pd.DataFrame, group: str, *, title: str | None
     fig.update_xaxes(title=group, type="category")
     fig.update_yaxes(title="mean score")
     if len(scored["group"].unique()) == 1:
-        _add_message(fig, f"Only one {group} group has scored items: nothing to compare it with.", y=0.95)
+        add_message(fig, f"Only one {group} group has scored items: nothing to compare it with.", y=0.95)
     return fig
 
 
