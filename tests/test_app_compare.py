@@ -421,6 +421,8 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     assert metrics(at)["Regressions"] == "1"
     assert metrics(at)["Improvements"] == "0"
     assert metrics(at)["Unchanged"] == "1"
+    assert "No row got better in run B." in [c.value for c in at.caption]  # no improvements table, a sentence
+    assert len([d for d in at.dataframe if "Δ (B − A)" in d.value.columns]) == 1  # the regressions only
     regressions = table_with(at, "Δ (B − A)")
     assert regressions["item_id"].tolist() == ["bye"]
     assert regressions["Δ (B − A)"].tolist() == pytest.approx([0.64 - 0.84])

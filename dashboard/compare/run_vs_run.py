@@ -99,26 +99,16 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
     )
     right.plotly_chart(delta_bars(dims, title="Mean change per dimension (B − A)"), key=f"{key}_dims")
     config = {"Δ (B − A)": st.column_config.NumberColumn(format="%+.3f")}
-    st.markdown(f"#### Regressions ({len(diff.regressions)})")
-    if diff.regressions.empty:
-        st.caption("No row got worse in run B.")
-    else:
-        st.dataframe(
-            _diff_table(diff.regressions, names, "A", "B"),
-            hide_index=True,
-            key=f"{key}_regressions",
-            column_config=config,
-        )
-    st.markdown(f"#### Improvements ({len(diff.improvements)})")
-    if diff.improvements.empty:
-        st.caption("No row got better in run B.")
-    else:
-        st.dataframe(
-            _diff_table(diff.improvements, names, "A", "B"),
-            hide_index=True,
-            key=f"{key}_improvements",
-            column_config=config,
-        )
+    for title, rows, change in (
+        ("Regressions", diff.regressions, "worse"),
+        ("Improvements", diff.improvements, "better"),
+    ):
+        st.markdown(f"#### {title} ({len(rows)})")
+        if rows.empty:
+            st.caption(f"No row got {change} in run B.")
+        else:
+            table = _diff_table(rows, names, "A", "B")
+            st.dataframe(table, hide_index=True, key=f"{key}_{title.lower()}", column_config=config)
 
 
 def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
