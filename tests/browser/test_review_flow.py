@@ -13,6 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
 from scorers.analysis.labels import current_labels, save_label
+from scorers.analysis.uncertainty import save_rejudge
 
 FIRST_LOAD_TIMEOUT = 90_000
 
@@ -179,3 +180,42 @@ def test_label_import_with_a_conflict(page: Page, app_url: str, streamlit_server
         assert labels[(2, "textual-difference")].source == "import: verdicts.csv"
     finally:
         store.close()
+
+
+def test_the_least_sure_queue_says_why_each_row_is_there(page: Page, app_url: str, streamlit_server):
+    db = server_db(streamlit_server)
+    run_id = store_run(db)
+    store = Store(db)
+    try:
+        # row2 (stored 0 → fail at 0.5) re-judged 0.9, 0.1, 0.8: two of three repetitions pass → flipped 2/3.
+        save_rejudge(store, run_id, "textual-difference", params="1 row(s) × 3", repetitions={2: [0.9, 0.1, 0.8]})
+    finally:
+        store.close()
+    # Queue: row2 (flip share 2/3) first; then no flips, nearest the threshold first: row3 |0.533 − 0.5| = 0.0333,
+    # row1 0.167, row0 0.5.
+    page.goto(app_url)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review").click(timeout=FIRST_LOAD_TIMEOUT)
+    expect(page.get_by_role("heading", name="Review")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    page.get_by_role("combobox", name="Run").click()
+    page.get_by_role("option").filter(has_text=run_id).first.click()
+    wait_until_idle(page)
+    name = page.get_by_role("textbox", name="Your name", exact=True)
+    name.fill("Ann")
+    name.press("Enter")
+    wait_until_idle(page)
+    page.get_by_test_id("stRadio").get_by_text("Mine: judge least sure first", exact=True).click()
+    queue = page.get_by_test_id("stMarkdownContainer").filter(has_text="(mine: judge least sure first)")
+    expect(queue).to_contain_text("Row 4 of 4")  # the row shown before, row0, is last in this queue
+    expect(page.get_by_text("Why here: 0.5 from the threshold")).to_be_visible()
+    for position in (3, 2, 1):
+        wait_until_idle(page)
+        page.get_by_role("button", name="Previous").click()
+        expect(queue).to_contain_text(f"Row {position} of 4")
+    expect(queue).to_contain_text("row2")
+    expect(page.get_by_text("Why here: flipped on re-judge 2/3 · 0.5 from the threshold")).to_be_visible()
+    # Labelling it takes it out of Ann's queue; the next is row3, nearest the threshold.
+    page.get_by_role("button", name="Fail Shortcut D").click()
+    expect(queue).to_contain_text("Row 1 of 3")
+    expect(queue).to_contain_text("row3")
+    expect(page.get_by_text("Why here: 0.0333 from the threshold")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
