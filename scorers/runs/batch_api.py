@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from scorers.core.base import JudgeUsage, Scorer
-from scorers.core.errors import ScorerError, ScoreStatus
+from scorers.core.errors import ScorerError
 from scorers.core.judge import (
     BatchAnswer,
     BatchClient,
@@ -41,7 +41,15 @@ from scorers.core.judge import (
     batch_line,
     batch_mode,
 )
-from scorers.runs.runner import EvalItem, EvalRunResult, ItemOutcome, judge_model_of, open_run
+from scorers.runs.runner import (
+    EvalItem,
+    EvalRunResult,
+    ItemOutcome,
+    failed_outcome,
+    judge_model_of,
+    open_run,
+    scored_outcome,
+)
 from scorers.runs.store import Store
 
 MAX_REQUESTS_PER_FILE = 50_000  # OpenAI's limit of requests in one batch input file
@@ -102,26 +110,8 @@ def _score(scorer: Scorer, index: int, item: EvalItem) -> ItemOutcome:
     try:
         result = scorer.run(item.payload)
     except ScorerError as exc:
-        return ItemOutcome(
-            index,
-            item.item_id,
-            scorer.id,
-            exc.status,
-            error=str(exc),
-            raw_reply=getattr(exc, "raw_reply", None),
-            usage=getattr(exc, "usage", None) or JudgeUsage(),
-            latency_s=time.monotonic() - start,
-        )
-    usage = result.judge.usage if result.judge is not None else JudgeUsage()
-    return ItemOutcome(
-        index,
-        item.item_id,
-        scorer.id,
-        ScoreStatus.SCORED,
-        result=result,
-        usage=usage,
-        latency_s=time.monotonic() - start,
-    )
+        return failed_outcome(scorer, index, item, exc, JudgeUsage(), start)
+    return scored_outcome(scorer, index, item, result, JudgeUsage(), start)
 
 
 def _known_answers(store: Store, run_id: str) -> dict[str, BatchAnswer]:

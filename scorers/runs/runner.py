@@ -825,6 +825,50 @@ def _judge_used(scorer: Scorer) -> dict[str, Any] | None:
     }
 
 
+def scored_outcome(
+    scorer: Scorer, index: int, item: EvalItem, result: ScoreResult, usage: JudgeUsage, started: float
+) -> ItemOutcome:
+    """The outcome of ``scorer`` scoring ``item`` (at ``index``): ``usage`` spent before plus the result's own.
+
+    ``started`` is the ``time.monotonic()`` at which scoring began (for the latency).
+    """
+    if result.judge is not None:
+        usage += result.judge.usage
+    return ItemOutcome(
+        index,
+        item.item_id,
+        scorer.id,
+        ScoreStatus.SCORED,
+        result=result,
+        usage=usage,
+        latency_s=time.monotonic() - started,
+    )
+
+
+def failed_outcome(
+    scorer: Scorer, index: int, item: EvalItem, exc: ScorerError, usage: JudgeUsage, started: float
+) -> ItemOutcome:
+    """The outcome of ``scorer`` failing on ``item`` with ``exc``: its status and message, the judge's text if
+    any, its kind of failure, the judge asked, and ``usage`` spent before plus what the failed calls spent.
+
+    ``started`` is the ``time.monotonic()`` at which scoring began (for the latency).
+    """
+    if getattr(exc, "usage", None) is not None:
+        usage += exc.usage
+    return ItemOutcome(
+        index,
+        item.item_id,
+        scorer.id,
+        exc.status,
+        error=str(exc),
+        raw_reply=getattr(exc, "raw_reply", None),
+        usage=usage,
+        latency_s=time.monotonic() - started,
+        error_kind="config" if isinstance(exc, JudgeConfigError) else getattr(exc, "kind", None),
+        judge_used=_judge_used(scorer),
+    )
+
+
 def _score_with_retries(
     scorer: Scorer,
     index: int,
@@ -861,32 +905,9 @@ def _score_with_retries(
                     judge_used=_judge_used(scorer),
                 )
         except ScorerError as exc:
-            if getattr(exc, "usage", None) is not None:
-                usage += exc.usage
-            return ItemOutcome(
-                index,
-                item.item_id,
-                scorer.id,
-                exc.status,
-                error=str(exc),
-                raw_reply=getattr(exc, "raw_reply", None),
-                usage=usage,
-                latency_s=time.monotonic() - start,
-                error_kind="config" if isinstance(exc, JudgeConfigError) else getattr(exc, "kind", None),
-                judge_used=_judge_used(scorer),
-            )
+            return failed_outcome(scorer, index, item, exc, usage, start)
         else:
-            if result.judge is not None:
-                usage += result.judge.usage
-            return ItemOutcome(
-                index,
-                item.item_id,
-                scorer.id,
-                ScoreStatus.SCORED,
-                result=result,
-                usage=usage,
-                latency_s=time.monotonic() - start,
-            )
+            return scored_outcome(scorer, index, item, result, usage, start)
         finally:
             throttle.release(rate_limited=rate_limited, retry_after=retry_after, attempt=attempt)
     raise AssertionError("unreachable")  # pragma: no cover
