@@ -10,12 +10,11 @@ moves only by ``baseline set``, and never to a run that failed a gate.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
-from scorers.cli import EXIT_OK, CLIError, _Console, _open_store, _table, _threshold
+from scorers.cli import EXIT_OK, CLIError, _Console, _open_store, _table, _threshold, number_type
 from scorers.core.errors import InvalidInputError
 from scorers.runs.store import default_db
 
@@ -47,24 +46,9 @@ examples:
 """
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1 such as 0.1, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1 such as 0.1, got {text}")
-    return value
-
-
-def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a confidence level such as 0.95, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a confidence level strictly between 0 and 1, got {text}")
-    return value
+_share = number_type(lambda value: 0 <= value <= 1, "a share between 0 and 1 such as 0.1")
+_confidence = number_type(lambda value: 0 < value < 1, "a confidence level strictly between 0 and 1 such as 0.95")
+_number = number_type(lambda value: True, "SCORER=X or a finite number")
 
 
 def _min_effect(text: str) -> tuple[str | None, float]:
@@ -78,16 +62,6 @@ def _min_effect(text: str) -> tuple[str | None, float]:
             f"a minimum effect is a size, >= 0 (the direction comes from the scorer), got {value:g}"
         )
     return name, value
-
-
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected SCORER=X or a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
 
 
 def add_parsers(commands: Any) -> None:
