@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from dashboard.review.labelling import queue_order, review_queue, step
@@ -105,8 +103,8 @@ def test_order_flips_by_item_pairs_items_by_variant_and_row():
     assert order_flips_by_item(records, items) == {0: (1, 2), 1: (1, 1), 2: (0, 1), 3: (0, 1), 4: (0, 1)}
 
 
-def test_rejudgings_are_stored_with_the_run_newest_first_and_go_with_it(tmp_path: Path):
-    store = Store(tmp_path / "s.db")
+def test_rejudgings_are_stored_with_the_run_newest_first_and_go_with_it(store_target: str):
+    store = Store(store_target)  # SQLite, then PostgreSQL
     try:
         items = [EvalItem(f"r{i}", {"input": "q", "output": "a", "ground_truth": "a"}) for i in range(3)]
         run_id = run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="d.csv").run_id
