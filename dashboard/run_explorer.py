@@ -13,7 +13,7 @@ import math
 import re
 import tempfile
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -383,13 +383,14 @@ def render_item_texts(item: EvalItem) -> None:
         st.caption(md_escape(f"{name}: {value}"))
 
 
-def _export_writer(table: RunTable, fmt: str) -> Callable[[], BinaryIO]:
-    def build() -> BinaryIO:
-        # Written to a temporary file chunk by chunk, only when the button is clicked.
-        out = tempfile.TemporaryFile()
-        write_run_export(table, fmt, out)
-        out.seek(0)
-        return out
+def _export_writer(table: RunTable, fmt: str) -> Callable[[], bytes]:
+    def build() -> bytes:
+        # Written to a temporary file chunk by chunk, only when the button is clicked, and read back once:
+        # Streamlit's deferred download takes bytes (not the open temporary file, which it refuses).
+        with tempfile.TemporaryFile() as out:
+            write_run_export(table, fmt, out)
+            out.seek(0)
+            return out.read()
 
     return build
 
@@ -403,13 +404,15 @@ def _render_exports(table: RunTable, key: str) -> None:
         "written when its button is clicked."
     )
     stem = _file_stem(table.run["name"], table.run["id"])
-    for column, (fmt, (label, ext)) in zip(st.columns(len(TABLE_EXPORTS)), TABLE_EXPORTS.items(), strict=True):
-        column.download_button(
-            label,
-            data=_export_writer(table, fmt),
-            file_name=f"{stem}{'-plain' if fmt == 'plain-csv' else ''}.{ext}",
-            mime=MIMES.get(ext, "application/octet-stream"),
-            key=f"{key}_export_{fmt}",
-            on_click="ignore",
-            icon=":material/download:",
-        )
+    with st.container(horizontal=True):  # each button as wide as its label (five columns cut them)
+        for fmt, (label, ext) in TABLE_EXPORTS.items():
+            st.download_button(
+                label,
+                data=_export_writer(table, fmt),
+                file_name=f"{stem}{'-plain' if fmt == 'plain-csv' else ''}.{ext}",
+                mime=MIMES.get(ext, "application/octet-stream"),
+                key=f"{key}_export_{fmt}",
+                on_click="ignore",
+                icon=":material/download:",
+                width="content",
+            )

@@ -6,16 +6,18 @@ until the session's job has finished, as the page's one-second refresh would.
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, single_analysis
+from streamlit.runtime.download_data_util import convert_data_to_bytes_and_infer_mime
 from streamlit.testing.v1 import AppTest
 
 from dashboard import run_explorer
@@ -54,14 +56,19 @@ def judge(body: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture
-def exports(monkeypatch: pytest.MonkeyPatch) -> dict[str, Callable[[], BinaryIO]]:
-    """The deferred writer behind every export button, by format (AppTest cannot click a download)."""
-    built: dict[str, Callable[[], BinaryIO]] = {}
+def exports(monkeypatch: pytest.MonkeyPatch) -> dict[str, Callable[[], io.BytesIO]]:
+    """The file behind every export button, by format, as Streamlit serves it when the button is clicked.
+
+    AppTest cannot click a download: each deferred writer is called through Streamlit's own conversion
+    (the one its media file manager applies), which refuses what a browser download could not get.
+    """
+    built: dict[str, Callable[[], io.BytesIO]] = {}
     original = run_explorer._export_writer
 
     def record(table, fmt):
-        built[fmt] = original(table, fmt)
-        return built[fmt]
+        writer = original(table, fmt)
+        built[fmt] = lambda: io.BytesIO(convert_data_to_bytes_and_infer_mime(writer(), TypeError(fmt))[0])
+        return writer
 
     monkeypatch.setattr(run_explorer, "_export_writer", record)
     return built
@@ -162,7 +169,7 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(open_page, studi
 
 
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
-    open_page, fake_judge: FakeOpenAI, studio_db: Path, exports: dict[str, Callable[[], BinaryIO]]
+    open_page, fake_judge: FakeOpenAI, studio_db: Path, exports: dict[str, Callable[[], io.BytesIO]]
 ):
     fake_judge.responder = judge
     at = open_page("batch")

@@ -6,6 +6,7 @@ server (``judge`` fixture), answering prompt alignment by the schema it is asked
 
 from __future__ import annotations
 
+import csv
 from typing import Any
 
 from fake_openai import FakeOpenAI, Reply
@@ -71,3 +72,16 @@ def test_score_the_sample_dataset_then_reopen_the_run_from_history(
     wait_until_idle(page)
     screenshot("history_run")
     expect(page.get_by_test_id("stException")).to_have_count(0)
+
+    # The export is written when its button is clicked, and the browser gets the file.
+    page.get_by_role("tab", name="Export").click()
+    wait_until_idle(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Plain CSV (for data tools)").click()
+    assert download.value.suggested_filename.endswith("-plain.csv")
+    with open(download.value.path(), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    # One row per item and scorer: 34 items × 2 scorers; the 29 blank references are not scored, not 0.
+    assert len(rows) == 68
+    assert sum(r["status"] == "missing_input" for r in rows) == 29
+    assert all(r["score"] == "" for r in rows if r["status"] == "missing_input")
