@@ -45,8 +45,8 @@ from scorers.runs.datasets import ROLES
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
+# Roles whose guessed column changes what the judge sees: used only once the user confirms.
 CONFIRM_ROLES = ("system", "context", "tool_calls", "messages")
-"""Roles whose guessed column changes what the judge sees: used only once the user confirms."""
 
 
 def _show_problems(dataset: LoadedDataset) -> None:
