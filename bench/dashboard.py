@@ -290,12 +290,12 @@ def measure_views(
         _idle(page)
 
     out["apply a filter"] = _timed(search_rows)
-    page.get_by_test_id("stSidebarNav").get_by_text("Evaluate").click()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Evaluate", exact=True).click()
     expect(page.get_by_role("heading", name="Evaluate")).to_be_visible(timeout=TIMEOUT_MS)
     _idle(page)
 
     def back() -> None:
-        page.get_by_test_id("stSidebarNav").get_by_text("History").click()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="History", exact=True).click()
         expect(status).to_be_visible(timeout=TIMEOUT_MS)
         expect(page.get_by_role("tab", name="Distributions")).to_be_visible(timeout=TIMEOUT_MS)
         _idle(page)

@@ -271,7 +271,7 @@ def dimension_distribution(
     data = dimensions[pd.to_numeric(dimensions["value"], errors="coerce").notna()]
     if data.empty:
         return message_figure("No dimension scores: no item has been scored with a dimension breakdown.", title=title)
-    names = list(order) if order is not None else list(dict.fromkeys(data["dimension"]))
+    names = list(order) if order is not None else list(pd.unique(data["dimension"]))
     fig = go.Figure()
     for name in names:
         part = data[data["dimension"] == name]
@@ -298,6 +298,55 @@ def dimension_distribution(
     fig.update_yaxes(title="dimension score (0–1)", range=[-0.05, 1.05])
     if data["item_id"].nunique() == 1:
         add_message(fig, "Only one scored item: a distribution needs at least two.", y=0.95)
+    return fig
+
+
+PENDING_COLOR = "#BAB0AC"
+NOT_SCORED_COLORS = ("#E45756", "#F58518", "#B279A2", "#9D755D", "#FF9DA6", "#EECA3B")
+"""Colours of the statuses of outcomes that were not scored, in order of appearance."""
+
+
+def status_chart(counts: pd.DataFrame, *, title: str = "Outcomes by status") -> go.Figure:
+    """One horizontal stacked bar per scorer: its outcomes by status, the items not scored yet last.
+
+    Args:
+        counts: columns ``scorer``, ``status`` (``"scored"``, a reason an item was not
+            scored, or ``"pending"``) and ``n`` (see :func:`dashboard.run_frames.status_counts`).
+        title: the chart title.
+
+    Returns:
+        A figure with one ``go.Bar`` per status (``name`` = the status, ``x`` = counts,
+        ``y`` = scorers, in the order of ``counts``): scored in blue, each other status
+        in its own warm colour, pending in grey. No row: a :func:`message_figure`.
+    """
+    _require(counts, ("scorer", "status", "n"), "status_chart")
+    if counts.empty:
+        return message_figure("No outcome stored yet.", title=title)
+    scorers = list(dict.fromkeys(counts["scorer"]))
+    others = iter(NOT_SCORED_COLORS * len(counts))
+    fig = go.Figure()
+    for status, part in counts.groupby("status", sort=False):
+        by_scorer = dict(zip(part["scorer"], part["n"], strict=True))
+        color = SCORE_COLOR if status == "scored" else PENDING_COLOR if status == "pending" else next(others)
+        fig.add_trace(
+            go.Bar(
+                x=[int(by_scorer.get(s, 0)) for s in scorers],
+                y=scorers,
+                name=str(status),
+                orientation="h",
+                marker_color=color,
+                hovertemplate="%{y}<br>" + str(status) + ": %{x}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        barmode="stack",
+        height=110 + 40 * len(scorers),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.3},
+    )
+    fig.update_xaxes(title="outcomes")
+    fig.update_yaxes(type="category", autorange="reversed")
     return fig
 
 
@@ -343,6 +392,7 @@ def dimension_heatmap(
     *,
     title: str = "Dimension scores by item",
     order: Sequence[str] | None = None,
+    rows: tuple[pd.DataFrame, list[list[int]]] | None = None,
 ) -> go.Figure:
     """A heatmap of items (rows) by dimensions (columns), coloured by the 0..1 score, lowest items first.
 
@@ -351,6 +401,8 @@ def dimension_heatmap(
             and ``value`` (one row per scored item × dimension).
         title: the chart title.
         order: the dimension columns in order (default: first appearance).
+        rows: :func:`heatmap_rows` of ``dimensions`` and ``order`` when the caller has
+            them already (None: computed here).
 
     Returns:
         A figure with one ``go.Heatmap`` (``x`` = dimension labels, ``y`` = the rows of
@@ -361,7 +413,7 @@ def dimension_heatmap(
     _require(dimensions, ("item_index", "item_id", "dimension", "value"), "dimension_heatmap")
     if pd.to_numeric(dimensions["value"], errors="coerce").notna().sum() == 0:
         return message_figure("No dimension scores: no item has been scored with a dimension breakdown.", title=title)
-    table, members = heatmap_rows(dimensions, order)
+    table, members = rows if rows is not None else heatmap_rows(dimensions, order)
     binned = any(len(m) > 1 for m in members)
     z = [[None if pd.isna(v) else float(v) for v in row] for row in table.to_numpy()]
     labels = [str(label) for label in table.index]

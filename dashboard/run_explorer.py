@@ -31,6 +31,7 @@ from .distributions import (
     heatmap_rows,
     score_box,
     score_histogram,
+    status_chart,
 )
 from .results import md_escape, render_outcome
 from .run_frames import (
@@ -41,6 +42,7 @@ from .run_frames import (
     group_means,
     page_rows,
     sort_results,
+    status_counts,
 )
 from .runs import RunFailure
 
@@ -118,7 +120,7 @@ def render_results(
     summary, charts, rows, export = st.tabs(list(TABS), key=f"{key}_tab", on_change="rerun")
     if summary.open:
         with summary:
-            _render_summary(table, names, groups)
+            _render_summary(table, names, groups, key)
     if charts.open:
         with charts:
             _render_charts(table, names, options, groups, key)
@@ -130,9 +132,10 @@ def render_results(
             _render_exports(table, key)
 
 
-def _render_summary(table: RunTable, names: dict[str, str], groups: list[str]) -> None:
+def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], key: str) -> None:
     st.markdown("**Scores per scorer** (scored items only; failed items are counted, never averaged as 0)")
     st.dataframe(aggregates(table, names), hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
+    st.plotly_chart(status_chart(status_counts(table, names)), key=f"{key}_status")
     if table.dimensions:
         st.markdown("**Scores per dimension** (0–1, before scale; the column names are those of the exports)")
         st.dataframe(dimension_aggregates(table, names), hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
@@ -217,10 +220,11 @@ def _score_charts(
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _dimension_charts(run_id: str, n_stored: int, sid: str, name: str, kind: str, _table: RunTable) -> tuple[Any, ...]:
     long = _long_dimensions(_table, sid)
+    rows = heatmap_rows(long)
     return (
         dimension_distribution(long, kind=kind, title=f"{name}: dimension scores"),
-        dimension_heatmap(long, title=f"{name}: dimension scores by item"),
-        heatmap_rows(long),
+        dimension_heatmap(long, title=f"{name}: dimension scores by item", rows=rows),
+        rows,
     )
 
 

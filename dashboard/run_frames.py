@@ -61,6 +61,40 @@ def aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.Da
     return pd.DataFrame(rows, columns=["scorer", *_STATS, "n scored", "n failed", "n pending"])
 
 
+PENDING = "pending"
+"""The status :func:`status_counts` gives items without an outcome yet (a stopped run)."""
+
+
+def status_counts(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per scorer: how many outcomes have each status, and how many items have none yet.
+
+    Args:
+        table: the run.
+        names: scorer id → display name (default: the id).
+
+    Returns:
+        Columns ``scorer`` (display name), ``status`` and ``n``; scorers in the run's
+        order, statuses in :class:`~scorers.ScoreStatus` order (any other stored status
+        after them), then :data:`PENDING` (items × 1 − outcomes stored); counts of 0 left out.
+    """
+    counts = table.results.groupby(["scorer", "status"], observed=True).size()
+    known = [s.value for s in ScoreStatus]
+    found = {str(status) for _, status in counts.index}
+    order = known + sorted(found - set(known))
+    rows = []
+    for sid in table.scorer_ids:
+        label = (names or {}).get(sid, sid)
+        stored = 0
+        for status in order:
+            n = int(counts.get((sid, status), 0))
+            stored += n
+            if n:
+                rows.append((label, status, n))
+        if table.n_items > stored:
+            rows.append((label, PENDING, table.n_items - stored))
+    return pd.DataFrame(rows, columns=["scorer", "status", "n"])
+
+
 def dimension_aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Per scorer and dimension: mean, median, std, min, max and n scored of the 0..1 dimension scores.
 

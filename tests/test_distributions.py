@@ -17,6 +17,7 @@ from dashboard.distributions import (
     message_figure,
     score_box,
     score_histogram,
+    status_chart,
 )
 
 
@@ -194,3 +195,20 @@ def test_group_comparison_edge_cases():
     fig = group_comparison_chart(one, "model")
     assert list(fig.data[0].y) == [0.5]
     assert figure_messages(fig) == ["Only one model group has scored items: nothing to compare it with."]
+
+
+def test_status_chart_stacks_each_scorers_outcomes_by_status():
+    counts = pd.DataFrame(
+        [("TD", "scored", 4), ("Slow", "scored", 3), ("Slow", "invalid_input", 1), ("Slow", "pending", 2)],
+        columns=["scorer", "status", "n"],
+    )
+    fig = status_chart(counts)
+    bars = {t.name: (list(t.y), list(t.x)) for t in fig.data}
+    # One bar per status over both scorers; a scorer without that status has 0.
+    assert bars == {
+        "scored": (["TD", "Slow"], [4, 3]),
+        "invalid_input": (["TD", "Slow"], [0, 1]),
+        "pending": (["TD", "Slow"], [0, 2]),
+    }
+    assert fig.layout.barmode == "stack"
+    assert figure_messages(status_chart(counts.iloc[:0])) == ["No outcome stored yet."]

@@ -21,6 +21,7 @@ from dashboard.run_frames import (
     items_left,
     page_rows,
     sort_results,
+    status_counts,
 )
 from scorers import (
     EvalItem,
@@ -173,6 +174,29 @@ def test_aggregates_count_failures_apart(store):
     assert dims.loc["Confidence", "mean"] == pytest.approx(0.75)
     assert dims.loc["Confidence", "n scored"] == 4
     assert dims.loc["Ratio", "column"] == "textual_difference.ratio"
+
+
+def test_status_counts_count_every_outcome_and_the_items_left(store):
+    table = small_table(store)
+    # Textual difference scored all 4 items; Slow scored 3 and failed on item d (invalid input).
+    assert list(status_counts(table, {"slow": "Slow"}).itertuples(index=False, name=None)) == [
+        ("textual-difference", "scored", 4),
+        ("Slow", "scored", 3),
+        ("Slow", "invalid_input", 1),
+    ]
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=[(f"i{i}", {"input": "q", "output": "a"}, {}) for i in range(3)],
+        scorers=[{"id": "slow", "name": "Slow", "options": {}}],
+        judge=None,
+    )
+    store.save_result(run_id, 0, "slow", {"status": "scored", "score": 1.0})
+    # 3 items, 1 outcome stored: 2 pending.
+    stopped = load_run_table(store, run_id, splitters={})
+    assert list(status_counts(stopped).itertuples(index=False, name=None)) == [
+        ("slow", "scored", 1),
+        ("slow", "pending", 2),
+    ]
 
 
 def test_group_means_average_scored_items_only(store):
