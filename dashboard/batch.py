@@ -28,7 +28,6 @@ from scorers import (
     RunStatus,
     Scorer,
     ScorerError,
-    ScoreStatus,
     Store,
     create_scorer,
     iter_runs,
@@ -356,10 +355,10 @@ def scorers_for_run(run: Mapping[str, Any], settings: JudgeSettings | None, cach
 
 
 def work_left(run_result: EvalRunResult, *, retry_failed: bool = False) -> int:
-    """Items that still need scoring: some scorer has no outcome (or, with ``retry_failed``, a failed one)."""
+    """Items that still need scoring: some scorer has no outcome (or, with ``retry_failed``, a retryable one)."""
     done: dict[int, set[str]] = {}
     for o in run_result.outcomes:
-        if not (retry_failed and o.status is not ScoreStatus.SCORED):
+        if not (retry_failed and o.status.retryable):
             done.setdefault(o.item_index, set()).add(o.scorer_id)
     wanted = set(run_result.scorer_ids)
     return sum(not wanted <= done.get(i, set()) for i in range(run_result.n_items))

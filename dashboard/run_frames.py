@@ -36,9 +36,10 @@ def _stats(values: pd.core.groupby.SeriesGroupBy | pd.Series) -> pd.DataFrame | 
 
 
 def aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Per scorer: mean, median, std, min, max of the scored outcomes, n scored, n failed, n pending.
+    """Per scorer: mean, median, std, min, max of the scored outcomes, n scored, n not scored, n pending.
 
-    Failed outcomes never count as 0: they are counted in ``n failed`` only. ``n pending``
+    Outcomes that are not scored (failed, or a missing or invalid input) never count as 0: they are
+    counted in ``n not scored`` only. ``n pending``
     is items without an outcome yet (a stopped run). ``std`` is the sample standard
     deviation (n − 1; NaN with fewer than two scores).
 
@@ -56,9 +57,9 @@ def aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.Da
         n_stored = int(counted.get(sid, 0))
         row: dict[str, Any] = {"scorer": (names or {}).get(sid, sid)}
         row.update({k: float(stats[k].get(sid, math.nan)) if n_scored else math.nan for k in _STATS})
-        row.update({"n scored": n_scored, "n failed": n_stored - n_scored, "n pending": table.n_items - n_stored})
+        row.update({"n scored": n_scored, "n not scored": n_stored - n_scored, "n pending": table.n_items - n_stored})
         rows.append(row)
-    return pd.DataFrame(rows, columns=["scorer", *_STATS, "n scored", "n failed", "n pending"])
+    return pd.DataFrame(rows, columns=["scorer", *_STATS, "n scored", "n not scored", "n pending"])
 
 
 PENDING = "pending"
@@ -162,12 +163,16 @@ def group_means(table: RunTable, group: str) -> pd.DataFrame:
 
 
 def items_left(table: RunTable, *, retry_failed: bool = False) -> int:
-    """Items that still need scoring: some scorer has no outcome (or, with ``retry_failed``, a failed one)."""
+    """Items that still need scoring: some scorer has no outcome (or, with ``retry_failed``, a failed one).
+
+    A failed outcome is one scoring again can change (``ScoreStatus.retryable``): not one whose input
+    is missing or invalid.
+    """
     results = table.results
     wanted = set(table.scorer_ids)
     done = results[results["scorer"].isin(wanted)]
     if retry_failed:
-        done = done[_scored(done)]
+        done = done[~done["status"].isin([s.value for s in ScoreStatus if s.retryable])]
     complete = done.groupby("item_index").size() == len(wanted)
     return table.n_items - int(complete.sum())
 

@@ -157,7 +157,11 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     columns = st.columns(6)
     columns[0].metric("Items", table.n_items)
     columns[1].metric("Outcomes scored", stored - n_failed)
-    columns[2].metric("Not scored", n_failed, help="Failed outcomes: counted apart, never as a score of 0.")
+    columns[2].metric(
+        "Not scored",
+        n_failed,
+        help="Failed outcomes and those with a missing or invalid input: counted apart, never as a score of 0.",
+    )
     columns[3].metric(
         "Judge tokens",
         f"{prompt + completion:,}",
@@ -212,7 +216,8 @@ def _render_status(run: dict[str, Any], expected: int, stored: int, n_failed: in
     elif status == RunStatus.COMPLETED.value:
         st.warning(
             f"Completed with {n_failed} outcome(s) not scored; see the status and error columns. "
-            "Retry failed items re-sends only those."
+            "Retry failed items re-sends those that failed at the judge; one with a missing or invalid "
+            "input would come out the same and is not retried."
         )
     elif status == RunStatus.FAILED.value:
         st.error(
@@ -252,6 +257,8 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
         key=f"{key}_retry",
         disabled=not failed_items,
         icon=":material/replay:",
+        help="Scores again the items a judge or its API failed on. Items not scored for a missing or invalid "
+        "input are not retried: the run's stored input would give the same outcome.",
     )
     stored = run.get("judge") or {}
     which = RUN_JUDGE

@@ -924,7 +924,7 @@ def _print_summary(
     console.print(f"Scores ({result.n_items} items; statistics over scored items only, failures counted apart):")
     rows = [_summary_rows(sid, s) for sid, s in result.scores().items()]
     for line in _table(
-        ["scorer", "n scored", "n failed", "mean", "median", "std", "min", "max"],
+        ["scorer", "n scored", "n not scored", "mean", "median", "std", "min", "max"],
         rows,
         [False, True, True, True, True, True, True, True],
     ):
@@ -957,7 +957,7 @@ def _print_summary(
             s = Summary.of(scored, n_failed=len(outcomes) - len(scored))
             group_rows.append([sid, f"{name}={value}", str(s.n_scored), str(s.n_failed), _fmt(s.mean)])
         for line in _table(
-            ["scorer", "group", "n scored", "n failed", "mean"], group_rows, [False, False, True, True, True]
+            ["scorer", "group", "n scored", "n not scored", "mean"], group_rows, [False, False, True, True, True]
         ):
             console.print("  " + line)
     failed = [o for o in result.outcomes if o.status is not ScoreStatus.SCORED]
@@ -1271,9 +1271,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             f"Resuming run {args.resume} ({run['name']}): {len(items)} items, scorers {', '.join(scorer_ids)}."
         )
         redo = {
-            (o.item_index, o.scorer_id)
-            for o in previous.outcomes
-            if not (args.retry_failed and o.status is not ScoreStatus.SCORED)
+            (o.item_index, o.scorer_id) for o in previous.outcomes if not (args.retry_failed and o.status.retryable)
         }
         todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
         args.batch_api = args.batch_api or bool(config.get("batch_api"))
@@ -1344,11 +1342,7 @@ def _execute(
         )
     if caps.any:
         console.note(f"Budget: {caps.describe()} for the whole run.")
-    keep = {
-        (o.item_index, o.scorer_id): o
-        for o in before.outcomes
-        if not (retry_failed and o.status is not ScoreStatus.SCORED)
-    }
+    keep = {(o.item_index, o.scorer_id): o for o in before.outcomes if not (retry_failed and o.status.retryable)}
     complete = [i for i in range(len(items)) if all((i, s.id) in keep for s in scorers)]
     progress = Progress(
         console.err,

@@ -73,7 +73,7 @@ def ifeval_copy(tmp_path: Path, n: int = 30) -> tuple[Path, list[dict]]:
 
 
 def summary_row(out: str, scorer: str) -> list[str]:
-    """The cells of ``scorer``'s row in the Scores table: n scored, n failed, mean, median, std, min, max."""
+    """The cells of ``scorer``'s row in the Scores table: n scored, n not scored, mean, median, std, min, max."""
     block = out.split("Scores (", 1)[1].split("\n\n", 1)[0]
     line = next(line for line in block.splitlines() if line.strip().startswith(scorer + " "))
     return line.split()[1:]

@@ -24,6 +24,7 @@ from dashboard.batch import (
 from scorers import (
     EvalItem,
     InvalidInputError,
+    JudgeOutputInvalidError,
     JudgeSettings,
     ScoreResult,
     Store,
@@ -38,7 +39,11 @@ CSV = b"id,prompt,response,reference,variant\na,Say four,4,4,A\nb,Add,=1+1,=1+2,
 
 
 class SlowScorer:
-    """A code scorer that takes ``delay`` seconds per item, logs every call, scores 1, and fails on "bad"."""
+    """A code scorer that takes ``delay`` seconds per item, logs every call, scores 1.
+
+    It fails on "bad" as a judge would (invalid output: retryable) and on "invalid" as an unusable
+    input (invalid input: the same input fails the same way, so it is not retried).
+    """
 
     id = "slow"
     name = "Slow"
@@ -54,7 +59,9 @@ class SlowScorer:
         with self._lock:
             self.calls[text] += 1
         if text == "bad":
-            raise InvalidInputError("bad output", field="output")
+            raise JudgeOutputInvalidError("the reply was not valid JSON")
+        if text == "invalid":
+            raise InvalidInputError("unusable output", field="output")
         return ScoreResult(scorer=self.id, score=1.0, reason=None, analyze_step_result={})
 
 
@@ -185,7 +192,7 @@ def test_retry_failed_rescores_only_the_failed_items(store):
     slow = SlowScorer(0)
     run_id = create_batch_run(
         store,
-        items=items_of(["ok", "bad", "fine"]),
+        items=items_of(["ok", "bad", "fine", "invalid"]),
         scorers=[slow],
         scorer_options={"slow": {}},
         settings=None,
@@ -194,11 +201,12 @@ def test_retry_failed_rescores_only_the_failed_items(store):
     )
     jobs.get(start_batch_job(store, run_id, [slow])).join(10)
     _, _, first = load_run(store, run_id)
-    assert (first.n_failed, work_left(first), work_left(first, retry_failed=True)) == (1, 0, 1)
+    # Two not scored: "bad" failed at the judge (retried), "invalid" has an invalid input (would fail the same way).
+    assert (first.n_failed, work_left(first), work_left(first, retry_failed=True)) == (2, 0, 1)
     retry = jobs.get(start_batch_job(store, run_id, [slow], retry_failed=True))
     retry.join(10)
     assert (retry.snapshot().total, retry.snapshot().failed) == (1, 1)
-    assert slow.calls == Counter({"ok": 1, "bad": 2, "fine": 1})
+    assert slow.calls == Counter({"ok": 1, "bad": 2, "fine": 1, "invalid": 1})
 
 
 def small_run(store: Store):

@@ -192,3 +192,15 @@ def test_required_columns_follow_the_chosen_scorers():
         "input": ["Prompt alignment"]
     }
     assert scorer_label("textual-difference", td) == "Textual difference (vs ground truth)"
+
+
+def test_only_failures_at_the_judge_are_retried():
+    """Retry re-sends what another attempt can change; a missing or invalid input would come out the same."""
+    assert {s.value for s in ScoreStatus if s.retryable} == {
+        "judge_refused",
+        "judge_output_invalid",
+        "judge_output_truncated",
+        "rate_limited",
+        "api_error",
+        "exceeds_context",
+    }

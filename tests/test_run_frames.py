@@ -163,12 +163,16 @@ def test_aggregates_count_failures_apart(store):
     frame = aggregates(table, {"slow": "Slow"}).set_index("scorer")
     # Slow: 1, 1, 1 scored, "bad" failed → mean 1 over 3 items, 1 failed (not a 0).
     assert frame.loc["Slow", "mean"] == 1.0
-    assert (frame.loc["Slow", "n scored"], frame.loc["Slow", "n failed"], frame.loc["Slow", "n pending"]) == (3, 1, 0)
+    assert (frame.loc["Slow", "n scored"], frame.loc["Slow", "n not scored"], frame.loc["Slow", "n pending"]) == (
+        3,
+        1,
+        0,
+    )
     # Textual difference: (1 + 0.75 + 0 + 1/3) / 4 = 0.5208…; median (1/3 + 0.75) / 2.
     td = frame.loc["textual-difference"]
     assert td["mean"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
     assert td["median"] == pytest.approx((1 / 3 + 0.75) / 2)
-    assert (td["min"], td["max"], td["n scored"], td["n failed"]) == (0.0, 1.0, 4, 0)
+    assert (td["min"], td["max"], td["n scored"], td["n not scored"]) == (0.0, 1.0, 4, 0)
     dims = dimension_aggregates(table).set_index("dimension")
     # Confidence: 1, 1, 0 ("" vs "hi"), 1 → mean 0.75.
     assert dims.loc["Confidence", "mean"] == pytest.approx(0.75)
@@ -213,7 +217,8 @@ def test_group_means_average_scored_items_only(store):
 def test_items_left_and_one_rows_detail(store):
     table = small_table(store)
     assert items_left(table) == 0
-    assert items_left(table, retry_failed=True) == 1  # item d's slow outcome failed
+    # Item d's slow outcome is invalid input: the stored input would fail the same way, so not retried.
+    assert items_left(table, retry_failed=True) == 0
     item, outcomes = load_outcomes(store, table.run["id"], 1)
     assert item.item_id == "b" and item.columns == {"votes": "1", "note": ""}
     assert outcomes["textual-difference"].score == pytest.approx(0.75)

@@ -181,7 +181,7 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
             "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
             "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
             "n_scored": st.column_config.NumberColumn("n scored"),
-            "n_failed": st.column_config.NumberColumn("n failed"),
+            "n_failed": st.column_config.NumberColumn("n not scored"),
             "prompt_tokens": st.column_config.NumberColumn("judge prompt tokens"),
             "completion_tokens": st.column_config.NumberColumn("judge completion tokens"),
             "cost_usd": st.column_config.NumberColumn("generation cost (USD)", format="%.4f"),
@@ -189,7 +189,7 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
         },
     )
     st.caption(
-        "Means count scored items only, with a 95% bootstrap confidence interval; failed items are in n failed, "
+        "Means count scored items only, with a 95% bootstrap confidence interval; items not scored are in n not scored, "
         "never averaged as 0. Tokens are the scorer's judge tokens; the cost is that of generating the "
         "variant's responses (blank when they were not generated here or the model's price is unknown)."
     )

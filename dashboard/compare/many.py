@@ -186,4 +186,4 @@ def render_breakdown(
         key=f"{key}_by_table",
         column_config={"mean": NUMBER_COLUMN},
     )
-    st.caption("Means count scored outcomes only; n failed are the outcomes of that cell that were not scored.")
+    st.caption("Means count scored outcomes only; n not scored counts the outcomes of that cell that were not scored.")

@@ -24,6 +24,17 @@ class ScoreStatus(str, Enum):
     API_ERROR = "api_error"
     EXCEEDS_CONTEXT = "exceeds_context"
 
+    @property
+    def retryable(self) -> bool:
+        """Whether scoring the item again can change this outcome ("Retry failed items", ``--retry-failed``).
+
+        True for a failure at the judge or its API (refused, invalid or truncated output, rate limit,
+        API error, context exceeded: another attempt or another judge may succeed). False for a scored
+        outcome, and for ``invalid_input`` and ``missing_input``: a run's items and options are stored
+        with it, so scoring the same input again gives the same outcome.
+        """
+        return self not in (ScoreStatus.SCORED, ScoreStatus.INVALID_INPUT, ScoreStatus.MISSING_INPUT)
+
 
 class RunStatus(str, Enum):
     """Status of a stored run (``runs.status``): how far it is and, when it stopped early, why.

@@ -528,7 +528,7 @@ def open_run(
             if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
                 continue
             outcome = outcome_from_record(row, items[row["item_index"]].item_id)
-            if not (retry_failed and outcome.status is not ScoreStatus.SCORED):
+            if not (retry_failed and outcome.status.retryable):
                 known[(outcome.item_index, outcome.scorer_id)] = outcome
         return run_id, items, known
     items = _as_items(data)
@@ -604,7 +604,8 @@ def run_evals(
             :data:`WRITE_INTERVAL_S` seconds, so a crash loses at most that window).
         run_id: resume this stored run (requires ``store``): items with an outcome
             for every scorer are not scored again.
-        retry_failed: with ``run_id``, also re-score the outcomes that are not scored.
+        retry_failed: with ``run_id``, also re-score the failed outcomes (``ScoreStatus.retryable``; an
+            outcome with a missing or invalid input would come out the same and is kept).
         dataset_name: the dataset's name, for the stored run.
         run_name: the stored run's display name (default: dataset and date).
         mapping: the dataset's column mapping, recorded with the run.
