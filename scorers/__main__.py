@@ -1,7 +1,22 @@
-"""``python -m scorers``: the command line (see :mod:`scorers.cli` for commands and exit codes)."""
+"""``python -m scorers``: the command line (see :mod:`scorers.cli` for commands and exit codes).
 
+Start-up builds a few hundred thousand objects that live until the process exits (modules,
+classes, pydantic schemas). With the cyclic garbage collector on, every full collection walked
+them all again: during the imports (the heap grows, so full collections come often), during a
+run, and once more at exit. So the collector is off while ``scorers.cli`` is imported, what was
+built is then frozen (:func:`gc.freeze`: later collections skip it) and the collector is back on;
+:func:`scorers.cli.freeze_start_up` freezes again once a command's own start-up is done (the
+dataset, lazily imported libraries), and the process exits without a last collection.
+"""
+
+import gc
 import sys
 
-from scorers.cli import main
+gc.disable()
+from scorers.cli import main  # noqa: E402
 
-sys.exit(main())
+gc.freeze()
+gc.enable()
+code = main()
+gc.freeze()  # nothing left to collect that the exit does not free
+sys.exit(code)

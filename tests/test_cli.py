@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import os
@@ -564,6 +565,46 @@ def test_a_code_only_run_imports_no_judge_client_price_list_or_migrations(tmp_pa
     # Once the store exists (at the newest revision), a run of code scorers needs none of them.
     assert _imported(tmp_path, *run) == []
     assert _imported(tmp_path, "runs", "--db", str(tmp_path / "s.db")) == []
+
+
+# Runs ``python -m scorers ARGS...`` and prints, when the scoring starts, whether the collector is on and
+# whether pandas (imported by the command to read the file, after the imports it froze) was frozen too:
+# gc.get_objects() lists what the collector still walks, never what is frozen.
+_GC_DURING_THE_RUN = (
+    "import gc, runpy, sys\n"
+    "import scorers.cli\n"
+    "scoring = scorers.cli.run_evals\n"
+    "def watched(*args, **kwargs):\n"
+    "    import pandas\n"
+    "    walked = {id(o) for o in gc.get_objects()}\n"
+    "    print('collector on', gc.isenabled(), 'pandas frozen', id(pandas.DataFrame) not in walked)\n"
+    "    return scoring(*args, **kwargs)\n"
+    "scorers.cli.run_evals = watched\n"
+    "sys.argv = ['scorers', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('scorers', run_name='__main__')\n"
+    "except SystemExit as exc:\n"
+    "    print('exit', exc.code)\n"
+)
+
+
+def test_python_m_scorers_freezes_its_start_up_and_collects_during_the_run(tmp_path):
+    data = write(tmp_path, "rows.csv", "input,output,ground_truth\nq,abc,abd\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SCORER_STUDIO_"))}
+    proc = subprocess.run(
+        [sys.executable, "-c", _GC_DURING_THE_RUN, "run", str(data), "--scorer", "textual-difference"],
+        cwd=tmp_path,
+        env={**env, "HOME": str(tmp_path), "PYTHONPATH": str(REPO), "SCORER_STUDIO_DB": str(tmp_path / "s.db")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "exit 0", proc.stderr
+    assert "collector on True pandas frozen True" in lines
+    # Called in-process (tests, other programs), the command line leaves the host's collector alone.
+    assert main(["run", str(data), "--scorer", "textual-difference", "--db", str(tmp_path / "s.db")]) == 0
+    assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_python_m_scorers_run_in_a_subprocess(fake_openai, tmp_path):
