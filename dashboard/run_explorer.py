@@ -57,18 +57,18 @@ MIMES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "applicatio
 
 
 @st.cache_resource(max_entries=4, show_spinner="Reading the run…")
-def _table(path: str, run_id: str, n_stored: int, _store: Store) -> RunTable:
-    # Keyed on the database, the run and how many outcomes it has: a finished outcome makes a new version.
+def _table(path: str, run_id: str, version: tuple[int, int, float | None, str | None], _store: Store) -> RunTable:
+    # Keyed on the database, the run and the version of its outcomes: a finished or replaced outcome makes a new one.
     return load_run_table(_store, run_id)
 
 
 def run_table(store: Store, run_id: str) -> RunTable:
-    """The run in columns, read once per (database, run id, number of stored outcomes) in this server process.
+    """The run in columns, read once per (database, run id, :meth:`~scorers.Store.results_version`) in this process.
 
     Raises:
         KeyError: no such run.
     """
-    return _table(store.display_name, run_id, store.count_results(run_id), store)
+    return _table(store.display_name, run_id, store.results_version(run_id), store)
 
 
 def run_usage(table: RunTable) -> tuple[int, int, int, float | None]:
@@ -170,7 +170,7 @@ def _render_charts(
         name = names[sid]
         st.markdown(f"#### {md_escape(name)}")
         span = _scale_range(options.get(sid, {}))
-        hist, box = _score_charts(run_id, table.n_stored, sid, name, span, table)
+        hist, box = _score_charts(run_id, table.version, sid, name, span, table)
         left, right = st.columns(2)
         with left:
             event = st.plotly_chart(hist, key=f"{key}_hist_{sid}", on_select="rerun", selection_mode="points")
@@ -187,7 +187,7 @@ def _render_charts(
             )
             or "box"
         )
-        dims, heat, (rows, members) = _dimension_charts(run_id, table.n_stored, sid, name, kind, table)
+        dims, heat, (rows, members) = _dimension_charts(run_id, table.version, sid, name, kind, table)
         st.plotly_chart(dims, key=f"{key}_dims_{sid}")
         event = st.plotly_chart(heat, key=f"{key}_heat_{sid}", on_select="rerun", selection_mode="points")
         points = _new_selection(event, f"{key}_heat_{sid}")
@@ -203,10 +203,15 @@ def _render_charts(
 
 
 # The charts show the whole run, whatever the filters: built once per run version (run id and
-# number of stored outcomes) and reused by every rerun. Plotly figures are not changed by drawing.
+# RunTable.version) and reused by every rerun. Plotly figures are not changed by drawing.
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _score_charts(
-    run_id: str, n_stored: int, sid: str, name: str, span: tuple[float, float], _table: RunTable
+    run_id: str,
+    version: tuple[int, int, float | None, str | None],
+    sid: str,
+    name: str,
+    span: tuple[float, float],
+    _table: RunTable,
 ) -> tuple[Any, Any]:
     results = _table.results
     mine = results[(results["status"] == ScoreStatus.SCORED.value) & (results["scorer"] == sid)]
@@ -218,7 +223,9 @@ def _score_charts(
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _dimension_charts(run_id: str, n_stored: int, sid: str, name: str, kind: str, _table: RunTable) -> tuple[Any, ...]:
+def _dimension_charts(
+    run_id: str, version: tuple[int, int, float | None, str | None], sid: str, name: str, kind: str, _table: RunTable
+) -> tuple[Any, ...]:
     long = _long_dimensions(_table, sid)
     rows = heatmap_rows(long)
     return (

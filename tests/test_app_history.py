@@ -166,6 +166,31 @@ def test_rows_read_the_texts_of_their_page_only_and_a_search_finds_any_row(
     assert payload_reads[1:] == [[run_id]]
 
 
+def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, studio_db: Path):
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="retry.csv",
+        items=[("a", {"input": "q", "output": "x", "ground_truth": "x"}, {}), ("b", {"input": "q"}, {})],
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    full = {"ratio": 1.0, "changes": 0, "lengthDiff": 0.0, "confidence": 1.0}
+    store.save_result(run_id, 0, "textual-difference", {"status": "scored", "score": 1.0, "analysis": full})
+    store.save_result(run_id, 1, "textual-difference", {"status": "invalid_input", "error": "no output"})
+    store.finish_run(run_id, "completed")
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert at.warning[0].value.startswith("Completed with 1 outcome(s) not scored")
+    # A retry replaces the failed outcome (within the same second, the same number of outcomes).
+    half = {"ratio": 0.5, "changes": 1, "lengthDiff": 0.0, "confidence": 1.0}
+    store.save_result(run_id, 1, "textual-difference", {"status": "scored", "score": 0.5, "analysis": half})
+    store.close()
+    at.run()
+    assert [s.value for s in at.success] == ["Completed: all 2 outcomes scored."]
+    aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
+    assert aggregates.loc["Textual difference", "mean"] == pytest.approx((1.0 + 0.5) / 2)
+
+
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
     doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")

@@ -66,6 +66,34 @@ def test_empty_store_says_how_to_make_a_run(open_page):
     assert at.info[0].value.startswith("No runs yet. Score a dataset on the Batch page")
 
 
+def test_the_run_is_read_once_per_version_of_its_outcomes(open_page, studio_db: Path, monkeypatch):
+    from dashboard.review import context
+
+    reads: list[str] = []
+    original = context.load_run
+
+    def counted(store, run_id):
+        reads.append(run_id)
+        return original(store, run_id)
+
+    monkeypatch.setattr(context, "load_run", counted)
+    # Against "abc": "abc" → 1, "xyz" → 0.
+    run_id = stored_td_run(studio_db, ["abc", "xyz"], "abc")
+    key = review_key(run_id, TD)
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.button(key=f"{key}_0_pass").click().run()  # a label saved, a row stepped to: the run is not read again
+    assert reads == [run_id] and metrics(at)["Labelled"] == "1 of 2" and metrics(at)["Score"] == "0.000"
+    store = Store(studio_db)
+    analysis = {"ratio": 0.25, "changes": 2, "lengthDiff": 0.0, "confidence": 1.0}
+    details = {"comparedWith": "ground_truth", "options": {}}
+    store.save_result(run_id, 1, TD, {"status": "scored", "score": 0.25, "analysis": analysis, "details": details})
+    store.close()
+    at.run()  # an outcome replaced (same count, same second): read again, and shown
+    assert reads == [run_id, run_id]
+    assert metrics(at)["Score"] == "0.250"  # row1 ("xyz" vs "abc") was 0
+
+
 def test_labelling_rows_with_the_buttons_and_the_form(open_page, studio_db: Path):
     # Against "abc": "abc" → 1; "abx" → LCS 2: 4/6 = 0.667; "xyz" → 0; "ab" → 4/5 × (1 − 1/3) = 0.533.
     run_id = stored_td_run(studio_db, ["abc", "abx", "xyz", "ab"], "abc")

@@ -137,6 +137,18 @@ def test_a_run_reads_into_columns_with_its_cache_marks_and_texts(store: Store):
     assert table.texts()["output"].tolist() == ["a", "a", "a"]
 
 
+def test_results_version_changes_when_an_outcome_is_replaced(store: Store):
+    run_id = make_run(store, n_items=2)
+    assert store.results_version(run_id) == (0, 0, None, None)
+    store.save_result(run_id, 0, TD, {"status": "scored", "score": 0.5})
+    store.save_result(run_id, 1, TD, {"status": "api_error", "error": "boom"})
+    count, scored, total, latest = store.results_version(run_id)
+    assert (count, scored, total) == (2, 1, 0.5) and latest
+    # A retry scores item 1 (the same count, perhaps the same second): 2 scored, 0.5 + 0.25.
+    store.save_result(run_id, 1, TD, {"status": "scored", "score": 0.25})
+    assert store.results_version(run_id)[:3] == (2, 2, 0.75)
+
+
 def test_label_history_and_saved_judges(store: Store):
     run_id = td_run(store, ["abc", "abx"])
     save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.5)

@@ -109,13 +109,24 @@ def scorer_name(scorer_id: str, store: Store) -> str:
     return _scorer_facts(scorer_id, store)[0]
 
 
+@st.cache_resource(max_entries=4, show_spinner="Reading the run…")
+def _stored_run(
+    path: str, run_id: str, version: tuple[int, int, float | None, str | None], _store: Store
+) -> tuple[list[EvalItem], EvalRunResult]:
+    # Read once per version of the run's outcomes (Store.results_version), not on every rerun:
+    # a label saved, a row stepped to or a view changed reads nothing but the labels.
+    _, items, result = load_run(_store, run_id)
+    return items, result
+
+
 def load_context(store: Store, run_id: str, scorer_id: str, threshold: float) -> ReviewContext:
     """Read the run, its outcomes for ``scorer_id``, the current labels, and measure agreement.
 
     Raises:
         KeyError: no such run.
     """
-    run, items, result = load_run(store, run_id)
+    run = store.get_run(run_id)  # fresh: its name and status change without a new outcome
+    items, result = _stored_run(store.display_name, run_id, store.results_version(run_id), store)
     name, higher_is_better, uses_judge = _scorer_facts(scorer_id, store)
     scale = scorer_scale(run, scorer_id, store)
     labels = {index: label for (index, _), label in current_labels(store, run_id, scorer_id).items()}

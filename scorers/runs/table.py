@@ -76,8 +76,9 @@ class RunTable:
             analysis as stored JSON text, None when not scored) and ``cached`` (True
             when the judge's reply came from the cache).
         dimensions: scorer id → its dimension columns, in order.
-        n_stored: outcomes stored when the table was read (its version).
+        n_stored: outcomes stored when the table was read.
         store: the database the texts are read from (:meth:`texts`).
+        version: :meth:`~scorers.runs.store.Store.results_version` when the table was read.
     """
 
     run: dict[str, Any]
@@ -86,6 +87,7 @@ class RunTable:
     dimensions: dict[str, list[str]]
     n_stored: int
     store: Store | None = field(default=None, repr=False, compare=False)
+    version: tuple[int, int, float | None, str | None] = (0, 0, None, None)
     _all_texts: list[pd.DataFrame] = field(default_factory=list, repr=False, compare=False)
     _texts_lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -222,7 +224,7 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
     run = store.get_run(run_id)
     if splitters is None:
         splitters = default_splitters(run)
-    n_stored = store.count_results(run_id)
+    version = store.results_version(run_id)  # read first: a write meanwhile makes the next version
 
     ids: list[str] = []
     groups: list[dict[str, Any]] = []
@@ -283,7 +285,7 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
         results[column] = pd.Series(values, dtype="float64")
     results["analysis"] = pd.Series(analyses, dtype="string[pyarrow]")
     results["cached"] = pd.Series(cached, dtype="bool")
-    return RunTable(run, items, results, dimensions, n_stored, store)
+    return RunTable(run, items, results, dimensions, version[0], store, version)
 
 
 def load_outcomes(store: Store, run_id: str, item_index: int) -> tuple[EvalItem, dict[str, ItemOutcome]]:
