@@ -1,6 +1,6 @@
 """A stored run's results on screen: summary, charts, the rows table with its drill-down, and exports.
 
-The run is read once per run and number of stored outcomes (:func:`run_table`, cached
+The run is read once per run and version of its outcomes (:func:`run_table`, cached
 in the server process), so a rerun only filters, sorts and aggregates columns. The rows
 table shows one page; a row's detail is read from the store when it is opened; exports
 are written to a file only when their button is clicked; charts are drawn from counts
