@@ -4,9 +4,10 @@ Start-up builds a few hundred thousand objects that live until the process exits
 classes, pydantic schemas). With the cyclic garbage collector on, every full collection walked
 them all again: during the imports (the heap grows, so full collections come often), during a
 run, and once more at exit. So the collector is off while ``scorers.cli`` is imported, what was
-built is then frozen (:func:`gc.freeze`: later collections skip it) and the collector is back on;
-:func:`scorers.cli.freeze_start_up` freezes again once a command's own start-up is done (the
-dataset, lazily imported libraries), and the process exits without a last collection.
+built is then frozen (:func:`gc.freeze`: later collections skip it) and the collector is back on.
+``run`` turns it off again for its own start-up (the dataset, the libraries it imports on first
+use) and :func:`scorers.cli.freeze_start_up` freezes that too before the scoring starts, with the
+collector on. The process exits without a last collection.
 """
 
 import gc

@@ -89,7 +89,13 @@ from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, 
 from scorers.core.base import Scorer
 from scorers.core.budget import BudgetCaps
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
-from scorers.core.judge import HOW_TO_CONFIGURE, OPENAI_BASE_URL, JudgeSettings, resolve_judge_settings
+from scorers.core.judge import (
+    HOW_TO_CONFIGURE,
+    OPENAI_BASE_URL,
+    JudgeSettings,
+    import_client_library,
+    resolve_judge_settings,
+)
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.runner import (
@@ -189,16 +195,26 @@ class _Console:
         self.err.flush()
 
 
+def _start_up(settings: JudgeSettings | None) -> None:
+    """A run's start-up begins: in the ``python -m scorers`` process the collector is off until
+    :func:`freeze_start_up`, and the judge's client library is imported now when a scorer uses one."""
+    if gc.get_freeze_count():
+        gc.disable()
+    if settings is not None:
+        import_client_library()
+
+
 def freeze_start_up() -> None:
     """In the ``python -m scorers`` process, exclude every object alive now from later garbage
-    collections (:func:`gc.freeze`), as it did after its imports: what a command built before its
-    main work (libraries imported on first use, the dataset, the store) lives until the process
-    exits, so collections during a long run no longer walk it again and again. The collector stays
-    on for what the run makes. Nothing happens in a process that froze nothing (``main`` called
-    in-process, by tests or another program).
+    collections (:func:`gc.freeze`), as it did after its imports, and turn the collector back on:
+    what a command built before its main work (libraries imported on first use, the dataset, the
+    store) lives until the process exits, so collections during a long run no longer walk it again
+    and again; the collector stays on for what the run makes. Nothing happens in a process that
+    froze nothing (``main`` called in-process, by tests or another program).
     """
     if gc.get_freeze_count():
         gc.freeze()
+        gc.enable()
 
 
 # ---- argument parsing ---------------------------------------------------------------------------
@@ -1161,6 +1177,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         raise CLIError(f"choose at least one --scorer ({', '.join(SCORER_IDS)})")
     scorer_ids = list(dict.fromkeys(args.scorers))
     settings = _judge_settings(args, scorer_ids)
+    _start_up(settings)
     if settings is None and args.batch_api:
         raise CLIError("--batch-api needs an LLM-judged scorer: the scorers chosen make no judge calls")
     if args.live_reasks and not args.batch_api:
@@ -1277,6 +1294,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             console.note("Note: this run was not started by the CLI; its scorers are rebuilt with default options.")
         validate_thresholds(args.fail_under, args.fail_over, options)
         settings = _judge_settings(args, scorer_ids, run["judge"])
+        _start_up(settings)
         console.secret = settings.api_key if settings else None
         no_cache = args.no_cache or config.get("cache") is False
         scorers = _make_scorers(options, settings, None if no_cache else store)

@@ -483,6 +483,13 @@ class _Capabilities:
 
 _capabilities = _Capabilities()
 
+
+def import_client_library() -> None:
+    """Import ``openai`` now (about half a second), e.g. during a program's start-up, rather than
+    when the first judge is built."""
+    import openai  # noqa: F401
+
+
 _http_client: Any = None
 _http_client_lock = threading.Lock()
 
