@@ -56,10 +56,30 @@ TABS = ("Summary", "Distributions", "Rows and drill-down", "Export")
 MIMES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json"}
 
 
-@st.cache_resource(max_entries=4, show_spinner="Reading the run…")
-def _table(path: str, run_id: str, version: tuple[int, int, float | None, str | None], _store: Store) -> RunTable:
-    # Keyed on the database, the run and the version of its outcomes: a finished or replaced outcome makes a new one.
-    return load_run_table(_store, run_id)
+@st.cache_resource(max_entries=12, show_spinner="Reading the run…")
+def _per_version(path: str, what: str, versions: tuple[tuple[str, Any], ...], _build: Callable[[], Any]) -> Any:
+    # Keyed on the database, what is built and the version of each run's outcomes: a finished
+    # or replaced outcome makes a new one.
+    return _build()
+
+
+def per_version(store: Store, what: str, run_ids: tuple[str, ...], build: Callable[[], Any]) -> Any:
+    """``build()`` once per (database, ``what``, each run's :meth:`~scorers.Store.results_version`) in this process.
+
+    The cache of every view of stored runs (History, Batch, Review, Compare): a rerun that
+    changes no outcome of the runs reads nothing of them but their version stamps.
+
+    Args:
+        store: the database.
+        what: names what ``build`` makes (one name per kind of value, e.g. ``"table"``).
+        run_ids: the runs ``build`` reads.
+        build: reads the runs and returns the value to keep (shared between sessions: never mutate it).
+
+    Raises:
+        KeyError: a run is not in the store (from ``build``).
+    """
+    versions = tuple((run_id, store.results_version(run_id)) for run_id in run_ids)
+    return _per_version(store.display_name, what, versions, build)
 
 
 def run_table(store: Store, run_id: str) -> RunTable:
@@ -68,7 +88,7 @@ def run_table(store: Store, run_id: str) -> RunTable:
     Raises:
         KeyError: no such run.
     """
-    return _table(store.display_name, run_id, store.results_version(run_id), store)
+    return per_version(store, "table", (run_id,), lambda: load_run_table(store, run_id))
 
 
 def run_usage(table: RunTable) -> tuple[int, int, int, float | None]:

@@ -415,6 +415,9 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     store.close()
 
     at = open_page("compare")
+    assert "compare_diff_a" not in at.session_state  # Run vs run is built only when its tab is open
+    at.session_state["compare_tab"] = "3. Run vs run"
+    at.run()
     at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
     at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
     assert at.success[0].value == "Both runs score the same dataset (2 rows matched by id)."
@@ -460,6 +463,55 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     assert metrics(at)["Outcomes compared"] == "0"
     assert any(i.value.startswith("No outcome was scored in both runs") for i in at.info)
     assert not [k for k in chart_keys(at) if k.startswith(f"compare_diff_{other.run_id}_{fresh}")]
+
+
+def test_a_run_link_opens_run_vs_run_and_reads_each_run_once_per_version(
+    open_page, studio_db: Path, monkeypatch: pytest.MonkeyPatch
+):
+    td = create_scorer("textual-difference")
+    store = Store(studio_db)
+    ids = [
+        run_evals(
+            [EvalItem("hi", {"input": "hi", "output": output})],
+            [td],
+            store=store,
+            run_name=name,
+            dataset_name="greetings.csv",
+        ).run_id
+        for name, output in (("Before", "hi"), ("After", "hello"))
+    ]
+    store.close()
+    reads: list[str] = []
+    results = Store.results
+
+    def counted(self: Store, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append(run_id)
+        return results(self, run_id, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "results", counted)
+    at = open_page("compare")
+    assert reads == []  # nothing but the setup tab's and the comparison tab's own work: no run is read
+    # A link to the older run (no variants): Run vs run opens with it as run B, the next older run as A;
+    # here there is none older, so A is the other run.
+    at.query_params["run"] = ids[0]
+    at.run()
+    assert not at.exception
+    assert at.session_state["compare_tab"] == "3. Run vs run"
+    assert (at.selectbox(key="compare_diff_a").value, at.selectbox(key="compare_diff_b").value) == (ids[1], ids[0])
+    assert metrics(at)["Outcomes compared"] == "1"
+    first = len(reads)
+    assert set(reads) == set(ids)
+    # Reruns (the gate's threshold, a plain rerun) read neither run again.
+    at.run()
+    at.number_input(key=f"compare_gate_{ids[1]}_{ids[0]}_min_effect").set_value(0.1).run()
+    assert not at.exception and len(reads) == first
+    # A new outcome in run B is a new version: that run is read again, the other one is not.
+    store = Store(studio_db)
+    store.save_results(ids[0], [(0, "textual-difference", {"status": "api_error", "error": "judge unreachable"})])
+    store.close()
+    at.run()
+    assert ids[0] in reads[first:]
+    assert metrics(at)["Outcomes compared"] == "0"  # the failed outcome is not compared as a score
 
 
 def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):

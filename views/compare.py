@@ -6,18 +6,24 @@
    test, the rows that differ most, and an optional pairwise judge.
 3. Run vs run: two stored runs row by row: regressions and improvements, and the CI gate verdict.
 4. Report: a self-contained HTML report to download.
+
+Run vs run is built only while its tab is open (a tab switch reruns the page). ``?run=ID`` opens that run in the
+Comparison tab when it has variants, else in Run vs run as run B.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.compare.comparison import render_comparison_tab
+from dashboard.compare.comparison import comparison_runs, render_comparison_tab
 from dashboard.compare.report import render_report_tab
-from dashboard.compare.run_vs_run import render_run_vs_run
+from dashboard.compare.run_vs_run import follow_run_b, render_run_vs_run
 from dashboard.compare.setup import render_setup
-from dashboard.layout import setup_page
+from dashboard.layout import follow_run_link, setup_page
 from dashboard.run_view import get_store
+
+TABS = ("1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report")
+TAB_KEY = "compare_tab"
 
 setup_page()
 store = get_store()
@@ -26,15 +32,19 @@ st.caption(
     "Compare prompts or models side by side: generate each variant's responses (or bring your own), score them, "
     "and see which is better, where, and by how much."
 )
-setup_tab, compare_tab, runs_tab, report_tab = st.tabs(
-    ["1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report"]
-)
+linked_runs = store.list_runs()
+if follow_run_link("compare_run_pick", [r["id"] for r in comparison_runs(linked_runs)]):  # ?run=ID
+    st.session_state[TAB_KEY] = TABS[1]
+elif follow_run_b(linked_runs):
+    st.session_state[TAB_KEY] = TABS[2]
+setup_tab, compare_tab, runs_tab, report_tab = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
 with setup_tab:
     render_setup(store)
 runs = store.list_runs()
 with compare_tab:
     comparison = render_comparison_tab(store, runs)
-with runs_tab:
-    render_run_vs_run(store, runs)
+if runs_tab.open:  # it reads two runs: built only when shown (a tab switch reruns the page)
+    with runs_tab:
+        render_run_vs_run(store, runs)
 with report_tab:
     render_report_tab(store, runs, comparison)

@@ -41,4 +41,4 @@ def pick_run(runs: list[dict[str, Any]], label: str, key: str, default: int = 0)
     ids = list(by_id)
     if key not in st.session_state:  # a default index with a value set through the session state is an error
         st.session_state[key] = ids[min(default, len(ids) - 1)]
-    return st.selectbox(label, ids, key=key, format_func=lambda r: _run_label(by_id[r]))
+    return st.selectbox(label, ids, key=key, format_func=lambda r: _run_label(by_id[r]), **SESSION)

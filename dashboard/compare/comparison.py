@@ -52,9 +52,10 @@ from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome
+from ..run_explorer import per_version
 from ..runs import RunFailure
 from ..settings import judge_cache, judge_settings
-from .common import NUMBER_COLUMN, ROW_GROUP, VARIANT_GROUP, pick_run, scorer_names
+from .common import NUMBER_COLUMN, ROW_GROUP, SESSION, VARIANT_GROUP, pick_run, scorer_names
 from .job import render_generation
 from .many import render_breakdown, render_per_question, render_ranking
 
@@ -223,6 +224,7 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
         groups,
         index=default,
         key=f"{key}_group",
+        **SESSION,
         format_func=lambda c: c.removeprefix("group:"),
     )
     pair_options = [c for c in groups if c != group_col] + ["input"]
@@ -231,6 +233,7 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
         pair_options,
         index=pair_options.index(ROW_GROUP) if ROW_GROUP in pair_options else len(pair_options) - 1,
         key=f"{key}_pair",
+        **SESSION,
         format_func=lambda c: "the user prompt's text" if c == "input" else c.removeprefix("group:"),
         help="Two variants' responses to the same dataset row form a pair.",
     )
@@ -315,8 +318,8 @@ def _render_head_to_head(
     key: str,
 ) -> None:
     c1, c2, c3 = st.columns(3)
-    a = c1.selectbox("Variant A", variants, index=0, key=f"{key}_a")
-    b = c2.selectbox("Variant B", variants, index=1, key=f"{key}_b")
+    a = c1.selectbox("Variant A", variants, index=0, key=f"{key}_a", **SESSION)
+    b = c2.selectbox("Variant B", variants, index=1, key=f"{key}_b", **SESSION)
     sid = c3.selectbox(
         "Scorer", comparison.result.scorer_ids, key=f"{key}_scorer", format_func=lambda s: names.get(s, s)
     )
@@ -548,8 +551,18 @@ def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in runs if (r.get("mapping") or {}).get("groups")]
 
 
+def _picked(store: Store, run_id: str) -> Comparison | None:
+    try:
+        return per_version(store, "comparison", (run_id,), lambda: load_comparison(store, run_id))
+    except KeyError:
+        return None
+
+
 def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Comparison | None:
-    """Tab 2: pick a run with groups and compare its variants; the comparison shown, or None."""
+    """Tab 2: pick a run with groups and compare its variants; the comparison shown, or None.
+
+    The run is read once per version of its outcomes (:func:`dashboard.run_explorer.per_version`).
+    """
     comparable = comparison_runs(runs)
     comparison = None
     if not comparable:
@@ -560,9 +573,8 @@ def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Compariso
         follow_run_link("compare_run_pick", [r["id"] for r in comparable])  # ?run=ID picks that run
         run_id = pick_run(comparable, "Run to compare", "compare_run_pick")
         show_run_link(run_id)
-        try:
-            comparison = load_comparison(store, run_id)
-        except KeyError:
+        comparison = _picked(store, run_id)
+        if comparison is None:
             st.warning(f"Run {run_id} is no longer in the store.")
         else:
             render_comparison(store, comparison, key="compare")

@@ -1,6 +1,7 @@
 """The regression gate in the Compare page's Run vs run view: the verdict CI would give for two stored runs.
 
-The numbers come from :func:`scorers.analysis.gate.gate_runs` and the text from
+The numbers come from :func:`scorers.analysis.gate.evaluate_gate` of :func:`~scorers.analysis.gate.side_from_run`
+(as :func:`~scorers.analysis.gate.gate_runs`) and the text from
 :func:`scorers.analysis.gate.markdown_summary`, the same functions ``python -m scorers gate``
 uses, so the page and the CLI agree to the digit for the same runs and settings.
 """
@@ -16,12 +17,14 @@ from scorers.analysis.gate import (
     GatePolicy,
     GateResult,
     Verdict,
-    gate_runs,
+    evaluate_gate,
     markdown_summary,
+    side_from_run,
 )
 from scorers.runs.store import Store
 
 from ..results import md_escape
+from ..run_explorer import per_version
 
 
 def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> str:
@@ -34,21 +37,12 @@ def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> s
     return shlex.join(parts)
 
 
-def _stamp(store: Store, run_id: str) -> tuple:
-    """What changes when a run's outcomes change (a resumed or rescored run): its status and results."""
-    rows = store.query("SELECT COUNT(*), MAX(finished_at) FROM results WHERE run_id = ?", (run_id,))
-    run = store.get_run(run_id)
-    return run["status"], run.get("finished_at"), tuple(rows[0])
-
-
-@st.cache_data(max_entries=8, show_spinner="Computing the gate…")
-def _cached_gate(
-    _store: Store, db: str, baseline_run: str, candidate_run: str, min_effect: float, share: float, stamps: tuple
-) -> GateResult:
-    """:func:`gate_runs`, computed once per pair of runs, settings and run contents (``db`` and ``stamps`` key it)."""
-    return gate_runs(
-        _store, baseline_run, candidate_run, GatePolicy(default_min_effect=min_effect, max_unscored_share=share)
-    )
+def _gate(store: Store, baseline_run: str, candidate_run: str, policy: GatePolicy) -> GateResult:
+    """:func:`gate_runs`, with each run read once per version of its outcomes and the verdict kept per policy."""
+    runs = (baseline_run, candidate_run)
+    sides = [per_version(store, "gate side", (r,), lambda r=r: side_from_run(store, r)) for r in runs]
+    what = f"gate {policy.default_min_effect!r} {policy.max_unscored_share!r}"
+    return per_version(store, what, runs, lambda: evaluate_gate(*sides, policy))
 
 
 def baseline_notes(store: Store, baseline_run: str, candidate_run: str) -> list[str]:
@@ -100,16 +94,7 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
     )
     policy = GatePolicy(default_min_effect=float(min_effect), max_unscored_share=float(share))
     try:
-        stamps = (_stamp(store, baseline_run), _stamp(store, candidate_run))
-        result = _cached_gate(
-            store,
-            store.display_name,
-            baseline_run,
-            candidate_run,
-            policy.default_min_effect,
-            policy.max_unscored_share,
-            stamps,
-        )
+        result = _gate(store, baseline_run, candidate_run, policy)
     except KeyError as exc:
         st.warning(f"A run is no longer in the store: {exc}")
         return

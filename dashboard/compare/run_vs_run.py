@@ -18,7 +18,9 @@ from ..batch import runs_table, truncate
 from ..compare_charts import (
     delta_bars,
 )
+from ..layout import follow_run_link
 from ..results import md_escape
+from ..run_explorer import per_version
 from .common import pick_run, scorer_names
 from .gate import render_gate
 from .report import render_report_builder
@@ -111,6 +113,18 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
             st.dataframe(table, hide_index=True, key=f"{key}_{title.lower()}", column_config=config)
 
 
+def follow_run_b(runs: list[dict[str, Any]]) -> bool:
+    """Put the run named by ``?run=ID`` into run B (once per link), with run A the next older run; True when applied."""
+    ids = [r["id"] for r in runs]
+    linked = follow_run_link("compare_diff_b", ids)
+    if linked is None:
+        return False
+    others = ids[ids.index(linked) + 1 :] or [i for i in ids if i != linked]
+    if others and st.session_state.get("compare_diff_a") in (None, linked):
+        st.session_state["compare_diff_a"] = others[0]
+    return True
+
+
 def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
     """Tab 3: two stored runs picked from ``runs`` and compared row by row, with the report's Build button."""
     st.caption(
@@ -130,7 +144,7 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
             st.info("Choose two different runs.")
         else:
             try:
-                diff = run_diff(store, run_a, run_b)
+                diff = per_version(store, "run_diff", (run_a, run_b), lambda: run_diff(store, run_a, run_b))
             except KeyError as exc:
                 st.warning(f"A run is no longer in the store: {exc}")
             else:
