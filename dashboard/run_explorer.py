@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from scorers import EvalItem, ScoreStatus, Store
+from scorers.analysis.compare import StoredRun, read_stored_run
 from scorers.core.pricing import cost_usd
 from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
 from scorers.runs.table import RunTable, load_outcomes, load_run_table
@@ -80,6 +81,15 @@ def per_version(store: Store, what: str, run_ids: tuple[str, ...], build: Callab
     """
     versions = tuple((run_id, store.results_version(run_id)) for run_id in run_ids)
     return _per_version(store.display_name, what, versions, build)
+
+
+def stored_run(store: Store, run_id: str) -> StoredRun:
+    """:func:`scorers.analysis.compare.read_stored_run` once per version of the run's outcomes (:func:`per_version`).
+
+    Raises:
+        KeyError: no such run.
+    """
+    return per_version(store, "stored run", (run_id,), lambda: read_stored_run(store, run_id))
 
 
 def run_table(store: Store, run_id: str) -> RunTable:

@@ -13,6 +13,8 @@ from scorers.runs.store import Store
 
 def open_run_vs_run(open_page, baseline: str, candidate: str):
     at = open_page("compare")
+    at.session_state["compare_tab"] = "3. Run vs run"  # built only while its tab is open
+    at.run()
     at.selectbox(key="compare_diff_a").set_value(baseline).run()
     at.selectbox(key="compare_diff_b").set_value(candidate).run()
     assert not at.exception

@@ -32,15 +32,14 @@ st.caption(
     "Compare prompts or models side by side: generate each variant's responses (or bring your own), score them, "
     "and see which is better, where, and by how much."
 )
-linked_runs = store.list_runs()
-if follow_run_link("compare_run_pick", [r["id"] for r in comparison_runs(linked_runs)]):  # ?run=ID
+runs = store.list_runs()
+if follow_run_link("compare_run_pick", [r["id"] for r in comparison_runs(runs)]):  # ?run=ID
     st.session_state[TAB_KEY] = TABS[1]
-elif follow_run_b(linked_runs):
+elif follow_run_b(runs):
     st.session_state[TAB_KEY] = TABS[2]
 setup_tab, compare_tab, runs_tab, report_tab = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
 with setup_tab:
     render_setup(store)
-runs = store.list_runs()
 with compare_tab:
     comparison = render_comparison_tab(store, runs)
 if runs_tab.open:  # it reads two runs: built only when shown (a tab switch reruns the page)

@@ -15,7 +15,6 @@ from scorers import (
     EvalRunResult,
     ScorerError,
     Store,
-    load_run,
 )
 from scorers.analysis.compare import (
     dimension_means,
@@ -36,7 +35,6 @@ from scorers.analysis.pairwise_runs import (
 from scorers.analysis.report import variant_colors
 from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items
 from scorers.runs import jobs
-from scorers.runs.export import results_frame
 
 from ..batch import truncate
 from ..compare_charts import (
@@ -52,7 +50,7 @@ from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome
-from ..run_explorer import per_version
+from ..run_explorer import stored_run
 from ..runs import RunFailure
 from ..settings import judge_cache, judge_settings
 from .common import NUMBER_COLUMN, ROW_GROUP, SESSION, VARIANT_GROUP, pick_run, scorer_names
@@ -130,16 +128,6 @@ class Comparison:
         return [it for it in self.items if variant_label(it.groups.get(name)) == variant]
 
 
-def load_comparison(store: Store, run_id: str) -> Comparison:
-    """Read a stored run for comparison.
-
-    Raises:
-        KeyError: the run is not in the store.
-    """
-    run, items, result = load_run(store, run_id)
-    return Comparison(run, items, result, results_frame(result, items))
-
-
 def win_rate_table(rates: Mapping[str, Any], a: str, b: str) -> pd.DataFrame:
     """:func:`scorers.catalogue.metrics.pairwise.win_rates` as rows for :func:`dashboard.compare_charts.win_rate_chart`.
 
@@ -201,7 +189,7 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
 
     Args:
         store: the database (the pairwise judge's cache).
-        comparison: the run, from :func:`load_comparison`.
+        comparison: the run (:func:`dashboard.run_explorer.stored_run`).
         key: prefix of every widget and chart key.
     """
     run, frame, result = comparison.run, comparison.frame, comparison.result
@@ -553,7 +541,7 @@ def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _picked(store: Store, run_id: str) -> Comparison | None:
     try:
-        return per_version(store, "comparison", (run_id,), lambda: load_comparison(store, run_id))
+        return Comparison(*stored_run(store, run_id))  # read once per version of the run's outcomes
     except KeyError:
         return None
 
@@ -561,7 +549,7 @@ def _picked(store: Store, run_id: str) -> Comparison | None:
 def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Comparison | None:
     """Tab 2: pick a run with groups and compare its variants; the comparison shown, or None.
 
-    The run is read once per version of its outcomes (:func:`dashboard.run_explorer.per_version`).
+    The run is read once per version of its outcomes (:func:`dashboard.run_explorer.stored_run`).
     """
     comparable = comparison_runs(runs)
     comparison = None

@@ -24,7 +24,7 @@ from scorers.analysis.gate import (
 from scorers.runs.store import Store
 
 from ..results import md_escape
-from ..run_explorer import per_version
+from ..run_explorer import per_version, stored_run
 
 
 def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> str:
@@ -38,9 +38,13 @@ def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> s
 
 
 def _gate(store: Store, baseline_run: str, candidate_run: str, policy: GatePolicy) -> GateResult:
-    """:func:`gate_runs`, with each run read once per version of its outcomes and the verdict kept per policy."""
+    """:func:`gate_runs`, with each run read once per version of its outcomes (:func:`stored_run`, shared with
+    Run vs run's diff) and the verdict kept per policy and versions."""
     runs = (baseline_run, candidate_run)
-    sides = [per_version(store, "gate side", (r,), lambda r=r: side_from_run(store, r)) for r in runs]
+    sides = [
+        per_version(store, "gate side", (r,), lambda r=r: side_from_run(store, r, read=lambda r: stored_run(store, r)))
+        for r in runs
+    ]
     what = f"gate {policy.default_min_effect!r} {policy.max_unscored_share!r}"
     return per_version(store, what, runs, lambda: evaluate_gate(*sides, policy))
 

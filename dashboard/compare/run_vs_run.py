@@ -20,7 +20,7 @@ from ..compare_charts import (
 )
 from ..layout import follow_run_link
 from ..results import md_escape
-from ..run_explorer import per_version
+from ..run_explorer import per_version, stored_run
 from .common import pick_run, scorer_names
 from .gate import render_gate
 from .report import render_report_builder
@@ -144,7 +144,12 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
             st.info("Choose two different runs.")
         else:
             try:
-                diff = per_version(store, "run_diff", (run_a, run_b), lambda: run_diff(store, run_a, run_b))
+                diff = per_version(
+                    store,
+                    "run_diff",
+                    (run_a, run_b),
+                    lambda: run_diff(store, run_a, run_b, read=lambda r: stored_run(store, r)),
+                )
             except KeyError as exc:
                 st.warning(f"A run is no longer in the store: {exc}")
             else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ from scipy import stats
 from scorers.core.errors import ScorerError, ScoreStatus
 from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
-from scorers.runs.runner import load_run
+from scorers.runs.runner import EvalItem, EvalRunResult, load_run
 from scorers.runs.store import Store
 
 MIN_WILCOXON_PAIRS = 6
@@ -684,12 +684,38 @@ def _sample(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def run_frames(store: Store, run_a: str, run_b: str) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
+StoredRun = tuple[dict[str, Any], list[EvalItem], EvalRunResult, pd.DataFrame]
+"""A stored run read back: its record, items, outcomes and :func:`results_frame` (:func:`read_stored_run`)."""
+
+
+def read_stored_run(store: Store, run_id: str) -> StoredRun:
+    """A stored run's record, items and outcomes (:func:`scorers.load_run`) with its :func:`results_frame`.
+
+    What :func:`run_frames`, :func:`run_diff` and :func:`scorers.analysis.gate.side_from_run`
+    read of a run; a caller that keeps it (the dashboard, per version of the run's outcomes)
+    passes its own ``read`` to them. The frame is shared: they never modify it.
+
+    Raises:
+        KeyError: the run is not in the store.
+    """
+    run, items, result = load_run(store, run_id)
+    return run, items, result, results_frame(result, items)
+
+
+def run_frames(
+    store: Store, run_a: str, run_b: str, *, read: Callable[[str], StoredRun] | None = None
+) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
     """Both runs' results in one frame: their :func:`results_frame` rows with a ``group:run`` column.
 
     ``group:run`` holds the run's display name (with its id when both names are equal),
     ready for :func:`leaderboard`, :func:`paired` (``group_col="group:run"``,
     ``pair_col="item_id"``) and :func:`rows_by_difference`.
+
+    Args:
+        store: the store both runs are in.
+        run_a: the first run's id.
+        run_b: the second run's id.
+        read: run id → :data:`StoredRun` (default :func:`read_stored_run` from ``store``).
 
     Returns:
         ``(run record a, run record b, frame)``.
@@ -699,9 +725,9 @@ def run_frames(store: Store, run_a: str, run_b: str) -> tuple[dict[str, Any], di
     """
     records, frames = [], []
     for run_id in (run_a, run_b):
-        run, items, result = load_run(store, run_id)
+        run, _, _, frame = read(run_id) if read is not None else read_stored_run(store, run_id)
         records.append(run)
-        frames.append(results_frame(result, items))
+        frames.append(frame)
     names = [r["name"] for r in records]
     if names[0] == names[1]:
         names = [f"{r['name']} ({r['id']})" for r in records]
@@ -709,7 +735,9 @@ def run_frames(store: Store, run_a: str, run_b: str) -> tuple[dict[str, Any], di
     return records[0] | {"label": names[0]}, records[1] | {"label": names[1]}, combined
 
 
-def run_diff(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> RunDiff:
+def run_diff(
+    store: Store, run_a: str, run_b: str, *, seed: int = 0, read: Callable[[str], StoredRun] | None = None
+) -> RunDiff:
     """Compare two stored runs item by item: per-row and per-dimension deltas, regressions, improvements.
 
     Items are matched by ``item_id``. The runs should score the same dataset; when they do
@@ -721,6 +749,7 @@ def run_diff(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> RunDiff:
         run_a: the earlier (baseline) run's id.
         run_b: the later run's id.
         seed: for the bootstrap intervals.
+        read: run id → :data:`StoredRun` (default :func:`read_stored_run` from ``store``).
 
     Returns:
         The :class:`RunDiff`.
@@ -728,7 +757,7 @@ def run_diff(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> RunDiff:
     Raises:
         KeyError: a run is not in the store.
     """
-    rec_a, rec_b, combined = run_frames(store, run_a, run_b)
+    rec_a, rec_b, combined = run_frames(store, run_a, run_b, read=read)
     name_a, name_b = rec_a["label"], rec_b["label"]
     fa = combined[combined["group:run"] == name_a]
     fb = combined[combined["group:run"] == name_b]
@@ -842,6 +871,7 @@ __all__ = [
     "MIN_WILCOXON_PAIRS",
     "PairedComparison",
     "RunDiff",
+    "StoredRun",
     "SIGNIFICANCE",
     "TIE_TOLERANCE",
     "bootstrap_ci",
@@ -851,6 +881,7 @@ __all__ = [
     "leaderboard",
     "paired",
     "rows_by_difference",
+    "read_stored_run",
     "run_diff",
     "run_frames",
     "variant_label",

@@ -35,7 +35,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -43,12 +43,11 @@ from typing import Any
 
 import pandas as pd
 
-from scorers.analysis.compare import PairedComparison, paired
+from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_stored_run
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
 from scorers.core.errors import InvalidInputError, ScoreStatus
-from scorers.runs.export import json_safe, read_results, results_frame
-from scorers.runs.runner import load_run
+from scorers.runs.export import json_safe, read_results
 from scorers.runs.store import Store
 
 NOT_RUN = "not_run"
@@ -332,14 +331,28 @@ def _with_missing_outcomes(frame: pd.DataFrame, item_ids: Sequence[str], scorers
     return pd.concat([frame, extra], ignore_index=True)
 
 
-def side_from_run(store: Store, run_id: str, *, label: str | None = None, kind: str = "run") -> GateSide:
+def side_from_run(
+    store: Store,
+    run_id: str,
+    *,
+    label: str | None = None,
+    kind: str = "run",
+    read: Callable[[str], StoredRun] | None = None,
+) -> GateSide:
     """A stored run as a gate side; items with no stored outcome count as :data:`NOT_RUN`.
+
+    Args:
+        store: the store with the run.
+        run_id: the run.
+        label: the side's name in the verdict (default ``run <name> (<id>)``).
+        kind: ``"run"`` or ``"baseline"``.
+        read: run id → :data:`~scorers.analysis.compare.StoredRun` (default
+            :func:`~scorers.analysis.compare.read_stored_run` from ``store``).
 
     Raises:
         KeyError: no such run.
     """
-    run, items, result = load_run(store, run_id)
-    frame = results_frame(result, items)
+    run, items, result, frame = read(run_id) if read is not None else read_stored_run(store, run_id)
     frame = _with_missing_outcomes(frame, [it.item_id for it in items], result.scorer_ids)
     return GateSide(label or f"run {run['name']} ({run_id})", kind, run_id, frame)
 
