@@ -4,13 +4,14 @@ Run from the repository root: ``python bench/dashboard.py`` (``--items`` to chan
 10,000 items; ``--chromium`` for another Chromium than ``$CHROMIUM_PATH`` or
 ``/usr/bin/chromium``). Nothing here asserts on time.
 
-Two runs are built in a temporary database, their outcomes written through
+Three runs are built in a temporary database, their outcomes written through
 ``Store.save_results`` as ``run_evals`` writes them:
 
 * ``20,000 outcomes``: 10,000 items of about 500 characters, each scored by textual
   difference (the real scorer) and by prompt alignment (the real scorer's results against
   a fake judge, 20 different analyses reused across the items, so the stored rows have
-  the real shape and size);
+  the real shape and size), and the same items scored again with every tenth textual
+  difference score 0.1 lower (run B of Compare's Run vs run);
 * ``20 kB responses``: 20,000 items whose response is about 20 kB, scored by textual
   difference (records of the real shape, not recomputed: only the view is measured).
 
@@ -26,6 +27,11 @@ an upper bound of the server's time):
   with the filtered rows;
 * ``come back from another page``: from a click on History in the sidebar, after visiting
   Evaluate, until the run's view is idle again;
+* ``Compare: open run vs run``: ``/compare?run=ID`` of the rescored run (Run vs run against
+  the first run, with the gate), until its counts are shown and the script is idle; then
+  ``back to the Run vs run tab`` from the Comparison tab (a rerun);
+* ``Review: open the run``: ``/review?run=ID`` until the first row is shown and the script
+  is idle; then ``next row`` (key J, a rerun);
 
 each with the server process's CPU time over the same span (user + system, from
 ``/proc/<pid>/stat``: on a shared machine it varies less than the wall time), and the
@@ -101,8 +107,8 @@ def _pa_records(n_variants: int) -> list[dict[str, Any]]:
     return [o.to_record() for o in result.outcomes]
 
 
-def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str]:
-    """The two benchmark runs in ``db``: (the 20,000-outcome run, the 20 kB run)."""
+def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str, str]:
+    """The benchmark runs in ``db``: (the 20,000-outcome run, its rescoring with lower scores, the 20 kB run)."""
     rng = random.Random(SEED)
     store = Store(db)
     td = create_textual_difference_scorer()
@@ -131,6 +137,21 @@ def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str]:
         records.append((i, "prompt-alignment", pa[i % len(pa)]))
     store.save_results(run_id, records)
     store.finish_run(run_id, "completed")
+    # Run B of Run vs run: the same items scored again, every tenth textual-difference score 0.1 lower.
+    rerun_id = store.create_run(
+        dataset_name="bench-20k-outcomes.csv",
+        items=items,
+        scorers=[{"id": td.id, "name": td.name, "options": {}}, {"id": "prompt-alignment", "name": "", "options": {}}],
+        judge={"model": "openai/fake-judge", "baseUrl": "http://127.0.0.1:9/v1", "temperature": 0, "seed": 0},
+        mapping={"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"},
+        config={"scorerOptions": {td.id: {}, "prompt-alignment": {"evaluation_mode": "user"}}},
+    )
+    lowered = [
+        (i, sid, {**record, "score": max(0.0, record["score"] - 0.1)} if sid == td.id and i % 10 == 0 else record)
+        for i, sid, record in records
+    ]
+    store.save_results(rerun_id, lowered)
+    store.finish_run(rerun_id, "completed")
 
     big_items = []
     big_records = []
@@ -162,7 +183,7 @@ def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str]:
     store.save_results(big_id, big_records)
     store.finish_run(big_id, "completed")
     store.close()
-    return run_id, big_id
+    return run_id, rerun_id, big_id
 
 
 def _td_record(result: Any) -> dict[str, Any]:
@@ -243,6 +264,66 @@ def _idle(page: Page) -> None:
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
+def timed(pid: int, action: Callable[[], None]) -> tuple[float, float]:
+    """Run ``action``: (wall seconds, CPU seconds of the server process ``pid``) it took."""
+    started, cpu = time.perf_counter(), cpu_seconds(pid)
+    action()
+    return time.perf_counter() - started, cpu_seconds(pid) - cpu
+
+
+def measure_compare(page: Page, url: str, pid: int, run_b: str) -> dict[str, tuple[float, float]]:
+    """Open ``/compare?run=run_b`` (Run vs run, the next older run as A), then come back to that tab from another one.
+
+    Returns:
+        Step → (wall seconds seen by the browser, CPU seconds of the server process ``pid``).
+    """
+    compared = page.get_by_test_id("stMetricLabel").get_by_text("Outcomes compared", exact=True)
+    tab = page.get_by_role("tab", name="3. Run vs run")
+
+    def open_run() -> None:
+        page.goto(f"{url}/compare?run={run_b}")
+        expect(compared).to_be_visible(timeout=TIMEOUT_MS)
+        _idle(page)
+
+    out = {"Compare: open run vs run": timed(pid, open_run)}
+    page.get_by_role("tab", name="2. Comparison").click()
+    expect(tab).to_have_attribute("aria-selected", "false", timeout=TIMEOUT_MS)
+    _idle(page)
+
+    def back() -> None:
+        tab.click()
+        expect(compared).to_be_visible(timeout=TIMEOUT_MS)
+        _idle(page)
+
+    out["Compare: back to the Run vs run tab"] = timed(pid, back)
+    return out
+
+
+def measure_review(page: Page, url: str, pid: int, run_id: str) -> dict[str, tuple[float, float]]:
+    """Open ``/review?run=run_id`` until its first row is shown, then step to the next row (key J).
+
+    Returns:
+        Step → (wall seconds seen by the browser, CPU seconds of the server process ``pid``).
+    """
+    heading = page.get_by_test_id("stMarkdownContainer").filter(has_text="Row ").filter(has_text="(all rows)")
+
+    def open_run() -> None:
+        page.goto(f"{url}/review?run={run_id}")
+        expect(heading).to_be_visible(timeout=TIMEOUT_MS)
+        _idle(page)
+
+    out = {"Review: open the run": timed(pid, open_run)}
+    before = heading.inner_text()
+
+    def next_row() -> None:
+        page.keyboard.press("j")
+        expect(heading).not_to_have_text(before, timeout=TIMEOUT_MS)
+        _idle(page)
+
+    out["Review: next row"] = timed(pid, next_row)
+    return out
+
+
 def measure_views(
     page: Page, url: str, pid: int, run_id: str, n_items: int, n_charts: int, *, full: bool
 ) -> dict[str, tuple[float, float]]:
@@ -252,11 +333,6 @@ def measure_views(
         Step → (wall seconds seen by the browser, CPU seconds of the server process ``pid``).
     """
     out: dict[str, tuple[float, float]] = {}
-
-    def _timed(action: Callable[[], None]) -> tuple[float, float]:
-        started, cpu = time.perf_counter(), cpu_seconds(pid)
-        action()
-        return time.perf_counter() - started, cpu_seconds(pid) - cpu
 
     page.goto(url)  # Streamlit's scripts into the cache, outside the timing
     # The first page's heading first: before its script starts there is no running indicator
@@ -279,7 +355,7 @@ def measure_views(
         charts = page.locator(".stPlotlyChart .main-svg")
         expect(charts.nth(n_charts - 1)).to_be_visible(timeout=TIMEOUT_MS)
 
-    out["draw the charts"] = _timed(charts)
+    out["draw the charts"] = timed(pid, charts)
     page.get_by_role("tab", name="Rows and drill-down").click()
     search = page.get_by_label("Search text")
     caption = page.get_by_text("rows (one per item and scorer)").first
@@ -292,7 +368,7 @@ def measure_views(
         expect(caption).to_contain_text(f"of {2 * n_items} rows")
         _idle(page)
 
-    out["apply a filter"] = _timed(search_rows)
+    out["apply a filter"] = timed(pid, search_rows)
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Evaluate", exact=True).click()
     expect(page.get_by_role("heading", name="Evaluate")).to_be_visible(timeout=TIMEOUT_MS)
     _idle(page)
@@ -303,7 +379,7 @@ def measure_views(
         expect(page.get_by_role("tab", name="Distributions")).to_be_visible(timeout=TIMEOUT_MS)
         _idle(page)
 
-    out["come back from another page"] = _timed(back)
+    out["come back from another page"] = timed(pid, back)
     return out
 
 
@@ -320,7 +396,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         db = tmp / "bench.db"
         started = time.perf_counter()
-        run_id, big_id = build_runs(db, args.items, args.big_rows)
+        run_id, rerun_id, big_id = build_runs(db, args.items, args.big_rows)
         print(f"built the runs in {time.perf_counter() - started:.1f} s ({db.stat().st_size / 2**20:,.0f} MB database)")
         rows: list[tuple[str, str, str]] = []
         with sync_playwright() as playwright:
@@ -338,10 +414,13 @@ def main() -> None:
                         # Histogram and box per scorer, dimension box and heatmap for prompt alignment, one group chart.
                         n_charts = 7 if full else 2
                         times = measure_views(page, url, pid, rid, args.items, n_charts, full=full)
+                        if full:
+                            times |= measure_compare(page, url, pid, rerun_id)
+                            times |= measure_review(page, url, pid, rid)
                         page.close()
                         rss = peak_rss_mb(pid)
                     for what, (seconds, cpu) in times.items():
-                        target = OPEN_TARGET_S if what.startswith("open") else RERUN_TARGET_S
+                        target = OPEN_TARGET_S if "open" in what else RERUN_TARGET_S
                         rows.append((name, what, f"{seconds:6.2f} s (target < {target:g} s); server CPU {cpu:5.2f} s"))
                     rows.append((name, "server peak RSS", f"{rss:6.0f} MB (target < {RSS_TARGET_MB} MB)"))
             finally:
