@@ -123,14 +123,18 @@ def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str, str]:
             "ground_truth": reference,
         }
         items.append((f"q{i:05d}", payload, {"model": f"model-{i % 3}"}, {"votes": i % 5}))
-    run_id = store.create_run(
-        dataset_name="bench-20k-outcomes.csv",
-        items=items,
-        scorers=[{"id": td.id, "name": td.name, "options": {}}, {"id": "prompt-alignment", "name": "", "options": {}}],
-        judge={"model": "openai/fake-judge", "baseUrl": "http://127.0.0.1:9/v1", "temperature": 0, "seed": 0},
-        mapping={"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"},
-        config={"scorerOptions": {td.id: {}, "prompt-alignment": {"evaluation_mode": "user"}}},
-    )
+    spec: dict[str, Any] = {
+        "dataset_name": "bench-20k-outcomes.csv",
+        "items": items,
+        "scorers": [
+            {"id": td.id, "name": td.name, "options": {}},
+            {"id": "prompt-alignment", "name": "", "options": {}},
+        ],
+        "judge": {"model": "openai/fake-judge", "baseUrl": "http://127.0.0.1:9/v1", "temperature": 0, "seed": 0},
+        "mapping": {"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"},
+        "config": {"scorerOptions": {td.id: {}, "prompt-alignment": {"evaluation_mode": "user"}}},
+    }
+    run_id = store.create_run(**spec)
     records = []
     for i, (_, payload, _, _) in enumerate(items):
         records.append((i, td.id, {**_td_record(td.run(payload))}))
@@ -138,14 +142,7 @@ def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str, str]:
     store.save_results(run_id, records)
     store.finish_run(run_id, "completed")
     # Run B of Run vs run: the same items scored again, every tenth textual-difference score 0.1 lower.
-    rerun_id = store.create_run(
-        dataset_name="bench-20k-outcomes.csv",
-        items=items,
-        scorers=[{"id": td.id, "name": td.name, "options": {}}, {"id": "prompt-alignment", "name": "", "options": {}}],
-        judge={"model": "openai/fake-judge", "baseUrl": "http://127.0.0.1:9/v1", "temperature": 0, "seed": 0},
-        mapping={"input": "prompt", "output": "response", "ground_truth": "reference", "id": "id"},
-        config={"scorerOptions": {td.id: {}, "prompt-alignment": {"evaluation_mode": "user"}}},
-    )
+    rerun_id = store.create_run(**spec)
     lowered = [
         (i, sid, {**record, "score": max(0.0, record["score"] - 0.1)} if sid == td.id and i % 10 == 0 else record)
         for i, sid, record in records
