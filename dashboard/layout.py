@@ -46,18 +46,25 @@ RUN_PARAM = "run"
 """The URL query parameter naming a run: ``?run=ID`` opens it on History, Batch, Compare or Review."""
 
 
+_SHOWN = "_run_link_shown"
+"""Session-state key of the run the page last put in the URL itself."""
+
+
 def follow_run_link(key: str, run_ids: Iterable[str]) -> str | None:
     """Put the run named by ``?run=ID`` into the widget ``key``, once per link, when it is one of ``run_ids``.
 
     A link is followed once: choosing another run afterwards is not undone on the next
-    rerun (and :func:`show_run_link` then puts that run in the URL).
+    rerun (and :func:`show_run_link` then puts that run in the URL). A run the page itself
+    put in the URL (:func:`show_run_link`) is not a link to follow.
 
     Returns:
         The linked run id when it was just applied, else None.
     """
     wanted = st.query_params.get(RUN_PARAM)
     followed = f"_{key}_followed_link"
-    if not wanted or st.session_state.get(followed) == wanted or wanted not in set(run_ids):
+    if not wanted or wanted == st.session_state.get(_SHOWN) or st.session_state.get(followed) == wanted:
+        return None
+    if wanted not in set(run_ids):
         return None
     st.session_state[followed] = wanted
     st.session_state[key] = wanted
@@ -68,3 +75,4 @@ def show_run_link(run_id: str) -> None:
     """Keep ``?run=ID`` in the URL for the run on screen, so the address can be shared."""
     if st.query_params.get(RUN_PARAM) != run_id:
         st.query_params[RUN_PARAM] = run_id
+        st.session_state[_SHOWN] = run_id
