@@ -480,7 +480,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
     Columns: ``id``, ``created`` (UTC, ``YYYY-MM-DD HH:MM``), ``name``, ``status``, one
     ``mean: <scorer id>`` column per scorer found in any run (NaN when the run has no
-    such scorer or nothing scored), ``scored``, ``failed``, ``pending`` (outcomes),
+    such scorer or nothing scored), ``scored``, ``not scored``, ``pending`` (outcomes),
     ``items``, ``dataset``, ``scorers`` and ``judge model``.
 
     ``status`` is the stored one (a :class:`~scorers.RunStatus` value): it is kept true
@@ -503,7 +503,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "judge model": (run.get("judge") or {}).get("model") or "—",
             "items": run["n_items"],
             "scored": scored,
-            "failed": failed,
+            "not scored": failed,
             "pending": max(0, run["n_items"] * len(ids) - scored - failed),
             "status": run["status"],
         }
@@ -518,7 +518,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         "status",
         *[f"mean: {sid}" for sid in scorer_ids],
         "scored",
-        "failed",
+        "not scored",
         "pending",
         "items",
         "dataset",

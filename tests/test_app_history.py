@@ -65,7 +65,7 @@ def test_runs_are_listed_with_their_means_and_counts(open_page, studio_db: Path)
     assert table["status"].tolist() == ["completed", "completed"]
     assert table["items"].tolist() == [1, 2]
     assert table["scored"].tolist() == [1, 2]
-    assert table["failed"].tolist() == [0, 0]
+    assert table["not scored"].tolist() == [0, 0]
     assert table["mean: textual-difference"].tolist() == pytest.approx([0.0, 0.875])
     assert table["judge model"].tolist() == ["—", "—"]
     assert at.selectbox(key="history_pick").value == second

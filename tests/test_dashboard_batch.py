@@ -243,7 +243,7 @@ def test_runs_table_lists_means_counts_and_status(store):
     assert second["status"] == "completed"
     assert second["dataset"] == "small.csv"
     assert second["scorers"] == "Textual difference, Slow"
-    assert (second["scored"], second["failed"], second["pending"]) == (7, 1, 0)
+    assert (second["scored"], second["not scored"], second["pending"]) == (7, 1, 0)
     assert second["mean: textual-difference"] == pytest.approx((1 + 0.75 + 0 + 1 / 3) / 4)
     assert second["mean: slow"] == 1.0
     # Nothing in this process scores it: at start-up it is marked interrupted (the table shows the stored status).

@@ -336,6 +336,29 @@ def test_import_from_an_uploaded_csv_then_agreement_data_is_there(store: Store):
         import_labels(store, run_id, empty, reviewer="ann", file_name="x.csv")
 
 
+def test_import_leaves_the_same_label_as_it_was_and_keeps_a_different_one_unless_replaced(store: Store):
+    run_id = stored_run(store)
+    save_labels(store, run_id, [NewLabel(1, TD, human_score=0.5, comment="checked the units")], reviewer="alice")
+    save_labels(store, run_id, [NewLabel(2, TD, human_score=0.0)], reviewer="alice")
+    items = [EvalItem(r["item_id"], r["payload"]) for r in store.items(run_id)]
+    # row1 gives alice's own 0.5 again, row2 a different 1.0, row3 a first label.
+    frame = pd.DataFrame({"row_id": ["row1", "row2", "row3"], "rating": ["0.5", "1", "1"]})
+    match = match_labels(frame, items, column="rating", kind="score", scorer_id=TD, id_column="row_id", max_score=1.0)
+
+    saved = import_labels(store, run_id, match, reviewer="bob", file_name="r.csv", max_score=1.0)
+    assert [lb.item_index for lb in saved] == [3]  # the same label is not saved again, the different one kept
+    same = label_history(store, run_id, 1, TD)
+    assert [(lb.reviewer, lb.comment) for lb in same] == [("alice", "checked the units")]
+    assert current_labels(store, run_id)[(2, TD)].human_score == 0.0
+
+    saved = import_labels(
+        store, run_id, match, reviewer="bob", file_name="r.csv", max_score=1.0, replace_conflicting=True
+    )
+    assert [lb.item_index for lb in saved] == [2]  # replaced by choice; row1 still left as it was
+    assert current_labels(store, run_id)[(2, TD)].human_score == 1.0
+    assert len(label_history(store, run_id, 1, TD)) == 1
+
+
 # ---- export
 
 

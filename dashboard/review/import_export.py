@@ -250,7 +250,9 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
             st.error(str(exc))
             return
         kept = "" if replace_conflicting or not conflicts else f"; {len(conflicts)} row(s) kept their label"
-        st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}{kept}."
+        same = len(match.labels) - len(saved) - (0 if replace_conflicting else len(conflicts))
+        same_text = f"; {same} row(s) already had the same label, left as they were" if same else ""
+        st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}{kept}{same_text}."
         st.rerun()
     done = st.session_state.pop(f"{ctx.key}_imported", None)
     if done:

@@ -522,6 +522,24 @@ class LabelConflict:
     imported: NewLabel
 
 
+def _current_of(store: Store, run_id: str, labels: Sequence[NewLabel]) -> dict[tuple[int, str], Label]:
+    """The current label of every (item index, scorer id) of the run, for the scorers ``labels`` name."""
+    current: dict[tuple[int, str], Label] = {}
+    for scorer_id in dict.fromkeys(label.scorer_id for label in labels):
+        current.update(current_labels(store, run_id, scorer_id))
+    return current
+
+
+def _same_label(current: Label, label: NewLabel) -> bool:
+    """Whether ``label`` gives the same score and verdict as ``current`` (comments are not compared)."""
+    same_score = (current.human_score is None and label.human_score is None) or (
+        current.human_score is not None
+        and label.human_score is not None
+        and math.isclose(current.human_score, label.human_score)
+    )
+    return same_score and current.human_pass == label.human_pass
+
+
 def import_conflicts(store: Store, run_id: str, match: LabelMatch) -> list[LabelConflict]:
     """The matched labels that would replace a different current label of the same row.
 
@@ -535,19 +553,12 @@ def import_conflicts(store: Store, run_id: str, match: LabelMatch) -> list[Label
     Returns:
         One :class:`LabelConflict` per such row, in item order.
     """
-    out = []
-    for label in sorted(match.labels, key=lambda lab: lab.item_index):
-        current = current_labels(store, run_id, label.scorer_id).get((label.item_index, label.scorer_id))
-        if current is None:
-            continue
-        same_score = (current.human_score is None and label.human_score is None) or (
-            current.human_score is not None
-            and label.human_score is not None
-            and math.isclose(current.human_score, label.human_score)
-        )
-        if not same_score or current.human_pass != label.human_pass:
-            out.append(LabelConflict(label.item_index, current, label))
-    return out
+    current = _current_of(store, run_id, match.labels)
+    return [
+        LabelConflict(label.item_index, now, label)
+        for label in sorted(match.labels, key=lambda lab: lab.item_index)
+        if (now := current.get((label.item_index, label.scorer_id))) is not None and not _same_label(now, label)
+    ]
 
 
 def import_labels(
@@ -564,21 +575,26 @@ def import_labels(
 
     A row whose current label differs from the imported one (:func:`import_conflicts`)
     keeps its label unless ``replace_conflicting`` is True: a person's label is never
-    overwritten without that explicit choice. Either way the earlier labels stay in the
-    row's history, and every imported label records its file in ``source``.
+    overwritten without that explicit choice. A row whose current label gives the same
+    score and verdict is left as it is (its reviewer and comment kept; nothing to save).
+    Either way the earlier labels stay in the row's history, and every imported label
+    records its file in ``source``.
 
     Returns:
-        The labels saved (the conflicting rows' are missing when they were kept).
+        The labels saved (rows kept as they were are missing; see :func:`import_conflicts`).
 
     Raises:
         InvalidInputError: nothing to import, or see :func:`save_labels`.
     """
     if not match.labels:
         raise InvalidInputError(f"{file_name}: no row gave a label to import", field="column")
-    labels = match.labels
-    if not replace_conflicting:
-        kept = {c.item_index for c in import_conflicts(store, run_id, match)}
-        labels = [label for label in labels if label.item_index not in kept]
+    current = _current_of(store, run_id, match.labels)
+    labels = [
+        label
+        for label in match.labels
+        if (now := current.get((label.item_index, label.scorer_id))) is None
+        or (replace_conflicting and not _same_label(now, label))
+    ]
     return save_labels(store, run_id, labels, reviewer=reviewer, source=f"import: {file_name}", max_score=max_score)
 
 
