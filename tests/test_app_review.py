@@ -67,31 +67,50 @@ def test_empty_store_says_how_to_make_a_run(open_page):
 
 
 def test_the_run_is_read_once_per_version_of_its_outcomes(open_page, studio_db: Path, monkeypatch):
+    from dashboard import run_explorer
     from dashboard.review import context
 
-    reads: list[str] = []
-    original = context.load_run
+    tables: list[str] = []  # the run's columns (shared with History), once per version
+    full: list[str] = []  # the run's items and outcomes in full: never on the review view
+    items: list[int | None] = []  # the items read: only the row on screen
+    load_run_table, load_run, store_items = run_explorer.load_run_table, context.load_run, Store.items
 
-    def counted(store, run_id):
-        reads.append(run_id)
-        return original(store, run_id)
+    def counted_table(store, run_id):
+        tables.append(run_id)
+        return load_run_table(store, run_id)
 
-    monkeypatch.setattr(context, "load_run", counted)
+    def counted_run(store, run_id):
+        full.append(run_id)
+        return load_run(store, run_id)
+
+    def counted_items(self, run_id, item_index=None):
+        items.append(item_index)
+        return store_items(self, run_id, item_index)
+
+    monkeypatch.setattr(run_explorer, "load_run_table", counted_table)
+    monkeypatch.setattr(context, "load_run", counted_run)
+    monkeypatch.setattr(Store, "items", counted_items)
     # Against "abc": "abc" → 1, "xyz" → 0.
     run_id = stored_td_run(studio_db, ["abc", "xyz"], "abc")
     key = review_key(run_id, TD)
     at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()
     at.button(key=f"{key}_0_pass").click().run()  # a label saved, a row stepped to: the run is not read again
-    assert reads == [run_id] and metrics(at)["Labelled"] == "1 of 2" and metrics(at)["Score"] == "0.000"
+    assert tables == [run_id] and full == []
+    assert items and None not in items and set(items) == {0, 1}  # row0, then row1 after the label
+    assert metrics(at)["Labelled"] == "1 of 2" and metrics(at)["Score"] == "0.000"
     store = Store(studio_db)
     analysis = {"ratio": 0.25, "changes": 2, "lengthDiff": 0.0, "confidence": 1.0}
     details = {"comparedWith": "ground_truth", "options": {}}
     store.save_result(run_id, 1, TD, {"status": "scored", "score": 0.25, "analysis": analysis, "details": details})
     store.close()
     at.run()  # an outcome replaced (same count, same second): read again, and shown
-    assert reads == [run_id, run_id]
+    assert tables == [run_id, run_id] and full == []
     assert metrics(at)["Score"] == "0.250"  # row1 ("xyz" vs "abc") was 0
+    # The views that need every item read the run in full once per version.
+    at.radio(key="review_view").set_value("Import and export").run()
+    at.radio(key="review_view").set_value("Review").run()
+    assert not at.exception and full == [run_id]
 
 
 def test_labelling_rows_with_the_buttons_and_the_form(open_page, studio_db: Path):

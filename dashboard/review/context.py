@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from scorers import (
@@ -14,6 +15,7 @@ from scorers import (
     EvalRunResult,
     ItemOutcome,
     ScorerError,
+    ScoreStatus,
     Store,
     load_run,
 )
@@ -29,8 +31,10 @@ from scorers.analysis.labels import (
     scorer_scale,
 )
 from scorers.catalogue.registry import scorer_spec
+from scorers.runs.table import load_outcomes
 
 from ..layout import follow_run_link
+from ..run_explorer import per_version, run_table
 
 SESSION = {"persist_state": "session"}  # keep the reviewer's choices across pages
 
@@ -43,38 +47,59 @@ LOW_CONFIDENCE = "fewer than 10 labelled rows: not meaningful yet"
 
 
 @dataclass(frozen=True)
+class JudgedRow:
+    """One outcome of the scorer under review, from the run's columns (what the queues and the agreement need).
+
+    Attributes:
+        item_index: the item.
+        item_id: its id.
+        scorer_id: the scorer.
+        score: the judge's score, None when not scored (never 0 for a failure).
+        status: the outcome's :class:`~scorers.ScoreStatus` value.
+    """
+
+    item_index: int
+    item_id: str
+    scorer_id: str
+    score: float | None
+    status: str
+
+
+@dataclass(frozen=True)
 class ReviewContext:
     """What every view of one run × scorer needs.
+
+    The run's items and outcomes in full (:attr:`items`, :attr:`result`) are read only by the views
+    that use them; the review view reads the columns (:attr:`outcomes`) and the one row on screen
+    (:meth:`row`).
 
     Attributes:
         store: the database.
         run: the run record.
-        items: the run's items.
-        result: the run's outcomes.
         scorer_id: the scorer under review.
         scorer_name: its display name.
         scale: the top of its scale.
         threshold: the pass threshold on that scale.
         higher_is_better: False for scorers where low scores are good.
         uses_judge: True when the scorer calls an LLM judge.
-        outcomes: item index → the scorer's outcome (missing when not scored yet).
+        outcomes: item index → the scorer's outcome as a :class:`JudgedRow` (missing when not scored yet).
         labels: item index → the current label of this scorer's row.
         report: the agreement at ``threshold``.
+        item_ids: the run's item ids, by item index.
     """
 
     store: Store
     run: dict[str, Any]
-    items: list[EvalItem]
-    result: EvalRunResult
     scorer_id: str
     scorer_name: str
     scale: float
     threshold: float
     higher_is_better: bool
     uses_judge: bool
-    outcomes: dict[int, ItemOutcome]
+    outcomes: dict[int, JudgedRow]
     labels: dict[int, Label]
     report: AgreementReport
+    item_ids: list[str]
 
     @property
     def key(self) -> str:
@@ -85,6 +110,30 @@ class ReviewContext:
     def position_key(self) -> str:
         """Session-state key of the item index shown in the review view."""
         return f"{self.key}_pos"
+
+    @property
+    def n_items(self) -> int:
+        """Items in the run."""
+        return len(self.item_ids)
+
+    @property
+    def items(self) -> list[EvalItem]:
+        """The run's items in full, read once per version of its outcomes (the views that use them all)."""
+        return self._full_run()[0]
+
+    @property
+    def result(self) -> EvalRunResult:
+        """The run's outcomes in full, read once per version of its outcomes (the views that use them all)."""
+        return self._full_run()[1]
+
+    def _full_run(self) -> tuple[list[EvalItem], EvalRunResult]:
+        run_id = self.run["id"]
+        return per_version(self.store, "review run", (run_id,), lambda: load_run(self.store, run_id)[1:])
+
+    def row(self, index: int) -> tuple[EvalItem, ItemOutcome | None]:
+        """One item and its outcome for the scorer under review, in full (None when not scored yet), read from the store."""
+        item, outcomes = load_outcomes(self.store, self.run["id"], index)
+        return item, outcomes.get(self.scorer_id)
 
 
 def review_key(run_id: str, scorer_id: str) -> str:
@@ -109,45 +158,39 @@ def scorer_name(scorer_id: str, store: Store) -> str:
     return _scorer_facts(scorer_id, store)[0]
 
 
-@st.cache_resource(max_entries=4, show_spinner="Reading the run…")
-def _stored_run(
-    path: str, run_id: str, version: tuple[int, int, float | None, str | None], _store: Store
-) -> tuple[list[EvalItem], EvalRunResult]:
-    # Read once per version of the run's outcomes (Store.results_version), not on every rerun:
-    # a label saved, a row stepped to or a view changed reads nothing but the labels.
-    _, items, result = load_run(_store, run_id)
-    return items, result
-
-
 def load_context(store: Store, run_id: str, scorer_id: str, threshold: float) -> ReviewContext:
-    """Read the run, its outcomes for ``scorer_id``, the current labels, and measure agreement.
+    """Read the run's columns (once per version, shared with History), the current labels, and measure agreement.
 
     Raises:
         KeyError: no such run.
     """
     run = store.get_run(run_id)  # fresh: its name and status change without a new outcome
-    items, result = _stored_run(store.display_name, run_id, store.results_version(run_id), store)
+    table = run_table(store, run_id)
     name, higher_is_better, uses_judge = _scorer_facts(scorer_id, store)
     scale = scorer_scale(run, scorer_id, store)
     labels = {index: label for (index, _), label in current_labels(store, run_id, scorer_id).items()}
-    outcomes = {o.item_index: o for o in result.outcomes if o.scorer_id == scorer_id}
-    rows = agreement_rows(result, {(i, scorer_id): label for i, label in labels.items()}, scorer_id)
+    item_ids = table.items["item_id"].astype(str).tolist()
+    outcomes = judged_rows(table.results, item_ids, scorer_id)
+    rows = agreement_rows(outcomes.values(), {(i, scorer_id): label for i, label in labels.items()}, scorer_id)
     report = agreement_report(rows, threshold=threshold, scale=scale, higher_is_better=higher_is_better)
     return ReviewContext(
-        store,
-        run,
-        items,
-        result,
-        scorer_id,
-        name,
-        scale,
-        threshold,
-        higher_is_better,
-        uses_judge,
-        outcomes,
-        labels,
-        report,
+        store, run, scorer_id, name, scale, threshold, higher_is_better, uses_judge, outcomes, labels, report, item_ids
     )
+
+
+def judged_rows(results: pd.DataFrame, item_ids: list[str], scorer_id: str) -> dict[int, JudgedRow]:
+    """Item index → :class:`JudgedRow` of one scorer's outcomes in a run's columns (:attr:`RunTable.results`).
+
+    A score is kept only when the outcome is scored: a failure's score is None, never 0.
+    """
+    mine = results[results["scorer"] == scorer_id]
+    scored = (mine["status"] == ScoreStatus.SCORED.value).to_numpy()
+    return {
+        int(i): JudgedRow(int(i), item_ids[int(i)], scorer_id, float(score) if ok and score == score else None, status)
+        for i, score, status, ok in zip(
+            mine["item_index"].to_numpy(), mine["score"].to_numpy(), mine["status"].astype(str), scored, strict=True
+        )
+    }
 
 
 # ---- pure helpers (tested without Streamlit)

@@ -218,12 +218,13 @@ def _scores(outcomes: Mapping[int, ItemOutcome]) -> dict[int, float]:
 def load_doubts(ctx: ReviewContext) -> dict[int, JudgeDoubt]:
     """The judge's doubt of every scored row of the run × scorer under review, at its threshold:
     the stored re-judgings of this scorer, and the run's stored pairwise judgings."""
+    pairwise = stored_pairwise(ctx.store, ctx.run["id"])
     return judge_doubts(
         _scores(ctx.outcomes),
         threshold=ctx.threshold,
         higher_is_better=ctx.higher_is_better,
         repetitions=pooled_repetitions(stored_rejudges(ctx.store, ctx.run["id"], ctx.scorer_id)),
-        order_flips=order_flips_by_item(stored_pairwise(ctx.store, ctx.run["id"]), ctx.items),
+        order_flips=order_flips_by_item(pairwise, ctx.items) if pairwise else {},  # the items only when needed
     )
 
 
@@ -268,7 +269,7 @@ def render_agreement_strip(ctx: ReviewContext) -> None:
     """Three numbers that move as rows are labelled: labelled rows, agreement rate, Cohen's kappa."""
     report = ctx.report
     columns = st.columns(4)
-    columns[0].metric("Labelled", f"{len(ctx.labels)} of {len(ctx.items)}")
+    columns[0].metric("Labelled", f"{len(ctx.labels)} of {ctx.n_items}")
     columns[1].metric(
         "Agreement",
         fmt_share(report.agreement_rate),
@@ -321,7 +322,7 @@ def _save(
         mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {})
         doubts = load_doubts(ctx) if mode == "uncertain" else None
         queue = review_queue(
-            len(ctx.items),
+            ctx.n_items,
             ctx.outcomes,
             labels,
             mode,
@@ -335,7 +336,7 @@ def _save(
         _go(ctx.position_key, step(queue, index, 1, order))
     for field in ("score", "verdict", "comment"):  # the row's form shows the saved label next time
         st.session_state.pop(f"{ctx.key}_{index}_{field}", None)
-    st.session_state[f"{ctx.key}_saved"] = f"Saved your label of {ctx.items[index].item_id}."
+    st.session_state[f"{ctx.key}_saved"] = f"Saved your label of {ctx.item_ids[index]}."
     st.rerun()
 
 
@@ -445,7 +446,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {}) if reviewer else {}
     doubts = load_doubts(ctx) if mode == "uncertain" else None
     queue = review_queue(
-        len(ctx.items),
+        ctx.n_items,
         ctx.outcomes,
         ctx.labels,
         mode,
@@ -459,7 +460,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     index = resolve_position(queue, st.session_state.get(ctx.position_key), order)
     if index is None:
         empty = {
-            "unlabelled": f"Every one of the {len(ctx.items)} rows is labelled.",
+            "unlabelled": f"Every one of the {ctx.n_items} rows is labelled.",
             "labelled": "No row is labelled yet.",
             "disagreements": f"No labelled row where the judge and the person disagree at {ctx.threshold:g}.",
             "low": f"No scored row is below {ctx.threshold:g}.",
@@ -469,12 +470,12 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         st.info(empty.get(mode, "The run has no items."))
         return
     st.session_state[ctx.position_key] = index
-    item = ctx.items[index]
+    item, outcome = ctx.row(index)  # the row on screen, in full: the only one read
     previous, following = step(queue, index, -1, order), step(queue, index, 1, order)
     head, prev_col, next_col = st.columns([4, 1, 1], vertical_alignment="center")
     head.markdown(
         f"**Row {queue.index(index) + 1} of {len(queue)}** ({FILTERS[mode].lower()}) · item "
-        f"`{md_escape(item.item_id)}` (#{index + 1} of {len(ctx.items)})"
+        f"`{md_escape(item.item_id)}` (#{index + 1} of {ctx.n_items})"
     )
     for column, action, target, icon in (
         (prev_col, "previous", previous, ":material/arrow_back:"),
@@ -495,7 +496,6 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
         "Esc leaves a field (letter keys do nothing while the cursor is in a field)."
     )
-    outcome = ctx.outcomes.get(index)
     texts_col, label_col = st.columns([3, 2])
     with texts_col:
         render_item_texts(item)

@@ -24,7 +24,7 @@ import random
 import statistics
 import threading
 import warnings
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -462,13 +462,15 @@ def agreement_report(
 
 
 def agreement_rows(
-    run_result: EvalRunResult, labels: Mapping[tuple[int, str], Label], scorer_id: str
+    run_result: EvalRunResult | Iterable[Any], labels: Mapping[tuple[int, str], Label], scorer_id: str
 ) -> list[AgreementRow]:
     """The labelled rows of one scorer whose outcome is scored, in item order.
 
     Args:
         run_result: the run (its current outcomes: a row re-scored after it was labelled
-            is compared on its current score).
+            is compared on its current score), or its outcomes alone: anything with
+            ``item_index``, ``item_id``, ``scorer_id`` and ``score`` (None when not scored),
+            in item order.
         labels: the current label per ``(item_index, scorer_id)`` (see :func:`scorers.analysis.labels.current_labels`).
         scorer_id: the scorer.
 
@@ -477,7 +479,8 @@ def agreement_rows(
         score or a verdict. Rows the judge did not score are left out (nothing to compare).
     """
     out = []
-    for o in run_result.outcomes:
+    outcomes = run_result.outcomes if isinstance(run_result, EvalRunResult) else run_result
+    for o in outcomes:
         label = labels.get((o.item_index, scorer_id))
         if o.scorer_id != scorer_id or label is None or o.score is None:
             continue
