@@ -377,6 +377,62 @@ def test_long_layout_pairs_by_question_id_and_proposes_the_model_column(open_pag
     assert at.button(key="compare_go").disabled
 
 
+# The fresh user's MT-Bench long file: no column is named like a question ("turn_1"), and the
+# responses are in "response", which the Generate mode proposes as the ground truth.
+MT_LONG_CSV = (
+    "question_id,category,turn_1,model,response\n"
+    "81,writing,Name a primary colour.,gpt-4,red\n"
+    "81,writing,Name a primary colour.,llama-13b,rad\n"
+    "82,math,What is 3 times 4?,gpt-4,twelve\n"
+    "82,math,What is 3 times 4?,llama-13b,twelve\n"
+)
+
+
+def test_long_layout_defaults_never_score_the_wrong_columns(open_page):
+    at = open_page("compare")
+    upload(at, "mt_long.csv", MT_LONG_CSV)
+    # Generating: the existing answers are the reference the new responses are compared with.
+    assert keyed(at, "selectbox", "compare_truth_generate_").value == "response"
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    at.radio(key="compare_layout").set_value("One row per response, with a variant or model column").run()
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    # That guess is not carried into this mode, where "response" holds the responses.
+    assert keyed(at, "selectbox", "compare_truth_existing_").value is None
+    # No column is named like a question: the box is left to choose (not the first column, question_id),
+    # nothing claims what the variants are judged against, and Score is blocked by a message naming it.
+    question = keyed(at, "selectbox", "compare_input_")
+    assert question.value is None and question.placeholder == "choose…"
+    assert not [i for i in at.info if i.value.startswith("Every variant is judged against")]
+    assert any("Choose the question column" in e.value for e in at.error)
+    assert at.button(key="compare_go").disabled
+    # The response column is proposed from its name, the variant from the values (not the breakdown column).
+    assert keyed(at, "selectbox", "compare_output_col_").value == "response"
+    assert keyed(at, "selectbox", "compare_variant_col_").value == "model"
+    assert keyed(at, "multiselect", "compare_group_cols_").value == ["category"]
+    question.set_value("turn_1").run()
+    assert not at.error and not at.warning
+    assert not at.button(key="compare_go").disabled
+    assert "4 responses of 2 variant(s): gpt-4, llama-13b." in [c.value for c in at.caption]
+
+    # A response column that is also a breakdown column is warned about.
+    keyed(at, "selectbox", "compare_output_col_").set_value("category").run()
+    assert [w.value for w in at.warning] == [
+        "Column 'category' is used as the breakdown columns and as the response column. Each role usually needs "
+        "its own column: check the choices above."
+    ]
+
+
+def test_generate_mode_warns_when_two_roles_share_a_column(open_page):
+    at = open_page("compare")
+    upload(at, "mt_long.csv", MT_LONG_CSV)
+    keyed(at, "selectbox", "compare_input_").set_value("turn_1").run()
+    keyed(at, "selectbox", "compare_truth_generate_").set_value("turn_1").run()
+    warnings = [w.value for w in at.warning]
+    assert any(
+        w.startswith("Column 'turn_1' is used as the question column and as the ground truth column.") for w in warnings
+    )
+
+
 def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: FakeOpenAI, studio_db: Path, downloads):
     """Two runs of the same responses judged by two judge models; then a run over other questions."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -73,10 +74,48 @@ def _dataset() -> LoadedDataset | None:
     return dataset
 
 
-def _column(label: str, columns: list[str], guess: str | None, key: str, *, optional: bool, **kw: Any) -> str | None:
+def _column(
+    label: str,
+    columns: list[str],
+    guess: str | None,
+    key: str,
+    *,
+    optional: bool,
+    taken: Sequence[str | None] = (),
+    **kw: Any,
+) -> str | None:
+    """A column for one role: the guess unless another role already uses it; else "none" (optional) or,
+    for a required role, an empty "choose…" box (None) that the page reports instead of taking the first column."""
     options: list[str | None] = ([None] if optional else []) + list(columns)
-    index = options.index(guess) if guess in options else 0
-    return st.selectbox(label, options, index=index, format_func=_none, key=key, **SESSION, **kw)
+    index = options.index(guess) if guess in options and guess not in taken else None
+    if optional and index is None:
+        index = 0
+    return st.selectbox(label, options, index=index, format_func=_none, placeholder="choose…", key=key, **SESSION, **kw)
+
+
+def shared_columns(roles: Mapping[str, str | Sequence[str] | None]) -> list[str]:
+    """One sentence per column that plays more than one role, e.g. the response column also chosen as a
+    breakdown column, so that the page can warn that the scorers would read the same text twice.
+
+    Args:
+        roles: role label → the chosen column, None, or several columns (the breakdown columns).
+
+    Returns:
+        The sentences, in the order the columns are first used; empty when every role has its own column.
+
+    >>> shared_columns({"response": "category", "breakdown": ["category"], "question": "turn"})
+    ["Column 'category' is used as the response and as the breakdown."]
+    """
+    users: dict[str, list[str]] = {}
+    for role, chosen in roles.items():
+        for column in [chosen] if isinstance(chosen, str) or chosen is None else chosen:
+            if column is not None:
+                users.setdefault(column, []).append(role)
+    return [
+        f"Column {column!r} is used as the {' and as the '.join(used)}."
+        for column, used in users.items()
+        if len(used) > 1
+    ]
 
 
 def _variant_form(n: int, columns: list[str], input_col: str, default_model: str, token: str) -> Variant | None:
@@ -159,10 +198,17 @@ def _variants(dataset: LoadedDataset, input_col: str, token: str) -> list[Varian
     return variants
 
 
+def _warn_shared(roles: Mapping[str, str | Sequence[str] | None]) -> None:
+    """A warning under the form for each column chosen for more than one role."""
+    for sentence in shared_columns(roles):
+        st.warning(f"{sentence} Each role usually needs its own column: check the choices above.")
+
+
 def _existing_items(
     dataset: LoadedDataset, roles: dict[str, str | None], group_cols: list[str], token: str
-) -> tuple[list, dict] | None:
-    """The items of existing responses in the chosen layout and what to record of it; None (problem shown) if none."""
+) -> tuple[list, dict] | str:
+    """The items of existing responses in the chosen layout and what to record of it, or what is missing
+    (a required column not chosen, or the data's problem, shown)."""
     layout = st.radio(
         "Layout",
         [WIDE, LONG],
@@ -172,19 +218,28 @@ def _existing_items(
         **SESSION,
     )
     columns = [c for c in dataset.columns if c not in (roles["input"], roles["ground_truth"], roles["id"])]
+    top = {
+        "question column": roles["input"],
+        "ground truth column": roles["ground_truth"],
+        "question id column": roles["id"],
+        "system message column": roles["system"],
+        "breakdown columns": group_cols,
+    }
+    guess = guess_columns(dataset.columns)["output"]
     try:
         if layout == WIDE:
-            guess = [c for c in [guess_columns(dataset.columns)["output"]] if c in columns]
             chosen = st.multiselect(
                 "Response columns (one per variant; the column name is the variant's name)",
                 columns,
-                default=guess,
+                default=[c for c in [guess] if c in columns and c not in group_cols],
                 key=f"compare_response_cols_{token}",
                 **SESSION,
             )
+            _warn_shared({**top, "response columns": chosen})
             if not chosen:
-                st.warning("Choose the response columns, one per variant.")
-                return None
+                return "Choose the response columns, one per variant."
+            if roles["input"] is None:
+                return "Choose the question column first."
             items = items_from_responses(
                 dataset.frame,
                 input_col=roles["input"],
@@ -196,13 +251,14 @@ def _existing_items(
             )
             return items, {"layout": "wide", "responses": chosen}
         c1, c2, c3 = st.columns(3)
-        guess = guess_columns(dataset.columns)["output"]
         proposed = guess_variant_column(
-            dataset.frame, roles["id"] or roles["input"], exclude=[roles["input"], roles["ground_truth"], guess]
+            dataset.frame,
+            roles["id"] or roles["input"],
+            exclude=[roles["input"], roles["ground_truth"], guess, *group_cols],
         )
         with c1:
             variant_col = _column(
-                "Variant (or model) column",
+                "Variant (or model) column *",
                 columns,
                 proposed,
                 f"compare_variant_col_{token}",
@@ -212,9 +268,37 @@ def _existing_items(
                 + " (each model answers each question once).",
             )
         with c2:
-            output_col = _column("Response column", columns, guess, f"compare_output_col_{token}", optional=False)
+            output_col = _column(
+                "Response column *",
+                columns,
+                guess,
+                f"compare_output_col_{token}",
+                optional=False,
+                taken=[variant_col, *group_cols],
+                help="Proposed: a column named like response, answer, output or completion.",
+            )
         with c3:
             model_col = _column("Model column (optional)", columns, None, f"compare_model_col_{token}", optional=True)
+        # The variant column also naming the model is the usual case, not a clash.
+        _warn_shared(
+            {
+                **top,
+                "variant column": variant_col,
+                "response column": output_col,
+                "model column": None if model_col == variant_col else model_col,
+            }
+        )
+        missing = [
+            name
+            for name, column in (
+                ("question column", roles["input"]),
+                ("variant (or model) column", variant_col),
+                ("response column", output_col),
+            )
+            if column is None
+        ]
+        if missing:
+            return f"Choose the {' and the '.join(missing)} first."
         items = items_from_responses(
             dataset.frame,
             input_col=roles["input"],
@@ -229,7 +313,7 @@ def _existing_items(
         return items, {"layout": "long", "variant": variant_col, "output": output_col, "model": model_col}
     except InvalidInputError as exc:
         st.error(str(exc))
-        return None
+        return "Fix the responses' problem shown above first."
 
 
 def _scorers(
@@ -294,13 +378,26 @@ def render_setup(store: Store) -> None:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
         input_col = _column(
-            "Question column *", dataset.columns, guessed["input"], f"compare_input_{token}", optional=False
+            "Question column *",
+            dataset.columns,
+            guessed["input"],
+            f"compare_input_{token}",
+            optional=False,
+            help="What every variant is judged against: the user prompt. Proposed from a column named like "
+            "prompt, input, question or instruction.",
         )
     with c2:
-        # Generating: an existing answer column is the reference the new responses are compared with.
+        # Generating: an existing answer column is the reference the new responses are compared with. With
+        # existing responses that column is a response: each mode keeps its own choice, so that a guess made
+        # in one mode is not carried into the other.
         truth_guess = guessed["ground_truth"] or (guessed["output"] if mode == GENERATE else None)
         truth_col = _column(
-            "Ground truth column", dataset.columns, truth_guess, f"compare_truth_{token}", optional=True
+            "Ground truth column",
+            dataset.columns,
+            truth_guess,
+            f"compare_truth_{'generate' if mode == GENERATE else 'existing'}_{token}",
+            optional=True,
+            taken=[input_col],
         )
     with c3:
         id_col = _column(
@@ -309,6 +406,7 @@ def render_setup(store: Store) -> None:
             guessed["id"],
             f"compare_id_{token}",
             optional=True,
+            taken=[input_col, truth_col],
             help="Pairs the variants' responses to one question. One row per question: the ids must not repeat; "
             "one row per response: each id appears once per variant.",
         )
@@ -324,7 +422,12 @@ def render_setup(store: Store) -> None:
         system_col = None
         if with_system:
             system_col = _column(
-                "System message column", dataset.columns, guessed["system"], f"compare_system_{token}", optional=False
+                "System message column",
+                dataset.columns,
+                guessed["system"],
+                f"compare_system_{token}",
+                optional=False,
+                taken=[input_col, truth_col, id_col],
             )
     frame = dataset.frame
     taken = {input_col, truth_col, id_col, system_col}
@@ -336,8 +439,14 @@ def render_setup(store: Store) -> None:
         help="Columns to break the results down by on the Comparison tab and in the report, e.g. category.",
         **SESSION,
     )
-    basis = JudgingBasis(input_col, system_col)
-    st.info(basis.describe(), icon=":material/balance:")
+    column_problem = None
+    if input_col is None:
+        column_problem = "Choose the question column: no column is named like a question or prompt."
+    elif with_system and system_col is None:
+        column_problem = "Choose the system message column, or untick “Also judge against a system message”."
+    if column_problem is None:
+        basis = JudgingBasis(input_col, system_col)
+        st.info(basis.describe(), icon=":material/balance:")
     id_problem = None
     if mode == GENERATE and id_col is not None and frame[id_col].astype(str).duplicated().any():
         id_problem = (
@@ -347,8 +456,17 @@ def render_setup(store: Store) -> None:
         st.error(id_problem)
     plan = None
     items: list = []
-    config: dict[str, Any] = {"judging_basis": basis.record()}
+    config: dict[str, Any] = {"judging_basis": basis.record()} if column_problem is None else {}
     if mode == GENERATE:
+        _warn_shared(
+            {
+                "question column": input_col,
+                "ground truth column": truth_col,
+                "question id column": id_col,
+                "system message column": system_col,
+                "breakdown columns": group_cols,
+            }
+        )
         rows_col, _ = st.columns([1, 3])
         limit = rows_col.number_input(
             "Rows to use",
@@ -361,11 +479,15 @@ def render_setup(store: Store) -> None:
             **SESSION,
         )
         st.markdown("##### Variants")
-        variants = _variants(dataset, input_col, token)
+        variants = None if input_col is None else _variants(dataset, input_col, token)
+        if input_col is None:
+            st.info("Choose the question column above to set up the variants.")
     st.markdown("##### Scorers and run")
     scorers, options, problem, settings = _scorers(
         store, needs_settings=mode == GENERATE, ground_truth_mapped=truth_col is not None
     )
+    if column_problem:
+        problem = column_problem
     if mode == GENERATE:
         if id_problem:
             problem = problem or id_problem
@@ -390,8 +512,8 @@ def render_setup(store: Store) -> None:
             group_cols,
             token,
         )
-        if picked is None:
-            problem = problem or "Choose the responses to compare first."
+        if isinstance(picked, str):
+            problem = problem or picked
         else:
             items, layout = picked
             config.update(layout)

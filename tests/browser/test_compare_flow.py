@@ -128,6 +128,10 @@ def test_long_layout_with_a_question_id_and_the_per_question_view(
     page.get_by_text("Use existing responses", exact=True).click(no_wait_after=True)
     page.get_by_text("One row per response, with a variant or model column", exact=True).click(no_wait_after=True)
     wait_until_idle(page)
+    # No column is named like a question: the box is left to choose, and Score is blocked until it is.
+    expect(page.get_by_text("Choose the question column", exact=False)).to_be_visible()
+    expect(page.get_by_role("button").filter(has_text="Score").first).to_be_disabled()
+    expect(page.get_by_role("combobox", name="Response column *")).to_have_value("response")
     # The question column is "turn"; question_id is the id (it repeats, once per model: no error).
     question = page.get_by_role("combobox", name="Question column *")
     question.click(no_wait_after=True)
