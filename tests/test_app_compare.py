@@ -348,6 +348,9 @@ def test_long_layout_pairs_by_question_id_and_proposes_the_model_column(open_pag
     assert "Variant gpt-4 scored higher than llama-13b on 1 of 2 questions and lower on 0 (1 tie)" in text
     assert metrics(at)["Rows"] == "2"
     assert at.session_state[f"compare_{run_id}_pair"] == "group:row_id"
+    # The pairing names the id column chosen on the first tab, not the internal row_id group.
+    pair = at.selectbox(key=f"compare_{run_id}_pair")
+    assert pair.options[pair.index] == "question_id (the question id column)"
     key = f"compare_{run_id}"
     # Ranking: one game per question: 81 gpt-4 wins, 82 a tie (½ each) → wins 1.5 : 0.5.
     ranked = table_with(at, "strength")

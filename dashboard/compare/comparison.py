@@ -184,6 +184,20 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
     )
 
 
+def _pair_label(column: str, run: Mapping[str, Any]) -> str:
+    """How a "Pairs are matched by" choice reads: the row key names the dataset's id column the user chose."""
+    if column == "input":
+        return "the user prompt's text"
+    if column == ROW_GROUP:
+        id_col = (run.get("mapping") or {}).get("id")
+        return (
+            f"{id_col} (the question id column)"
+            if id_col
+            else "row_id (no id column was chosen: the row, or the question text in the long layout)"
+        )
+    return column.removeprefix("group:")
+
+
 def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None:
     """The comparison of a run's variants: leaderboard, charts, head-to-head, rows by difference, pairwise judge.
 
@@ -222,7 +236,7 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
         index=pair_options.index(ROW_GROUP) if ROW_GROUP in pair_options else len(pair_options) - 1,
         key=f"{key}_pair",
         **SESSION,
-        format_func=lambda c: "the user prompt's text" if c == "input" else c.removeprefix("group:"),
+        format_func=lambda c: _pair_label(c, run),
         help="Two variants' responses to the same dataset row form a pair.",
     )
     variants = comparison.variants(group_col)
