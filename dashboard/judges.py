@@ -8,6 +8,7 @@ loading, copying and validating a judge is testable without Streamlit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -250,6 +251,32 @@ def problems_under(problems: list[str], *sections: str) -> list[str]:
     ['output_fields[0].name: empty']
     """
     return [p for p in problems if p.split(":", 1)[0].split(".", 1)[0].split("[", 1)[0] in sections]
+
+
+def rule_problems_by_line(problems: list[str], text: str) -> list[str]:
+    """The consistency rules' problems, placed by the line of the rules' text box they are on.
+
+    Args:
+        problems: :func:`validate_definition`'s problems (``"consistency_rules[1].when: ..."``, 0-based).
+        text: the rules as typed, one per line (blank lines are skipped by ``parse_consistency_rules``).
+
+    Returns:
+        Those problems worded for the page: ``"consistency rule on line 3, its 'if' part: ..."``.
+
+    >>> rule_problems_by_line(["consistency_rules[1].then: 'x' must ..."], "if a is true then b is empty\\n\\nif c")
+    ["consistency rule on line 3, its 'then' part: 'x' must ..."]
+    """
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    parts = {"": "", ".when": ", its 'if' part", ".then": ", its 'then' part"}
+    worded = []
+    for problem in problems_under(problems, "consistency_rules"):
+        found = re.match(r"consistency_rules\[(\d+)\](\.when|\.then)?: ", problem)
+        if found is None or int(found[1]) >= len(lines):
+            worded.append(problem)
+            continue
+        where = f"consistency rule on line {lines[int(found[1])]}{parts[found[2] or '']}"
+        worded.append(f"{where}: {problem[found.end() :]}")
+    return worded
 
 
 def show_problems(problems: list[str]) -> None:

@@ -287,3 +287,20 @@ def test_a_consistency_rule_typed_in_the_page_makes_a_contradicting_reply_invali
     finally:
         store.close()
     assert fake_judge.chat_call_count == 2 + 2 + 1  # Try it asked twice; the run asked twice, then once
+
+
+def test_a_bad_consistency_rule_is_named_by_its_line_and_the_part_not_read(open_page):
+    at = open_page("judges")
+    at.button(key="judges_load").click().run()  # the gluten checker's copy: two good rules on lines 1 and 2
+    rules = at.text_area(key="jb_rules").value
+    # Line 3 is blank (skipped), line 4 cannot be read at "purple", line 5 names a field the judge lacks.
+    at.text_area(key="jb_rules").input(
+        rules
+        + "\n\nif isGlutenFree is true then isGlutenFree is purple\nif isVegan is true then glutenSources is empty"
+    ).run()
+    assert warnings(at) == [
+        "consistency rule on line 4: could not read 'purple' in 'if isGlutenFree is true then isGlutenFree is "
+        "purple': expected empty or not empty",
+        "consistency rule on line 5, its 'if' part: 'isVegan' must name a boolean output field",
+    ]
+    assert at.button(key="jb_save").disabled

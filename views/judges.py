@@ -20,6 +20,7 @@ from dashboard.judges import (
     render_try_outcome,
     restore_builder_values,
     rule_choices,
+    rule_problems_by_line,
     show_problems,
     start_new,
     starter_state,
@@ -227,7 +228,7 @@ st.text_area(
     "scored), as in the built-in gluten checker. Form: if <yes/no field> is true|false then <list or text field> "
     "is empty|not empty.",
 )
-show_problems(problems_under(problems, "consistency_rules"))
+show_problems(rule_problems_by_line(problems, st.session_state.get("jb_rules") or ""))
 
 # ---------------------------------------------------------------- try it
 

@@ -151,6 +151,41 @@ class ConsistencyRule(_Strict):
 _RULE_TEXT = re.compile(r"if\s+(\w+)\s+is\s+(true|false)\s+then\s+(\w+)\s+is\s+(empty|not empty)", re.IGNORECASE)
 
 
+_RULE_PARTS = (
+    (r"if(?:\s+|$)", "'if'"),
+    (r"\w+(?:\s+|$)", "a yes/no field's name"),
+    (r"is(?:\s+|$)", "'is'"),
+    (r"(?:true|false)(?:\s+|$)", "true or false"),
+    (r"then(?:\s+|$)", "'then'"),
+    (r"\w+(?:\s+|$)", "a list or text field's name"),
+    (r"is(?:\s+|$)", "'is'"),
+    (r"(?:empty|not\s+empty)$", "empty or not empty"),
+)
+
+
+def rule_text_problem(line: str) -> str | None:
+    """Why a consistency rule written as text cannot be read: the part read no further, and what was expected there.
+
+    Args:
+        line: one rule, e.g. ``"if isGlutenFree is true then glutenSources is empty"``.
+
+    Returns:
+        None when the line reads as a rule, else a sentence quoting the first part that could not be read.
+
+    >>> rule_text_problem("if x is true then x is purple")
+    "could not read 'purple' in 'if x is true then x is purple': expected empty or not empty"
+    """
+    rest = line.strip()
+    for pattern, expected in _RULE_PARTS:
+        found = re.match(pattern, rest, re.IGNORECASE)
+        if found is None:
+            if not rest:
+                return f"{line.strip()!r} ends too soon: expected {expected} next"
+            return f"could not read {rest.split()[0]!r} in {line.strip()!r}: expected {expected}"
+        rest = rest[found.end() :]
+    return None
+
+
 def parse_consistency_rules(text: str) -> list[dict[str, Any]]:
     """Consistency rules written one per line as :meth:`ConsistencyRule.describe` writes them.
 
@@ -449,6 +484,11 @@ def _consistency_problems(rules: Sequence[ConsistencyRule], fields: Sequence[Out
     problems = []
     for i, rule in enumerate(rules):
         where = f"consistency_rules[{i}]"
+        # A field name has no spaces: such a "when" is a line of text that parse_consistency_rules could not read.
+        unread = rule_text_problem(rule.when) if not rule.then and len(rule.when.split()) > 1 else None
+        if unread is not None:
+            problems.append(f"{where}: {unread}")
+            continue
         when = by_name.get(rule.when)
         if when is None or when.type != "boolean":
             problems.append(f"{where}.when: {rule.when!r} must name a boolean output field")
