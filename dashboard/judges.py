@@ -9,7 +9,7 @@ loading, copying and validating a judge is testable without Streamlit.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -26,7 +26,7 @@ from scorers.catalogue.judge_builder import (
     scan_prompt_template,
     scan_reason_template,
 )
-from scorers.catalogue.judge_store import SavedJudge
+from scorers.catalogue.judge_store import SavedJudge, export_judges
 
 from .results import md_escape
 
@@ -544,3 +544,15 @@ def restore_builder_values(state: MutableMapping[str, Any]) -> None:
         return
     for key, value in state.get(KEPT, {}).items():
         state.setdefault(key, value)
+
+
+def deferred_export(judges: Sequence[SavedJudge | JudgeDefinition]) -> Callable[[], bytes]:
+    """A download button's data for the JSON export of ``judges``, written only when the button is clicked.
+
+    Args:
+        judges: saved judges or definitions, as :func:`export_judges` takes them.
+
+    Returns:
+        A function returning the export as UTF-8 bytes (Streamlit's deferred download takes bytes).
+    """
+    return lambda: export_judges(judges).encode("utf-8")

@@ -304,3 +304,25 @@ def test_a_bad_consistency_rule_is_named_by_its_line_and_the_part_not_read(open_
         "consistency rule on line 5, its 'if' part: 'isVegan' must name a boolean output field",
     ]
     assert at.button(key="jb_save").disabled
+
+
+def test_exports_are_written_only_when_downloaded(open_page, studio_db: Path, monkeypatch):
+    import dashboard.judges as page_helpers
+    from scorers.catalogue.judge_store import read_export
+
+    written: list[int] = []
+    writers: list = []
+    export, deferred = page_helpers.export_judges, page_helpers.deferred_export
+    monkeypatch.setattr(page_helpers, "export_judges", lambda judges: written.append(len(judges)) or export(judges))
+    monkeypatch.setattr(page_helpers, "deferred_export", lambda judges: writers.append(deferred(judges)) or writers[-1])
+    at = open_page("judges")
+    build_politeness(at)
+    at.button(key="jb_save").click().run()
+    at.run()
+    # Three reruns with export buttons on screen (the built-in's, then the saved judge's and "all saved"):
+    # no JSON was written for them.
+    assert writers and written == []
+    data = writers[-1]()  # what clicking "Export all saved judges as JSON" downloads
+    assert isinstance(data, bytes)
+    assert [d.name for d in read_export(data)] == ["Politeness"]
+    assert written == [1]

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard.judges import (
     ROWS,
+    deferred_export,
     definition_data,
     example_data,
     field_rows,
@@ -40,7 +41,6 @@ from scorers.catalogue.judge_builder import (
 )
 from scorers.catalogue.judge_store import (
     delete_judge,
-    export_judges,
     import_judges,
     judge_versions,
     list_judges,
@@ -99,7 +99,7 @@ if pick.startswith(BUILT_IN):
     )
     st.download_button(
         "Export as JSON",
-        data=export_judges([built_in]),
+        data=deferred_export([built_in]),  # written when clicked
         file_name=f"{pick.removeprefix(BUILT_IN)}.json",
         mime="application/json",
         on_click="ignore",
@@ -126,7 +126,7 @@ else:
     )
     export_col.download_button(
         "Export this version as JSON",
-        data=export_judges([chosen]),
+        data=deferred_export([chosen]),
         file_name=f"{chosen.slug}-v{chosen.version}.json",
         mime="application/json",
         on_click="ignore",
@@ -142,7 +142,7 @@ else:
         st.rerun()
 st.download_button(
     "Export all saved judges as JSON",
-    data=export_judges(saved),
+    data=deferred_export(saved),
     file_name="judges.json",
     mime="application/json",
     on_click="ignore",
