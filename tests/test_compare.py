@@ -118,6 +118,23 @@ def test_bootstrap_rejects_bad_input(kwargs):
 # ---- leaderboard ------------------------------------------------------------------------------------------
 
 
+def test_leaderboard_says_how_many_replies_came_from_the_judge_cache():
+    # Two variants with the same responses: B's second and third replies come from the judge cache, so
+    # no call is made for them and they add no tokens. A: 3 calls → 30 prompt / 15 completion tokens,
+    # none cached; B: 1 call → 10 / 5, and 2 from the cache.
+    frame = frame_of(
+        [("r1", "A", 0.5), ("r2", "A", 0.5), ("r3", "A", 0.5), ("r1", "B", 0.5), ("r2", "B", 0.5), ("r3", "B", 0.5)]
+    )
+    cached = [False, False, False, False, True, True]
+    frame["cached"] = cached
+    frame.loc[cached, ["prompt_tokens", "completion_tokens", "judge_calls"]] = 0
+    board = leaderboard(frame).set_index("variant")
+    assert board.loc["A", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [30, 15, 0]
+    assert board.loc["B", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [10, 5, 2]
+    # A frame without the cached column (an export) counts none.
+    assert leaderboard(frame.drop(columns="cached"))["n_cached"].tolist() == [0, 0]
+
+
 def test_leaderboard_counts_failures_apart_and_passes_costs():
     frame = frame_of(
         [("r1", "A", 0.8), ("r2", "A", 0.6), ("r3", "A", None), ("r1", "B", 0.5), ("r2", "B", 0.5), ("r3", "B", 0.2)]

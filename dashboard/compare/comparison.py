@@ -171,16 +171,19 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
             "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
             "n_scored": st.column_config.NumberColumn("n scored"),
             "n_failed": st.column_config.NumberColumn("n not scored"),
-            "prompt_tokens": st.column_config.NumberColumn("judge prompt tokens"),
-            "completion_tokens": st.column_config.NumberColumn("judge completion tokens"),
+            "prompt_tokens": st.column_config.NumberColumn("judge prompt tokens (calls made)"),
+            "completion_tokens": st.column_config.NumberColumn("judge completion tokens (calls made)"),
+            "n_cached": st.column_config.NumberColumn("n from judge cache"),
             "cost_usd": st.column_config.NumberColumn("generation cost (USD)", format="%.4f"),
             "latency_s": st.column_config.NumberColumn("scoring latency (s)", format="%.2f"),
         },
     )
     st.caption(
-        "Means count scored items only, with a 95% bootstrap confidence interval; items not scored are in n not scored, "
-        "never averaged as 0. Tokens are the scorer's judge tokens; the cost is that of generating the "
-        "variant's responses (blank when they were not generated here or the model's price is unknown)."
+        "Means count scored items only, with a 95% bootstrap confidence interval; items not scored are in n not "
+        "scored, never averaged as 0. Tokens are those of the judge calls made for the run: a reply taken from the "
+        "judge cache (n from judge cache) made no call and adds none, so equal work can show different tokens. "
+        "The cost is that of generating the variant's responses (blank when they were not generated here or the "
+        "model's price is unknown)."
     )
 
 

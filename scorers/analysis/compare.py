@@ -131,6 +131,7 @@ LEADERBOARD_COLUMNS = [
     "n_failed",
     "prompt_tokens",
     "completion_tokens",
+    "n_cached",
     "cost_usd",
     "latency_s",
 ]
@@ -159,7 +160,9 @@ def leaderboard(
         Columns ``variant`` (text, ``"(blank)"`` for a missing value), ``scorer``,
         ``mean`` / ``ci_low`` / ``ci_high`` (NaN when nothing was scored; the interval
         collapses to the mean with one score), ``n_scored``, ``n_failed``,
-        ``prompt_tokens`` and ``completion_tokens`` (the scorer's judge tokens),
+        ``prompt_tokens`` and ``completion_tokens`` (the tokens of the judge calls made for these
+        outcomes), ``n_cached`` (outcomes whose judge reply came from the cache: no call was made, so
+        they add no tokens; 0 when the frame has no boolean ``cached`` column),
         ``cost_usd`` (from ``costs``, or None), ``latency_s`` (mean seconds per item
         for the scorer). Sorted by scorer, then mean (best first in the scorer's direction:
         lowest first for toxicity, bias, hallucination), then variant.
@@ -188,6 +191,7 @@ def leaderboard(
                 "n_failed": int((part["status"] != ScoreStatus.SCORED.value).sum()),
                 "prompt_tokens": int(part["prompt_tokens"].sum()) if "prompt_tokens" in part else 0,
                 "completion_tokens": int(part["completion_tokens"].sum()) if "completion_tokens" in part else 0,
+                "n_cached": int(part["cached"].astype(bool).sum()) if "cached" in part else 0,
                 "cost_usd": (costs or {}).get(variant),
                 "latency_s": float(part["latency_s"].mean()) if "latency_s" in part and len(part) else float("nan"),
             }
@@ -689,7 +693,8 @@ StoredRun = tuple[dict[str, Any], list[EvalItem], EvalRunResult, pd.DataFrame]
 
 
 def read_stored_run(store: Store, run_id: str) -> StoredRun:
-    """A stored run's record, items and outcomes (:func:`scorers.load_run`) with its :func:`results_frame`.
+    """A stored run's record, items and outcomes (:func:`scorers.load_run`) with its :func:`results_frame`
+    and a boolean ``cached`` column (the judge's reply came from the cache, see :func:`leaderboard`).
 
     What :func:`run_frames`, :func:`run_diff` and :func:`scorers.analysis.gate.side_from_run`
     read of a run; a caller that keeps it (the dashboard, per version of the run's outcomes)
@@ -699,7 +704,9 @@ def read_stored_run(store: Store, run_id: str) -> StoredRun:
         KeyError: the run is not in the store.
     """
     run, items, result = load_run(store, run_id)
-    return run, items, result, results_frame(result, items)
+    frame = results_frame(result, items)
+    frame["cached"] = [o.cached for o in result.outcomes]  # the judge's reply came from the cache: no tokens spent
+    return run, items, result, frame
 
 
 def run_frames(
