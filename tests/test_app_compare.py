@@ -621,3 +621,23 @@ def test_budget_caps_the_scorers_judge_calls(open_page, judge: FakeOpenAI, studi
         assert sum(r["status"] == "scored" for r in store.results(run_id)) == 2
     finally:
         store.close()
+
+
+def test_leaderboard_counts_judge_cache_replies_apart_from_tokens(open_page, fake_judge: FakeOpenAI):
+    # Two response columns with the same answers: one at a time (concurrency 1), each row's first variant
+    # asks the judge (100 prompt + 20 completion tokens per call), the second gets the same reply from the
+    # judge cache: no call, no tokens. 3 rows → "same_a": 300 / 60 tokens, 0 cached; "same_b": 0 / 0, 3 cached.
+    fake_judge.responder = lambda body: Reply.json(USER, usage={"prompt_tokens": 100, "completion_tokens": 20})
+    csv = "question,same_a,same_b\nSay hi.,hi,hi\nSay bye.,bye,bye\nSay yes.,yes,yes\n"
+    at = open_page("compare")
+    upload(at, "same.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    at.radio(key="compare_layout").set_value("One response column per variant").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["same_a", "same_b"]).run()
+    at.multiselect(key="compare_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="compare_concurrency").set_value(1).run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    board = table_with(at, "n_cached").set_index("variant")
+    assert board.loc["same_a", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [300, 60, 0]
+    assert board.loc["same_b", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [0, 0, 3]
