@@ -292,6 +292,28 @@ def _judge_line(ctx: ReviewContext, outcome: ItemOutcome | None) -> str:
     return f"Judge: {outcome.score:.3g} of {ctx.scale:g} → {verdict_text(verdict)} at {ctx.threshold:g}"
 
 
+def _queue(
+    ctx: ReviewContext, labels: Mapping[int, Label], mode: str, reviewer: str
+) -> tuple[list[int], Callable[[int], tuple[float, ...]], dict[int, JudgeDoubt] | None]:
+    """The rows of the queue ``mode`` for ``reviewer`` given the current ``labels``, their order, and the
+    judge's doubts (:func:`load_doubts`, read for the ``"uncertain"`` queue only)."""
+    mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {}) if reviewer else {}
+    doubts = load_doubts(ctx) if mode == "uncertain" else None
+    queue = review_queue(
+        ctx.n_items,
+        ctx.outcomes,
+        labels,
+        mode,
+        threshold=ctx.threshold,
+        higher_is_better=ctx.higher_is_better,
+        mine=mine,
+        reviewer=reviewer,
+        doubts=doubts,
+    )
+    order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer, doubts=doubts)
+    return queue, order, doubts
+
+
 def _save(
     ctx: ReviewContext,
     index: int,
@@ -319,20 +341,7 @@ def _save(
         return
     if advance:
         labels = {i: label for (i, _), label in current_labels(ctx.store, ctx.run["id"], ctx.scorer_id).items()}
-        mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {})
-        doubts = load_doubts(ctx) if mode == "uncertain" else None
-        queue = review_queue(
-            ctx.n_items,
-            ctx.outcomes,
-            labels,
-            mode,
-            threshold=ctx.threshold,
-            higher_is_better=ctx.higher_is_better,
-            mine=mine,
-            reviewer=reviewer,
-            doubts=doubts,
-        )
-        order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer, doubts=doubts)
+        queue, order, _ = _queue(ctx, labels, mode, reviewer)
         _go(ctx.position_key, step(queue, index, 1, order))
     for field in ("score", "verdict", "comment"):  # the row's form shows the saved label next time
         st.session_state.pop(f"{ctx.key}_{index}_{field}", None)
@@ -443,20 +452,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     saved = st.session_state.pop(f"{ctx.key}_saved", None)
     if saved:
         st.toast(saved, icon=":material/check:")
-    mine = reviewer_labels(ctx.store, ctx.run["id"], ctx.scorer_id).get(reviewer, {}) if reviewer else {}
-    doubts = load_doubts(ctx) if mode == "uncertain" else None
-    queue = review_queue(
-        ctx.n_items,
-        ctx.outcomes,
-        ctx.labels,
-        mode,
-        threshold=ctx.threshold,
-        higher_is_better=ctx.higher_is_better,
-        mine=mine,
-        reviewer=reviewer,
-        doubts=doubts,
-    )
-    order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer, doubts=doubts)
+    queue, order, doubts = _queue(ctx, ctx.labels, mode, reviewer)
     index = resolve_position(queue, st.session_state.get(ctx.position_key), order)
     if index is None:
         empty = {

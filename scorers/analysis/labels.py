@@ -522,14 +522,6 @@ class LabelConflict:
     imported: NewLabel
 
 
-def _current_of(store: Store, run_id: str, labels: Sequence[NewLabel]) -> dict[tuple[int, str], Label]:
-    """The current label of every (item index, scorer id) of the run, for the scorers ``labels`` name."""
-    current: dict[tuple[int, str], Label] = {}
-    for scorer_id in dict.fromkeys(label.scorer_id for label in labels):
-        current.update(current_labels(store, run_id, scorer_id))
-    return current
-
-
 def _same_label(current: Label, label: NewLabel) -> bool:
     """Whether ``label`` gives the same score and verdict as ``current`` (comments are not compared)."""
     same_score = (current.human_score is None and label.human_score is None) or (
@@ -553,7 +545,7 @@ def import_conflicts(store: Store, run_id: str, match: LabelMatch) -> list[Label
     Returns:
         One :class:`LabelConflict` per such row, in item order.
     """
-    current = _current_of(store, run_id, match.labels)
+    current = current_labels(store, run_id)
     return [
         LabelConflict(label.item_index, now, label)
         for label in sorted(match.labels, key=lambda lab: lab.item_index)
@@ -588,7 +580,7 @@ def import_labels(
     """
     if not match.labels:
         raise InvalidInputError(f"{file_name}: no row gave a label to import", field="column")
-    current = _current_of(store, run_id, match.labels)
+    current = current_labels(store, run_id)
     labels = [
         label
         for label in match.labels

@@ -895,16 +895,7 @@ def _score_with_retries(
                 throttle.pause(str(exc))
             waited = time.monotonic() - start + _backoff(retry_after, attempt)
             if exc.quota or attempt == max_retries or waited > MAX_RATE_LIMIT_WAIT_S:
-                return ItemOutcome(
-                    index,
-                    item.item_id,
-                    scorer.id,
-                    exc.status,
-                    error=str(exc),
-                    usage=usage,
-                    latency_s=time.monotonic() - start,
-                    judge_used=_judge_used(scorer),
-                )
+                return failed_outcome(scorer, index, item, exc, usage, start)
         except ScorerError as exc:
             return failed_outcome(scorer, index, item, exc, usage, start)
         else:
