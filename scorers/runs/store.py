@@ -34,203 +34,29 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool, StaticPool
 
+from scorers.runs import schema_history as history
+
 DB_ENV = "SCORER_STUDIO_DB"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
-# ---- the schema (what the Alembic revisions build; the revisions are the history, this is the head)
+# ---- the schema now: each table as its revision created it, with the columns later revisions added
+# (scorers.runs.schema_history holds every piece once; the Alembic revisions apply the same pieces)
 
 METADATA = sa.MetaData()
-_JSON = sa.Text  # JSON documents are stored as text, identically on both databases
-
-RUNS = sa.Table(
-    "runs",
-    METADATA,
-    sa.Column("id", sa.Text, primary_key=True),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("finished_at", sa.Text),
-    sa.Column("status", sa.Text, nullable=False),
-    sa.Column("dataset_name", sa.Text, nullable=False),
-    sa.Column("n_items", sa.Integer, nullable=False),
-    sa.Column("scorers", _JSON, nullable=False),
-    sa.Column("judge", _JSON),
-    sa.Column("mapping", _JSON),
-    sa.Column("config", _JSON),
-    sa.Column("owner", sa.Text),  # the process scoring it, "<host>:<pid>" (see process_owner)
-    sa.Column("stop_reason", sa.Text),  # why it stopped early (the judge unreachable, a budget cap)
-)
-ITEMS = sa.Table(
-    "items",
-    METADATA,
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    sa.Column("item_index", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("item_id", sa.Text, nullable=False),
-    sa.Column("payload", _JSON, nullable=False),
-    sa.Column("groups", _JSON),
-    sa.Column("columns", _JSON),  # the row's dataset columns beyond the mapped ones (ids, metadata, votes)
-)
-RESULTS = sa.Table(
-    "results",
-    METADATA,
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    sa.Column("item_index", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("scorer_id", sa.Text, primary_key=True),
-    sa.Column("status", sa.Text, nullable=False),
-    sa.Column("score", sa.Double),
-    sa.Column("reason", sa.Text),
-    sa.Column("analysis", _JSON),
-    sa.Column("details", _JSON),
-    sa.Column("error", sa.Text),
-    sa.Column("raw_reply", sa.Text),
-    sa.Column("judge", _JSON),
-    sa.Column("prompt_tokens", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("judge_calls", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("latency_s", sa.Double),
-    sa.Column("finished_at", sa.Text, nullable=False),
-)
-JUDGE_CACHE = sa.Table(
-    "judge_cache",
-    METADATA,
-    sa.Column("key", sa.Text, primary_key=True),
-    sa.Column("model", sa.Text, nullable=False),
-    sa.Column("base_url", sa.Text, nullable=False),
-    sa.Column("reply", sa.Text, nullable=False),
-    sa.Column("prompt_tokens", sa.Integer, nullable=False),
-    sa.Column("completion_tokens", sa.Integer, nullable=False),
-    sa.Column("parameters", _JSON, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-)
-JUDGES = sa.Table(
-    "judges",
-    METADATA,
-    sa.Column("slug", sa.Text, primary_key=True),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("deleted_at", sa.Text),
-)
-JUDGE_VERSIONS = sa.Table(
-    "judge_versions",
-    METADATA,
-    sa.Column("slug", sa.Text, sa.ForeignKey("judges.slug"), primary_key=True),
-    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("definition", _JSON, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-)
-LABELS = sa.Table(
-    "labels",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("item_index", sa.Integer, nullable=False),
-    sa.Column("scorer_id", sa.Text, nullable=False),
-    sa.Column("reviewer", sa.Text, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("human_score", sa.Double),
-    sa.Column("human_pass", sa.Integer),
-    sa.Column("comment", sa.Text, nullable=False, server_default=""),
-    sa.Column("judge_score", sa.Double),
-    sa.Column("judge_status", sa.Text),
-    sa.Column("source", sa.Text, nullable=False, server_default="review"),
-    sa.Index("labels_by_row", "run_id", "scorer_id", "item_index", "id"),
-    sqlite_autoincrement=True,
-)
-BASELINES = sa.Table(  # no foreign key: the history outlives a deleted run (and says so)
-    "baselines",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("run_id", sa.Text, nullable=False),
-    sa.Column("set_at", sa.Text, nullable=False),
-    sa.Column("note", sa.Text, nullable=False, server_default=""),
-    sa.Index("baselines_by_name", "name", "id"),
-    sqlite_autoincrement=True,
-)
-GATE_VERDICTS = sa.Table(
-    "gate_verdicts",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("candidate_run_id", sa.Text),
-    sa.Column("candidate", sa.Text, nullable=False),
-    sa.Column("baseline_run_id", sa.Text),
-    sa.Column("baseline", sa.Text, nullable=False),
-    sa.Column("verdict", sa.Text, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("details", _JSON, nullable=False),
-    sa.Index("gate_verdicts_by_run", "candidate_run_id", "id"),
-    sqlite_autoincrement=True,
-)
-BATCH_JOBS = sa.Table(
-    "batch_jobs",
-    METADATA,
-    sa.Column("batch_id", sa.Text, primary_key=True),
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("input_file_id", sa.Text, nullable=False),
-    sa.Column("n_requests", sa.Integer, nullable=False),
-    sa.Column("status", sa.Text, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("finished_at", sa.Text),
-)
-BATCH_REQUESTS = sa.Table(
-    "batch_requests",
-    METADATA,
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    sa.Column("custom_id", sa.Text, primary_key=True),
-    sa.Column("batch_id", sa.Text),
-    sa.Column("status_code", sa.Integer),
-    sa.Column("body", _JSON),
-    sa.Column("expired", sa.Integer, nullable=False, server_default="0"),
-    sa.Index("batch_requests_by_batch", "batch_id"),
-)
-
-PAIRWISE = sa.Table(  # pairwise-judge results of a run (scorers.analysis.pairwise_runs)
-    "pairwise",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("a", sa.Text, nullable=False),
-    sa.Column("b", sa.Text, nullable=False),
-    sa.Column("group_col", sa.Text, nullable=False),
-    sa.Column("pair_col", sa.Text, nullable=False),
-    sa.Column("rubric", _JSON, nullable=False),
-    sa.Column("judge", _JSON),
-    sa.Column("outcomes", _JSON, nullable=False),
-    sa.Index("pairwise_by_run", "run_id", "id"),
-    sqlite_autoincrement=True,
-)
-REJUDGES = sa.Table(  # re-judgings of a run's rows, for the review queue (scorers.analysis.uncertainty)
-    "rejudges",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("scorer_id", sa.Text, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("params", sa.Text, nullable=False),
-    sa.Column("repetitions", _JSON, nullable=False),
-    sa.Index("rejudges_by_run", "run_id", "scorer_id", "id"),
-    sqlite_autoincrement=True,
-)
-JOBS = sa.Table(  # background jobs of every process sharing the store (scorers.runs.shared_jobs)
-    "jobs",
-    METADATA,
-    sa.Column("id", sa.Text, primary_key=True),  # "<host>:<pid>/<job id>"
-    sa.Column("owner", sa.Text, nullable=False),
-    sa.Column("kind", sa.Text, nullable=False),
-    sa.Column("label", sa.Text, nullable=False),
-    sa.Column("status", sa.Text, nullable=False),
-    sa.Column("phase", sa.Text, nullable=False, server_default=""),
-    sa.Column("done", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("total", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("failed", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("started_at", sa.Text, nullable=False),
-    sa.Column("elapsed_s", sa.Double, nullable=False, server_default="0"),
-    sa.Column("message", sa.Text, nullable=False, server_default=""),
-    sa.Column("run_id", sa.Text),
-    sa.Column("job_key", sa.Text),
-    sa.Column("updated_at", sa.Double, nullable=False),  # seconds since the epoch, to tell a dead owner
-    sa.Column("stop_requested", sa.Integer, nullable=False, server_default="0"),
-)
+RUNS = history.CREATE_RUNS.table(METADATA, history.ADD_RUNS_OWNER, history.ADD_RUNS_STOP_REASON)
+ITEMS = history.CREATE_ITEMS.table(METADATA, history.ADD_ITEMS_COLUMNS)
+RESULTS = history.CREATE_RESULTS.table(METADATA)
+JUDGE_CACHE = history.CREATE_JUDGE_CACHE.table(METADATA)
+JUDGES = history.CREATE_JUDGES.table(METADATA)
+JUDGE_VERSIONS = history.CREATE_JUDGE_VERSIONS.table(METADATA)
+LABELS = history.CREATE_LABELS.table(METADATA)
+BASELINES = history.CREATE_BASELINES.table(METADATA)
+GATE_VERDICTS = history.CREATE_GATE_VERDICTS.table(METADATA)
+BATCH_JOBS = history.CREATE_BATCH_JOBS.table(METADATA)
+BATCH_REQUESTS = history.CREATE_BATCH_REQUESTS.table(METADATA)
+PAIRWISE = history.CREATE_PAIRWISE.table(METADATA)
+REJUDGES = history.CREATE_REJUDGES.table(METADATA)
+JOBS = history.CREATE_JOBS.table(METADATA)
 
 # Legacy numbered migration N (m00N_..., kept in ``schema_migrations``) = Alembic revision "000N".
 LEGACY_REVISIONS = {n: f"{n:04d}" for n in range(1, 10)}  # revision 0010 (jobs) came with Alembic

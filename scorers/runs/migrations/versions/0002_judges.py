@@ -7,8 +7,9 @@ Revision ID: 0002
 Revises: 0001
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0002"
 down_revision = "0001"
@@ -17,17 +18,5 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "judges",
-        sa.Column("slug", sa.Text, primary_key=True),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Column("deleted_at", sa.Text),
-    )
-    op.create_table(
-        "judge_versions",
-        sa.Column("slug", sa.Text, sa.ForeignKey("judges.slug"), primary_key=True),
-        sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("name", sa.Text, nullable=False),
-        sa.Column("definition", sa.Text, nullable=False),
-        sa.Column("created_at", sa.Text, nullable=False),
-    )
+    history.CREATE_JUDGES.apply(op)
+    history.CREATE_JUDGE_VERSIONS.apply(op)

@@ -4,8 +4,9 @@ Revision ID: 0004
 Revises: 0003
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0004"
 down_revision = "0003"
@@ -14,4 +15,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("runs", sa.Column("owner", sa.Text))
+    history.ADD_RUNS_OWNER.apply(op)

@@ -8,8 +8,9 @@ Revision ID: 0005
 Revises: 0004
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0005"
 down_revision = "0004"
@@ -18,26 +19,5 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "baselines",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("name", sa.Text, nullable=False),
-        sa.Column("run_id", sa.Text, nullable=False),
-        sa.Column("set_at", sa.Text, nullable=False),
-        sa.Column("note", sa.Text, nullable=False, server_default=""),
-        sqlite_autoincrement=True,
-    )
-    op.create_index("baselines_by_name", "baselines", ["name", "id"])
-    op.create_table(
-        "gate_verdicts",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("candidate_run_id", sa.Text),
-        sa.Column("candidate", sa.Text, nullable=False),
-        sa.Column("baseline_run_id", sa.Text),
-        sa.Column("baseline", sa.Text, nullable=False),
-        sa.Column("verdict", sa.Text, nullable=False),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Column("details", sa.Text, nullable=False),
-        sqlite_autoincrement=True,
-    )
-    op.create_index("gate_verdicts_by_run", "gate_verdicts", ["candidate_run_id", "id"])
+    history.CREATE_BASELINES.apply(op)
+    history.CREATE_GATE_VERDICTS.apply(op)

@@ -4,8 +4,9 @@ Revision ID: 0007
 Revises: 0006
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0007"
 down_revision = "0006"
@@ -14,4 +15,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("runs", sa.Column("stop_reason", sa.Text))
+    history.ADD_RUNS_STOP_REASON.apply(op)

@@ -6,8 +6,9 @@ Revision ID: 0008
 Revises: 0007
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0008"
 down_revision = "0007"
@@ -16,4 +17,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("items", sa.Column("columns", sa.Text))
+    history.ADD_ITEMS_COLUMNS.apply(op)

@@ -5,8 +5,9 @@ Revision ID: 0009
 Revises: 0008
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0009"
 down_revision = "0008"
@@ -15,18 +16,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "pairwise",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Column("a", sa.Text, nullable=False),
-        sa.Column("b", sa.Text, nullable=False),
-        sa.Column("group_col", sa.Text, nullable=False),
-        sa.Column("pair_col", sa.Text, nullable=False),
-        sa.Column("rubric", sa.Text, nullable=False),
-        sa.Column("judge", sa.Text),
-        sa.Column("outcomes", sa.Text, nullable=False),
-        sqlite_autoincrement=True,
-    )
-    op.create_index("pairwise_by_run", "pairwise", ["run_id", "id"])
+    history.CREATE_PAIRWISE.apply(op)

@@ -6,8 +6,9 @@ Revision ID: 0011
 Revises: 0010
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from scorers.runs import schema_history as history
 
 revision = "0011"
 down_revision = "0010"
@@ -16,14 +17,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "rejudges",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("scorer_id", sa.Text, nullable=False),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Column("params", sa.Text, nullable=False),
-        sa.Column("repetitions", sa.Text, nullable=False),
-        sqlite_autoincrement=True,
-    )
-    op.create_index("rejudges_by_run", "rejudges", ["run_id", "scorer_id", "id"])
+    history.CREATE_REJUDGES.apply(op)
