@@ -99,12 +99,13 @@ def context_window(settings: JudgeSettings) -> int | None:
     return CONTEXT_WINDOWS[max(matches, key=len)] if matches else None
 
 
-def estimate_prompt_tokens(messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> int:
+def estimate_prompt_tokens(messages: list[dict[str, str]], schema: dict[str, Any] | str | None = None) -> int:
     """Tokens a request's prompt takes, estimated as characters / :data:`CHARS_PER_TOKEN` plus 4 per
-    message (OpenAI's per-message overhead) and the schema's JSON."""
+    message (OpenAI's per-message overhead) and the schema's JSON (``json.dumps(schema)``, or that
+    text when ``schema`` is given as a string)."""
     chars = sum(len(m.get("content") or "") for m in messages)
     if schema is not None:
-        chars += len(json.dumps(schema))
+        chars += len(schema if isinstance(schema, str) else json.dumps(schema))
     return chars // CHARS_PER_TOKEN + 4 * len(messages)
 
 
@@ -332,6 +333,12 @@ def _request_schema(model: type[BaseModel]) -> dict[str, Any]:
     return strict_json_schema(model)
 
 
+@functools.lru_cache(maxsize=128)
+def _request_schema_json(model: type[BaseModel]) -> str:
+    """``json.dumps`` of :func:`_request_schema` of ``model``, built once per model class."""
+    return json.dumps(_request_schema(model))
+
+
 _FENCE_OPEN = re.compile(r"^(`{3,})[ \t]*(?:json|JSON)?[ \t]*\n", re.MULTILINE)
 
 
@@ -509,6 +516,9 @@ def _shared_http_client() -> Any:
             _http_client = openai.DefaultHttpxClient(event_hooks={"response": [_mark_quota_no_retry]})
         return _http_client
 
+
+_CHAT_REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
+"""The request options ``chat.completions.create`` gives ``post`` (the API key as a bearer token)."""
 
 _PROBE: contextvars.ContextVar[bool] = contextvars.ContextVar("scorer_studio_cache_probe", default=False)
 
@@ -834,13 +844,20 @@ class Judge:
             guard.settle(ticket, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
 
     def _transport(self, messages: list[dict[str, str]], params: dict[str, Any], follow_up: bool) -> Any:
-        round_ = _batch_round.get()
-        if round_ is None or (follow_up and round_.live_follow_ups):
-            return self._client.chat.completions.create(model=self.settings.model_name, messages=messages, **params)
-        import httpx2
         from openai.types.chat import ChatCompletion
 
-        answer = round_.ask({"model": self.settings.model_name, "messages": messages, **params})
+        body = {"model": self.settings.model_name, "messages": messages, **params}
+        round_ = _batch_round.get()
+        if round_ is None or (follow_up and round_.live_follow_ups):
+            # What ``chat.completions.create`` sends, without its type-driven transform of the body:
+            # that walk took a fifth of a call's client-side CPU and leaves a body of plain dicts,
+            # strings and numbers as it is (test_judge_body_needs_no_transform checks ours).
+            return self._client.post(
+                "/chat/completions", body=body, cast_to=ChatCompletion, options=_CHAT_REQUEST_OPTIONS
+            )
+        import httpx2
+
+        answer = round_.ask(body)
         if answer.status_code == 200:
             return ChatCompletion.model_validate(answer.body)
         if answer.status_code == 0:
@@ -956,14 +973,14 @@ class Judge:
             check_encodable(message.get("content") or "", f"messages[{i}]")
         schema = _request_schema(output_model)
         window = context_window(self.settings)
-        estimate = estimate_prompt_tokens(messages, schema)
+        estimate = estimate_prompt_tokens(messages, _request_schema_json(output_model))
         if window is not None and estimate > window:
             raise ContextWindowExceededError(
                 f"The judge prompt is about {estimate:,} tokens ({CHARS_PER_TOKEN} characters a token), more than "
                 f"{self.settings.model_name}'s context window of {window:,}: not sent (no call was made). Shorten "
                 "the texts, or choose a model with a larger window (JudgeSettings.context_window overrides the table)."
             )
-        cache_key = self.cache_key(messages, schema)
+        cache_key = self.cache_key(messages, schema) if self.cache is not None else ""
         cached = self.cache.cache_get(cache_key) if self.cache is not None else None
         if cached is not None:
             try:
