@@ -110,7 +110,7 @@ from scorers.runs.runner import (
 )
 from scorers.runs.store import Store, copy_store, default_db
 
-if TYPE_CHECKING:  # pandas (and pyarrow with it) is imported only by the commands that read or write a file
+if TYPE_CHECKING:  # the dataset module is imported only by the commands that read a file
     from scorers.runs.datasets import LoadedDataset
 
 EXIT_OK = 0
@@ -875,20 +875,23 @@ def _describe_mapping(mapping: Mapping[str, str | None], source: Mapping[str, st
 
 def _items(dataset: LoadedDataset, mapping: Mapping[str, str | None], groups: Sequence[str]) -> list[EvalItem]:
     from scorers.runs.datasets import iter_runs, require_columns, unmapped_columns
-    from scorers.runs.export import json_safe
 
     require_columns(dataset, {f"group ({column})": column for column in groups})
-    frame = dataset.frame
     others = unmapped_columns(dataset, mapping, exclude=groups)
-    items = []
-    for index, item_id, payload in iter_runs(dataset, mapping):
-        values = {column: json_safe(frame[column].iloc[index]) for column in groups}
-        items.append(EvalItem(item_id, payload, values, others[index]))
-    return items
+    group_values: list[dict[str, Any]] = [{} for _ in others]
+    if groups:
+        from scorers.runs.export import json_safe  # (it imports pandas)
+
+        columns = {column: dataset.column_values(column) for column in groups}
+        group_values = [{c: json_safe(values[i]) for c, values in columns.items()} for i in range(len(others))]
+    return [
+        EvalItem(item_id, payload, group_values[index], others[index])
+        for index, item_id, payload in iter_runs(dataset, mapping)
+    ]
 
 
 def _report_load(console: _Console, dataset: LoadedDataset) -> None:
-    console.note(f"Loaded {len(dataset.frame)} row(s) from {dataset.source_name} ({dataset.format}).")
+    console.note(f"Loaded {len(dataset.source_rows)} row(s) from {dataset.source_name} ({dataset.format}).")
     if dataset.skipped:
         console.note(f"Skipped {len(dataset.skipped)} record(s) that could not be loaded:")
         for skipped in dataset.skipped:
@@ -1201,7 +1204,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     ):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
-    from scorers.runs.datasets import DatasetError, load_dataset  # the file needs pandas from here on
+    from scorers.runs.datasets import DatasetError, load_dataset
 
     store = _open_store(args.db, must_exist=False)
     try:

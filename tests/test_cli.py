@@ -529,7 +529,10 @@ def _child_env(fake, tmp_path: Path) -> dict[str, str]:
     }
 
 
-HEAVY_MODULES = ("openai", "httpx2", "genai_prices", "alembic", "sqlalchemy.dialects.postgresql", "streamlit", "plotly")
+HEAVY_MODULES = (
+    *("openai", "httpx2", "genai_prices", "alembic", "sqlalchemy.dialects.postgresql", "streamlit", "plotly"),
+    *("pandas", "numpy", "pyarrow"),  # a CSV or JSON Lines file is read without them
+)
 # Runs ``python -m scorers ARGS...`` in this interpreter and prints which heavy modules it imported.
 _MODULES_AFTER = (
     "import runpy, sys\n"
@@ -565,19 +568,23 @@ def test_a_code_only_run_imports_no_judge_client_price_list_or_migrations(tmp_pa
     # Once the store exists (at the newest revision), a run of code scorers needs none of them.
     assert _imported(tmp_path, *run) == []
     assert _imported(tmp_path, "runs", "--db", str(tmp_path / "s.db")) == []
+    lines = write(tmp_path, "rows.jsonl", '{"input": "q", "output": "abc", "ground_truth": "abd", "votes": [1, 2]}\n')
+    assert (
+        _imported(tmp_path, "run", str(lines), "--scorer", "textual-difference", "--db", str(tmp_path / "s.db")) == []
+    )
 
 
 # Runs ``python -m scorers ARGS...`` and prints, when the scoring starts, whether the collector is on and
-# whether pandas (imported by the command to read the file, after the imports it froze) was frozen too:
-# gc.get_objects() lists what the collector still walks, never what is frozen.
+# whether the dataset module (imported by the command to read the file, after the imports it froze) was
+# frozen too: gc.get_objects() lists what the collector still walks, never what is frozen.
 _GC_DURING_THE_RUN = (
     "import gc, runpy, sys\n"
     "import scorers.cli\n"
     "scoring = scorers.cli.run_evals\n"
     "def watched(*args, **kwargs):\n"
-    "    import pandas\n"
+    "    from scorers.runs import datasets\n"
     "    walked = {id(o) for o in gc.get_objects()}\n"
-    "    print('collector on', gc.isenabled(), 'pandas frozen', id(pandas.DataFrame) not in walked)\n"
+    "    print('collector on', gc.isenabled(), 'datasets frozen', id(datasets.LoadedDataset) not in walked)\n"
     "    return scoring(*args, **kwargs)\n"
     "scorers.cli.run_evals = watched\n"
     "sys.argv = ['scorers', *sys.argv[1:]]\n"
@@ -601,7 +608,7 @@ def test_python_m_scorers_freezes_its_start_up_and_collects_during_the_run(tmp_p
     )
     lines = proc.stdout.splitlines()
     assert lines[-1] == "exit 0", proc.stderr
-    assert "collector on True pandas frozen True" in lines
+    assert "collector on True datasets frozen True" in lines
     # Called in-process (tests, other programs), the command line leaves the host's collector alone.
     assert main(["run", str(data), "--scorer", "textual-difference", "--db", str(tmp_path / "s.db")]) == 0
     assert gc.isenabled() and gc.get_freeze_count() == 0
@@ -704,9 +711,15 @@ def _imports_of(tmp_path: Path, *argv: str) -> dict:
 def test_the_command_line_imports_no_dashboard_library_and_pandas_only_for_a_file(tmp_path):
     # Listing runs reads no file: none of the heavy libraries is imported.
     assert _imports_of(tmp_path, "runs") == {"code": 0, "imported": []}
-    # Scoring a JSON Lines file: pandas (which brings pyarrow) reads it; never Streamlit or Plotly.
+    # Scoring a JSON Lines file: read into plain columns, without pandas; never Streamlit or Plotly.
     data = tmp_path / "pairs.jsonl"
     data.write_text(json.dumps({"input": "Say hi", "output": "hi", "ground_truth": "hi"}) + "\n", encoding="utf-8")
+    assert _imports_of(tmp_path, "run", str(data), "--scorer", "textual-difference", "--yes") == {
+        "code": 0,
+        "imported": [],
+    }
+    # A null pandas would turn into NaN: pandas (which brings pyarrow) reads the file.
+    data.write_text(json.dumps({"input": "Say hi", "output": "hi", "ground_truth": "hi", "note": None}) + "\n")
     scored = _imports_of(tmp_path, "run", str(data), "--scorer", "textual-difference", "--yes")
     assert scored["code"] == 0
     assert "streamlit" not in scored["imported"] and "plotly" not in scored["imported"]

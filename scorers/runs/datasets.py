@@ -12,6 +12,14 @@ Text stays text: a CSV is read with every field as ``str`` ("None", "N/A",
 "NULL", "NaN" and "" are kept as written, numbers are not converted), so the
 response a model wrote is scored exactly as it was written.
 
+CSV, JSON and JSON Lines are read without pandas: the rows are kept as plain Python
+columns (:meth:`LoadedDataset.column_values`, exactly what the frame's columns
+hold) and :attr:`LoadedDataset.frame` is built when it is first used, so the
+command line scores such a file without importing pandas, numpy or pyarrow
+(about half a second). A JSON or JSON Lines file whose columns pandas would convert
+(a key missing from some records, ``null``, mixed kinds such as whole and
+fractional numbers) is read into the frame at once.
+
 Typical use::
 
     dataset = load_dataset(uploaded.getvalue(), name=uploaded.name)
@@ -25,24 +33,26 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import difflib
+import functools
 import io
 import json
 import math
 import re
+import sys
 import threading
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path, PurePath
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from scorers.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUPPORTED_FORMATS: tuple[str, ...] = ("csv", "jsonl", "json", "parquet", "xlsx")
 """The values ``load_dataset(format=...)`` accepts."""
@@ -176,7 +186,8 @@ class LoadedDataset:
         frame: one row per loaded record, index ``0..n-1``, columns in file
             order. CSV columns are all ``str``; other formats keep their types
             (numbers, lists and dicts from JSON, Parquet types), with every
-            all-text column of ``str`` values.
+            all-text column of ``str`` values. Built on first use (importing
+            pandas then) when the file was read into :attr:`plain` columns.
         source_name: the path or uploaded file name, as used in messages.
         format: one of :data:`SUPPORTED_FORMATS`.
         skipped: the records that were not loaded, in file order, with reasons.
@@ -187,17 +198,34 @@ class LoadedDataset:
             in JSON and Parquet).
     """
 
-    frame: pd.DataFrame
     source_name: str
     format: str
     skipped: list[SkippedRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     source_rows: tuple[int, ...] = ()
+    plain: Mapping[str, list[Any]] | None = field(default=None, repr=False)
+    """Column name → its values in row order, read without pandas (CSV, most JSON and JSON Lines), or None."""
+    make_frame: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
+    """Builds :attr:`frame` (called once, on first use)."""
+
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        """One row per loaded record (see the class docstring)."""
+        assert self.make_frame is not None
+        return self.make_frame()
 
     @property
     def columns(self) -> list[str]:
         """The column names, in file order."""
-        return [str(c) for c in self.frame.columns]
+        return list(self.plain) if self.plain is not None else [str(c) for c in self.frame.columns]
+
+    def column_values(self, name: Any) -> list[Any]:
+        """The values of column ``name`` in row order, as ``frame[name].tolist()`` gives them.
+
+        Raises:
+            KeyError: there is no such column.
+        """
+        return list(self.plain[name]) if self.plain is not None else self.frame[name].tolist()
 
     def row_label(self, i: int) -> str:
         """Where row ``i`` of :attr:`frame` came from, for messages.
@@ -223,12 +251,15 @@ class LoadedDataset:
 
 @dataclass
 class _Parsed:
-    """What a format reader hands to :func:`_finish`."""
+    """What a format reader hands to :func:`load_dataset`: the frame, or plain columns and how
+    to build the frame from them (see :class:`LoadedDataset`)."""
 
-    frame: pd.DataFrame
+    frame: pd.DataFrame | None
     source_rows: list[int]
     skipped: list[SkippedRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    plain: dict[str, list[Any]] | None = None
+    make_frame: Callable[[], pd.DataFrame] | None = None
 
 
 def load_dataset(
@@ -289,22 +320,35 @@ def load_dataset(
         parsed = _read_parquet(data, source_name)
     else:
         parsed = _read_xlsx(data, source_name, sheet)
-    if parsed.frame.empty and parsed.skipped:
+    if not parsed.source_rows and parsed.skipped:
         listed = "; ".join(str(s) for s in parsed.skipped[:_MAX_LISTED])
         more = f" (and {len(parsed.skipped) - _MAX_LISTED} more)" if len(parsed.skipped) > _MAX_LISTED else ""
         raise DatasetError(
             f"no rows loaded: all {len(parsed.skipped)} records were skipped. First problems: {listed}{more}",
             path=source_name,
         )
-    frame = parsed.frame.reset_index(drop=True)
+    if parsed.frame is not None:
+        frame = parsed.frame.reset_index(drop=True)
+        make_frame = functools.partial(_given, frame)
+    else:
+        make_frame = functools.partial(_reset_index, parsed.make_frame)
     return LoadedDataset(
-        frame=frame,
         source_name=source_name,
         format=fmt,
         skipped=parsed.skipped,
         warnings=parsed.warnings,
         source_rows=tuple(parsed.source_rows),
+        plain=parsed.plain,
+        make_frame=make_frame,
     )
+
+
+def _given(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame
+
+
+def _reset_index(make_frame: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    return make_frame().reset_index(drop=True)
 
 
 def require_columns(dataset: LoadedDataset, required: Mapping[str, str | None]) -> None:
@@ -454,13 +498,21 @@ def unmapped_columns(
         as text (see :func:`iter_runs` for how cells become text).
     """
     used = {c for c in mapping.values() if isinstance(c, str) and c} | set(exclude)
-    names = [c for c in dataset.frame.columns if c not in used]
-    columns = {str(name): dataset.frame[name].tolist() for name in names}
-    return [{name: _plain_value(values[i]) for name, values in columns.items()} for i in range(len(dataset.frame))]
+    names = [c for c in (dataset.plain if dataset.plain is not None else dataset.frame.columns) if c not in used]
+    columns = {str(name): dataset.column_values(name) for name in names}
+    return [
+        {name: _plain_value(values[i]) for name, values in columns.items()} for i in range(len(dataset.source_rows))
+    ]
+
+
+def _numpy() -> Any:
+    """numpy when it has been imported, else None: only then can a value be a numpy object."""
+    return sys.modules.get("numpy")
 
 
 def _plain_value(value: Any) -> Any:
-    if isinstance(value, np.generic) and not isinstance(value, np.datetime64):
+    np = _numpy()
+    if np is not None and isinstance(value, np.generic) and not isinstance(value, np.datetime64):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -472,8 +524,7 @@ def _plain_value(value: Any) -> Any:
 def _runs(
     dataset: LoadedDataset, mapping: Mapping[str, str | None], item_ids: list[str]
 ) -> Iterator[tuple[int, str, dict[str, Any]]]:
-    frame = dataset.frame
-    columns = {role: frame[column].tolist() for role, column in mapping.items() if column and role != "id"}
+    columns = {role: dataset.column_values(column) for role, column in mapping.items() if column and role != "id"}
     for i, item_id in enumerate(item_ids):
         system = _cell_text(columns["system"][i]) if "system" in columns else None
         if "messages" in columns:
@@ -502,7 +553,8 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
     A cell that is not such a list is passed through as the input, so the scorer reports the item
     as invalid input naming the field.
     """
-    if isinstance(cell, np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(cell, np.ndarray):
         cell = cell.tolist()
     if isinstance(cell, str):
         try:
@@ -536,11 +588,11 @@ def _json_list(cell: Any, *, strings: bool) -> Any:
 
 
 def _item_ids(dataset: LoadedDataset, id_column: str | None) -> list[str]:
-    n = len(dataset.frame)
+    n = len(dataset.source_rows)
     if not id_column:
         return [dataset.row_label(i) for i in range(n)]
     ids = []
-    for i, value in enumerate(dataset.frame[id_column].tolist()):
+    for i, value in enumerate(dataset.column_values(id_column)):
         text = _cell_text(value)
         ids.append(text.strip() if text and text.strip() else dataset.row_label(i))
     duplicates = [(value, count) for value, count in Counter(ids).items() if count > 1]
@@ -570,7 +622,8 @@ def _run_input(value: Any, system: str | None) -> dict[str, Any]:
 
 
 def _input_messages(value: Any) -> list[Any]:
-    if isinstance(value, np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
         return value
@@ -579,7 +632,8 @@ def _input_messages(value: Any) -> list[Any]:
 
 
 def _output_value(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(m, dict) for m in value)):
         return value
@@ -590,13 +644,17 @@ def _cell_text(value: Any) -> str | None:
     """A cell as text, or None when it is missing (None, NaN, NaT)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, ensure_ascii=False, default=str)
-    if value is None or value is pd.NA or value is pd.NaT:
+    if value is None:
         return None
-    if isinstance(value, np.generic):
+    pd = sys.modules.get("pandas")  # only then can a value be pandas' NA or NaT
+    if pd is not None and (value is pd.NA or value is pd.NaT):
+        return None
+    if np is not None and isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -844,8 +902,16 @@ def _read_csv(data: bytes, source_name: str, *, delimiter: str | None) -> _Parse
         )
     if empty:
         warnings.append(f"{len(empty)} row(s) with every field empty were ignored: {_listed(empty)}")
-    frame = pd.DataFrame(rows, columns=names, dtype=str)
-    return _Parsed(frame, source_rows, warnings=warnings)
+    plain = {name: [row[j] for row in rows] for j, name in enumerate(names)}
+    return _Parsed(
+        None, source_rows, warnings=warnings, plain=plain, make_frame=functools.partial(_csv_frame, rows, names)
+    )
+
+
+def _csv_frame(rows: list[list[str]], names: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=names, dtype=str)
 
 
 # --- JSON Lines and JSON -----------------------------------------------------------------------------
@@ -927,7 +993,46 @@ def _record_problem(value: Any) -> str | None:
 
 
 def _records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame.from_records(records) if records else pd.DataFrame()
+
+
+# The kinds of JSON value whose column pandas keeps as the same Python values (``tolist()`` gives
+# them back): text, booleans, whole numbers that fit in 64 bits, fractional numbers, arrays, objects.
+_PLAIN_KINDS = (str, bool, int, float, list, dict)
+
+
+def _plain_records(records: list[dict[str, Any]]) -> dict[str, list[Any]] | None:
+    """The records as columns, when every record has the same keys and each column holds one kind
+    of value of :data:`_PLAIN_KINDS` (so ``pandas.DataFrame.from_records`` would convert none of
+    them); else None."""
+    if not records:
+        return None
+    names = list(records[0])
+    keys = set(names)
+    if any(len(r) != len(names) or r.keys() != keys for r in records):
+        return None  # a key missing from some records: pandas fills NaN
+    plain = {}
+    for name in names:
+        values = [r[name] for r in records]
+        kind = type(values[0])
+        if kind not in _PLAIN_KINDS or any(type(v) is not kind for v in values):
+            return None  # null, or mixed kinds (pandas makes 1 and 2.5 floats)
+        if kind is int and not all(-(2**63) <= v < 2**63 for v in values):
+            return None
+        plain[name] = values
+    return plain
+
+
+def _records(records: list[dict[str, Any]], source_rows: list[int], skipped: list[SkippedRow]) -> _Parsed:
+    """Plain columns when pandas would keep the values as they are (:func:`_plain_records`), else the frame."""
+    plain = _plain_records(records)
+    if plain is None:
+        return _Parsed(_records_frame(records), source_rows, skipped=skipped)
+    return _Parsed(
+        None, source_rows, skipped=skipped, plain=plain, make_frame=functools.partial(_records_frame, records)
+    )
 
 
 def _read_jsonl(data: bytes, source_name: str) -> _Parsed:
@@ -976,7 +1081,7 @@ def _read_jsonl(data: bytes, source_name: str) -> _Parsed:
         source_rows.append(number)
     if not records and not skipped:
         raise _no_rows(source_name, "the file is empty (JSON Lines: one JSON object per line)")
-    return _Parsed(_records_frame(records), source_rows, skipped=skipped)
+    return _records(records, source_rows, skipped)
 
 
 def _read_json(data: bytes, source_name: str) -> _Parsed:
@@ -1022,7 +1127,7 @@ def _read_json(data: bytes, source_name: str) -> _Parsed:
             continue
         records.append(value)
         source_rows.append(index + 1)
-    return _Parsed(_records_frame(records), source_rows, skipped=skipped)
+    return _records(records, source_rows, skipped)
 
 
 # --- Parquet and Excel -----------------------------------------------------------------------------
@@ -1050,6 +1155,7 @@ def _read_parquet(data: bytes, source_name: str) -> _Parsed:
 
 def _read_xlsx(data: bytes, source_name: str, sheet: str | int | None) -> _Parsed:
     import openpyxl
+    import pandas as pd
     from openpyxl.utils.exceptions import InvalidFileException
 
     try:
@@ -1121,6 +1227,8 @@ def _last_filled(values: list[Any]) -> int:
 
 def _excel_column(values: list[Any]) -> pd.Series:
     """A column whose cells include text becomes all text (empty cells ""); other columns keep their types."""
+    import pandas as pd
+
     if any(isinstance(v, str) for v in values) or not any(v is not None for v in values):
         return pd.Series([_cell_text(v) or "" for v in values], dtype=str)
     return pd.Series(values)
