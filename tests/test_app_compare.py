@@ -17,9 +17,11 @@ from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, settings_for, single_analysis
 from streamlit.testing.v1 import AppTest
 
+from dashboard import run_explorer
 from scorers import EvalItem, Store, create_scorer, load_run, run_evals
 from scorers.analysis.report import run_report
 from scorers.runs import jobs
+from scorers.runs.table import load_run_table
 
 # Six questions whose answers have distinct lengths L = 3..8.
 ANSWERS = {
@@ -541,13 +543,14 @@ def test_a_run_link_opens_run_vs_run_and_reads_each_run_once_per_version(
     ]
     store.close()
     reads: list[str] = []
-    results = Store.results
 
-    def counted(self: Store, run_id: str, *args: Any, **kwargs: Any) -> Any:
+    def counted(store: Store, run_id: str, *args: Any, **kwargs: Any) -> Any:
         reads.append(run_id)
-        return results(self, run_id, *args, **kwargs)
+        return load_run_table(store, run_id, *args, **kwargs)
 
-    monkeypatch.setattr(Store, "results", counted)
+    # Run vs run reads each run in columns, the cache History shares; never outcome by outcome.
+    monkeypatch.setattr(run_explorer, "load_run_table", counted)
+    monkeypatch.setattr(Store, "results", lambda *_: pytest.fail("a run was read outcome by outcome"))
     at = open_page("compare")
     assert reads == []  # nothing but the setup tab's and the comparison tab's own work: no run is read
     # A link to the older run (no variants): Run vs run opens with it as run B, the next older run as A;
@@ -559,7 +562,7 @@ def test_a_run_link_opens_run_vs_run_and_reads_each_run_once_per_version(
     assert (at.selectbox(key="compare_diff_a").value, at.selectbox(key="compare_diff_b").value) == (ids[1], ids[0])
     assert metrics(at)["Outcomes compared"] == "1"
     first = len(reads)
-    assert set(reads) == set(ids)
+    assert sorted(reads) == sorted(ids)  # each run once, for the diff and the gate
     # Reruns (the gate's threshold, a plain rerun) read neither run again.
     at.run()
     at.number_input(key=f"compare_gate_{ids[1]}_{ids[0]}_min_effect").set_value(0.1).run()
@@ -569,7 +572,7 @@ def test_a_run_link_opens_run_vs_run_and_reads_each_run_once_per_version(
     store.save_results(ids[0], [(0, "textual-difference", {"status": "api_error", "error": "judge unreachable"})])
     store.close()
     at.run()
-    assert ids[0] in reads[first:]
+    assert reads[first:] == [ids[0]]
     assert metrics(at)["Outcomes compared"] == "0"  # the failed outcome is not compared as a score
 
 

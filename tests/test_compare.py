@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from scorers import ScoreStatus, Store
+from scorers.analysis import compare
 from scorers.analysis.compare import (
     MIN_WILCOXON_PAIRS,
     bootstrap_ci,
@@ -23,6 +24,8 @@ from scorers.analysis.compare import (
     rows_by_difference,
     run_diff,
 )
+from scorers.analysis.gate import Verdict, evaluate_gate, side_from_run, side_from_table
+from scorers.runs.table import load_run_table
 
 SCORED = ScoreStatus.SCORED.value
 
@@ -85,6 +88,23 @@ def test_bootstrap_matches_an_independent_numpy_computation():
     assert low < values.mean() < high
     assert bootstrap_ci(values) == (low, high)  # same seed, same interval
     assert bootstrap_ci(values, seed=1) != (low, high)
+
+
+def test_bootstrap_drawn_in_blocks_gives_the_one_draw_interval(monkeypatch: pytest.MonkeyPatch):
+    # Blocks of 3 resamples of 7 values (21 draws, an odd count): the same interval as one draw of
+    # rng.integers(0, 7, size=(2000, 7)), worked out independently as above; then kept, not redrawn.
+    monkeypatch.setattr(compare, "_BOOTSTRAP_BLOCK", 21)
+    monkeypatch.setattr(compare, "_BOOTSTRAP_CACHE", type(compare._BOOTSTRAP_CACHE)())
+    values = np.array([0.3, 0.15, 0.8, 0.45, 0.6, 0.95, 0.05])
+    idx = np.random.default_rng(4).integers(0, 7, size=(2000, 7))
+    means = np.sort(values[idx].mean(axis=1))
+    position = 0.025 * 1999  # linear interpolation between order statistics
+    low = means[math.floor(position)] + (position - math.floor(position)) * (
+        means[math.floor(position) + 1] - means[math.floor(position)]
+    )
+    assert bootstrap_ci(values, seed=4)[0] == pytest.approx(low, abs=1e-15)
+    monkeypatch.setattr(np.random, "default_rng", None)  # a second call draws nothing: it is kept
+    assert bootstrap_ci(values, seed=4)[0] == pytest.approx(low, abs=1e-15)
 
 
 def test_bootstrap_is_close_to_normal_theory_for_a_large_sample():
@@ -340,6 +360,54 @@ def test_run_diff_matches_items_and_finds_regressions_and_improvements():
     comparison = diff.comparisons["textual-difference"]
     assert (comparison.a, comparison.b) == ("new prompt", "baseline")
     assert (comparison.n_pairs, comparison.wins, comparison.ties, comparison.losses) == (3, 1, 1, 1)
+    store.close()
+
+
+def test_run_diff_from_columns_counts_not_scored_rows_apart_and_never_as_zero():
+    store = Store(":memory:")
+    # q4 failed in run B, q5 failed in run A (None: an api_error outcome, no score).
+    base = stored_run(
+        store, "A", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4), ("q4", "a4", 0.7), ("q5", "a5", None)]
+    )
+    new = stored_run(
+        store, "B", [("q1", "a1", 0.8), ("q2", "a2", 0.6), ("q3", "a3", 0.4), ("q4", "a4", None), ("q5", "a5", 0.2)]
+    )
+    diff = run_diff(store, base, new)
+    rows = diff.rows.set_index("item_id")
+    assert list(rows.index) == ["q1", "q2", "q3", "q4", "q5"]  # the failed rows are kept, one row per item
+    # delta = B − A where both were scored: 0.8 − 0.5 = +0.3, 0.6 − 0.9 = −0.3, 0.4 − 0.4 = 0.
+    assert rows.loc["q1", "delta"] == pytest.approx(0.3) and rows.loc["q2", "delta"] == pytest.approx(-0.3)
+    assert rows.loc["q3", "delta"] == 0
+    # A failure has no score and no delta, never 0 (which would read as a drop of 0.7 or a rise of 0.2).
+    assert (rows.loc["q4", "status_b"], rows.loc["q5", "status_a"]) == ("api_error", "api_error")
+    assert math.isnan(rows.loc["q4", "score_b"]) and math.isnan(rows.loc["q5", "score_a"])
+    assert math.isnan(rows.loc["q4", "delta"]) and math.isnan(rows.loc["q5", "delta"])
+    assert int(diff.rows["delta"].notna().sum()) == 3  # "Outcomes compared"
+    assert diff.regressions["item_id"].tolist() == ["q2"] and diff.improvements["item_id"].tolist() == ["q1"]
+    # Paired (B − A) over q1..q3: +0.3, −0.3, 0 → 1 win, 1 tie, 1 loss, mean 0; q4 and q5 are unpaired.
+    comparison = diff.comparisons["textual-difference"]
+    assert (comparison.n_pairs, comparison.wins, comparison.ties, comparison.losses) == (3, 1, 1, 1)
+    assert comparison.mean_diff == pytest.approx(0.0, abs=1e-12) and comparison.n_unpaired == 2
+    assert comparison.pair_ids == ("q1", "q2", "q3")
+    # Dimension "ratio" (= the score here) over each run's scored rows only:
+    # A (0.5 + 0.9 + 0.4 + 0.7) / 4 = 0.625; B (0.8 + 0.6 + 0.4 + 0.2) / 4 = 0.5; delta −0.125.
+    ratio = diff.dimensions.set_index("dimension").loc["ratio"]
+    assert (ratio["mean_a"], ratio["mean_b"]) == (pytest.approx(0.625), pytest.approx(0.5))
+    assert ratio["delta"] == pytest.approx(-0.125)
+    # The texts of the rows asked for only.
+    shown = diff.with_texts(diff.regressions)
+    assert shown[["input", "output_a", "output_b"]].values.tolist() == [["question q2", "a2", "a2"]]
+
+    # The gate from the same columns: 5 items, 3 pairs, so 2 of 5 (40%) not scored > 10%: undecided.
+    sides = [side_from_table(load_run_table(store, r)) for r in (base, new)]
+    gate = evaluate_gate(*sides).scorers[0]
+    assert (gate.verdict, gate.n_items, gate.n_pairs) == (Verdict.UNDECIDED, 5, 3)
+    assert (gate.n_unscored_baseline, gate.n_unscored_candidate) == (1, 1)
+    # Means over the pairs: A (0.5 + 0.9 + 0.4) / 3 = 0.6, B (0.8 + 0.6 + 0.4) / 3 = 0.6; B over all
+    # its scored items (0.8 + 0.6 + 0.4 + 0.2) / 4 = 0.5.
+    assert (gate.baseline_mean, gate.candidate_mean) == (pytest.approx(0.6), pytest.approx(0.6))
+    assert gate.candidate_mean_all == pytest.approx(0.5)
+    assert evaluate_gate(*sides).to_dict() == evaluate_gate(*(side_from_run(store, r) for r in (base, new))).to_dict()
     store.close()
 
 

@@ -1,7 +1,7 @@
 """The regression gate in the Compare page's Run vs run view: the verdict CI would give for two stored runs.
 
-The numbers come from :func:`scorers.analysis.gate.evaluate_gate` of :func:`~scorers.analysis.gate.side_from_run`
-(as :func:`~scorers.analysis.gate.gate_runs`) and the text from
+The numbers come from :func:`scorers.analysis.gate.evaluate_gate` of :func:`~scorers.analysis.gate.side_from_table`
+(the same numbers as :func:`~scorers.analysis.gate.gate_runs`) and the text from
 :func:`scorers.analysis.gate.markdown_summary`, the same functions ``python -m scorers gate``
 uses, so the page and the CLI agree to the digit for the same runs and settings.
 """
@@ -19,12 +19,12 @@ from scorers.analysis.gate import (
     Verdict,
     evaluate_gate,
     markdown_summary,
-    side_from_run,
+    side_from_table,
 )
 from scorers.runs.store import Store
 
 from ..results import md_escape
-from ..run_explorer import per_version, stored_run
+from ..run_explorer import per_version, run_table
 
 
 def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> str:
@@ -38,13 +38,10 @@ def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> s
 
 
 def _gate(store: Store, baseline_run: str, candidate_run: str, policy: GatePolicy) -> GateResult:
-    """:func:`gate_runs`, with each run read once per version of its outcomes (:func:`stored_run`, shared with
-    Run vs run's diff) and the verdict kept per policy and versions."""
+    """:func:`gate_runs`, with each run read in columns once per version of its outcomes (:func:`run_table`, shared
+    with Run vs run's diff and History) and the verdict kept per policy and versions."""
     runs = (baseline_run, candidate_run)
-    sides = [
-        per_version(store, "gate side", (r,), lambda r=r: side_from_run(store, r, read=lambda r: stored_run(store, r)))
-        for r in runs
-    ]
+    sides = [per_version(store, "gate side", (r,), lambda r=r: side_from_table(run_table(store, r))) for r in runs]
     what = f"gate {policy.default_min_effect!r} {policy.max_unscored_share!r}"
     return per_version(store, what, runs, lambda: evaluate_gate(*sides, policy))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,14 +21,18 @@ from ..compare_charts import (
 )
 from ..layout import follow_run_link
 from ..results import md_escape
-from ..run_explorer import per_version, stored_run
+from ..run_explorer import per_version, run_table
+from ..run_frames import PAGE_SIZE
 from .common import pick_run, scorer_names
 from .gate import render_gate
 from .report import render_report_builder
 
+_SHOWN = ["item_id", "scorer", "input", "output_a", "output_b", "status_a", "status_b", "score_a", "score_b", "delta"]
+
 
 def _diff_table(rows: pd.DataFrame, names: Mapping[str, str], label_a: str, label_b: str) -> pd.DataFrame:
-    table = rows.assign(scorer=rows["scorer"].map(lambda s: names.get(s, s)))
+    table = rows[[c for c in _SHOWN if c in rows.columns] + ["improvement"]]
+    table = table.assign(scorer=table["scorer"].map(lambda s: names.get(s, s)))
     for column in ("input", "output_a", "output_b"):
         if column in table.columns:
             table[column] = table[column].map(lambda v: truncate(v, 80))
@@ -42,6 +47,19 @@ def _diff_table(rows: pd.DataFrame, names: Mapping[str, str], label_a: str, labe
             "delta": "Δ (B − A)",
         }
     )
+
+
+def _page(rows: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The rows of the page chosen in a page box keyed ``key`` (no box when they fit on one page)."""
+    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
+    if pages == 1:
+        return rows
+    if st.session_state.get(key, 1) > pages:
+        st.session_state[key] = 1
+    page = int(st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=key))
+    start = (page - 1) * PAGE_SIZE
+    st.caption(f"Rows {start + 1}–{min(start + PAGE_SIZE, len(rows))} of {len(rows)}.")
+    return rows.iloc[start : start + PAGE_SIZE]
 
 
 def render_run_diff(diff: RunDiff, *, key: str) -> None:
@@ -61,7 +79,7 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
     elif diff.dataset_note:
         st.info(md_escape(diff.dataset_note))
     else:
-        st.success(f"Both runs score the same dataset ({len(set(diff.rows['item_id']))} rows matched by id).")
+        st.success(f"Both runs score the same dataset ({diff.rows['item_id'].nunique()} rows matched by id).")
     for label, only in ((diff.name_a, diff.scorers_only_in_a), (diff.name_b, diff.scorers_only_in_b)):
         if only:
             st.caption(md_escape(f"Only in {label}: {', '.join(names[s] for s in only)} (not compared)."))
@@ -109,7 +127,8 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
         if rows.empty:
             st.caption(f"No row got {change} in run B.")
         else:
-            table = _diff_table(rows, names, "A", "B")
+            page = diff.with_texts(_page(rows, f"{key}_{title.lower()}_page"))  # the texts of one page only
+            table = _diff_table(page, names, "A", "B")
             st.dataframe(table, hide_index=True, key=f"{key}_{title.lower()}", column_config=config)
 
 
@@ -148,7 +167,7 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
                     store,
                     "run_diff",
                     (run_a, run_b),
-                    lambda: run_diff(store, run_a, run_b, read=lambda r: stored_run(store, r)),
+                    lambda: run_diff(store, run_a, run_b, table=lambda r: run_table(store, r)),
                 )
             except KeyError as exc:
                 st.warning(f"A run is no longer in the store: {exc}")

@@ -9,7 +9,8 @@ score, and a pair is compared only when both of its responses were scored.
 Statistics, and where they come from:
 
 - :func:`bootstrap_ci`: the percentile bootstrap of the mean (Efron & Tibshirani, *An
-  Introduction to the Bootstrap*, 1993, ch. 13), with ``numpy.random.default_rng(seed)``.
+  Introduction to the Bootstrap*, 1993, ch. 13), with ``numpy.random.default_rng(seed)``;
+  the last few intervals are kept (the Compare page's run diff and gate ask for the same one).
 - :func:`paired`: wins, ties and losses per question, the mean paired difference with a
   paired bootstrap interval (resampling questions, i.e. the differences), and the
   Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, ``zero_method="wilcox"``: ties
@@ -18,9 +19,13 @@ Statistics, and where they come from:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +39,7 @@ from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
 from scorers.runs.runner import EvalItem, EvalRunResult, load_run
 from scorers.runs.store import Store
+from scorers.runs.table import RunTable, dimension_column, load_run_table
 
 MIN_WILCOXON_PAIRS = 6
 """Fewest non-zero differences for which :func:`paired` reports a Wilcoxon p-value.
@@ -61,6 +67,9 @@ def bootstrap_ci(
     ``values[idx].mean(axis=1)``; the interval is their ``numpy.quantile`` (linear
     interpolation) at ``(1 − confidence) / 2`` and ``(1 + confidence) / 2``.
     When every value is the same, the interval is that value at both ends.
+    The resamples are drawn a block of rows at a time (the same numbers as one draw, in
+    bounded memory), and the last :data:`BOOTSTRAP_CACHE_SIZE` intervals are kept by
+    (values, confidence, n_resamples, seed).
 
     Args:
         values: finite numbers, at least one.
@@ -88,12 +97,40 @@ def bootstrap_ci(
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if np.all(data == data[0]):
         return float(data[0]), float(data[0])
+    key = (hashlib.blake2b(data.tobytes(), digest_size=16).digest(), data.size, confidence, n_resamples, seed)
+    with _BOOTSTRAP_LOCK:
+        if key in _BOOTSTRAP_CACHE:
+            _BOOTSTRAP_CACHE.move_to_end(key)
+            return _BOOTSTRAP_CACHE[key]
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, data.size, size=(n_resamples, data.size))
-    means = data[idx].mean(axis=1)
+    # Row blocks of rng.integers(0, n, size=(n_resamples, n)): consecutive draws continue the
+    # same stream (int32 draws the same numbers as int64 below 2**31), so the means are the same.
+    dtype = np.int32 if data.size < 2**31 else np.int64
+    block = max(1, _BOOTSTRAP_BLOCK // data.size)
+    means = np.concatenate(
+        [
+            data[rng.integers(0, data.size, size=(min(block, n_resamples - start), data.size), dtype=dtype)].mean(
+                axis=1
+            )
+            for start in range(0, n_resamples, block)
+        ]
+    )
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
-    return float(low), float(high)
+    interval = float(low), float(high)
+    with _BOOTSTRAP_LOCK:
+        _BOOTSTRAP_CACHE[key] = interval
+        while len(_BOOTSTRAP_CACHE) > BOOTSTRAP_CACHE_SIZE:
+            _BOOTSTRAP_CACHE.popitem(last=False)
+    return interval
+
+
+BOOTSTRAP_CACHE_SIZE = 64
+"""How many bootstrap intervals :func:`bootstrap_ci` keeps (the least recently used goes first)."""
+
+_BOOTSTRAP_BLOCK = 2**20  # resampled values drawn at a time
+_BOOTSTRAP_CACHE: OrderedDict[tuple[Any, ...], tuple[float, float]] = OrderedDict()
+_BOOTSTRAP_LOCK = threading.Lock()
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -115,6 +152,15 @@ def variant_label(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
         return "(blank)"
     return str(value)
+
+
+def variant_labels(values: pd.Series) -> pd.Series:
+    """:func:`variant_label` of every value (over a plain list: ``Series.map`` is slow on pyarrow strings).
+
+    Returns:
+        Object-dtype text labels, indexed as ``values``.
+    """
+    return pd.Series([variant_label(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
 def _scored(part: pd.DataFrame) -> pd.Series:
@@ -172,7 +218,7 @@ def leaderboard(
     """
     _require(frame, [group_col, "scorer", "status", "score"])
     rows = []
-    keys = frame[group_col].map(variant_label)
+    keys = variant_labels(frame[group_col])
     for (variant, scorer), part in frame.assign(_variant=keys).groupby(["_variant", "scorer"], sort=True):
         scores = _scored(part)
         if len(scores):
@@ -349,7 +395,7 @@ def _pairs(frame: pd.DataFrame, scorer: str, a: str, b: str, group_col: str, pai
     """Rows ``pair_id``, ``a``, ``b`` (scores) of the pairs scored for both, and the number left unpaired."""
     _require(frame, [group_col, pair_col, "scorer", "status", "score"])
     part = frame[frame["scorer"] == scorer]
-    part = part.assign(_variant=part[group_col].map(variant_label), _pair=part[pair_col].map(variant_label))
+    part = part.assign(_variant=variant_labels(part[group_col]), _pair=variant_labels(part[pair_col]))
     part = part[part["_variant"].isin([a, b])]
     duplicated = part.duplicated(["_pair", "_variant"], keep=False)
     if duplicated.any():
@@ -364,7 +410,7 @@ def _pairs(frame: pd.DataFrame, scorer: str, a: str, b: str, group_col: str, pai
         if name not in table.columns:
             table[name] = np.nan
     complete = table[[a, b]].dropna()
-    all_pairs = set(part["_pair"])
+    all_pairs = set(part["_pair"].tolist())
     wide = pd.DataFrame(
         {
             "pair_id": complete.index.astype(str),
@@ -412,6 +458,21 @@ def paired(
     if a == b:
         raise ValueError(f"compare two different variants, got {a!r} twice")
     pairs, unpaired = _pairs(frame, scorer, a, b, group_col, pair_col)
+    return _paired_statistics(pairs, unpaired, scorer, a, b, confidence=confidence, n_resamples=n_resamples, seed=seed)
+
+
+def _paired_statistics(
+    pairs: pd.DataFrame,
+    unpaired: int,
+    scorer: str,
+    a: str,
+    b: str,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> PairedComparison:
+    """:func:`paired`'s statistics of the pairs (``pair_id``, ``a`` and ``b`` scores, sorted by ``pair_id``)."""
     d = (pairs["a"] - pairs["b"]).to_numpy(dtype=float)
     d = np.where(np.abs(d) <= TIE_TOLERANCE, 0.0, d)
     common = {
@@ -462,7 +523,7 @@ def paired(
         wilcoxon_p=p,
         note=note,
         differences=tuple(float(x) for x in d),
-        pair_ids=tuple(pairs["pair_id"]),
+        pair_ids=tuple(pairs["pair_id"].tolist()),
         **common,
     )
 
@@ -556,7 +617,7 @@ def dimension_means(
         split = _generic_dimensions
     values: dict[tuple[str, str], list[float]] = {}
     part = frame[(frame["scorer"] == scorer) & (frame["status"] == ScoreStatus.SCORED.value)]
-    for variant, analysis in zip(part[group_col].map(variant_label), part["analysis"], strict=True):
+    for variant, analysis in zip(variant_labels(part[group_col]), part["analysis"], strict=True):
         if not isinstance(analysis, Mapping):
             continue
         try:
@@ -602,7 +663,7 @@ def rows_by_difference(
     """
     pairs, _ = _pairs(frame, scorer, a, b, group_col, pair_col)
     part = frame[frame["scorer"] == scorer]
-    part = part.assign(_variant=part[group_col].map(variant_label), _pair=part[pair_col].map(variant_label))
+    part = part.assign(_variant=variant_labels(part[group_col]), _pair=variant_labels(part[pair_col]))
 
     def texts(variant: str, column: str) -> dict[str, Any]:
         rows = part[part["_variant"] == variant]
@@ -652,16 +713,19 @@ class RunDiff:
         changed_inputs: item ids in both runs whose input or response text differs.
         scorers: the scorer ids both runs have.
         scorers_only_in_a, scorers_only_in_b: scorer ids of one run only.
-        rows: one row per matched item × common scorer: ``item_id``, ``scorer``, ``input``,
-            ``output_a``, ``output_b``, ``status_a``, ``status_b``, ``score_a``, ``score_b``,
-            ``delta`` (NaN unless both were scored), ``improvement`` (``delta`` signed so that a
-            positive value is better in the scorer's direction: ``−delta`` for toxicity, bias,
-            hallucination).
+        rows: one row per matched item × common scorer: ``item_id``, ``scorer``,
+            ``item_index_a``, ``item_index_b`` (the item's position in each run), ``status_a``,
+            ``status_b``, ``score_a``, ``score_b`` (NaN when not scored), ``delta`` (NaN unless
+            both were scored: an outcome that was not scored is never a 0), ``improvement``
+            (``delta`` signed so that a positive value is better in the scorer's direction:
+            ``−delta`` for toxicity, bias, hallucination). The texts are read for the rows
+            asked for by :meth:`with_texts`.
         dimensions: ``scorer``, ``dimension``, ``label``, ``mean_a``, ``mean_b``, ``delta``.
         regressions: ``rows`` that got worse in the scorer's direction (improvement < 0), worst first.
         improvements: ``rows`` that got better (improvement > 0), best first.
         comparisons: per common scorer, the :class:`PairedComparison` of run b against run a
             (``a`` = run b's name, ``b`` = run a's name, so a positive difference is an improvement).
+        tables: the two runs in columns (run a's, run b's), where :meth:`with_texts` reads the texts.
     """
 
     run_a: str
@@ -681,6 +745,25 @@ class RunDiff:
     regressions: pd.DataFrame
     improvements: pd.DataFrame
     comparisons: dict[str, PairedComparison]
+    tables: tuple[RunTable, RunTable] = field(repr=False, compare=False)
+
+    def with_texts(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Some of :attr:`rows` (e.g. one page of :attr:`regressions`) with their texts, read from the store.
+
+        Returns:
+            ``rows`` with ``input`` (run a's user prompt), ``output_a`` and ``output_b`` (the
+            responses in run a and run b) added, None where an item has none.
+        """
+        texts_a = self.tables[0].texts(rows["item_index_a"].tolist())
+        texts_b = self.tables[1].texts(rows["item_index_b"].tolist())
+
+        def column(texts: pd.DataFrame, name: str) -> np.ndarray:
+            values = texts[name].astype(object)
+            return values.where(values.notna(), None).to_numpy()
+
+        return rows.assign(
+            input=column(texts_a, "input"), output_a=column(texts_a, "output"), output_b=column(texts_b, "output")
+        )
 
 
 def _sample(ids: Sequence[str], limit: int = 5) -> str:
@@ -742,21 +825,92 @@ def run_frames(
     return records[0] | {"label": names[0]}, records[1] | {"label": names[1]}, combined
 
 
+def table_outcomes(table: RunTable) -> pd.DataFrame:
+    """A run's outcomes from its columns: ``item_index``, ``item_id``, ``scorer``, ``status``, ``score``.
+
+    Ordered as :func:`scorers.load_run` orders them: by item, then by the run's scorer order.
+    ``score`` is NaN when not scored (never 0).
+    """
+    results = table.results
+    positions = results["item_index"].to_numpy()
+    order = {sid: n for n, sid in enumerate(table.scorer_ids)}
+    scorers = results["scorer"].astype(object)
+    frame = pd.DataFrame(
+        {
+            "item_index": positions,
+            "item_id": table.items["item_id"].astype(object).reindex(positions).to_numpy(),
+            "scorer": scorers.to_numpy(),
+            "status": results["status"].astype(object).to_numpy(),
+            "score": results["score"].to_numpy(dtype=float),
+            "_order": scorers.map(order).fillna(0).to_numpy(),
+        }
+    )
+    return frame.sort_values(["item_index", "_order"], kind="stable", ignore_index=True).drop(columns="_order")
+
+
+def _changed_items(store: Store, tables: tuple[RunTable, RunTable], pairs: Sequence[tuple[str, int, int]]) -> list[str]:
+    """The item ids of ``pairs`` (item id, index in run a, index in run b) whose input or response text differs.
+
+    The database first finds the ids whose stored payload is not the same in both runs (an equal
+    payload has equal texts); only those items' texts are read and compared.
+    """
+    sql = "SELECT item_id FROM items WHERE run_id IN (?, ?) GROUP BY item_id, payload HAVING COUNT(*) = 1"
+    differ = {row["item_id"] for chunk in store.read_chunks(sql, [t.run["id"] for t in tables]) for row in chunk}
+    suspects = [p for p in pairs if p[0] in differ]
+    if not suspects:
+        return []
+    texts = []
+    for table, side in zip(tables, (1, 2), strict=True):
+        found = table.texts([p[side] for p in suspects])[["input", "output"]].astype(object)
+        texts.append(list(zip(*(found[c].where(found[c].notna(), None).tolist() for c in found), strict=True)))
+    return [p[0] for p, a, b in zip(suspects, *texts, strict=True) if a != b]
+
+
+def _dimension_means(store: Store, table: RunTable, scorer: str, options: Mapping[str, Any] | None) -> dict[str, float]:
+    """Dimension name → mean 0..1 score of one scorer's scored outcomes in a run (see :func:`dimension_means`).
+
+    From the table's dimension columns; for a scorer without any (a saved or custom judge), from
+    its stored analyses as :func:`dimension_means` reads them.
+    """
+    columns = table.dimensions.get(scorer)
+    if columns:
+        mine = table.results.loc[table.results["scorer"] == scorer, columns]
+        prefix = len(dimension_column(scorer, ""))
+        means = {}
+        for column in columns:
+            values = mine[column].dropna().to_numpy(dtype=float)
+            if values.size:
+                means[column[prefix:]] = float(np.mean(values))
+        return means
+    results = table.results
+    scored = results[(results["scorer"] == scorer) & (results["status"] == ScoreStatus.SCORED.value)]
+    analyses = [json.loads(a) if isinstance(a, str) else None for a in scored["analysis"]]
+    frame = pd.DataFrame(
+        {"group:run": "run", "scorer": scorer, "status": ScoreStatus.SCORED.value, "analysis": analyses}
+    )
+    means = dimension_means(frame, scorer, "group:run", options=options, store=store)
+    return dict(zip(means["dimension"], means["mean"], strict=True))
+
+
 def run_diff(
-    store: Store, run_a: str, run_b: str, *, seed: int = 0, read: Callable[[str], StoredRun] | None = None
+    store: Store, run_a: str, run_b: str, *, seed: int = 0, table: Callable[[str], RunTable] | None = None
 ) -> RunDiff:
     """Compare two stored runs item by item: per-row and per-dimension deltas, regressions, improvements.
 
-    Items are matched by ``item_id``. The runs should score the same dataset; when they do
+    Items are matched by ``item_id``; an id used more than once in a run is matched by its
+    first outcome (the note says so). The runs should score the same dataset; when they do
     not (different item ids, or the same ids with different input or response texts),
     ``same_dataset`` is False and ``dataset_note`` says what differs. Deltas are ``b − a``.
+    Built from the runs' columns (:class:`scorers.runs.table.RunTable`), vectorised; the
+    paired statistics are :func:`paired`'s (run b as ``a``, run a as ``b``, pairs by item id).
 
     Args:
         store: the store both runs are in.
         run_a: the earlier (baseline) run's id.
         run_b: the later run's id.
         seed: for the bootstrap intervals.
-        read: run id → :data:`StoredRun` (default :func:`read_stored_run` from ``store``).
+        table: run id → its :class:`~scorers.runs.table.RunTable` (default
+            :func:`scorers.runs.table.load_run_table` from ``store``; the dashboard passes its cache).
 
     Returns:
         The :class:`RunDiff`.
@@ -764,22 +918,21 @@ def run_diff(
     Raises:
         KeyError: a run is not in the store.
     """
-    rec_a, rec_b, combined = run_frames(store, run_a, run_b, read=read)
-    name_a, name_b = rec_a["label"], rec_b["label"]
-    fa = combined[combined["group:run"] == name_a]
-    fb = combined[combined["group:run"] == name_b]
-    ids_a = list(dict.fromkeys(fa["item_id"]))
-    ids_b = list(dict.fromkeys(fb["item_id"]))
-    set_b, set_a = set(ids_b), set(ids_a)
-    only_a = [i for i in ids_a if i not in set_b]
+    tables = tuple(table(r) if table is not None else load_run_table(store, r) for r in (run_a, run_b))
+    rec_a, rec_b = tables[0].run, tables[1].run
+    name_a, name_b = rec_a["name"], rec_b["name"]
+    if name_a == name_b:
+        name_a, name_b = f"{rec_a['name']} ({rec_a['id']})", f"{rec_b['name']} ({rec_b['id']})"
+    fa, fb = table_outcomes(tables[0]), table_outcomes(tables[1])
+    first_a = fa.drop_duplicates("item_id")
+    first_b = fb.drop_duplicates("item_id")
+    index_b = dict(zip(first_b["item_id"].tolist(), first_b["item_index"].tolist(), strict=True))
+    ids_a, ids_b = first_a["item_id"].tolist(), first_b["item_id"].tolist()
+    only_a = [i for i in ids_a if i not in index_b]
+    set_a = set(ids_a)
     only_b = [i for i in ids_b if i not in set_a]
-
-    def texts(frame: pd.DataFrame) -> dict[str, tuple[Any, Any]]:
-        first = frame.drop_duplicates("item_id")
-        return {i: (inp, out) for i, inp, out in zip(first["item_id"], first["input"], first["output"], strict=True)}
-
-    texts_a, texts_b = texts(fa), texts(fb)
-    changed = [i for i in ids_a if i in set_b and texts_a.get(i) != texts_b.get(i)]
+    both_ids = [(i, n, index_b[i]) for i, n in zip(ids_a, first_a["item_index"].tolist(), strict=True) if i in index_b]
+    changed = _changed_items(store, tables, both_ids)
     notes = []
     if only_a:
         notes.append(f"{len(only_a)} item id(s) only in {name_a}: {_sample(only_a)}")
@@ -788,8 +941,8 @@ def run_diff(
     if changed:
         notes.append(f"{len(changed)} item id(s) in both runs with a different input or response: {_sample(changed)}")
     duplicated = sorted(
-        set(fa.loc[fa.duplicated(["item_id", "scorer"]), "item_id"])
-        | set(fb.loc[fb.duplicated(["item_id", "scorer"]), "item_id"])
+        set(fa.loc[fa.duplicated(["item_id", "scorer"]), "item_id"].tolist())
+        | set(fb.loc[fb.duplicated(["item_id", "scorer"]), "item_id"].tolist())
     )
     if duplicated:
         notes.append(f"item id(s) used more than once in a run, matched by their first row only: {_sample(duplicated)}")
@@ -801,30 +954,18 @@ def run_diff(
     scorers_a = [s["id"] for s in rec_a["scorers"]]
     scorers_b = [s["id"] for s in rec_b["scorers"]]
     common = [s for s in scorers_a if s in scorers_b]
-    cols = ["item_id", "scorer", "status", "score", "input", "output"]
-    left = fa.drop_duplicates(["item_id", "scorer"])[[c for c in cols if c in fa.columns]]
-    right = fb.drop_duplicates(["item_id", "scorer"])[[c for c in cols if c in fb.columns]]
+    left = fa.drop_duplicates(["item_id", "scorer"])
+    right = fb.drop_duplicates(["item_id", "scorer"])
     merged = left.merge(right, on=["item_id", "scorer"], suffixes=("_a", "_b"))
     merged = merged[merged["scorer"].isin(common)]
     both = (merged["status_a"] == ScoreStatus.SCORED.value) & (merged["status_b"] == ScoreStatus.SCORED.value)
-    merged["delta"] = (merged["score_b"] - merged["score_a"]).where(both)
-    merged["delta"] = merged["delta"].mask(merged["delta"].abs() <= TIE_TOLERANCE, 0.0)
-    rows = pd.DataFrame(
-        {
-            "item_id": merged["item_id"],
-            "scorer": merged["scorer"],
-            "input": merged.get("input_a", merged.get("input_b")),
-            "output_a": merged.get("output_a"),
-            "output_b": merged.get("output_b"),
-            "status_a": merged["status_a"],
-            "status_b": merged["status_b"],
-            "score_a": merged["score_a"],
-            "score_b": merged["score_b"],
-            "delta": merged["delta"],
-        }
-    ).reset_index(drop=True)
+    delta = (merged["score_b"] - merged["score_a"]).where(both)
+    merged["delta"] = delta.mask(delta.abs() <= TIE_TOLERANCE, 0.0)
+    columns = ["item_id", "scorer", "item_index_a", "item_index_b", "status_a", "status_b", "score_a", "score_b"]
+    rows = merged[[*columns, "delta"]].reset_index(drop=True)
     # "improvement" is the delta signed so that > 0 is better in the scorer's direction.
-    rows["improvement"] = rows["delta"].where(rows["scorer"].map(_higher_is_better), -rows["delta"])
+    higher = {s: _higher_is_better(s) for s in common}
+    rows["improvement"] = rows["delta"].where(rows["scorer"].map(higher).astype(bool), -rows["delta"])
     regressions = rows[rows["improvement"] < 0].sort_values(["improvement", "item_id"], ignore_index=True)
     improvements = rows[rows["improvement"] > 0].sort_values(
         ["improvement", "item_id"], ascending=[False, True], ignore_index=True
@@ -833,25 +974,21 @@ def run_diff(
     options = {s["id"]: s.get("options") or {} for s in rec_a["scorers"]}
     dim_rows = []
     for scorer in common:
-        means = dimension_means(combined, scorer, "group:run", options=options.get(scorer), store=store)
-        table = means.pivot_table(index=["dimension", "label"], columns="variant", values="mean", sort=False)
-        for (dimension, label), row in table.iterrows():
-            mean_a = row.get(name_a, float("nan"))
-            mean_b = row.get(name_b, float("nan"))
+        means_a, means_b = (_dimension_means(store, t, scorer, options.get(scorer)) for t in tables)
+        for dimension in dict.fromkeys([*means_a, *means_b]):
+            mean_a, mean_b = means_a.get(dimension, math.nan), means_b.get(dimension, math.nan)
             dim_rows.append(
                 {
                     "scorer": scorer,
                     "dimension": dimension,
-                    "label": label,
+                    "label": dimension_label(dimension),
                     "mean_a": mean_a,
                     "mean_b": mean_b,
                     "delta": mean_b - mean_a,
                 }
             )
     dimensions = pd.DataFrame(dim_rows, columns=["scorer", "dimension", "label", "mean_a", "mean_b", "delta"])
-    comparisons = {
-        s: paired(combined, s, name_b, name_a, group_col="group:run", pair_col="item_id", seed=seed) for s in common
-    }
+    comparisons = {s: _run_pairs(fa, fb, s, name_b, name_a, seed) for s in common}
     return RunDiff(
         run_a=run_a,
         run_b=run_b,
@@ -870,6 +1007,28 @@ def run_diff(
         regressions=regressions,
         improvements=improvements,
         comparisons=comparisons,
+        tables=tables,
+    )
+
+
+def _run_pairs(
+    fa: pd.DataFrame, fb: pd.DataFrame, scorer: str, name_b: str, name_a: str, seed: int
+) -> PairedComparison:
+    """:func:`paired` of run b (``a``) against run a (``b``) on one scorer, pairs by item id (first outcome of an id)."""
+    sides = []
+    for frame in (fb, fa):
+        part = frame[frame["scorer"] == scorer]
+        sides.append(part.assign(pair_id=variant_labels(part["item_id"])))
+    every = set(sides[0]["pair_id"].tolist()) | set(sides[1]["pair_id"].tolist())
+    firsts = [part.drop_duplicates("pair_id") for part in sides]
+    scored = [
+        part.loc[(part["status"] == ScoreStatus.SCORED.value) & part["score"].notna()].set_index("pair_id")["score"]
+        for part in firsts
+    ]
+    pairs = pd.concat(scored, axis=1, keys=["a", "b"], join="inner").sort_index().rename_axis("pair_id").reset_index()
+    pairs = pairs.astype({"pair_id": str, "a": float, "b": float})
+    return _paired_statistics(
+        pairs, len(every) - len(pairs), scorer, name_b, name_a, confidence=0.95, n_resamples=2000, seed=seed
     )
 
 
@@ -889,9 +1048,11 @@ __all__ = [
     "paired",
     "rows_by_difference",
     "read_stored_run",
+    "table_outcomes",
     "run_diff",
     "run_frames",
     "variant_label",
+    "variant_labels",
 ]
 
 

@@ -43,12 +43,13 @@ from typing import Any
 
 import pandas as pd
 
-from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_stored_run
+from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_stored_run, table_outcomes
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results
 from scorers.runs.store import Store
+from scorers.runs.table import RunTable
 
 NOT_RUN = "not_run"
 """Status of an item × scorer with no stored outcome (the run stopped before scoring it)."""
@@ -316,7 +317,7 @@ class GateResult:
 
 def _with_missing_outcomes(frame: pd.DataFrame, item_ids: Sequence[str], scorers: Sequence[str]) -> pd.DataFrame:
     """Add a :data:`NOT_RUN` row for every item × scorer without an outcome."""
-    have = set(zip(frame["item_id"], frame["scorer"], strict=True))
+    have = set(zip(frame["item_id"].tolist(), frame["scorer"].tolist(), strict=True))
     missing = [(i, s) for s in scorers for i in dict.fromkeys(item_ids) if (i, s) not in have]
     if not missing:
         return frame
@@ -355,6 +356,23 @@ def side_from_run(
     run, items, result, frame = read(run_id) if read is not None else read_stored_run(store, run_id)
     frame = _with_missing_outcomes(frame, [it.item_id for it in items], result.scorer_ids)
     return GateSide(label or f"run {run['name']} ({run_id})", kind, run_id, frame)
+
+
+def side_from_table(table: RunTable, *, label: str | None = None, kind: str = "run") -> GateSide:
+    """A stored run read in columns (:func:`scorers.runs.table.load_run_table`) as a gate side, without its texts.
+
+    The same verdict and numbers as :func:`side_from_run` of the run; the side has no ``input``
+    column, so the regressions it gives carry no input text (the HTML gate report shows it).
+
+    Args:
+        table: the run.
+        label: the side's name in the verdict (default ``run <name> (<id>)``).
+        kind: ``"run"`` or ``"baseline"``.
+    """
+    run = table.run
+    frame = table_outcomes(table)[["item_id", "scorer", "status", "score"]]
+    frame = _with_missing_outcomes(frame, table.items["item_id"].astype(object).tolist(), table.scorer_ids)
+    return GateSide(label or f"run {run['name']} ({run['id']})", kind, run["id"], frame)
 
 
 def side_from_file(path: str | Path) -> GateSide:
@@ -434,11 +452,11 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> ScorerGate:
     part = combined[combined["scorer"] == scorer]
     base, cand = part[part[_BASE] == _BASELINE], part[part[_BASE] == _CANDIDATE]
-    gated = set(base["item_id"])  # the items gated: the baseline's
-    base_ok = set(base.loc[_scored(base), "item_id"]) & gated
-    cand_ok = set(cand.loc[_scored(cand), "item_id"]) & gated
+    gated = set(base["item_id"].tolist())  # the items gated: the baseline's
+    base_ok = set(base.loc[_scored(base), "item_id"].tolist()) & gated
+    cand_ok = set(cand.loc[_scored(cand), "item_id"].tolist()) & gated
     comparison = paired(
-        part[part["item_id"].isin(gated)],
+        part[part["item_id"].astype(object).isin(gated)],  # object: isin on pyarrow strings is slow
         scorer,
         _CANDIDATE,
         _BASELINE,
@@ -453,7 +471,9 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
     n_items, n_pairs = len(gated), comparison.n_pairs
     share = (n_items - n_pairs) / n_items if n_items else 1.0
     scores = {
-        side: dict(zip(frame.loc[_scored(frame), "item_id"], frame.loc[_scored(frame), "score"], strict=True))
+        side: dict(
+            zip(frame.loc[_scored(frame), "item_id"].tolist(), frame.loc[_scored(frame), "score"].tolist(), strict=True)
+        )
         for side, frame in ((_BASELINE, base), (_CANDIDATE, cand))
     }
     pair_ids = list(comparison.pair_ids)
@@ -519,7 +539,7 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
         (i, sign * d, d) for i, d in zip(comparison.pair_ids, comparison.differences, strict=True) if sign * d < 0
     ]
     changes.sort(key=lambda t: (t[1], t[0]))
-    inputs = dict(zip(cand["item_id"], cand["input"], strict=True)) if "input" in cand.columns else {}
+    inputs = dict(zip(cand["item_id"].tolist(), cand["input"].tolist(), strict=True)) if "input" in cand.columns else {}
     regressions = tuple(
         Regression(
             item_id=i,
@@ -531,7 +551,8 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
         for i, _, d in changes[: policy.top]
     )
     statuses = {
-        side: dict(zip(f["item_id"], f["status"], strict=False)) for side, f in ((_BASELINE, base), (_CANDIDATE, cand))
+        side: dict(zip(f["item_id"].tolist(), f["status"].tolist(), strict=False))
+        for side, f in ((_BASELINE, base), (_CANDIDATE, cand))
     }
     unscored = tuple(
         (
@@ -615,7 +636,7 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     extra = [s for s in scorers_c if s not in common]
     if extra:
         notes.append(f"Not gated, only in {candidate.label}: {', '.join(extra)}.")
-    ids_b, ids_c = set(baseline.frame["item_id"].astype(str)), set(candidate.frame["item_id"].astype(str))
+    ids_b, ids_c = (set(side.frame["item_id"].astype(str).tolist()) for side in (baseline, candidate))
     if ids_c - ids_b:
         notes.append(f"{len(ids_c - ids_b)} item id(s) of the candidate are not in the baseline and are not gated.")
     if ids_b - ids_c:
@@ -902,4 +923,5 @@ __all__ = [
     "resolve_side",
     "side_from_file",
     "side_from_run",
+    "side_from_table",
 ]

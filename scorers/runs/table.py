@@ -266,7 +266,11 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
             cached.append(bool(row["cached"]))
             split = splitters.get(row["scorer_id"])
             if scored and split is not None and row["analysis"]:
-                for name, value in split(json.loads(row["analysis"])).items():
+                try:
+                    parts = split(json.loads(row["analysis"]))
+                except (KeyError, TypeError, ValueError):  # an analysis the scorer cannot split: no dimensions
+                    parts = {}
+                for name, value in parts.items():
                     key = (row["scorer_id"], name)
                     column = names.get(key) or names.setdefault(key, dimension_column(*key))
                     if column not in dims:
