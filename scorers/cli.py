@@ -84,7 +84,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from scorers.analysis.junit import run_junit
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
 from scorers.core.budget import BudgetCaps
@@ -1463,6 +1462,8 @@ def _execute(
     if out_fmt is not None:
         _write_output(console, args.output, out_fmt, store, run_id)
     if args.junit:
+        from scorers.analysis.junit import run_junit  # (it imports an XML library)
+
         _write_junit(console, args.junit, run_junit(result, failures, per_item=args.junit_items))
     if stopped:
         console.note(

@@ -532,6 +532,7 @@ def _child_env(fake, tmp_path: Path) -> dict[str, str]:
 HEAVY_MODULES = (
     *("openai", "httpx2", "genai_prices", "alembic", "sqlalchemy.dialects.postgresql", "streamlit", "plotly"),
     *("pandas", "numpy", "pyarrow"),  # a CSV or JSON Lines file is read without them
+    "xml.etree.ElementTree",  # for --junit only
 )
 # Runs ``python -m scorers ARGS...`` in this interpreter and prints which heavy modules it imported.
 _MODULES_AFTER = (
