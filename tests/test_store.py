@@ -100,6 +100,39 @@ def test_runs_are_listed_newest_first(store: Store):
     assert [r["id"] for r in store.list_runs()] == [second, first]
 
 
+def test_a_run_of_more_items_than_one_chunk_and_a_batch_of_results_are_stored_whole(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr("scorers.runs.store.ITEMS_CHUNK", 2)  # 5 items: chunks of 2 + 2 + 1
+    items = [(f"i{i}", {"input": f"q{i}", "output": "a ünï"}, {"v": i % 2} if i else {}, {"n": i}) for i in range(5)]
+    run_id = store.create_run(dataset_name="d.csv", items=items, scorers=[{"id": TD}], judge=None)
+    stored = store.items(run_id)
+    assert [(r["item_index"], r["item_id"], r["payload"]["input"]) for r in stored] == [
+        (i, f"i{i}", f"q{i}") for i in range(5)
+    ]
+    assert stored[0]["groups"] == {} and stored[3]["groups"] == {"v": 1} and stored[4]["columns"] == {"n": 4}
+    assert stored[1]["payload"]["output"] == "a ünï"
+    analysis = {"ratio": 0.5, "note": 'a "quoted" ünï'}
+    store.save_results(
+        run_id,
+        [
+            (0, TD, {"status": "scored", "score": 0.5, "analysis": analysis, "details": {}}),
+            (1, TD, {"status": "invalid_input", "error": "no output"}),
+            (0, "other", {"status": "scored", "score": 1.0, "judge": {"model": "m", "cached": True}}),
+        ],
+    )
+    store.save_results(run_id, [(1, TD, {"status": "scored", "score": 0.25, "latency_s": 0.125})])  # replaces
+    results = {(r["item_index"], r["scorer_id"]): r for r in store.results(run_id)}
+    assert sorted(results) == [(0, "other"), (0, TD), (1, TD)]
+    assert results[(0, TD)]["analysis"] == analysis and results[(0, TD)]["details"] == {}
+    assert results[(0, TD)]["judge"] is None and results[(0, "other")]["judge"] == {"model": "m", "cached": True}
+    assert (results[(1, TD)]["status"], results[(1, TD)]["score"], results[(1, TD)]["error"]) == ("scored", 0.25, None)
+    assert (results[(1, TD)]["latency_s"], results[(1, TD)]["prompt_tokens"]) == (0.125, 0)
+    # The JSON is written compactly; a judge-less outcome's judge is JSON null, as before.
+    raw = store.query("SELECT analysis, judge FROM results WHERE item_index = 0 AND scorer_id = ?", (TD,))[0]
+    assert raw["analysis"] == '{"ratio":0.5,"note":"a \\"quoted\\" \\u00fcn\\u00ef"}' and raw["judge"] == "null"
+
+
 def test_the_judge_cache(store: Store):
     assert store.cache_get("k") is None
     store.cache_put("k", model="m", base_url="u", reply=CachedReply('{"a": 1}', 10, 2, {"seed": 42}))
