@@ -529,6 +529,88 @@ def test_a_bug_in_a_scorer_surfaces_and_stops_the_run():
     assert len(seen) <= 3 + 1  # the other worker finishes the item it had started, and no other
 
 
+# ---------------------------------------------------------------- CPU-bound scorers: one worker
+
+
+class Recording:
+    """Textual difference that notes, per item, the thread that scored it; ``cpu_bound`` as asked."""
+
+    def __init__(self, scorer_id: str, *, cpu_bound: bool, before=None):
+        self.id, self.name, self.cpu_bound = scorer_id, scorer_id, cpu_bound
+        self.before = before or (lambda index: None)  # called with the item's index before it is scored
+        self.threads: dict[int, int] = {}
+
+    def run(self, payload):
+        index = int(payload["output"].split()[1])
+        self.before(index)
+        self.threads[index] = threading.get_ident()
+        return TD.run(payload)
+
+
+def numbered(n: int) -> list[EvalItem]:
+    return items_of([{"input": "q", "output": f"out {i}", "ground_truth": f"out {i}"} for i in range(n)])
+
+
+def test_the_catalogue_says_which_scorers_are_cpu_bound_and_they_are_the_code_based_ones(fake_openai):
+    from scorers.catalogue.registry import SCORERS
+
+    kinds = set()
+    for sid, spec in SCORERS.items():
+        options = {o.name: o.default for o in spec.options} | dict((spec.example or {}).get("options", {}))
+        scorer = spec.build(options, settings_for(fake_openai) if spec.uses_judge else None, None)
+        assert getattr(scorer, "cpu_bound", False) is (not spec.uses_judge), sid
+        kinds.add(spec.uses_judge)
+    assert kinds == {True, False}  # both kinds are in the catalogue
+
+
+def test_cpu_bound_scorers_score_every_item_in_one_worker_whatever_the_concurrency():
+    # Each item sleeps a little (releasing the GIL), so that several workers, if there were any, would take items.
+    a, b = Recording("a", cpu_bound=True, before=lambda index: time.sleep(0.01)), Recording("b", cpu_bound=True)
+    completed: list[tuple[int, int]] = []
+
+    result = run_evals(
+        numbered(12),
+        [a, b],
+        concurrency=8,
+        on_item_complete=lambda index, item, outcomes: completed.append((index, len(outcomes))),
+    )
+
+    assert result.status == "completed" and [o.score for o in result.outcomes] == [1.0] * 24  # identical texts
+    (worker,) = set(a.threads.values()) | set(b.threads.values())
+    assert worker != threading.get_ident()  # a worker thread: the calling thread watches timeouts
+    assert completed == [(i, 2) for i in range(12)]  # one worker: in order, each item with both outcomes
+
+
+def test_a_scorer_that_may_wait_keeps_the_concurrency_beside_a_cpu_bound_one():
+    # Three items must be in the waiting scorer at once to pass the barrier: with one worker the
+    # barrier would break after 10 s and the scorer's error would surface.
+    barrier = threading.Barrier(3, timeout=10)
+    waiting = Recording("waits", cpu_bound=False, before=lambda index: index < 3 and barrier.wait())
+    code = Recording("code", cpu_bound=True)
+
+    result = run_evals(numbered(6), [code, waiting], concurrency=3)
+
+    assert result.status == "completed" and len(result.outcomes) == 12
+    assert len(set(waiting.threads[i] for i in range(3))) == 3
+
+
+def test_cancel_and_the_item_timeout_work_with_one_cpu_bound_worker():
+    cancel = threading.Event()
+    stopper = Recording("a", cpu_bound=True, before=lambda index: index == 2 and cancel.set())
+
+    cancelled = run_evals(numbered(10), [stopper], concurrency=8, cancel=cancel)
+
+    # Cancelled while item 2 is scored: that item ends, no further one starts.
+    assert cancelled.status == "cancelled" and [o.item_index for o in cancelled.outcomes] == [0, 1, 2]
+
+    slow = Recording("a", cpu_bound=True, before=lambda index: index == 1 and time.sleep(2.0))
+    timed = run_evals(numbered(4), [slow], concurrency=8, item_timeout=0.3)
+
+    # Item 1 takes 2 s, past the timeout of 0.3 s: an API error; the others are scored.
+    assert [o.status for o in timed.outcomes] == [ScoreStatus.SCORED, ScoreStatus.API_ERROR] + [ScoreStatus.SCORED] * 2
+    assert timed.outcomes[1].error == TIMEOUT_MESSAGE.format(0.3)
+
+
 # ---------------------------------------------------------------- retry failed
 
 

@@ -81,6 +81,7 @@ class TextualDifferenceScorer:
 
     id: ClassVar[str] = "textual-difference"
     name: ClassVar[str] = "Textual difference"
+    cpu_bound: ClassVar[bool] = True  # computes only: see scorers.core.base.Scorer
 
     scale: float = 1.0
     target: str = "auto"

@@ -534,7 +534,16 @@ class ScoreResult:
 
 
 class Scorer(Protocol):
-    """What every scorer offers: an id, a display name and a synchronous ``run()``."""
+    """What every scorer offers: an id, a display name and a synchronous ``run()``.
+
+    A scorer may also declare ``cpu_bound = True`` (a class attribute): its ``run()`` only
+    computes, with no judge call and no other network, file or database access, so it never
+    waits. Python threads cannot run such work at the same time (the GIL), so
+    :func:`~scorers.runs.runner.run_evals` scores a run whose scorers are all CPU-bound in one
+    worker thread, whatever concurrency is asked for. Without the attribute a scorer is taken
+    to wait on I/O (an LLM judge, a custom scorer calling a service) and items are scored
+    concurrently. The catalogue's code-based scorers declare it; its LLM-judged ones do not.
+    """
 
     id: str
     name: str

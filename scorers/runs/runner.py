@@ -587,7 +587,12 @@ def run_evals(
             "groundTruth"?, "id"?, "groups"?}``). Ignored when resuming ``run_id``,
             whose stored items are used.
         scorers: scorers with distinct ids.
-        concurrency: items scored at once, >= 1 (Mastra's default is 1; ours 8).
+        concurrency: items scored at once, >= 1 (Mastra's default is 1; ours 8). When every
+            scorer is CPU-bound (``cpu_bound = True``, see :class:`~scorers.core.base.Scorer`:
+            the code-based scorers) one worker thread scores the items in turn, whatever the
+            concurrency: threads cannot run Python code at the same time, and several would only
+            contend for the GIL. Cancel, the per-item timeout and ``on_item_complete`` work as
+            with more workers.
         item_timeout: seconds one item may take for all its scorers; an item past it
             is recorded as an API error for the scorers not yet done. None: no limit
             beyond the judge's own HTTP timeout.
@@ -759,9 +764,10 @@ def run_evals(
             stop.set()
             raise
 
-    n_workers = 0 if halt.is_set() else min(concurrency, len(todo))
+    parallel = 1 if all(getattr(s, "cpu_bound", False) for s in scorers) else concurrency
+    n_workers = 0 if halt.is_set() else min(parallel, len(todo))
     # The writer exits last: after the workers have stopped, what they finished is written.
-    with writer, ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run_evals") as pool:
+    with writer, ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool:
         workers: set[Future[None]] = {pool.submit(work) for _ in range(n_workers)}
         try:
             while workers:

@@ -12,7 +12,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from scorers.catalogue.spec import SCALE, ScorerSpec
 from scorers.core.base import RunInput, require_fields, round_half_up
@@ -44,6 +44,8 @@ class ScaledScorer:
     Raises:
         InvalidInputError: if ``scale`` is not a finite number > 0 (``field="scale"``).
     """
+
+    cpu_bound: ClassVar[bool] = True  # computes only: see scorers.core.base.Scorer
 
     scale: float = 1.0
 

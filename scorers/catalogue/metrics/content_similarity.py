@@ -122,6 +122,7 @@ class ContentSimilarityScorer:
 
     id: ClassVar[str] = SCORER_ID
     name: ClassVar[str] = "Content similarity"
+    cpu_bound: ClassVar[bool] = True  # computes only: see scorers.core.base.Scorer
 
     ignore_case: bool = True
     ignore_whitespace: bool = True

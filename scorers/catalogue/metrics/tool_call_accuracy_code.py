@@ -82,6 +82,7 @@ class ToolCallAccuracyCodeScorer:
 
     id: ClassVar[str] = SCORER_ID
     name: ClassVar[str] = "Tool-call accuracy (code)"
+    cpu_bound: ClassVar[bool] = True  # computes only: see scorers.core.base.Scorer
 
     expected_tool: str | None = None
     expected_tool_order: tuple[str, ...] | None = None
