@@ -79,6 +79,13 @@ def upload(at: AppTest, name: str, data: str) -> None:
     assert not at.exception
 
 
+def show(at: AppTest, tab: str = "2. Comparison") -> None:
+    """Open one of the page's tabs (only the open one is built, and the first, which holds the setup) and rerun."""
+    at.session_state["compare_tab"] = tab
+    at.run()
+    assert not at.exception
+
+
 def keyed(at: AppTest, kind: str, prefix: str, suffix: str = "") -> Any:
     """The widget of ``kind`` whose key starts with ``prefix`` (and ends with ``suffix``)."""
     (widget,) = [w for w in at.get(kind) if w.key and w.key.startswith(prefix) and w.key.endswith(suffix)]
@@ -119,7 +126,7 @@ def test_page_renders_and_checks_templates_as_you_type(open_page):
     # Two variants by default, each template over the guessed question column.
     templates = [t for t in at.text_area if t.key and t.key.endswith("_template")]
     assert [t.value for t in templates] == ["{prompt}", "{prompt}"]
-    assert any("No comparison yet" in i.value for i in at.info)
+    assert not any("No comparison yet" in i.value for i in at.info)  # the Comparison tab is built when opened
     # One stated basis for every variant, the user prompt by default.
     assert any(
         i.value.startswith("Every variant is judged against the dataset's user prompt (column 'prompt') only")
@@ -133,6 +140,9 @@ def test_page_renders_and_checks_templates_as_you_type(open_page):
     problem = [e.value for e in at.error if "{question}" in e.value]
     assert problem and "line 2, column 11" in problem[0] and "no column 'question'" in problem[0]
     assert at.button(key="compare_go").disabled
+    show(at)
+    assert any("No comparison yet" in i.value for i in at.info)
+    assert at.text_area(key=templates[1].key).value == "Answer briefly.\nQuestion: {question}"  # the setup is kept
 
 
 def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpenAI, downloads, studio_db):
@@ -151,6 +161,7 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     at.text_input(key="compare_run_name").input("Brevity check").run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
 
     # 12 generations + 12 prompt-alignment judge calls; textual difference calls nothing.
     assert judge.chat_call_count == 24
@@ -212,6 +223,7 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     assert judge.chat_call_count == 24
 
     # Report: built on request, one self-contained HTML file.
+    show(at, "4. Report")
     at.button(key=f"compare_report_cmp_{run_id}_build").click().run()
     html = downloads.of(at, f"compare_report_cmp_{run_id}_download").decode()
     assert html.startswith("<!DOCTYPE html>")
@@ -254,6 +266,7 @@ def test_pairwise_judge_win_rates(open_page, judge: FakeOpenAI, studio_db):
     at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     key = f"compare_{run_id}"
     calls = judge.chat_call_count
@@ -275,6 +288,7 @@ def test_pairwise_judge_win_rates(open_page, judge: FakeOpenAI, studio_db):
     assert metrics(at)["Order flips"] == "0%"
     # Stored with the run: shown again on a fresh page, and in the report.
     again = open_page("compare")
+    show(again)
     again.selectbox(key="compare_run_pick").set_value(run_id).run()
     assert table_with(again, "order flipped")["winner"].tolist() == ["A", "A", "A"]
     store = Store(studio_db)
@@ -297,6 +311,7 @@ def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     assert not at.error  # no judge and no generation: no key needed
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     assert any(i.value.startswith("Only one variant (short) is in this run") for i in at.info)
     charts = {c.key: c for c in at.get("plotly_chart")}
@@ -308,6 +323,7 @@ def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     keyed(at, "multiselect", "compare_response_cols_").set_value(["short", "long"]).run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     board = table_with(at, "ci_low").set_index("variant")
     assert board.loc["short", "mean"] == pytest.approx(1.0)
@@ -344,6 +360,7 @@ def test_long_layout_pairs_by_question_id_and_proposes_the_model_column(open_pag
     assert "4 responses of 2 variant(s): gpt-4, llama-13b." in [c.value for c in at.caption]
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     # Pairs by question id: 81: "red" vs "rad" (ratio 2·2/6 = 2/3, equal lengths: 2/3); 82: equal (1 vs 1).
     text = markdown_text(at)
@@ -587,6 +604,7 @@ def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
     at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     # Never a green "Stored as run": 2 of the 6 outcomes failed, and the message says so and why.
     assert not [s for s in at.success if "Stored as run" in s.value]
@@ -612,6 +630,7 @@ def test_budget_caps_the_scorers_judge_calls(open_page, judge: FakeOpenAI, studi
     assert not at.error
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     assert judge.chat_call_count == 2
     stored = next(w.value for w in at.warning if w.value.startswith(f"Stored as run {run_id}"))
@@ -641,6 +660,7 @@ def test_leaderboard_counts_judge_cache_replies_apart_from_tokens(open_page, fak
     at.number_input(key="compare_concurrency").set_value(1).run()
     at.button(key="compare_go").click().run()
     wait_for_job(at)
+    show(at)  # the comparison is in its tab
     board = table_with(at, "n_cached").set_index("variant")
     assert board.loc["same_a", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [300, 60, 0]
     assert board.loc["same_b", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [0, 0, 3]

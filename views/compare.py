@@ -7,15 +7,15 @@
 3. Run vs run: two stored runs row by row: regressions and improvements, and the CI gate verdict.
 4. Report: a self-contained HTML report to download.
 
-Run vs run is built only while its tab is open (a tab switch reruns the page). ``?run=ID`` opens that run in the
-Comparison tab when it has variants, else in Run vs run as run B.
+Only the open tab is built (a tab switch reruns the page), but the first one, whose widgets hold the
+setup. ``?run=ID`` opens that run in the Comparison tab when it has variants, else in Run vs run as run B.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.compare.comparison import comparison_runs, render_comparison_tab
+from dashboard.compare.comparison import comparison_runs, render_comparison_tab, selected_comparison
 from dashboard.compare.report import render_report_tab
 from dashboard.compare.run_vs_run import follow_run_b, render_run_vs_run
 from dashboard.compare.setup import render_setup
@@ -38,12 +38,15 @@ if follow_run_link("compare_run_pick", [r["id"] for r in comparison_runs(runs)])
 elif follow_run_b(runs):
     st.session_state[TAB_KEY] = TABS[2]
 setup_tab, compare_tab, runs_tab, report_tab = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
-with setup_tab:
+with setup_tab:  # always drawn: its widgets (the uploaded dataset, the variants) keep their values only while drawn
     render_setup(store)
-with compare_tab:
-    comparison = render_comparison_tab(store, runs)
-if runs_tab.open:  # it reads two runs: built only when shown (a tab switch reruns the page)
+# The other tabs read stored runs: each is built only when shown (a tab switch reruns the page).
+if compare_tab.open:
+    with compare_tab:
+        render_comparison_tab(store, runs)
+if runs_tab.open:
     with runs_tab:
         render_run_vs_run(store, runs)
-with report_tab:
-    render_report_tab(store, runs, comparison)
+if report_tab.open:
+    with report_tab:
+        render_report_tab(store, runs, selected_comparison(store, runs))

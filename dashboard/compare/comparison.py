@@ -326,7 +326,7 @@ def _render_head_to_head(
     a = c1.selectbox("Variant A", variants, index=0, key=f"{key}_a", **SESSION)
     b = c2.selectbox("Variant B", variants, index=1, key=f"{key}_b", **SESSION)
     sid = c3.selectbox(
-        "Scorer", comparison.result.scorer_ids, key=f"{key}_scorer", format_func=lambda s: names.get(s, s)
+        "Scorer", comparison.result.scorer_ids, key=f"{key}_scorer", format_func=lambda s: names.get(s, s), **SESSION
     )
     if a == b:
         st.info("Choose two different variants.")
@@ -455,7 +455,7 @@ def _render_pairwise(
         st.info("The pairwise judge pairs rows by a group column (such as row_id); choose one above.")
         return
     run_id = comparison.run["id"]
-    rubric = st.text_area("Rubric", value=DEFAULT_RUBRIC, key=f"{key}_rubric", height=80)
+    rubric = st.text_area("Rubric", value=DEFAULT_RUBRIC, key=f"{key}_rubric", height=80, **SESSION)
     job = session_job_of(PAIRWISE_SLOT)
     busy = job is not None and job.running
     if st.button("Run the pairwise judge", key=f"{key}_pairwise_run", icon=":material/balance:", disabled=busy):
@@ -563,13 +563,22 @@ def _picked(store: Store, run_id: str) -> Comparison | None:
         return None
 
 
-def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Comparison | None:
-    """Tab 2: pick a run with groups and compare its variants; the comparison shown, or None.
+def selected_comparison(store: Store, runs: list[dict[str, Any]]) -> Comparison | None:
+    """The run the Comparison tab shows (its pick, else the newest run with groups), read once per version;
+    None when no run has groups or it is no longer in the store."""
+    ids = [r["id"] for r in comparison_runs(runs)]
+    if not ids:
+        return None
+    picked = st.session_state.get("compare_run_pick")
+    return _picked(store, picked if picked in ids else ids[0])
+
+
+def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> None:
+    """Tab 2: pick a run with groups and compare its variants.
 
     The run is read once per version of its outcomes (:func:`dashboard.run_explorer.stored_run`).
     """
     comparable = comparison_runs(runs)
-    comparison = None
     if not comparable:
         st.info(
             "No comparison yet: generate and score variants in the first tab (or score a dataset with a group column on the Batch page)."
@@ -583,4 +592,3 @@ def render_comparison_tab(store: Store, runs: list[dict[str, Any]]) -> Compariso
             st.warning(f"Run {run_id} is no longer in the store.")
         else:
             render_comparison(store, comparison, key="compare")
-    return comparison

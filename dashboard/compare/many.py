@@ -14,7 +14,7 @@ from scorers.analysis.report import breakdown_figure
 
 from ..batch import truncate
 from ..results import md_escape, render_outcome
-from .common import NUMBER_COLUMN
+from .common import NUMBER_COLUMN, SESSION
 
 if TYPE_CHECKING:
     from .comparison import Comparison
@@ -35,6 +35,7 @@ def render_ranking(comparison: Comparison, names: Mapping[str, str], group_col: 
         comparison.result.scorer_ids,
         key=f"{key}_rank_scorer",
         format_func=lambda s: names.get(s, s),
+        **SESSION,
     )
     try:
         ranked, tests = _ranking(
@@ -115,6 +116,7 @@ def render_per_question(
         comparison.result.scorer_ids,
         key=f"{key}_pq_scorer",
         format_func=lambda s: names.get(s, s),
+        **SESSION,
     )
     part = frame[frame["scorer"] == sid].assign(
         _variant=lambda f: f[group_col].map(variant_label), _pair=lambda f: f[pair_col].map(variant_label)
@@ -171,9 +173,11 @@ def render_breakdown(
 ) -> None:
     """Mean score of every variant within each value of a group column (e.g. category), as a table and a heat map."""
     c1, c2 = st.columns(2)
-    by = c1.selectbox("Break down by", by_options, key=f"{key}_by", format_func=lambda c: c.removeprefix("group:"))
+    by = c1.selectbox(
+        "Break down by", by_options, key=f"{key}_by", format_func=lambda c: c.removeprefix("group:"), **SESSION
+    )
     sid = c2.selectbox(
-        "Scorer", comparison.result.scorer_ids, key=f"{key}_by_scorer", format_func=lambda s: names.get(s, s)
+        "Scorer", comparison.result.scorer_ids, key=f"{key}_by_scorer", format_func=lambda s: names.get(s, s), **SESSION
     )
     table = group_breakdown(comparison.frame, sid, by, group_col=group_col)
     st.plotly_chart(
