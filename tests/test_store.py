@@ -183,6 +183,28 @@ def test_results_version_changes_when_an_outcome_is_replaced(store: Store):
     assert store.results_version(run_id)[:3] == (2, 2, 0.75)
 
 
+def test_the_run_list_statistics_and_the_results_version_read_only_the_covering_index(tmp_path: Path):
+    # Every run view checks results_version on each rerun and History lists every run's counts:
+    # both must be answered from the results_stats index, never by reading the rows' JSON.
+    from sqlalchemy import event
+
+    store = Store(tmp_path / "s.db")
+    run_id = make_run(store, n_items=2)
+    store.save_result(run_id, 0, TD, {"status": "scored", "score": 0.5, "analysis": {"big": "x" * 1000}})
+    statements: list[tuple[str, tuple]] = []
+    listener = lambda _conn, _cursor, sql, params, _ctx, _many: statements.append((sql, params))  # noqa: E731
+    event.listen(store.engine, "before_cursor_execute", listener)
+    store.results_version(run_id)
+    store.list_runs()
+    event.remove(store.engine, "before_cursor_execute", listener)
+    on_results = [(sql, params) for sql, params in statements if "FROM results" in sql]
+    assert len(on_results) == 2
+    for sql, params in on_results:
+        plan = " ".join(row[3] for row in store.query(f"EXPLAIN QUERY PLAN {sql}", params))
+        assert "COVERING INDEX results_stats" in plan, plan
+    store.close()
+
+
 def test_label_history_and_saved_judges(store: Store):
     run_id = td_run(store, ["abc", "abx"])
     save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.5)
@@ -529,10 +551,16 @@ def test_every_revision_builds_what_the_old_stores_migration_of_that_number_buil
     engine.dispose()
 
 
-def test_a_table_refuses_a_column_that_another_tables_revision_added():
+def test_a_table_refuses_a_column_or_index_that_another_tables_revision_added():
     import sqlalchemy as sa
 
     from scorers.runs import schema_history as history
 
     with pytest.raises(ValueError, match=r"runs: items\.columns belong to another table"):
         history.CREATE_RUNS.table(sa.MetaData(), history.ADD_RUNS_OWNER, history.ADD_ITEMS_COLUMNS)
+    with pytest.raises(ValueError, match=r"runs: results\.results_stats belong to another table"):
+        history.CREATE_RUNS.table(sa.MetaData(), history.ADD_RESULTS_STATS_INDEX)
+    # An index a revision added belongs to its table, on the columns it names.
+    results = history.CREATE_RESULTS.table(sa.MetaData(), history.ADD_RESULTS_STATS_INDEX)
+    (index,) = [i for i in results.indexes if i.name == "results_stats"]
+    assert [c.name for c in index.columns] == ["run_id", "scorer_id", "status", "score", "finished_at"]

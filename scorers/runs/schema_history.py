@@ -44,6 +44,25 @@ class AddedColumn:
 
 
 @dataclass(frozen=True)
+class AddedIndex:
+    """An index a revision added to an existing table (``op.create_index``).
+
+    Attributes:
+        table: The table's name.
+        name: The index's name.
+        columns: Its columns, in order.
+    """
+
+    table: str
+    name: str
+    columns: tuple[str, ...]
+
+    def apply(self, op: Operations) -> None:
+        """Create the index (in the ``upgrade()`` of the revision that adds it)."""
+        op.create_index(self.name, self.table, list(self.columns))
+
+
+@dataclass(frozen=True)
 class CreatedTable:
     """A table as the revision that created it declared it (``op.create_table``).
 
@@ -61,18 +80,26 @@ class CreatedTable:
         """Create the table and its indexes (in the ``upgrade()`` of the revision that creates it)."""
         op.create_table(self.name, *self.elements(), **self.options)
 
-    def table(self, metadata: sa.MetaData, *added: AddedColumn) -> sa.Table:
-        """The table now, in ``metadata``: as created, then the ``added`` columns in the order of their revisions.
+    def table(self, metadata: sa.MetaData, *added: AddedColumn | AddedIndex) -> sa.Table:
+        """The table now, in ``metadata``: as created, then the ``added`` columns and indexes in the order
+        of their revisions.
 
         Raises:
             ValueError: one of ``added`` belongs to another table.
         """
-        elsewhere = [f"{a.table}.{a.column().name}" for a in added if a.table != self.name]
+        elsewhere = [
+            f"{a.table}.{a.name if isinstance(a, AddedIndex) else a.column().name}"
+            for a in added
+            if a.table != self.name
+        ]
         if elsewhere:
             raise ValueError(f"{self.name}: {', '.join(elsewhere)} belong to another table")
         table = sa.Table(self.name, metadata, *self.elements(), **self.options)
         for a in added:
-            table.append_column(a.column())
+            if isinstance(a, AddedIndex):
+                sa.Index(a.name, *(table.c[name] for name in a.columns))  # belongs to the table of its columns
+            else:
+                table.append_column(a.column())
         return table
 
 
@@ -327,3 +354,9 @@ def _rejudges() -> list[sa.Column[Any] | sa.Index]:
 
 
 CREATE_REJUDGES = CreatedTable("rejudges", _rejudges, {"sqlite_autoincrement": True})
+
+# ---- 0012: the History list's counts and means and results_version read from an index, not the rows' JSON
+
+ADD_RESULTS_STATS_INDEX = AddedIndex(
+    "results", "results_stats", ("run_id", "scorer_id", "status", "score", "finished_at")
+)
