@@ -4,6 +4,7 @@ Expected numbers are worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -32,7 +33,7 @@ from scorers import (
     load_dataset,
     run_evals,
 )
-from scorers.runs.table import load_outcomes, load_run_table
+from scorers.runs.table import json_documents, load_outcomes, load_run_table
 
 CSV = (
     b"id,prompt,response,reference,variant,votes,note\n"
@@ -96,6 +97,68 @@ def test_table_has_items_texts_groups_dataset_columns_and_flat_dimensions(store)
     slow = table.results[table.results["scorer"] == "slow"].set_index("item_index")
     assert slow.loc[3, "status"] == "invalid_input" and math.isnan(slow.loc[3, "score"])
     assert math.isnan(slow.loc[0, "textual_difference.ratio"])  # another scorer's dimension: empty, not 0
+
+
+def test_dimension_columns_come_in_order_of_first_appearance_down_the_rows(store):
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=[(f"i{i}", {"input": "q", "output": "a"}, {}) for i in range(3)],
+        scorers=[{"id": "a-x", "name": "A", "options": {}}, {"id": "b", "name": "B", "options": {}}],
+        judge=None,
+    )
+    rows = [
+        (0, "a-x", {"status": "scored", "score": 1.0, "analysis": {"p": 0.5}}),
+        (0, "b", {"status": "scored", "score": 1.0, "analysis": {"q": 1, "r": 0.25}}),
+        (1, "a-x", {"status": "scored", "score": 1.0, "analysis": {"s": 0.75, "p": 0.0}}),
+        (1, "b", {"status": "api_error", "error": "boom", "analysis": {"q": 9}}),  # a failure: no dimensions
+        (2, "a-x", {"status": "scored", "score": 1.0, "analysis": {}}),
+        (2, "b", {"status": "scored", "score": 1.0, "analysis": {"r": 0.5}}),
+    ]
+    store.save_results(run_id, rows)
+    table = load_run_table(store, run_id, splitters={"a-x": dict, "b": dict})
+    # Rows go item by item, scorer by scorer: (0,a-x) p; (0,b) q, r; (1,a-x) s, p; (1,b) failed; (2,a-x) none;
+    # (2,b) r. First appearances: a_x.p (row 1), b.q and b.r (row 2), a_x.s (row 3).
+    assert table.dimensions == {"a-x": ["a_x.p", "a_x.s"], "b": ["b.q", "b.r"]}
+    dims = ["a_x.p", "b.q", "b.r", "a_x.s"]
+    assert [c for c in table.results.columns if "." in c] == dims
+    nan = float("nan")
+    expected = {
+        "a_x.p": [0.5, nan, 0.0, nan, nan, nan],
+        "b.q": [nan, 1.0, nan, nan, nan, nan],  # the failure's stored analysis is not read
+        "b.r": [nan, 0.25, nan, nan, nan, 0.5],
+        "a_x.s": [nan, nan, 0.75, nan, nan, nan],
+    }
+    for column, values in expected.items():
+        assert table.results[column].tolist() == pytest.approx(values, nan_ok=True), column
+    assert table.results["analysis"].isna().tolist() == [False, False, False, True, False, False]
+
+
+def test_an_analysis_that_cannot_be_read_or_split_gives_that_row_no_dimensions(store):
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=[(f"i{i}", {"input": "q", "output": "a"}, {}) for i in range(3)],
+        scorers=[{"id": "s", "name": "S", "options": {}}],
+        judge=None,
+    )
+    analyses = [{"p": 0.5}, [1, 2, 3], {"p": 0.25}]  # dict([1, 2, 3]) raises TypeError: not splittable
+    store.save_results(
+        run_id, [(i, "s", {"status": "scored", "score": 1.0, "analysis": a}) for i, a in enumerate(analyses)]
+    )
+    with store.transaction() as conn:  # a stored analysis that is not JSON at all
+        conn.execute("UPDATE results SET analysis = '{not json' WHERE run_id = ? AND item_index = 2", (run_id,))
+    table = load_run_table(store, run_id, splitters={"s": dict})
+    # Item 0 splits to p = 0.5; item 1 cannot be split and item 2 cannot be decoded: no dimension, not a failure.
+    assert table.results["s.p"].tolist() == pytest.approx([0.5, float("nan"), float("nan")], nan_ok=True)
+    assert table.results["status"].tolist() == ["scored"] * 3
+
+
+def test_json_documents_decodes_in_chunks_and_refuses_a_text_of_two_documents():
+    texts = ['{"a": 1}', None, "", "[2]", "3"]
+    assert list(json_documents(texts, chunk=2)) == [{"a": 1}, {}, {}, [2], 3]
+    with pytest.raises(json.JSONDecodeError):
+        list(json_documents(['{"a": 1}', "1, 2"]))
+    # Asked to, an unreadable text gives the value named, and the others of its chunk are still read.
+    assert list(json_documents(['{"a": 1}', "1, 2", "{", "[3]"], chunk=3, unreadable="?")) == [{"a": 1}, "?", "?", [3]]
 
 
 class ReadLog:

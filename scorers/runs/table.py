@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,17 +226,17 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
         splitters = default_splitters(run)
     version = store.results_version(run_id)  # read first: a write meanwhile makes the next version
 
-    ids: list[str] = []
-    groups: list[dict[str, Any]] = []
-    columns: list[dict[str, Any]] = []
-    for chunk in store.read_chunks(  # not the payloads: the texts are read when asked for (RunTable.texts)
-        "SELECT item_id, groups, columns FROM items WHERE run_id = ? ORDER BY item_index", (run_id,)
-    ):
-        for row in chunk:
-            ids.append(row["item_id"])
-            groups.append(json.loads(row["groups"]) if row["groups"] else {})
-            columns.append(json.loads(row["columns"]) if row["columns"] else {})
-    items = pd.DataFrame({"item_id": pd.Series(ids, dtype="string[pyarrow]")})
+    # Column by column, JSON decoded a chunk at a time (json_documents): no Python work per row
+    # but the dimension splitters'.
+    item_columns = _read_columns(  # not the payloads: the texts are read when asked for (RunTable.texts)
+        store,
+        "SELECT item_id, groups, columns FROM items WHERE run_id = ? ORDER BY item_index",
+        (run_id,),
+        ("item_id", "groups", "columns"),
+    )
+    groups = list(json_documents(item_columns["groups"]))
+    columns = list(json_documents(item_columns["columns"]))
+    items = pd.DataFrame({"item_id": pd.Series(item_columns["item_id"], dtype="string[pyarrow]")})
     for name in dict.fromkeys(k for g in groups for k in g):
         items[f"group:{name}"] = pd.Series([g.get(name) for g in groups], dtype=object)
     reserved = {*TEXT_FIELDS, *RESULT_COLUMNS}
@@ -245,51 +245,115 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
         items[label] = pd.Series([c.get(name) for c in columns], dtype=object).convert_dtypes()
     items.index.name = "item_index"
 
-    records: dict[str, list[Any]] = {name: [] for name in RESULT_COLUMNS}
-    analyses: list[str | None] = []
-    cached: list[bool] = []
-    dims: dict[str, list[float]] = {}
-    dimensions: dict[str, list[str]] = {}
-    names: dict[tuple[str, str], str] = {}
-    position = 0
-    for chunk in store.read_chunks(
+    read = _read_columns(
+        store,
         "SELECT item_index, scorer_id, status, score, reason, error, prompt_tokens, completion_tokens,"
         f" judge_calls, latency_s, analysis, {CACHED_SQL[store.dialect]} AS cached"
         " FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
         (run_id,),
-    ):
-        for row in chunk:
-            for name, value in zip(RESULT_COLUMNS, row, strict=False):
-                records[name].append(value)
-            scored = row["status"] == ScoreStatus.SCORED.value
-            analyses.append(row["analysis"] if scored else None)
-            cached.append(bool(row["cached"]))
-            split = splitters.get(row["scorer_id"])
-            if scored and split is not None and row["analysis"]:
-                try:
-                    parts = split(json.loads(row["analysis"]))
-                except (KeyError, TypeError, ValueError):  # an analysis the scorer cannot split: no dimensions
-                    parts = {}
-                for name, value in parts.items():
-                    key = (row["scorer_id"], name)
-                    column = names.get(key) or names.setdefault(key, dimension_column(*key))
-                    if column not in dims:
-                        dims[column] = [float("nan")] * position
-                        dimensions.setdefault(row["scorer_id"], []).append(column)
-                    dims[column].append(float(value))
-            position += 1
-            for values in dims.values():
-                if len(values) < position:
-                    values.append(float("nan"))
-    results = pd.DataFrame(records, columns=list(RESULT_COLUMNS))
+        (*RESULT_COLUMNS, "analysis", "cached"),
+    )
+    results = pd.DataFrame({name: read[name] for name in RESULT_COLUMNS}, columns=list(RESULT_COLUMNS))
     results = results.astype({"score": "float64", "latency_s": "float64"})
     for name in ("status", "scorer", "reason", "error"):
         results[name] = results[name].astype("string[pyarrow]")
-    for column, values in dims.items():
-        results[column] = pd.Series(values, dtype="float64")
-    results["analysis"] = pd.Series(analyses, dtype="string[pyarrow]")
-    results["cached"] = pd.Series(cached, dtype="bool")
+    scored = (results["status"] == ScoreStatus.SCORED.value).to_numpy(dtype=bool)
+    analyses = pd.Series(read["analysis"], dtype=object).where(scored, None)
+    dims, dimensions = _dimension_columns(results["scorer"], analyses, splitters)
+    for column, series in dims.items():
+        results[column] = series
+    results["analysis"] = analyses.astype("string[pyarrow]")
+    results["cached"] = pd.Series(read["cached"], dtype=object).astype(bool)
     return RunTable(run, items, results, dimensions, version[0], store, version)
+
+
+def _read_columns(store: Store, sql: str, params: Sequence[Any], names: Sequence[str]) -> dict[str, list[Any]]:
+    """Every row of a read query as columns: ``names`` (one per selected column) → values in row order."""
+    out: dict[str, list[Any]] = {name: [] for name in names}
+    for chunk in store.read_chunks(sql, params):  # a chunk of rows transposed at once
+        for values, column in zip(out.values(), zip(*chunk, strict=True), strict=True):
+            values.extend(column)
+    return out
+
+
+_UNREADABLE = object()
+
+
+def json_documents(texts: Sequence[str | None], chunk: int = 1000, *, unreadable: Any = _UNREADABLE) -> Iterator[Any]:
+    """Decode JSON texts stored by the store, ``chunk`` at a time in one ``json.loads`` call each.
+
+    A generator: at most one chunk of decoded documents is held here, so a caller that keeps
+    only what it takes from each (a few dimension scores) never holds them all.
+
+    Args:
+        texts: JSON documents as text; None or ``""`` decodes as ``{}``.
+        chunk: documents decoded per call.
+        unreadable: what to yield for a text that is not one JSON document; by default it raises.
+
+    Yields:
+        The decoded values, in order.
+
+    Raises:
+        json.JSONDecodeError: a text is not one JSON document (and ``unreadable`` is not given).
+
+    >>> list(json_documents(['{"a": 1}', None, "[2]"]))
+    [{'a': 1}, {}, [2]]
+    >>> list(json_documents(['{"a": 1}', "{", "1, 2"], unreadable=None))
+    [{'a': 1}, None, None]
+    """
+    for start in range(0, len(texts), chunk):
+        part = [t or "{}" for t in texts[start : start + chunk]]
+        try:
+            decoded = json.loads("[" + ",".join(part) + "]")
+        except json.JSONDecodeError:
+            decoded = []
+        if len(decoded) != len(part):  # a text is not one document ("{", "1, 2"): each on its own
+            decoded = [_one_document(text, unreadable) for text in part]
+        yield from decoded
+
+
+def _one_document(text: str, unreadable: Any) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        if unreadable is _UNREADABLE:
+            raise
+        return unreadable
+
+
+def _split(split: Splitter, analysis: Any) -> Mapping[str, float]:
+    if analysis is _UNREADABLE_ANALYSIS:
+        return {}
+    try:
+        return split(analysis)
+    except (KeyError, TypeError, ValueError):  # an analysis the scorer cannot split: no dimensions
+        return {}
+
+
+_UNREADABLE_ANALYSIS = object()
+
+
+def _dimension_columns(
+    scorers: pd.Series, analyses: pd.Series, splitters: Mapping[str, Splitter]
+) -> tuple[dict[str, pd.Series], dict[str, list[str]]]:
+    """Each splitter's dimension scores of its scorer's rows with an analysis, as float columns
+    (NaN elsewhere) in order of first appearance down the rows; and scorer id → its columns."""
+    found: list[tuple[int, int, str, pd.Series]] = []
+    for sid, split in splitters.items():
+        mine = analyses[(scorers == sid).to_numpy(dtype=bool) & analyses.notna().to_numpy(dtype=bool)]
+        mine = mine[mine.astype(bool)]  # an empty text has no dimensions
+        if mine.empty:
+            continue
+        analyses_read = json_documents(mine.tolist(), unreadable=_UNREADABLE_ANALYSIS)
+        frame = pd.DataFrame([_split(split, a) for a in analyses_read], index=mine.index, dtype="float64")
+        for n, name in enumerate(frame.columns):
+            column = frame[name].reindex(analyses.index)
+            found.append((int(column.notna().to_numpy().argmax()), n, sid, column.rename(dimension_column(sid, name))))
+    found.sort(key=lambda f: f[:2])
+    dimensions: dict[str, list[str]] = {}
+    for _, _, sid, column in found:
+        dimensions.setdefault(sid, []).append(str(column.name))
+    return {str(column.name): column for *_, column in found}, dimensions
 
 
 def load_outcomes(store: Store, run_id: str, item_index: int) -> tuple[EvalItem, dict[str, ItemOutcome]]:
