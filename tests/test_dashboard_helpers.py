@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import sys
+import types
 
 import pytest
 
+from dashboard.layout import freeze_new_imports
 from dashboard.runs import RunFailure, build_payload, evaluate, split_system_messages
 from dashboard.samples import COLUMNS, read_examples
 from dashboard.settings import key_source
@@ -98,3 +102,20 @@ def test_a_cost_cap_needs_the_judges_price():
     assert budget_problem(BudgetCaps(max_judge_calls=5), unpriced, None) is None  # no cost cap
     assert budget_problem(BudgetCaps(max_cost_usd=1.0), None, None) is None  # no judge: nothing to price
     assert price_record(Price(0.5, 1.5)) == [0.5, 1.5] and price_record(None) is None
+
+
+def test_the_server_freezes_what_is_alive_only_after_new_imports():
+    name = "_scorer_studio_test_import"
+    try:
+        freeze_new_imports()  # whatever the tests imported so far
+        frozen = gc.get_freeze_count()
+        # Nothing imported since: nothing frozen, however much was built.
+        built = [[i] for i in range(1000)]  # lists: always tracked by the collector
+        assert freeze_new_imports() is False and gc.get_freeze_count() == frozen
+        sys.modules[name] = types.ModuleType(name)  # an import
+        # Frozen now: at least the 1,000 lists built since (and the list holding them).
+        assert freeze_new_imports() is True and gc.get_freeze_count() >= frozen + 1001
+        assert len(built) == 1000
+    finally:
+        sys.modules.pop(name, None)
+        gc.unfreeze()
