@@ -73,7 +73,13 @@ def test_the_run_is_read_once_per_version_of_its_outcomes(open_page, studio_db: 
     tables: list[str] = []  # the run's columns (shared with History), once per version
     full: list[str] = []  # the run's items and outcomes in full: never on the review view
     items: list[int | None] = []  # the items read: only the row on screen
+    judged: list[str] = []  # the scorer's rows for the queues: once per version too
     load_run_table, load_run, store_items = run_explorer.load_run_table, context.load_run, Store.items
+    judged_rows = context.judged_rows
+
+    def counted_judged(results, item_ids, scorer_id):
+        judged.append(scorer_id)
+        return judged_rows(results, item_ids, scorer_id)
 
     def counted_table(store, run_id):
         tables.append(run_id)
@@ -90,13 +96,14 @@ def test_the_run_is_read_once_per_version_of_its_outcomes(open_page, studio_db: 
     monkeypatch.setattr(run_explorer, "load_run_table", counted_table)
     monkeypatch.setattr(context, "load_run", counted_run)
     monkeypatch.setattr(Store, "items", counted_items)
+    monkeypatch.setattr(context, "judged_rows", counted_judged)
     # Against "abc": "abc" → 1, "xyz" → 0.
     run_id = stored_td_run(studio_db, ["abc", "xyz"], "abc")
     key = review_key(run_id, TD)
     at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()
     at.button(key=f"{key}_0_pass").click().run()  # a label saved, a row stepped to: the run is not read again
-    assert tables == [run_id] and full == []
+    assert tables == [run_id] and full == [] and judged == [TD]
     assert items and None not in items and set(items) == {0, 1}  # row0, then row1 after the label
     assert metrics(at)["Labelled"] == "1 of 2" and metrics(at)["Score"] == "0.000"
     store = Store(studio_db)
@@ -105,7 +112,7 @@ def test_the_run_is_read_once_per_version_of_its_outcomes(open_page, studio_db: 
     store.save_result(run_id, 1, TD, {"status": "scored", "score": 0.25, "analysis": analysis, "details": details})
     store.close()
     at.run()  # an outcome replaced (same count, same second): read again, and shown
-    assert tables == [run_id, run_id] and full == []
+    assert tables == [run_id, run_id] and full == [] and judged == [TD, TD]
     assert metrics(at)["Score"] == "0.250"  # row1 ("xyz" vs "abc") was 0
     # The views that need every item read the run in full once per version.
     at.radio(key="review_view").set_value("Import and export").run()

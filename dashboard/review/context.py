@@ -31,7 +31,7 @@ from scorers.analysis.labels import (
     scorer_scale,
 )
 from scorers.catalogue.registry import scorer_spec
-from scorers.runs.table import load_outcomes
+from scorers.runs.table import RunTable, load_outcomes
 
 from ..layout import follow_run_link
 from ..run_explorer import per_version, run_table
@@ -169,13 +169,20 @@ def load_context(store: Store, run_id: str, scorer_id: str, threshold: float) ->
     name, higher_is_better, uses_judge = _scorer_facts(scorer_id, store)
     scale = scorer_scale(run, scorer_id, store)
     labels = {index: label for (index, _), label in current_labels(store, run_id, scorer_id).items()}
-    item_ids = table.items["item_id"].astype(str).tolist()
-    outcomes = judged_rows(table.results, item_ids, scorer_id)
+    # Built once per version of the run's outcomes, like the table: a rerun builds no row of them.
+    item_ids, outcomes = per_version(
+        store, f"review rows of {scorer_id}", (run_id,), lambda: _review_rows(table, scorer_id)
+    )
     rows = agreement_rows(outcomes.values(), {(i, scorer_id): label for i, label in labels.items()}, scorer_id)
     report = agreement_report(rows, threshold=threshold, scale=scale, higher_is_better=higher_is_better)
     return ReviewContext(
         store, run, scorer_id, name, scale, threshold, higher_is_better, uses_judge, outcomes, labels, report, item_ids
     )
+
+
+def _review_rows(table: RunTable, scorer_id: str) -> tuple[list[str], dict[int, JudgedRow]]:
+    item_ids = table.items["item_id"].astype(str).tolist()
+    return item_ids, judged_rows(table.results, item_ids, scorer_id)
 
 
 def judged_rows(results: pd.DataFrame, item_ids: list[str], scorer_id: str) -> dict[int, JudgedRow]:
