@@ -2,6 +2,7 @@
 
 import gc
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import streamlit as st
 
 from dashboard.jobs import render_jobs_sidebar
 from dashboard.settings import render_judge_sidebar
+from scorers.core.pricing import load_price_list
 from scorers.runs.store import database_url, default_db, display_name
 
 # The tab's icon, served by the app itself: a Material icon name would make the browser
@@ -36,6 +38,7 @@ def setup_page() -> None:
     """
     page_config()
     freeze_new_imports()
+    _load_price_list()
     render_judge_sidebar()
     render_jobs_sidebar()
     try:
@@ -43,6 +46,14 @@ def setup_page() -> None:
     except ValueError as exc:  # an unsupported URL: the page that opens the store says so
         where = str(exc)
     st.sidebar.caption(f"Store: {where}", help="SCORER_STUDIO_DB: a SQLite file, or a postgresql:// URL for a team.")
+
+
+@st.cache_resource(show_spinner=False)
+def _load_price_list() -> threading.Thread:
+    # Once per server process, in the background: the first cost shown (a run's judge cost) would wait for it.
+    thread = threading.Thread(target=load_price_list, name="load-price-list", daemon=True)
+    thread.start()
+    return thread
 
 
 _frozen_at = [0]  # len(sys.modules) at the last gc.freeze of this process

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,8 @@ from dashboard.runs import RunFailure, build_payload, evaluate, split_system_mes
 from dashboard.samples import COLUMNS, read_examples
 from dashboard.settings import key_source
 from scorers import JudgeSettings, ScoreStatus
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
@@ -119,3 +123,15 @@ def test_the_server_freezes_what_is_alive_only_after_new_imports():
     finally:
         sys.modules.pop(name, None)
         gc.unfreeze()
+
+
+def test_the_price_list_loads_before_any_cost_is_asked_for():
+    # In a fresh process (nothing imported yet): the price list is not loaded by the import of
+    # scorers.core.pricing, and load_price_list loads it.
+    code = (
+        "import sys; from scorers.core.pricing import load_price_list; "
+        "before = 'genai_prices.data' in sys.modules; load_price_list(); "
+        "print(before, 'genai_prices.data' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.split() == ["False", "True"]

@@ -53,6 +53,16 @@ def _list_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float 
     return None
 
 
+def load_price_list() -> None:
+    """Load the list prices now rather than at the first cost asked for (a third of a second, once per process).
+
+    The dashboard's server calls it in a background thread when it starts, so the first run
+    opened does not wait for it; the command line never does (a run without a judge needs no
+    price).
+    """
+    _list_cost("gpt-4o-mini", 0, 0)
+
+
 def price_for(model: str, price: Price | None = None) -> Price | None:
     """The price of ``model`` per million tokens: ``price`` when set, else the list price, else None.
 
