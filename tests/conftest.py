@@ -22,6 +22,11 @@ secrets, so no developer's ``secrets.toml`` is read; a 90 s timeout per run, for
 machine), switches to ``views/batch.py`` and checks that nothing raised;
 ``open_page()`` stays on the first page (Evaluate). Uses ``studio_db``.
 
+Every test starts with nothing frozen from the garbage collector (``gc.unfreeze``): the
+dashboard's pages freeze what is alive when they import something new
+(``dashboard.layout.freeze_new_imports``), and AppTest runs them in this process, while the
+command line takes a process with frozen objects for ``python -m scorers``.
+
 ``downloads``: the bytes of every file handed to an ``st.download_button`` during the
 test; ``downloads.of(at, key)`` gives those of the button with that key.
 
@@ -39,6 +44,7 @@ Import the helpers in tests with ``from fake_openai import FakeOpenAI, Reply``.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import uuid
@@ -68,6 +74,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "fake_openai(**kwargs): keyword arguments for the FakeOpenAI of the fake_openai fixture",
     )
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen() -> None:
+    gc.unfreeze()
 
 
 @pytest.fixture
