@@ -163,17 +163,42 @@ def render_results(
 
 
 def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], key: str) -> None:
+    scores, status, dimensions = _summary(table.run["id"], table.version, names, table)
     st.markdown("**Scores per scorer** (scored items only; failed items are counted, never averaged as 0)")
-    st.dataframe(aggregates(table, names), hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
-    st.plotly_chart(status_chart(status_counts(table, names)), key=f"{key}_status")
-    if table.dimensions:
+    st.dataframe(scores, hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
+    st.plotly_chart(status, key=f"{key}_status")
+    if dimensions is not None:
         st.markdown("**Scores per dimension** (0–1, before scale; the column names are those of the exports)")
-        st.dataframe(dimension_aggregates(table, names), hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
+        st.dataframe(dimensions, hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
     for group in groups:
         st.markdown(f"**Mean score per {md_escape(group)}**")
-        means = group_means(table, group)
-        means["scorer"] = means["scorer"].map(lambda s: names.get(s, s))
-        st.dataframe(means, hide_index=True, column_config={"mean": _NUMBER})
+        st.dataframe(
+            _group_means(table.run["id"], table.version, group, names, table),
+            hide_index=True,
+            column_config={"mean": _NUMBER},
+        )
+
+
+# The Summary shows the whole run, whatever the filters: its tables and chart are built once per
+# run version (run id and RunTable.version), like the charts, and reused by every rerun.
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _summary(
+    run_id: str, version: tuple[int, int, float | None, str | None], names: dict[str, str], _table: RunTable
+) -> tuple[pd.DataFrame, Any, pd.DataFrame | None]:
+    return (
+        aggregates(_table, names),
+        status_chart(status_counts(_table, names)),
+        dimension_aggregates(_table, names) if _table.dimensions else None,
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _group_means(
+    run_id: str, version: tuple[int, int, float | None, str | None], group: str, names: dict[str, str], _table: RunTable
+) -> pd.DataFrame:
+    means = group_means(_table, group)
+    means["scorer"] = means["scorer"].map(lambda s: names.get(s, s))
+    return means
 
 
 def _new_selection(event: Any, chart_key: str) -> list[dict[str, Any]]:
@@ -227,8 +252,7 @@ def _render_charts(
                 chosen = members[labels.index(str(points[0]["y"]))]
                 _set_chart_filter(key, f"{name}: heatmap row {points[0]['y']}", scorer=None, items=chosen)
     for group in groups:
-        means = group_means(table, group)
-        means["scorer"] = means["scorer"].map(lambda s: names.get(s, s))
+        means = _group_means(run_id, table.version, group, names, table)
         st.plotly_chart(group_comparison_chart(means, group), key=f"{key}_group_{group}")
 
 

@@ -166,7 +166,17 @@ def test_rows_read_the_texts_of_their_page_only_and_a_search_finds_any_row(
     assert payload_reads[1:] == [[run_id]]
 
 
-def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, studio_db: Path):
+def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, studio_db: Path, monkeypatch):
+    from dashboard import run_explorer
+
+    built: list[str] = []  # the Summary's tables and chart: built once per version of the run's outcomes
+    aggregates = run_explorer.aggregates
+
+    def counted(table, names):
+        built.append(table.run["id"])
+        return aggregates(table, names)
+
+    monkeypatch.setattr(run_explorer, "aggregates", counted)
     store = Store(studio_db)
     run_id = store.create_run(
         dataset_name="retry.csv",
@@ -181,14 +191,17 @@ def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, st
     at = open_page("history")
     at.button(key="history_open_button").click().run()
     assert at.warning[0].value.startswith("Completed with 1 outcome(s) not scored")
+    at.run()  # a rerun: nothing new stored, the Summary is not built again
+    assert built == [run_id]
     # A retry replaces the failed outcome (within the same second, the same number of outcomes).
     half = {"ratio": 0.5, "changes": 1, "lengthDiff": 0.0, "confidence": 1.0}
     store.save_result(run_id, 1, "textual-difference", {"status": "scored", "score": 0.5, "analysis": half})
     store.close()
     at.run()
     assert [s.value for s in at.success] == ["Completed: all 2 outcomes scored."]
-    aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
-    assert aggregates.loc["Textual difference", "mean"] == pytest.approx((1.0 + 0.5) / 2)
+    summary = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
+    assert summary.loc["Textual difference", "mean"] == pytest.approx((1.0 + 0.5) / 2)
+    assert built == [run_id, run_id]
 
 
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
