@@ -71,6 +71,31 @@ def test_both_mode_mixed_sets(fake_openai):
     assert user_intent["contribution"] == pytest.approx(0.7 * 0.4 * 0.9)
 
 
+def test_dimension_scores_name_each_source_and_dimension(fake_openai):
+    # The judge's four scores per source, as sent: user (0.9, 0.8, 0.7, 1.0), system (0.5, 0.4, 1.0, 0.0).
+    fake_openai.enqueue(Reply.json(both_analysis((0.9, 0.8, 0.7, 1.0), (0.5, 0.4, 1.0, 0.0))))
+    judged = scorer(fake_openai)
+    analysis = judged.run(run_payload(system=SYSTEM)).analyze_step_result
+    assert judged.dimension_scores(analysis) == {
+        "user.intentAlignment": 0.9,
+        "user.requirementsFulfillment": 0.8,
+        "user.completeness": 0.7,
+        "user.responseAppropriateness": 1.0,
+        "system.intentAlignment": 0.5,
+        "system.requirementsFulfillment": 0.4,
+        "system.completeness": 1.0,
+        "system.responseAppropriateness": 0.0,
+    }
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
+    analysis = scorer(fake_openai, evaluation_mode="system").run(run_payload(system=SYSTEM)).analyze_step_result
+    assert list(judged.dimension_scores(analysis).items()) == [
+        ("system.intentAlignment", 0.9),
+        ("system.requirementsFulfillment", 0.8),
+        ("system.completeness", 0.7),
+        ("system.responseAppropriateness", 1.0),
+    ]
+
+
 def test_half_up_rounding(fake_openai):
     # 0.40·0.5 + 0.30·0.5 + 0.20·0.5 + 0.10·0.45 = 0.2 + 0.15 + 0.1 + 0.045 = 0.495 -> 0.50 (half up)
     fake_openai.enqueue(Reply.json(single_analysis(0.5, 0.5, 0.5, 0.45)))

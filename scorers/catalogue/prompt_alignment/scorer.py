@@ -79,6 +79,22 @@ def weighted_sum(dimensions: Mapping[str, Any], weights: Mapping[str, float]) ->
     return math.fsum(weights[name] * dimension_score(dimensions, name) for name in DIMENSIONS)
 
 
+def dimension_sources(
+    analysis: Mapping[str, Any],
+) -> list[tuple[str, Mapping[str, Any], Mapping[str, float], float]]:
+    """The instruction sources of a prompt-alignment analysis: (``"user"`` or ``"system"``, the part
+    of the analysis holding its four dimensions, their weights, the source's share of the score)."""
+    mode = analysis["effectiveMode"]
+    if mode == "both":
+        return [
+            ("user", analysis, USER_WEIGHTS, BOTH_USER_SHARE),
+            ("system", analysis["systemAlignment"], SYSTEM_WEIGHTS, BOTH_SYSTEM_SHARE),
+        ]
+    if mode == "system":
+        return [("system", analysis, SYSTEM_WEIGHTS, 1.0)]
+    return [("user", analysis, USER_WEIGHTS, 1.0)]
+
+
 def dimension_breakdown(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows for a chart or table of the dimensions of a prompt-alignment analysis.
 
@@ -92,19 +108,8 @@ def dimension_breakdown(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
         in both mode, else 1) and ``contribution`` = sourceShare·weight·score,
         the dimension's share of the final 0..1 score (the contributions sum to it).
     """
-    mode = analysis["effectiveMode"]
-    sets: list[tuple[str, Mapping[str, Any], Mapping[str, float], float]]
-    if mode == "both":
-        sets = [
-            ("user", analysis, USER_WEIGHTS, BOTH_USER_SHARE),
-            ("system", analysis["systemAlignment"], SYSTEM_WEIGHTS, BOTH_SYSTEM_SHARE),
-        ]
-    elif mode == "system":
-        sets = [("system", analysis, SYSTEM_WEIGHTS, 1.0)]
-    else:
-        sets = [("user", analysis, USER_WEIGHTS, 1.0)]
     rows = []
-    for source, dims, weights, share in sets:
+    for source, dims, weights, share in dimension_sources(analysis):
         for name in DIMENSIONS:
             score = dimension_score(dims, name)
             rows.append(
@@ -296,7 +301,11 @@ class PromptAlignmentScorer:
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
         """The 0..1 dimension scores of a result, named ``user.<dim>`` / ``system.<dim>``."""
-        return {f"{r['source']}.{r['dimension']}": r["score"] for r in dimension_breakdown(analysis)}
+        return {
+            f"{source}.{name}": dimension_score(dims, name)
+            for source, dims, *_ in dimension_sources(analysis)
+            for name in DIMENSIONS
+        }
 
     def run(self, payload: dict[str, Any] | RunInput) -> ScoreResult:
         """Score one run.
