@@ -524,24 +524,32 @@ def _sqlite_schema(db: sqlite3.Connection) -> dict[str, dict[str, object]]:
     return schema
 
 
+def _upgrade_to(engine, revision: str) -> None:
+    """Upgrade the database behind ``engine`` to Alembic ``revision`` (one step of the history)."""
+    from alembic import command
+    from alembic.config import Config
+
+    from scorers.runs.store import MIGRATIONS_DIR
+
+    with engine.begin() as conn:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS_DIR))
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
 def test_every_revision_builds_what_the_old_stores_migration_of_that_number_built(tmp_path: Path):
     # A file the old store left at migration N is stamped at revision "000N" and upgraded from there
     # (store.LEGACY_REVISIONS), so revision 000N must build what m00N built. tests/legacy_db.py holds the
     # old store's DDL, written apart from scorers/runs/schema_history.py: a released piece of the history
     # that someone edits (instead of adding a revision) makes its revision differ from it.
     import sqlalchemy as sa
-    from alembic import command
-    from alembic.config import Config
 
-    from scorers.runs.store import LEGACY_REVISIONS, MIGRATIONS_DIR
+    from scorers.runs.store import LEGACY_REVISIONS
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'fresh.db'}")
     for version, revision in LEGACY_REVISIONS.items():
-        with engine.begin() as conn:
-            config = Config()
-            config.set_main_option("script_location", str(MIGRATIONS_DIR))
-            config.attributes["connection"] = conn
-            command.upgrade(config, revision)
+        _upgrade_to(engine, revision)
         old = make_legacy_db(tmp_path / f"old{version}.db", version)
         fresh = sqlite3.connect(tmp_path / "fresh.db")
         assert _sqlite_schema(fresh) == _sqlite_schema(old), f"revision {revision} differs from m{version:03d}"
@@ -564,3 +572,48 @@ def test_a_table_refuses_a_column_or_index_that_another_tables_revision_added():
     results = history.CREATE_RESULTS.table(sa.MetaData(), history.ADD_RESULTS_STATS_INDEX)
     (index,) = [i for i in results.indexes if i.name == "results_stats"]
     assert [c.name for c in index.columns] == ["run_id", "scorer_id", "status", "score", "finished_at"]
+
+
+# What revisions 0010 onwards added to a SQLite file when they were released, as SQLite keeps it in
+# sqlite_master (the DDL SQLAlchemy emitted for them then). Revisions 0001-0009 are checked against the old
+# store's DDL above; these have no older twin, so their released DDL is written down here, apart from
+# scorers/runs/schema_history.py: editing a released piece (instead of adding a revision) changes it.
+RELEASED_DDL = {
+    "0010": {
+        "CREATE TABLE jobs (\n\tid TEXT NOT NULL, \n\towner TEXT NOT NULL, \n\tkind TEXT NOT NULL, "
+        "\n\tlabel TEXT NOT NULL, \n\tstatus TEXT NOT NULL, \n\tphase TEXT DEFAULT '' NOT NULL, "
+        "\n\tdone INTEGER DEFAULT '0' NOT NULL, \n\ttotal INTEGER DEFAULT '0' NOT NULL, "
+        "\n\tfailed INTEGER DEFAULT '0' NOT NULL, \n\tstarted_at TEXT NOT NULL, "
+        "\n\telapsed_s DOUBLE DEFAULT '0' NOT NULL, \n\tmessage TEXT DEFAULT '' NOT NULL, \n\trun_id TEXT, "
+        "\n\tjob_key TEXT, \n\tupdated_at DOUBLE NOT NULL, \n\tstop_requested INTEGER DEFAULT '0' NOT NULL, "
+        "\n\tPRIMARY KEY (id)\n)",
+    },
+    "0011": {
+        "CREATE TABLE rejudges (\n\tid INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, \n\trun_id TEXT NOT NULL, "
+        "\n\tscorer_id TEXT NOT NULL, \n\tcreated_at TEXT NOT NULL, \n\tparams TEXT NOT NULL, "
+        "\n\trepetitions TEXT NOT NULL, \n\tFOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE\n)",
+        "CREATE INDEX rejudges_by_run ON rejudges (run_id, scorer_id, id)",
+    },
+    "0012": {"CREATE INDEX results_stats ON results (run_id, scorer_id, status, score, finished_at)"},
+}
+
+
+def test_every_revision_after_the_old_store_adds_what_it_added_when_released(tmp_path: Path):
+    import sqlalchemy as sa
+
+    from scorers.runs.store import head_revision
+
+    # A new revision must write down what it adds here, so that it is frozen from then on too.
+    assert max(RELEASED_DDL) == head_revision()
+    path = tmp_path / "fresh.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    before: set[str] = set()
+    for revision in ["0009", *sorted(RELEASED_DDL)]:
+        _upgrade_to(engine, revision)
+        db = sqlite3.connect(path)
+        now = {sql for (sql,) in db.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")}
+        db.close()
+        if revision in RELEASED_DDL:
+            assert now - before == RELEASED_DDL[revision], f"revision {revision} adds other DDL than it did"
+        before = now
+    engine.dispose()
