@@ -594,6 +594,45 @@ def test_a_scorer_that_may_wait_keeps_the_concurrency_beside_a_cpu_bound_one():
     assert len(set(waiting.threads[i] for i in range(3))) == 3
 
 
+def stored_when_it_reaches(store: Store, want: int) -> int:
+    """The number of outcomes stored once it reaches ``want`` (looked at for up to 20 s), or the last count seen."""
+    deadline = time.monotonic() + 20
+    while (count := store.query("SELECT COUNT(*) FROM results")[0][0]) < want and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return count
+
+
+def test_outcomes_are_written_once_a_batch_is_full_while_the_workers_score(monkeypatch):
+    monkeypatch.setattr("scorers.runs.runner.WRITE_BATCH", 4)
+    monkeypatch.setattr("scorers.runs.runner.WRITE_INTERVAL_S", 3600.0)  # only a full batch is written
+    store = Store(":memory:")
+    seen: list[int] = []
+    # Item 9 waits, in the only worker, until 8 outcomes are stored or 20 s pass: the 9 outcomes before
+    # it fill two batches of 4, written while it waits (a write takes every outcome waiting then).
+    scorer = Recording(
+        "a", cpu_bound=True, before=lambda index: index == 9 and seen.append(stored_when_it_reaches(store, 8))
+    )
+
+    result = run_evals(numbered(11), [scorer], store=store)
+
+    assert len(seen) == 1 and 8 <= seen[0] <= 9
+    assert result.status == "completed" and len(store.results(result.run_id)) == 11  # the rest at the end
+
+
+def test_an_outcome_is_written_after_the_interval_when_no_batch_fills(monkeypatch):
+    monkeypatch.setattr("scorers.runs.runner.WRITE_INTERVAL_S", 0.2)  # batches of 500: none fills
+    store = Store(":memory:")
+    seen: list[int] = []
+    scorer = Recording(
+        "a", cpu_bound=True, before=lambda index: index == 3 and seen.append(stored_when_it_reaches(store, 3))
+    )
+
+    result = run_evals(numbered(5), [scorer], store=store)
+
+    assert seen == [3]  # items 0-2, written 0.2 s after the first finished while item 3 waited
+    assert len(store.results(result.run_id)) == 5
+
+
 def test_cancel_and_the_item_timeout_work_with_one_cpu_bound_worker():
     cancel = threading.Event()
     stopper = Recording("a", cpu_bound=True, before=lambda index: index == 2 and cancel.set())

@@ -28,6 +28,8 @@ from scorers.runs.store import Store
 if TYPE_CHECKING:
     import pandas as pd
 
+_NO_USAGE = JudgeUsage()  # frozen: every outcome without a judge call shares it (one object less per outcome)
+
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 """Judge failures in a row (connection, auth, 5xx, timeout) after which a run pauses as ``judge_unreachable``."""
 
@@ -437,7 +439,7 @@ class _ResultWriter:
         self.store = store
         self.run_id = run_id
         self.interval = WRITE_INTERVAL_S if store is not None else None
-        self._pending: list[tuple[int, str, dict[str, Any]]] = []
+        self._pending: list[ItemOutcome] = []
         self._oldest = 0.0
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # batches reach the store in the order they were taken
@@ -454,12 +456,12 @@ class _ResultWriter:
         if self.store is None:
             return
         if self._closed:  # recorded after the workers stopped: written at once
-            self.store.save_results(self.run_id, [(outcome.item_index, outcome.scorer_id, outcome.to_record())])
+            self._write([outcome])
             return
         with self._lock:
             if not self._pending:
                 self._oldest = time.monotonic()
-            self._pending.append((outcome.item_index, outcome.scorer_id, outcome.to_record()))
+            self._pending.append(outcome)
             full = len(self._pending) >= WRITE_BATCH
         if full:
             self.flush()
@@ -475,7 +477,12 @@ class _ResultWriter:
             with self._lock:
                 batch, self._pending = self._pending, []
             if batch:
-                self.store.save_results(self.run_id, batch)
+                self._write(batch)
+
+    def _write(self, outcomes: list[ItemOutcome]) -> None:
+        # Each record is made as the store encodes its row, and dropped at once: a batch of records
+        # held until the write would outlive young garbage collections (and make the old ones run).
+        self.store.save_results(self.run_id, ((o.item_index, o.scorer_id, o.to_record()) for o in outcomes))
 
 
 def _as_items(data: Iterable[EvalItem | Mapping[str, Any]]) -> list[EvalItem]:
@@ -884,7 +891,7 @@ def _score_with_retries(
     max_retries: int,
     halt_with: Callable[[RunStatus, str], None],
 ) -> ItemOutcome | None:
-    usage = JudgeUsage()
+    usage = _NO_USAGE
     start = time.monotonic()
     for attempt in range(max_retries + 1):
         if not throttle.acquire():

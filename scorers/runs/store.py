@@ -21,7 +21,7 @@ import socket
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -535,12 +535,13 @@ class Store:
         """Write one item × scorer outcome (replacing an earlier attempt); see :meth:`save_results`."""
         self.save_results(run_id, [(item_index, scorer_id, record)])
 
-    def save_results(self, run_id: str, outcomes: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
+    def save_results(self, run_id: str, outcomes: Iterable[tuple[int, str, dict[str, Any]]]) -> None:
         """Write a batch of item × scorer outcomes in one transaction (each replacing an earlier attempt).
 
         Args:
             run_id: the run.
-            outcomes: ``(item_index, scorer_id, record)`` per outcome; ``record`` has
+            outcomes: ``(item_index, scorer_id, record)`` per outcome (any iterable, read once: a
+                generator lets each record go as soon as its row is encoded); ``record`` has
                 ``status`` (a ScoreStatus value) and optional ``score``, ``reason``,
                 ``analysis``, ``details``, ``error``, ``raw_reply``, ``judge``,
                 ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
