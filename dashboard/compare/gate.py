@@ -38,12 +38,13 @@ def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> s
 
 
 def _gate(store: Store, baseline_run: str, candidate_run: str, policy: GatePolicy) -> GateResult:
-    """:func:`gate_runs`, with each run read in columns once per version of its outcomes (:func:`run_table`, shared
-    with Run vs run's diff and History) and the verdict kept per policy and versions."""
+    """:func:`gate_runs`, kept per policy and versions of both runs, from each run's columns (:func:`run_table`,
+    shared with Run vs run's diff and History)."""
     runs = (baseline_run, candidate_run)
-    sides = [per_version(store, "gate side", (r,), lambda r=r: side_from_table(run_table(store, r))) for r in runs]
     what = f"gate {policy.default_min_effect!r} {policy.max_unscored_share!r}"
-    return per_version(store, what, runs, lambda: evaluate_gate(*sides, policy))
+    return per_version(
+        store, what, runs, lambda: evaluate_gate(*(side_from_table(run_table(store, r)) for r in runs), policy)
+    )
 
 
 def baseline_notes(store: Store, baseline_run: str, candidate_run: str) -> list[str]:

@@ -155,11 +155,16 @@ def variant_label(value: Any) -> str:
 
 
 def variant_labels(values: pd.Series) -> pd.Series:
-    """:func:`variant_label` of every value (over a plain list: ``Series.map`` is slow on pyarrow strings).
+    """:func:`variant_label` of every value: once per distinct text of a text column, else over a plain list
+    (``Series.map`` is slow on pyarrow strings).
 
     Returns:
         Object-dtype text labels, indexed as ``values``.
     """
+    if isinstance(values.dtype, pd.StringDtype):  # only text: equal values are the same text
+        codes, uniques = pd.factorize(values)  # a missing value has code −1: the last label
+        labels = np.array([*(variant_label(u) for u in uniques.tolist()), "(blank)"], dtype=object)
+        return pd.Series(labels[codes], index=values.index, dtype=object)
     return pd.Series([variant_label(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
