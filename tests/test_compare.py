@@ -411,6 +411,36 @@ def test_run_diff_from_columns_counts_not_scored_rows_apart_and_never_as_zero():
     store.close()
 
 
+def test_run_diff_compares_the_input_and_response_texts_not_the_stored_payloads():
+    store = Store(":memory:")
+    ids = []
+    for name, payloads in (
+        ("before", [{"input": "Say hi.", "output": "hi", "ground_truth": "hi"}, {"input": "Say no.", "output": "no"}]),
+        # q1: only the ground truth differs (the same input and response); q2: the same texts written as
+        # messages ({"role", "content"}) instead of plain strings. Neither is a different input or response.
+        (
+            "after",
+            [
+                {"input": "Say hi.", "output": "hi", "ground_truth": "hello"},
+                {"input": [{"role": "user", "content": "Say no."}], "output": {"role": "assistant", "content": "no"}},
+            ],
+        ),
+    ):
+        run_id = store.create_run(
+            dataset_name="d.csv",
+            items=[(f"q{n}", payload, {}) for n, payload in enumerate(payloads, 1)],
+            name=name,
+            scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+            judge=None,
+        )
+        for i in range(2):
+            store.save_result(run_id, i, "textual-difference", {"status": SCORED, "score": 1.0, "analysis": {}})
+        ids.append(run_id)
+    diff = run_diff(store, *ids)
+    assert diff.same_dataset and diff.changed_inputs == [] and diff.dataset_note == ""
+    store.close()
+
+
 def test_run_diff_says_what_differs_between_the_datasets():
     store = Store(":memory:")
     base = stored_run(store, "same", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4)])
