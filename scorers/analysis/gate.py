@@ -290,7 +290,7 @@ class GateResult:
             return f"UNDECIDED: too few items were scored to decide on {', '.join(undecided)}."
         if self.verdict is Verdict.UNDECIDED:
             gated = {s.scorer for s in self.scorers}
-            dropped = [s for s in dict.fromkeys(self.baseline.frame["scorer"]) if s not in gated]
+            dropped = [s for s in self.baseline.frame["scorer"].unique().tolist() if s not in gated]
             return f"UNDECIDED: the candidate has no results for {', '.join(dropped)}."
         return f"PASS: no scorer regressed ({len(self.scorers)} compared)."
 
@@ -610,8 +610,7 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
             not on both sides; an item id with two results for one scorer on one side.
     """
     policy = policy or GatePolicy()
-    scorers_b = list(dict.fromkeys(baseline.frame["scorer"]))
-    scorers_c = list(dict.fromkeys(candidate.frame["scorer"]))
+    scorers_b, scorers_c = (side.frame["scorer"].unique().tolist() for side in (baseline, candidate))  # in order
     common = [s for s in scorers_c if s in scorers_b]
     if not common:
         raise ValueError(
