@@ -37,6 +37,8 @@ from scorers import (
     load_run,
     run_evals,
 )
+from scorers.runs import runner as runner_module
+from scorers.runs.runner import ItemOutcome, _ResultWriter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -607,16 +609,34 @@ def test_outcomes_are_written_once_a_batch_is_full_while_the_workers_score(monke
     monkeypatch.setattr("scorers.runs.runner.WRITE_INTERVAL_S", 3600.0)  # only a full batch is written
     store = Store(":memory:")
     seen: list[int] = []
-    # Item 9 waits, in the only worker, until 8 outcomes are stored or 20 s pass: the 9 outcomes before
-    # it fill two batches of 4, written while it waits (a write takes every outcome waiting then).
+    # Item 9 waits, in the only worker, until 6 outcomes are stored or 20 s pass. The 9 outcomes
+    # before it are written while it waits, all but fewer than a batch of 4: a full batch is
+    # written (with every outcome waiting at the time), and what is left cannot fill one.
     scorer = Recording(
-        "a", cpu_bound=True, before=lambda index: index == 9 and seen.append(stored_when_it_reaches(store, 8))
+        "a", cpu_bound=True, before=lambda index: index == 9 and seen.append(stored_when_it_reaches(store, 6))
     )
 
     result = run_evals(numbered(11), [scorer], store=store)
 
-    assert len(seen) == 1 and 8 <= seen[0] <= 9
+    assert len(seen) == 1 and 6 <= seen[0] <= 9
     assert result.status == "completed" and len(store.results(result.run_id)) == 11  # the rest at the end
+
+
+def test_a_full_batch_is_left_to_the_main_thread_and_two_waiting_ones_are_written_by_the_worker(monkeypatch):
+    monkeypatch.setattr("scorers.runs.runner.WRITE_BATCH", 3)
+    store = Store(":memory:")
+    items = [(f"q{i}", {"input": "q", "output": "a"}, {}) for i in range(6)]
+    run_id = store.create_run(dataset_name="d.csv", items=items, scorers=[{"id": "a"}], judge=None)
+    wake = threading.Event()  # nobody waits on it here: the writer alone decides who writes
+    writer = _ResultWriter(store, run_id, wake)
+    stored = []
+    for i in range(6):
+        writer.add(ItemOutcome(i, f"q{i}", "a", ScoreStatus.API_ERROR, error="boom"))
+        stored.append((wake.is_set(), store.count_results(run_id)))
+    # 1, 2 waiting: nothing; 3 (a batch): the main thread is woken; 4, 5: still its job; 6 (two
+    # batches waiting: it is behind): the worker writes all 6 itself.
+    assert stored == [(False, 0), (False, 0), (True, 0), (True, 0), (True, 0), (True, 6)]
+    assert writer.due_in() == runner_module.WRITE_INTERVAL_S  # nothing waits
 
 
 def test_an_outcome_is_written_after_the_interval_when_no_batch_fills(monkeypatch):

@@ -13,7 +13,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -419,10 +419,12 @@ class _Throttle:
 
 
 WRITE_BATCH = 500
-"""Outcomes the runner writes to the store in one transaction, at most."""
+"""Outcomes the runner writes to the store in one transaction, about: a full batch is handed to the
+run's main thread to write; a worker that finds two batches waiting writes them itself."""
 
 WRITE_INTERVAL_S = 0.5
-"""Seconds a finished outcome waits, at most, before it is written: a crash loses at most this window."""
+"""Seconds a finished outcome waits, at most, before it is written (while the store keeps up): a crash
+loses at most this window, and never more than about 4 × :data:`WRITE_BATCH` outcomes."""
 
 
 class _ResultWriter:
@@ -430,15 +432,18 @@ class _ResultWriter:
     outcomes, or per :data:`WRITE_INTERVAL_S` seconds when fewer finish (SQLite commits, not
     rows, are what cost: one per outcome took most of a fast scorer's time).
 
-    Workers :meth:`add`; the run's main thread calls :meth:`flush_if_due` while it waits, and
-    leaving the ``with`` block writes the rest, whatever happened (an outcome added after that
-    is written at once). Without a store it does nothing.
+    Workers :meth:`add` an outcome and go on scoring; a full batch sets ``wake``, and the run's main
+    thread writes it (:meth:`flush_if_due`), so that the store's own work, which releases the GIL
+    (SQLite's inserts, commits and checkpoints with their fsyncs), overlaps the scoring. A worker
+    that finds two batches waiting (the store is slower than the scoring) writes them itself, after
+    the write under way. Leaving the ``with`` block writes the rest, whatever happened (an outcome
+    added after that is written at once). Without a store it does nothing.
     """
 
-    def __init__(self, store: Store | None, run_id: str | None):
+    def __init__(self, store: Store | None, run_id: str | None, wake: threading.Event):
         self.store = store
         self.run_id = run_id
-        self.interval = WRITE_INTERVAL_S if store is not None else None
+        self.wake = wake
         self._pending: list[ItemOutcome] = []
         self._oldest = 0.0
         self._lock = threading.Lock()
@@ -462,13 +467,27 @@ class _ResultWriter:
             if not self._pending:
                 self._oldest = time.monotonic()
             self._pending.append(outcome)
-            full = len(self._pending) >= WRITE_BATCH
-        if full:
+            waiting = len(self._pending)
+        if waiting >= 2 * WRITE_BATCH:
             self.flush()
+        elif waiting >= WRITE_BATCH:
+            self.wake.set()
+
+    def due_in(self) -> float | None:
+        """Seconds until the oldest outcome waiting is due (:data:`WRITE_INTERVAL_S` when none waits);
+        None without a store."""
+        if self.store is None:
+            return None
+        with self._lock:
+            if not self._pending:
+                return WRITE_INTERVAL_S
+            return max(0.0, self._oldest + WRITE_INTERVAL_S - time.monotonic())
 
     def flush_if_due(self) -> None:
+        """Write the outcomes waiting when they fill a batch or the oldest has waited :data:`WRITE_INTERVAL_S`."""
         with self._lock:
-            due = bool(self._pending) and time.monotonic() - self._oldest >= WRITE_INTERVAL_S
+            waiting = len(self._pending)
+            due = waiting >= WRITE_BATCH or (waiting > 0 and time.monotonic() - self._oldest >= WRITE_INTERVAL_S)
         if due:
             self.flush()
 
@@ -613,7 +632,8 @@ def run_evals(
             finished, from a worker thread.
         store: where the run, its items and every outcome are written as they finish
             (in batches: one transaction per :data:`WRITE_BATCH` outcomes or
-            :data:`WRITE_INTERVAL_S` seconds, so a crash loses at most that window).
+            :data:`WRITE_INTERVAL_S` seconds, written by the calling thread while the workers
+            score, so a crash loses at most that window).
         run_id: resume this stored run (requires ``store``): items with an outcome
             for every scorer are not scored again.
         retry_failed: with ``run_id``, also re-score the failed outcomes (``ScoreStatus.retryable``; an
@@ -673,7 +693,8 @@ def run_evals(
     halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
     halted: list[str] = []  # [status, reason] of the first halt
     throttle = _Throttle(concurrency, cancel, halt)
-    writer = _ResultWriter(store if run_id is not None else None, run_id)
+    wake = threading.Event()  # set when a worker ends or a batch of outcomes waits to be written
+    writer = _ResultWriter(store if run_id is not None else None, run_id, wake)
     streak: list[ItemOutcome] = []  # unreachable-judge failures in a row, held back until the streak ends
     first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
 
@@ -776,17 +797,22 @@ def run_evals(
     # The writer exits last: after the workers have stopped, what they finished is written.
     with writer, ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool:
         workers: set[Future[None]] = {pool.submit(work) for _ in range(n_workers)}
+        for worker in workers:
+            worker.add_done_callback(lambda _: wake.set())
         try:
             while workers:
-                timeout = writer.interval
+                timeout = writer.due_in()
                 if item_timeout is not None:
                     with lock:
                         starts = [t for i, t in running.items() if i not in timed_out]
                     # No item running on time: look again shortly for the next one to start.
                     until = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
                     timeout = until if timeout is None else min(timeout, until)
-                done, workers = wait(workers, timeout=timeout, return_when=FIRST_COMPLETED)
+                wake.wait(timeout)
+                wake.clear()  # what set it is looked at below; a later set wakes the next wait
                 writer.flush_if_due()
+                done = {worker for worker in workers if worker.done()}
+                workers -= done
                 for worker in done:
                     worker.result()  # a bug in a scorer is not an item outcome: let it surface
                 if item_timeout is not None:
