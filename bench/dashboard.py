@@ -307,6 +307,9 @@ def measure_review(page: Page, url: str, pid: int, run_id: str) -> dict[str, tup
     def open_run() -> None:
         page.goto(f"{url}/review?run={run_id}")
         expect(heading).to_be_visible(timeout=TIMEOUT_MS)
+        # The row is usable once its Next button is: J does nothing until that button (and its
+        # shortcut) is on the page, which can be after the script run has ended.
+        expect(page.get_by_role("button", name="Next")).to_be_enabled(timeout=TIMEOUT_MS)
         _idle(page)
 
     out = {"Review: open the run": timed(pid, open_run)}
