@@ -6,6 +6,7 @@ database (``.ci/run`` starts the server; on a developer machine without one they
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 import shutil
@@ -128,9 +129,33 @@ def test_a_run_of_more_items_than_one_chunk_and_a_batch_of_results_are_stored_wh
     assert results[(0, TD)]["judge"] is None and results[(0, "other")]["judge"] == {"model": "m", "cached": True}
     assert (results[(1, TD)]["status"], results[(1, TD)]["score"], results[(1, TD)]["error"]) == ("scored", 0.25, None)
     assert (results[(1, TD)]["latency_s"], results[(1, TD)]["prompt_tokens"]) == (0.125, 0)
-    # The JSON is written compactly; a judge-less outcome's judge is JSON null, as before.
+    # The JSON is written compactly (non-ASCII as UTF-8); a judge-less outcome's judge is JSON null, as before.
     raw = store.query("SELECT analysis, judge FROM results WHERE item_index = 0 AND scorer_id = ?", (TD,))[0]
-    assert raw["analysis"] == '{"ratio":0.5,"note":"a \\"quoted\\" \\u00fcn\\u00ef"}' and raw["judge"] == "null"
+    assert raw["analysis"] == '{"ratio":0.5,"note":"a \\"quoted\\" ünï"}' and raw["judge"] == "null"
+
+
+class Colour(str, enum.Enum):
+    RED = "red"
+
+
+def test_values_orjson_does_not_write_as_json_does_are_stored_as_json_writes_them(store: Store):
+    # Each value goes to the standard encoder's compact form, so it reads back as it was written:
+    # NaN (orjson would write null), an integer key (orjson rejects it), an integer beyond 64 bits,
+    # a string enum (a str subclass), a lone surrogate; and a response holding the word null.
+    payload = {"input": "q", "output": "null \ud800", "ground_truth": "a"}
+    run_id = store.create_run(dataset_name="d.csv", items=[("i0", payload, {1: "x"})], scorers=[], judge=None)
+    analysis = {"ratio": math.nan, "big": 2**70, "colour": Colour.RED, "inf": -math.inf}
+    store.save_results(run_id, [(0, TD, {"status": "scored", "score": 0.5, "analysis": analysis})])
+    raw = store.query("SELECT payload, groups FROM items")[0]
+    assert (raw["payload"], raw["groups"]) == (
+        '{"input":"q","output":"null \\ud800","ground_truth":"a"}',
+        '{"1":"x"}',
+    )
+    stored = store.query("SELECT analysis FROM results")[0]["analysis"]
+    assert stored == '{"ratio":NaN,"big":1180591620717411303424,"colour":"red","inf":-Infinity}'
+    back = store.results(run_id)[0]["analysis"]
+    assert math.isnan(back["ratio"]) and (back["big"], back["colour"], back["inf"]) == (2**70, "red", -math.inf)
+    assert store.items(run_id)[0]["payload"] == payload
 
 
 def test_the_judge_cache(store: Store):
