@@ -20,6 +20,7 @@ from scorers import (
     Store,
 )
 from scorers.catalogue.registry import scorer_label
+from scorers.core.judge import check_settings
 from scorers.runs import jobs
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
@@ -69,12 +70,17 @@ def job_running() -> bool:
 
 
 def check_judges(scorers: list[Any]) -> str | None:
-    """None when every LLM-judged scorer can reach its judge as configured, else the error text (no call is made)."""
+    """None when every LLM-judged scorer can reach its judge as configured, else the error text.
+
+    Checks each scorer's settings as its judge client would (:func:`scorers.core.judge.check_settings`) without
+    creating the client: no call is made and ``openai`` (half a second of CPU to import) is not imported.
+    """
     for scorer in scorers:
-        if getattr(scorer, "settings", None) is None:
+        settings = getattr(scorer, "settings", None)
+        if settings is None:
             continue
         try:
-            scorer.judge  # noqa: B018 - creating the client checks the key and parameters
+            check_settings(settings)
         except ScorerError as exc:
             return f"{scorer.name}: {exc}"
     return None

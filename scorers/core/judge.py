@@ -286,6 +286,21 @@ def _check_parameters(s: JudgeSettings) -> None:
         raise JudgeConfigError("the judge model name is empty")
 
 
+def check_settings(settings: JudgeSettings) -> None:
+    """Raise what :class:`Judge` raises for ``settings``, without creating the client (no ``openai`` import, no call).
+
+    Args:
+        settings: the judge's settings.
+
+    Raises:
+        JudgeConfigError: a parameter out of range, an empty model name, or OpenAI's endpoint
+            without an API key (the message says how to set one or point at another server).
+    """
+    _check_parameters(settings)
+    if not settings.api_key and not settings.base_url:
+        raise JudgeConfigError("No API key for the judge. " + HOW_TO_CONFIGURE)
+
+
 def delimit(tag: str, text: str) -> str:
     """Wrap ``text`` in ``<tag>...</tag>`` so the judge can tell data from instructions.
 
@@ -761,11 +776,9 @@ class Judge:
     """
 
     def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None):
+        check_settings(settings)
         import openai
 
-        _check_parameters(settings)
-        if not settings.api_key and not settings.base_url:
-            raise JudgeConfigError("No API key for the judge. " + HOW_TO_CONFIGURE)
         self.settings = settings
         self._client = openai.OpenAI(
             # Self-hosted OpenAI-compatible servers usually need no key, but the client wants one.
