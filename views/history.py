@@ -42,8 +42,9 @@ st.dataframe(
     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns if c.startswith("mean:")},
 )
 st.caption(
-    "Means count scored outcomes only; failed outcomes are in the failed column, pending ones were "
-    "never scored (a stopped run)."
+    'Means count scored outcomes only; "not scored" counts the outcomes without a score (a judge '
+    'failure, or an input the scorer needs was missing or invalid), "pending" the ones never scored (a '
+    "stopped run). A mean of None: the run did not use that scorer."
 )
 
 by_id = {run["id"]: run for run in runs}
