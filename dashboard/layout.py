@@ -110,6 +110,27 @@ def follow_run_link(key: str, run_ids: Iterable[str]) -> str | None:
     return wanted
 
 
+def warn_missing_run_link(run_ids: Iterable[str], instead: str) -> bool:
+    """Say so at the top of the page when ``?run=ID`` names a run that is not in the store.
+
+    A link to a deleted (or mistyped) run is not followed, and the page must not let another
+    run pass for the linked one: the error names the missing id and what the page shows instead.
+
+    Args:
+        run_ids: the ids of every run in the store.
+        instead: what the page shows instead, completing "No run ID in this store (...); ",
+            e.g. "choose a run below".
+
+    Returns:
+        True when the link names a missing run (and the error was shown).
+    """
+    wanted = st.query_params.get(RUN_PARAM)
+    if not wanted or wanted in set(run_ids):
+        return False
+    st.error(f"No run {wanted} in this store (it may have been deleted); {instead}.", icon=":material/link_off:")
+    return True
+
+
 def show_run_link(run_id: str) -> None:
     """Keep ``?run=ID`` in the URL for the run on screen, so the address can be shared."""
     if st.query_params.get(RUN_PARAM) != run_id:

@@ -299,8 +299,29 @@ def test_a_run_link_opens_the_run_on_history_batch_and_review(open_page, studio_
     at.query_params["run"] = linked
     at.run()
     assert at.session_state["batch_run_id"] == linked
-    # An unknown id is ignored, not an error.
-    at = open_page("history")
-    at.query_params["run"] = "nope"
-    at.run()
-    assert not at.exception and at.selectbox(key="history_pick").value == newest
+
+
+def test_a_link_to_a_missing_run_says_so_on_every_page(open_page, studio_db: Path):
+    # A link to a run not in the store (deleted, mistyped): each page says so at the top, and none
+    # lets another run pass for the linked one: Review names the run it shows instead.
+    newest = stored_td_run(studio_db, [("x", "y")], "newest.csv")
+    store = Store(studio_db)
+    name = store.get_run(newest)["name"]
+    store.close()
+    instead = {
+        "history": "no run is opened: choose one below and press Open.",
+        "batch": "no stored run is shown: open one from History.",
+        "compare": "no run is picked: choose one in the Comparison or Run vs run tab.",
+        "review": f"showing run {name} ({newest}) instead: choose another below.",
+    }
+    for page, shown in instead.items():
+        at = open_page(page)
+        at.query_params["run"] = "deadbeef0000"
+        at.run()
+        assert not at.exception, page
+        assert at.error[0].value == f"No run deadbeef0000 in this store (it may have been deleted); {shown}"
+        if page == "history":  # nothing opened: no run's results on screen
+            assert not at.session_state["history_open"] if "history_open" in at.session_state else True
+            assert not at.success
+        if page == "batch":
+            assert "batch_run_id" not in at.session_state or not at.session_state["batch_run_id"]

@@ -25,7 +25,7 @@ from dashboard.batch import (
 )
 from dashboard.budget import budget_form, budget_problem, price_record
 from dashboard.dataset_picker import pick_dataset
-from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link
+from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.options import option_widget
 from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
@@ -223,6 +223,8 @@ st.caption(
 )
 store = get_store()
 panel_shown = False
+if st.query_params.get(RUN_PARAM):
+    warn_missing_run_link([r["id"] for r in store.list_runs()], "no stored run is shown: open one from History")
 
 st.header("1. Dataset", divider="gray")
 dataset = pick_dataset(

@@ -19,7 +19,7 @@ from dashboard.compare.comparison import comparison_runs, render_comparison_tab,
 from dashboard.compare.report import render_report_tab
 from dashboard.compare.run_vs_run import follow_run_b, render_run_vs_run
 from dashboard.compare.setup import render_setup
-from dashboard.layout import follow_run_link, setup_page
+from dashboard.layout import follow_run_link, setup_page, warn_missing_run_link
 from dashboard.run_view import get_store
 
 TABS = ("1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report")
@@ -33,6 +33,7 @@ st.caption(
     "and see which is better, where, and by how much."
 )
 runs = store.list_runs()
+warn_missing_run_link([r["id"] for r in runs], "no run is picked: choose one in the Comparison or Run vs run tab")
 if follow_run_link("compare_run_pick", [r["id"] for r in comparison_runs(runs)]):  # ?run=ID
     st.session_state[TAB_KEY] = TABS[1]
 elif follow_run_b(runs):

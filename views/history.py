@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.batch import runs_table
-from dashboard.layout import follow_run_link, setup_page, show_run_link
+from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
 from dashboard.run_view import get_store, render_job_panel, render_run
 from scorers.runs import jobs
@@ -30,6 +30,8 @@ st.caption(
 )
 
 runs = store.list_runs()
+if warn_missing_run_link([run["id"] for run in runs], "no run is opened: choose one below and press Open"):
+    st.session_state.pop(OPEN_KEY, None)  # never another run's results under a link to the missing one
 if not runs:
     st.info("No runs yet. Score a dataset on the Batch page; its run appears here.")
     st.stop()

@@ -33,7 +33,7 @@ from scorers.analysis.labels import (
 from scorers.catalogue.registry import scorer_spec
 from scorers.runs.table import RunTable, load_outcomes
 
-from ..layout import follow_run_link
+from ..layout import follow_run_link, warn_missing_run_link
 from ..run_explorer import per_version, run_table
 
 SESSION = {"persist_state": "session"}  # keep the reviewer's choices across pages
@@ -251,11 +251,14 @@ def pick_run(store: Store) -> str | None:
     """A run chosen from the store (newest first), or None when there is none."""
     runs = store.list_runs()
     if not runs:
+        warn_missing_run_link([], "there is no run to review")
         st.info("No runs yet. Score a dataset on the Batch page; its run can then be reviewed here.")
         return None
     by_id = {run["id"]: run for run in runs}
     if st.session_state.get("review_run") not in by_id:
         st.session_state.pop("review_run", None)
+    shown = by_id[st.session_state.get("review_run", runs[0]["id"])]
+    warn_missing_run_link(by_id, f"showing run {shown['name']} ({shown['id']}) instead: choose another below")
     follow_run_link("review_run", by_id)  # ?run=ID picks that run
     return st.selectbox(
         "Run",
