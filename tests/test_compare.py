@@ -455,3 +455,13 @@ def test_run_diff_says_what_differs_between_the_datasets():
     with pytest.raises(KeyError):
         run_diff(store, base, "nope")
     store.close()
+
+
+def test_summary_of_a_tiny_difference_shows_its_digits():
+    # 20 questions, B = 0.5 each, A = 0.5 − 2e-5 each: every d = −2e-5 (above the tie tolerance 1e-9), so
+    # mean(d) = −2e-5 and every bootstrap resample's mean is −2e-5: the CI is [−2e-5, −2e-5]. At the old
+    # two or three decimals all read 0.00; 2e-5's first significant digit is the 5th decimal, one more for
+    # the estimate's second digit -> 6 decimals.
+    comparison = paired(pairs_frame([0.5 - 2e-5] * 20, [0.5] * 20), "textual-difference", "A", "B")
+    assert (comparison.wins, comparison.ties, comparison.losses) == (0, 0, 20)
+    assert "the average difference is -0.000020 (95% CI -0.000020 to -0.000020)" in comparison.summary()

@@ -450,3 +450,22 @@ def test_baseline_items_missing_from_a_candidate_file_count_as_not_scored(tmp_pa
     assert any("2 item id(s) of the candidate are not in the baseline" in n for n in gate.notes)
     assert any("3 item id(s) of the baseline are missing" in n for n in gate.notes)
     store.close()
+
+
+def test_a_tiny_regression_shows_its_digits_and_how_to_set_a_minimum_effect():
+    # 10 items, baseline 1.0 each, candidate 1.0 - 1e-5 each: every d = -1e-5, so mean(d) = -1e-5 and
+    # every bootstrap resample's mean is -1e-5 too: the interval is [-1e-5, -1e-5], below zero; with the
+    # minimum effect 0 the scorer fails. At 3 decimals all read -0.000; 1e-5's first significant digit is
+    # the 5th decimal, plus one for the estimate's second digit -> 6 decimals: -0.000010.
+    result = gate_of({TD: [1.0] * 10}, {TD: [1.0 - 1e-5] * 10})
+    assert result.verdict is Verdict.FAIL
+    md = markdown_summary(result)
+    assert "-0.000010 [-0.000010, -0.000010]" in md
+    assert "-0.000 " not in md and "-0.000]" not in md
+    assert "changed by -0.000010" in md
+    assert "any statistically detectable worsening fails" in md
+    assert "--min-effect" in md and '"Minimum effect"' in md
+    # With a minimum effect the advice is gone (the verdict says what the effect was compared to).
+    passed = gate_of({TD: [1.0] * 10}, {TD: [1.0 - 1e-5] * 10}, default_min_effect=0.001)
+    assert passed.verdict is Verdict.PASS
+    assert "statistically detectable" not in markdown_summary(passed)

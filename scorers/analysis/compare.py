@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from scorers.analysis.numbers import signed_numbers
 from scorers.core.errors import ScorerError, ScoreStatus
 from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
@@ -341,10 +342,11 @@ class PairedComparison:
             return f"Variant {a} and {b} scored the same on all {self.n_pairs} {questions}{direction}.{left_out}"
         ties = "no ties" if self.ties == 0 else f"{self.ties} tie" + ("" if self.ties == 1 else "s")
         level = f"{self.confidence:.0%}"
+        diff, low, high = signed_numbers([self.mean_diff, self.ci_low, self.ci_high], decimals=2)
         head = (
             f"Variant {a} scored higher than {b} on {self.wins} of {self.n_pairs} {questions} and lower on "
-            f"{self.losses} ({ties}){direction}; the average difference is {_signed(self.mean_diff)} "
-            f"({level} CI {_signed(self.ci_low)} to {_signed(self.ci_high)})."
+            f"{self.losses} ({ties}){direction}; the average difference is {diff} "
+            f"({level} CI {low} to {high})."
         )
         if self.wilcoxon_p is None:
             verdict = f" {self.note}" if self.note else ""
@@ -378,16 +380,6 @@ class PairedComparison:
             "note": self.note,
             "summary": self.summary(),
         }
-
-
-def _signed(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if value == 0:
-        return "0.00"
-    digits = 3 if abs(value) < 0.01 else 2
-    text = f"{value:+.{digits}f}"
-    return "0.00" if float(text) == 0 else text
 
 
 def _p_text(p: float) -> str:

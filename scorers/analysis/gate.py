@@ -46,6 +46,7 @@ import pandas as pd
 from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_stored_run, table_outcomes
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
+from scorers.analysis.numbers import signed_number, signed_numbers
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results
 from scorers.runs.store import Store
@@ -506,23 +507,25 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
         assert comparison.mean_diff is not None and comparison.ci_low is not None and comparison.ci_high is not None
         effect = sign * comparison.mean_diff
         best_bound = max(sign * comparison.ci_low, sign * comparison.ci_high)  # the interval's end nearest "better"
+        diff, low, high = signed_numbers([comparison.mean_diff, comparison.ci_low, comparison.ci_high])
+        interval = f"the {comparison.confidence:.0%} interval [{low}, {high}]"
         if effect < -min_effect and best_bound < 0:
             verdict = Verdict.FAIL
             reasons.append(
-                f"the mean changed by {comparison.mean_diff:+.3f} ({direction} is better), worse than the minimum "
-                f"effect {min_effect:g}, and the {comparison.confidence:.0%} interval "
-                f"[{comparison.ci_low:+.3f}, {comparison.ci_high:+.3f}] excludes zero"
+                f"the mean changed by {diff} ({direction} is better), worse than the minimum "
+                f"effect {min_effect:g}, and {interval} excludes zero"
             )
+            if min_effect == 0:
+                reasons.append(
+                    "with a minimum effect of 0 any statistically detectable worsening fails, however small; "
+                    'to let changes smaller than X pass, set a minimum effect: "Minimum effect" in the '
+                    "dashboard's gate, --min-effect X (or --min-effect SCORER=X) in `python -m scorers gate`"
+                )
         elif effect < 0:
-            why = (
-                f"the {comparison.confidence:.0%} interval [{comparison.ci_low:+.3f}, {comparison.ci_high:+.3f}] "
-                "includes zero"
-                if best_bound >= 0
-                else f"it is within the minimum effect {min_effect:g}"
-            )
-            reasons.append(f"the mean changed by {comparison.mean_diff:+.3f} ({direction} is better), but {why}")
+            why = f"{interval} includes zero" if best_bound >= 0 else f"it is within the minimum effect {min_effect:g}"
+            reasons.append(f"the mean changed by {diff} ({direction} is better), but {why}")
         else:
-            reasons.append(f"the mean changed by {comparison.mean_diff:+.3f} ({direction} is better): no regression")
+            reasons.append(f"the mean changed by {diff} ({direction} is better): no regression")
         if floor is not None and candidate_mean_all is not None:
             below = candidate_mean_all < floor if hib else candidate_mean_all > floor
             bound = "floor" if hib else "ceiling"
@@ -697,10 +700,6 @@ def _link(text: str, url: str | None, target: str) -> str:
     return f"[{text}]({url}#{target})" if url else text
 
 
-def _signed(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
-
-
 def _p(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -710,7 +709,8 @@ def _p(value: float | None) -> str:
 def _change_cell(g: ScorerGate) -> str:
     if g.mean_diff is None:
         return "n/a"
-    return f"{_signed(g.mean_diff)} [{_signed(g.ci_low)}, {_signed(g.ci_high)}]"
+    diff, low, high = signed_numbers([g.mean_diff, g.ci_low, g.ci_high])
+    return f"{diff} [{low}, {high}]"
 
 
 def markdown_summary(result: GateResult, *, report_url: str | None = None) -> str:
@@ -765,7 +765,7 @@ def markdown_summary(result: GateResult, *, report_url: str | None = None) -> st
             ]
             lines += [
                 f"| {_link(_md(r.item_id), report_url, anchor(g.scorer, r.item_id))} | {r.baseline_score:.3f} | "
-                f"{r.candidate_score:.3f} | {r.change:+.3f} |"
+                f"{r.candidate_score:.3f} | {signed_number(r.change)} |"
                 for r in g.regressions
             ]
             lines.append("")
@@ -818,7 +818,9 @@ def _item_cases(g: ScorerGate) -> list[JUnitCase]:
     cases = []
     for item_id in sorted(changes):
         d = changes[item_id]
-        text = f"change {d:+.3f} (candidate − baseline; {'higher' if g.higher_is_better else 'lower'} is better)"
+        text = (
+            f"change {signed_number(d)} (candidate − baseline; {'higher' if g.higher_is_better else 'lower'} is better)"
+        )
         if regression and sign * d < -g.min_effect:
             cases.append(JUnitCase(classname, item_id, "failure", text, "regression", text))
         else:
@@ -861,7 +863,7 @@ def gate_section_html(result: GateResult) -> str:
             body = "".join(
                 f'<tr id="{anchor(g.scorer, r.item_id)}"><td>{_e(r.item_id)}</td>'
                 f'<td class="num">{r.baseline_score:.3f}</td><td class="num">{r.candidate_score:.3f}</td>'
-                f'<td class="num">{r.change:+.3f}</td><td><div class="text">{_e(r.input or "")}</div></td></tr>'
+                f'<td class="num">{signed_number(r.change)}</td><td><div class="text">{_e(r.input or "")}</div></td></tr>'
                 for r in g.regressions
             )
             parts.append(

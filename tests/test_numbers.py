@@ -1,0 +1,31 @@
+"""signed_numbers: differences and intervals keep the digits that decide a verdict (worked by hand)."""
+
+from __future__ import annotations
+
+from scorers.analysis.numbers import signed_number, signed_numbers
+
+
+def test_ordinary_values_keep_the_usual_decimals():
+    # 0.125, 0.1, 0.15 are all visible at 3 decimals: nothing is added.
+    assert signed_numbers([0.125, 0.1, 0.15]) == ["+0.125", "+0.100", "+0.150"]
+    assert signed_numbers([0.25, 0.1, 0.4], decimals=2) == ["+0.25", "+0.10", "+0.40"]
+
+
+def test_small_values_get_enough_digits_to_be_read():
+    # At 3 decimals all three read -0.000. log10(1.2e-5) = -4.92 -> first significant digit at the
+    # 5th decimal, one more for the estimate's second digit -> 6 decimals; -9e-6 needs 6 as well.
+    assert signed_numbers([-1.2e-5, -1.5e-5, -9e-6]) == ["-0.000012", "-0.000015", "-0.000009"]
+    # An interval end that is exactly 0 stays 0 (unsigned) at the shared precision: 4e-4 needs 4 decimals
+    # (its first digit); the estimate 0 asks for nothing.
+    assert signed_numbers([0.0, -4e-4, 4e-4]) == ["0.0000", "-0.0004", "+0.0004"]
+
+
+def test_tiny_values_turn_scientific():
+    # 1.2e-10 would need 11 decimals, past MAX_DECIMALS = 8: scientific, two significant digits.
+    assert signed_numbers([-1.2e-10, -2e-10, -1e-11]) == ["-1.2e-10", "-2.0e-10", "-1.0e-11"]
+
+
+def test_none_and_one_value():
+    assert signed_numbers([None, None, None]) == ["n/a", "n/a", "n/a"]
+    assert signed_number(-0.25) == "-0.250"
+    assert signed_number(-3e-5) == "-0.000030"  # 5th decimal first digit, +1 for a second digit
