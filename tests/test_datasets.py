@@ -449,6 +449,31 @@ def test_json_wrapper_objects(tmp_path, key):
     dataset = load_dataset(write(tmp_path, "data.json", text))
     assert rows(dataset) == [{"prompt": "a"}]
     assert dataset.skipped[0].reason.startswith(f"element {key}[1]: not a JSON object")
+    # One record read (the 7 is skipped), and the unwrapping is said, with the key left unread.
+    assert dataset.warnings == [
+        f"the top level is an object: read the 1 record(s) under key {key!r}; its other key(s) ['version'] were not read"
+    ]
+
+
+@pytest.mark.parametrize(
+    "records",
+    [[{"prompt": "a"}, {"prompt": "b"}], [{"prompt": "a"}, {"prompt": None}]],
+    ids=["plain-columns", "pandas-frame"],  # a null sends the records through pandas
+)
+def test_json_wrapper_said_on_both_read_paths(tmp_path, records):
+    dataset = load_dataset(write(tmp_path, "data.json", json.dumps({"items": records})))
+    assert (dataset.plain is None) == (records[1]["prompt"] is None)
+    assert dataset.warnings == ["the top level is an object: read the 2 record(s) under key 'items'"]
+    assert dataset.columns == ["prompt"] and len(dataset.source_rows) == 2
+
+
+def test_json_object_with_two_lists_of_records(tmp_path):
+    text = json.dumps({"data": [{"prompt": "a"}], "items": [{"prompt": "b"}]})
+    with pytest.raises(
+        DatasetError, match=r"more than one list of records \(under keys \['data', 'items'\]\)"
+    ) as caught:
+        load_dataset(write(tmp_path, "data.json", text))
+    assert "data.json" in str(caught.value)
 
 
 def test_json_invalid_names_line_and_column(tmp_path):

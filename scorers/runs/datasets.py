@@ -288,14 +288,18 @@ def load_dataset(
 
     Returns:
         The loaded dataset, with the records not loaded listed in ``skipped``.
+        A ``.json`` file is an array of objects, or an object holding that
+        array under one of the keys ``data``, ``items`` or ``rows`` (a warning
+        then names the key read).
 
     Raises:
         DatasetError: the file is missing, in an unsupported format, not UTF-8
             (the message names the line and byte), malformed (a CSV row with
             more fields than the header, an unclosed quote, invalid JSON in a
             ``.json`` file: the line and column are named), has duplicate column
-            names (named), or has no rows (empty, header only, or every record
-            skipped: the first problems are listed).
+            names (named), is a JSON object with no single list of records
+            under those keys, or has no rows (empty, header only, or every
+            record skipped: the first problems are listed).
     """
     data, source_name = _read_source(source, name)
     fmt, suffix = _detect_format(source_name, format)
@@ -1025,13 +1029,21 @@ def _plain_records(records: list[dict[str, Any]]) -> dict[str, list[Any]] | None
     return plain
 
 
-def _records(records: list[dict[str, Any]], source_rows: list[int], skipped: list[SkippedRow]) -> _Parsed:
+def _records(
+    records: list[dict[str, Any]], source_rows: list[int], skipped: list[SkippedRow], warnings: list[str] | None = None
+) -> _Parsed:
     """Plain columns when pandas would keep the values as they are (:func:`_plain_records`), else the frame."""
     plain = _plain_records(records)
+    warnings = warnings or []
     if plain is None:
-        return _Parsed(_records_frame(records), source_rows, skipped=skipped)
+        return _Parsed(_records_frame(records), source_rows, skipped=skipped, warnings=warnings)
     return _Parsed(
-        None, source_rows, skipped=skipped, plain=plain, make_frame=functools.partial(_records_frame, records)
+        None,
+        source_rows,
+        skipped=skipped,
+        warnings=warnings,
+        plain=plain,
+        make_frame=functools.partial(_records_frame, records),
     )
 
 
@@ -1100,19 +1112,25 @@ def _read_json(data: bytes, source_name: str) -> _Parsed:
         raise DatasetError(
             f"invalid JSON: {exc.msg}.{hint}", path=source_name, line=exc.lineno, column=exc.colno
         ) from None
-    prefix = ""
+    prefix, original = "", document
     if isinstance(document, dict):
         if isinstance(document, _DuplicateKeyObject):
             raise DatasetError(f"duplicate top-level key(s) {document.duplicates}: keep one of each", path=source_name)
-        key = next((k for k in _JSON_WRAPPER_KEYS if isinstance(document.get(k), list)), None)
-        if key is None:
+        keys = [k for k in _JSON_WRAPPER_KEYS if isinstance(document.get(k), list)]
+        if len(keys) > 1:
+            raise DatasetError(
+                f"the top level is an object with more than one list of records (under keys {keys}): "
+                "keep one, or save the records as a top-level array",
+                path=source_name,
+            )
+        if not keys:
             raise DatasetError(
                 f"expected an array of objects, or an object holding one under {' / '.join(map(repr, _JSON_WRAPPER_KEYS))}; "
                 f"found an object with keys {list(document)[:10]}. If the file has one object per line, it is JSON "
                 "Lines: rename it to .jsonl",
                 path=source_name,
             )
-        document, prefix = document[key], key
+        document, prefix = document[keys[0]], keys[0]
     elif not isinstance(document, list):
         raise DatasetError(f"expected an array of objects, found {_json_kind(document)}", path=source_name)
     if not document:
@@ -1127,7 +1145,14 @@ def _read_json(data: bytes, source_name: str) -> _Parsed:
             continue
         records.append(value)
         source_rows.append(index + 1)
-    return _records(records, source_rows, skipped)
+    warnings = []
+    if prefix:  # said, so that a file whose other keys hold records too is not read short unnoticed
+        others = [k for k in original if k != prefix]
+        warnings.append(
+            f"the top level is an object: read the {len(records)} record(s) under key {prefix!r}"
+            + (f"; its other key(s) {others[:10]} were not read" if others else "")
+        )
+    return _records(records, source_rows, skipped, warnings)
 
 
 # --- Parquet and Excel -----------------------------------------------------------------------------
