@@ -664,3 +664,47 @@ def test_leaderboard_counts_judge_cache_replies_apart_from_tokens(open_page, fak
     board = table_with(at, "n_cached").set_index("variant")
     assert board.loc["same_a", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [300, 60, 0]
     assert board.loc["same_b", ["prompt_tokens", "completion_tokens", "n_cached"]].tolist() == [0, 0, 3]
+
+
+def test_a_run_link_to_a_grouped_plain_run_opens_run_vs_run_and_a_variant_run_the_comparison(
+    open_page, studio_db: Path
+):
+    # A plain run scored with --group-col category has groups too ({"category": ...}); its categories are
+    # not prompt variants, so its link opens Run vs run as run B against the next older run. A run of
+    # variants (groups variant, model, row_id, as the first tab stores them) opens in the Comparison tab.
+    td = create_scorer("textual-difference")
+    store = Store(studio_db)
+
+    def run(name: str, groups: list[str], items: list[EvalItem]) -> str:
+        return run_evals(
+            items, [td], store=store, run_name=name, dataset_name="ifeval.csv", mapping={"groups": groups}
+        ).run_id
+
+    run("Older", [], [EvalItem("q1", {"input": "hi", "output": "hi"})])  # neither link picks it
+    variants = run(
+        "Variants",
+        ["variant", "model", "row_id"],
+        [
+            EvalItem(f"q1::{v}", {"input": "hi", "output": o}, {"variant": v, "row_id": "q1"})
+            for v, o in (("A", "hi"), ("B", "ho"))
+        ],
+    )
+    grouped = run(
+        "Grouped",
+        ["category"],
+        [EvalItem(f"q{i}", {"input": "hi", "output": "hi"}, {"category": c}) for i, c in enumerate(("math", "code"))],
+    )
+    store.close()
+    at = open_page("compare")
+    at.query_params["run"] = grouped
+    at.run()
+    assert not at.exception
+    assert at.session_state["compare_tab"] == "3. Run vs run"  # was "2. Comparison", ranking the categories
+    assert at.selectbox(key="compare_diff_b").value == grouped
+    assert at.selectbox(key="compare_diff_a").value == variants  # the next older run
+    again = open_page("compare")
+    again.query_params["run"] = variants
+    again.run()
+    assert not again.exception
+    assert again.session_state["compare_tab"] == "2. Comparison"
+    assert again.selectbox(key="compare_run_pick").value == variants

@@ -8,14 +8,15 @@
 4. Report: a self-contained HTML report to download.
 
 Only the open tab is built (a tab switch reruns the page), but the first one, whose widgets hold the
-setup. ``?run=ID`` opens that run in the Comparison tab when it has variants, else in Run vs run as run B.
+setup. ``?run=ID`` opens that run in the Comparison tab when it is a run of variants (its groups include
+``variant``), else (a plain run, with or without a group column) in Run vs run as run B.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.compare.comparison import comparison_runs, render_comparison_tab, selected_comparison
+from dashboard.compare.comparison import render_comparison_tab, selected_comparison, variant_runs
 from dashboard.compare.report import render_report_tab
 from dashboard.compare.run_vs_run import follow_run_b, render_run_vs_run
 from dashboard.compare.setup import render_setup
@@ -34,7 +35,7 @@ st.caption(
 )
 runs = store.list_runs()
 warn_missing_run_link([r["id"] for r in runs], "no run is picked: choose one in the Comparison or Run vs run tab")
-if follow_run_link("compare_run_pick", [r["id"] for r in comparison_runs(runs)]):  # ?run=ID
+if follow_run_link("compare_run_pick", [r["id"] for r in variant_runs(runs)]):  # ?run=ID of a variant run
     st.session_state[TAB_KEY] = TABS[1]
 elif follow_run_b(runs):
     st.session_state[TAB_KEY] = TABS[2]

@@ -556,6 +556,15 @@ def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in runs if (r.get("mapping") or {}).get("groups")]
 
 
+def variant_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of variants (generated or scored on the first tab, whose groups include ``variant``), newest first.
+
+    A Batch or CLI run with a group column (``--group-col category``) has groups too, but they group
+    the dataset's items, not variants of a prompt: it is not one of these.
+    """
+    return [r for r in runs if VARIANT_GROUP.removeprefix("group:") in ((r.get("mapping") or {}).get("groups") or ())]
+
+
 def _picked(store: Store, run_id: str) -> Comparison | None:
     try:
         return Comparison(*stored_run(store, run_id))  # read once per version of the run's outcomes
