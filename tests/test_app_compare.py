@@ -708,3 +708,48 @@ def test_a_run_link_to_a_grouped_plain_run_opens_run_vs_run_and_a_variant_run_th
     assert not again.exception
     assert again.session_state["compare_tab"] == "2. Comparison"
     assert again.selectbox(key="compare_run_pick").value == variants
+
+
+def test_a_run_link_takes_as_run_a_the_next_older_run_on_the_same_dataset_and_says_why(open_page, studio_db: Path):
+    # Newest first: B (ifeval.csv, 2 items), then a run of other items (other.csv, 1 item), then an older
+    # run of B's dataset. The next older run overall is the other dataset's (nothing in common with B: 0
+    # outcomes compared); the next older run on B's dataset is "Baseline", and its 2 items pair with B's 2.
+    td = create_scorer("textual-difference")
+    store = Store(studio_db)
+
+    def run(name: str, dataset: str, ids: list[str]) -> str:
+        items = [EvalItem(i, {"input": i, "output": i}) for i in ids]
+        return run_evals(items, [td], store=store, run_name=name, dataset_name=dataset).run_id
+
+    baseline = run("Baseline", "ifeval.csv", ["q1", "q2"])
+    run("Other items", "other.csv", ["x1"])
+    candidate = run("Candidate", "ifeval.csv", ["q1", "q2"])
+    store.close()
+    at = open_page("compare")
+    at.query_params["run"] = candidate
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="compare_diff_a").value == baseline  # was the other dataset's run
+    assert metrics(at)["Outcomes compared"] == "2"
+    why = f"Run A is Baseline ({baseline}), the next older run on the same dataset, ifeval.csv (2 items)."
+    assert why in [c.value for c in at.caption]
+
+
+def test_default_baseline_falls_back_and_says_so():
+    from dashboard.compare.run_vs_run import default_baseline
+
+    def run(rid: str, dataset: str, n: int) -> dict[str, Any]:
+        return {"id": rid, "name": rid.upper(), "dataset_name": dataset, "n_items": n}
+
+    # Newest first. Same name with another size beats another dataset; nothing on B's dataset: the next older.
+    runs = [run("b", "ifeval.csv", 10000), run("s", "other.csv", 540), run("f", "ifeval.csv", 540)]
+    assert default_baseline(runs, "b") == (
+        "f",
+        "Run A is F (f), the next older run on ifeval.csv, though with another number of items than run B's 10000.",
+    )
+    runs = [run("b", "ifeval.csv", 10000), run("s", "other.csv", 540)]
+    a, why = default_baseline(runs, "b")
+    assert a == "s" and "no other run is on run B's dataset, ifeval.csv (10000 items)" in why
+    # The oldest run: the newer runs, nearest first; a lone run has no baseline.
+    assert default_baseline(runs, "s")[0] == "b"
+    assert default_baseline(runs[:1], "b") is None

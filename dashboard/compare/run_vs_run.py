@@ -132,15 +132,63 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
             st.dataframe(table, hide_index=True, key=f"{key}_{title.lower()}", column_config=config)
 
 
-def follow_run_b(runs: list[dict[str, Any]]) -> bool:
-    """Put the run named by ``?run=ID`` into run B (once per link), with run A the next older run; True when applied."""
+BASELINE_WHY = "compare_diff_a_why"
+"""Session key: (run A's id, run B's id, why A was picked) after a ``?run=`` link chose run A."""
+
+
+def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] | None:
+    """Run A for a linked run B: the next older run on the same dataset when there is one, and why.
+
+    The same dataset is the same ``dataset_name`` and number of items (the runs' metadata; the items
+    themselves are not read); failing that the same ``dataset_name``; failing that the next older run.
+    With no older run, the newer runs are searched the same way (nearest first).
+
+    Args:
+        runs: the stored runs, newest first (:meth:`scorers.runs.store.Store.list_runs`).
+        run_b: the id of run B, one of ``runs``.
+
+    Returns:
+        ``(run A's id, a sentence saying which run and why)``, or None when ``runs`` holds no other run.
+    """
     ids = [r["id"] for r in runs]
-    linked = follow_run_link("compare_diff_b", ids)
+    at = ids.index(run_b)
+    b = runs[at]
+    older = runs[at + 1 :]
+    candidates, where = (older, "older") if older else (runs[:at][::-1], "newer")
+    if not candidates:
+        return None
+    dataset = f"{b.get('dataset_name')} ({b.get('n_items')} items)"
+    rules = (
+        (
+            lambda r: (r.get("dataset_name"), r.get("n_items")) == (b.get("dataset_name"), b.get("n_items")),
+            f"on the same dataset, {dataset}",
+        ),
+        (
+            lambda r: r.get("dataset_name") == b.get("dataset_name"),
+            f"on {b.get('dataset_name')}, though with another number of items than run B's {b.get('n_items')}",
+        ),
+    )
+    for same, how in rules:
+        match = next((r for r in candidates if same(r)), None)
+        if match is not None:
+            return match["id"], f"Run A is {match['name']} ({match['id']}), the next {where} run {how}."
+    a = candidates[0]
+    return a["id"], (
+        f"Run A is {a['name']} ({a['id']}), the next {where} run: no other run is on run B's dataset, {dataset}; "
+        f"A is on {a.get('dataset_name')} ({a.get('n_items')} items), so few or no items may be compared."
+    )
+
+
+def follow_run_b(runs: list[dict[str, Any]]) -> bool:
+    """Put the run named by ``?run=ID`` into run B (once per link), with run A from :func:`default_baseline`;
+    True when applied. Why run A was picked is kept under :data:`BASELINE_WHY` for the tab to say."""
+    linked = follow_run_link("compare_diff_b", [r["id"] for r in runs])
     if linked is None:
         return False
-    others = ids[ids.index(linked) + 1 :] or [i for i in ids if i != linked]
-    if others and st.session_state.get("compare_diff_a") in (None, linked):
-        st.session_state["compare_diff_a"] = others[0]
+    baseline = default_baseline(runs, linked)
+    if baseline is not None and st.session_state.get("compare_diff_a") in (None, linked):
+        st.session_state["compare_diff_a"] = baseline[0]
+        st.session_state[BASELINE_WHY] = (baseline[0], linked, baseline[1])
     return True
 
 
@@ -159,6 +207,9 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
             run_a = pick_run(runs, "Run A (baseline)", "compare_diff_a", default=1)
         with right:
             run_b = pick_run(runs, "Run B", "compare_diff_b", default=0)
+        picked = st.session_state.get(BASELINE_WHY)
+        if picked and tuple(picked[:2]) == (run_a, run_b):  # the pair a link picked (another pick drops the note)
+            st.caption(md_escape(picked[2]))
         if run_a == run_b:
             st.info("Choose two different runs.")
         else:
