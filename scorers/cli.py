@@ -1521,10 +1521,13 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
     for line, run in zip(lines[1:], runs, strict=True):
         console.print(line)
         for scorer in run["scorers"]:
-            stats = run["stats"].get(scorer["id"], {"n_scored": 0, "n_failed": 0, "mean": None})
+            stats = run["stats"].get(scorer["id"], {})
+            # A missing or invalid input is not scored, not a failure (ScoreStatus.retryable).
+            n_input = stats.get("n_input") or 0
+            n_failed = (stats.get("n_failed") or 0) - n_input
             console.print(
-                f"    {scorer['id']}: mean {_fmt(stats['mean'])}, {stats['n_scored']} scored, "
-                f"{stats['n_failed'] or 0} failed"
+                f"    {scorer['id']}: mean {_fmt(stats.get('mean'))}, {stats.get('n_scored', 0)} scored, "
+                f"{n_failed} failed" + (f", {n_input} not scored (input)" if n_input else "")
             )
     return EXIT_OK
 

@@ -373,6 +373,25 @@ def test_groups_are_summarised_and_exported(env, tmp_path, capsys):
 # ---- runs, export, resume
 
 
+def test_runs_counts_an_input_problem_as_not_scored_apart_from_failures(env, tmp_path, capsys):
+    # Two items: one scored (identical texts), one without an output (missing input: not scored,
+    # not a failure).
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    try:
+        result = run_evals(
+            [EvalItem("a", {"input": "hi", "output": "hi"}), EvalItem("b", {"input": "hi"})],
+            [create_textual_difference_scorer()],
+            store=store,
+        )
+    finally:
+        store.close()
+    assert [o.status.value for o in result.outcomes] == ["scored", "missing_input"]
+    code, out, _ = run_cli(capsys, "runs")
+    assert code == 0
+    # "hi" vs "hi" → 1.0; the missing output is counted apart: 0 judge/scorer failures, 1 not scored (input).
+    assert "textual-difference: mean 1.000, 1 scored, 0 failed, 1 not scored (input)" in out
+
+
 def test_runs_lists_stored_runs_and_export_writes_one(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
     code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini")

@@ -77,8 +77,9 @@ def test_runs_items_and_results_round_trip(store: Store):
     ]
     assert results[0]["analysis"] == {"ratio": 0.84} and results[1]["raw_reply"] == "{"
     (listed,) = store.list_runs()
-    # Scored items only: mean (0.84 + 0.4) / 2 = 0.62; one failed item is counted apart.
-    assert listed["stats"][TD] == {"n_scored": 2, "n_failed": 1, "mean": pytest.approx(0.62)}
+    # Scored items only: mean (0.84 + 0.4) / 2 = 0.62; one failed item is counted apart (an API
+    # error, not an input problem: n_input 0).
+    assert listed["stats"][TD] == {"n_scored": 2, "n_failed": 1, "n_input": 0, "mean": pytest.approx(0.62)}
     store.finish_run(run_id, "completed")
     store.rename_run(run_id, "  renamed ")
     assert store.get_run(run_id)["name"] == "renamed" and store.get_run(run_id)["finished_at"]
@@ -305,7 +306,7 @@ def test_a_file_made_by_the_previous_version_upgrades_in_place_and_loses_nothing
         runs = {r["name"]: r for r in store.list_runs()}
         assert set(runs) == {"legacy run", next(n for n in runs if n.startswith("second.csv"))}
         legacy = runs["legacy run"]
-        assert legacy["stats"]["prompt-alignment"] == {"n_scored": 1, "n_failed": 1, "mean": 0.84}
+        assert legacy["stats"]["prompt-alignment"] == {"n_scored": 1, "n_failed": 1, "n_input": 0, "mean": 0.84}
         results = {(r["item_index"], r["scorer_id"]): r for r in store.results(legacy["id"])}
         assert len(results) == 4
         assert results[(1, "prompt-alignment")]["status"] == "judge_output_invalid"

@@ -1060,12 +1060,11 @@ def not_scored_summary(frame: pd.DataFrame) -> str | None:
         frame: a results frame with a ``status`` column (:class:`~scorers.core.errors.ScoreStatus` values).
 
     Returns:
-        E.g. ``"3 of 8 outcomes were not scored (2 judge refused, 1 invalid input): counted as
-        failures, never as a score of 0, and left out of every mean."``, or None when every
-        outcome was scored.
+        E.g. ``"3 of 8 outcomes were not scored (2 judge refused, 1 invalid input): never counted
+        as a score of 0, and left out of every mean."``, or None when every outcome was scored.
 
     >>> not_scored_summary(pd.DataFrame({"status": ["scored", "judge_refused", "judge_refused", "invalid_input"]}))
-    '3 of 4 outcomes were not scored (2 judge refused, 1 invalid input): counted as failures, never as a score of 0, and left out of every mean.'
+    '3 of 4 outcomes were not scored (2 judge refused, 1 invalid input): never counted as a score of 0, and left out of every mean.'
     """
     _require(frame, ["status"])
     failed = frame.loc[frame["status"] != ScoreStatus.SCORED.value, "status"]
@@ -1073,6 +1072,6 @@ def not_scored_summary(frame: pd.DataFrame) -> str | None:
         return None
     reasons = ", ".join(f"{n} {str(status).replace('_', ' ')}" for status, n in failed.value_counts().items())
     return (
-        f"{len(failed)} of {len(frame)} outcomes were not scored ({reasons}): counted as failures, never as a "
+        f"{len(failed)} of {len(frame)} outcomes were not scored ({reasons}): never counted as a "
         "score of 0, and left out of every mean."
     )

@@ -36,6 +36,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool, StaticPool
 
+from scorers.core.errors import ScoreStatus
 from scorers.runs import schema_history as history
 
 DB_ENV = "SCORER_STUDIO_DB"
@@ -154,6 +155,10 @@ def display_name(url: sa.URL) -> str:
     if url.get_backend_name() == "sqlite":
         return url.database or ":memory:"
     return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
+
+
+_INPUT_STATUSES = [s.value for s in ScoreStatus if s is not ScoreStatus.SCORED and not s.retryable]
+"""Statuses of outcomes not scored because of their input (scoring again gives the same outcome)."""
 
 
 class StoreError(sqlite3.DatabaseError):
@@ -680,7 +685,9 @@ class Store:
         return _decode(rows[0], "scorers", "judge", "mapping", "config")
 
     def list_runs(self) -> list[dict[str, Any]]:
-        """Every run, newest first, with per-scorer counts and means of scored items."""
+        """Every run, newest first, with per-scorer stats: ``n_scored``, ``n_failed`` (outcomes not
+        scored, for any reason), ``n_input`` (of those, not scored for a missing or invalid input:
+        not :attr:`~scorers.core.errors.ScoreStatus.retryable`) and ``mean`` (of scored items)."""
         # Runs made in the same second: the later one first (SQLite's rowid; on PostgreSQL the id decides).
         tiebreak = sa.literal_column("rowid") if self.dialect == "sqlite" else RUNS.c.id
         rows = self.query(sa.select(RUNS).order_by(RUNS.c.created_at.desc(), tiebreak.desc()))
@@ -691,6 +698,7 @@ class Store:
                 RESULTS.c.scorer_id,
                 sa.func.count(RESULTS.c.score).label("n_scored"),
                 sa.func.sum(sa.case((RESULTS.c.status != "scored", 1), else_=0)).label("n_failed"),
+                sa.func.sum(sa.case((RESULTS.c.status.in_(_INPUT_STATUSES), 1), else_=0)).label("n_input"),
                 sa.func.avg(RESULTS.c.score).label("mean"),
             ).group_by(RESULTS.c.run_id, RESULTS.c.scorer_id)
         )
@@ -699,6 +707,7 @@ class Store:
             by_run.setdefault(s["run_id"], {})[s["scorer_id"]] = {
                 "n_scored": s["n_scored"],
                 "n_failed": s["n_failed"],
+                "n_input": s["n_input"],
                 "mean": None if s["mean"] is None else float(s["mean"]),
             }
         for run in runs:
