@@ -131,6 +131,19 @@ def field_text(run: RunInput, name: str) -> str:
     return "\n".join(f"{c.name}({'' if c.arguments is None else c.arguments})" for c in run.tool_calls)
 
 
+def _readable_fields(payload: Mapping[str, Any], reads: Sequence[str]) -> tuple[RunInput | None, Sequence[str]]:
+    """A run that cannot be scored, for display: the payload normalised and every field shown; when
+    its output is missing or unreadable, the other fields (the output shown as None); else nothing."""
+    try:
+        return normalize_run(payload), reads
+    except ScorerError:
+        pass
+    try:
+        return normalize_run({**payload, "output": ""}), [name for name in reads if name != "output"]
+    except ScorerError:
+        return None, ()
+
+
 def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd.DataFrame:
     """The first ``limit`` rows exactly as ``scorer`` will read them, before any call.
 
@@ -154,13 +167,11 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
         except ScorerError as exc:
             run = None
             row["status"] = f"not scored: {exc.status.value} ({exc})"
+        shown = reads
         if run is None:
-            try:
-                run = normalize_run(item.payload)
-            except ScorerError:
-                run = None
+            run, shown = _readable_fields(item.payload, reads)
         for name in reads:
-            row[ROLE_LABELS.get(name, name)] = truncate(field_text(run, name), 300) if run is not None else None
+            row[ROLE_LABELS.get(name, name)] = truncate(field_text(run, name), 300) if name in shown else None
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -19,6 +19,7 @@ from scorers import (
     ScoreStatus,
     Store,
 )
+from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
 from scorers.core.judge import check_settings
 from scorers.runs import jobs
@@ -186,11 +187,18 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help="Outcomes whose judge reply came from the cache: no call, no tokens, no cost. "
         "Marked 'cached' in the rows table.",
     )
-    missing = int((table.results["status"] == ScoreStatus.MISSING_INPUT.value).sum())
-    if missing:
+    not_scored = not_scored_summary(table.results)  # every not-scored status, counted
+    if not_scored:
+        missing = bool((table.results["status"] == ScoreStatus.MISSING_INPUT.value).any())
         st.warning(
-            f"{missing} outcome(s) are missing_input: the row lacks a field the scorer requires (each row names "
-            "it). They are not scored, not averaged, and never compared with another field instead."
+            not_scored
+            + (
+                " Missing input: the row lacks a field the scorer requires (each row names it); it is never "
+                "compared with another field instead."
+                if missing
+                else ""
+            )
+            + " Each row's status and message say why."
         )
     if not stored:
         st.info("No outcome has been stored for this run yet.")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, single_analysis
@@ -393,3 +394,43 @@ def test_a_rerun_builds_items_and_previews_again_only_for_what_changed(open_page
     assert calls["items"] == ["response", "reference"]  # a new mapping: new items, new previews
     assert sorted(calls["preview"][3:]) == ["completeness", "textual-difference"]
     assert at.dataframe[0].value["Response"].tolist() == ["4", "=1+2", "hi", "bye"]
+
+
+# JSON Lines whose line 2 has no "response" key and whose line 3's response is an object without
+# text: pandas reads the missing key as NaN. Textual difference (vs ground truth) then gives
+#   line 1: "a1" = "r1"? no: Indel similarity of "a1" and "r1" is 2·1/4 = 0.5, equal lengths → 0.5 (scored);
+#   line 2: no output → missing_input (output); line 3: {"x": 1} has no text → invalid_input (output).
+MISSING_KEYS = (
+    b'{"prompt": "p1", "response": "a1", "ground_truth": "r1"}\n'
+    b'{"prompt": "p2", "ground_truth": "r2"}\n'
+    b'{"prompt": "p3", "response": {"x": 1}, "ground_truth": "r3"}\n'
+)
+
+
+def test_a_missing_response_key_is_previewed_with_its_other_fields_and_stored_as_missing_input(
+    open_page, studio_db: Path
+):
+    at = open_page("batch")
+    upload(at, "missingkeys.jsonl", MISSING_KEYS)
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    preview = at.dataframe[1].value  # after the mapped columns: the rows as textual difference reads them
+    row = preview.iloc[1]
+    assert row["status"].startswith("not scored: missing_input (output")
+    # The record has p2 and r2: they are shown, only the response is absent.
+    assert (row["User prompt"], row["Ground truth"]) == ("p2", "r2")
+    assert pd.isna(row["Response"])
+
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    assert metrics(at)["Not scored"] == "2"
+    store = Store(studio_db)
+    _, _, result = load_run(store, at.session_state["batch_run_id"])
+    store.close()
+    statuses = {o.item_id: (o.status.value, (o.error or "").split(":")[0]) for o in result.outcomes}
+    assert statuses == {
+        "line 1": ("scored", ""),
+        "line 2": ("missing_input", "output"),
+        "line 3": ("invalid_input", "output"),
+    }
+    banner = " ".join(w.value for w in at.warning)
+    assert "2 of 3 outcomes were not scored (1 missing input, 1 invalid input)" in banner

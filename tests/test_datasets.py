@@ -745,10 +745,10 @@ def test_iter_runs_converts_parquet_values_and_keeps_a_missing_response_visible(
     runs = list(iter_runs(dataset, {"input": "prompt", "output": "response", "ground_truth": "target", "id": "key"}))
     assert [item_id for _, item_id, _ in runs] == ["1", "2", "row 3"]
     assert [p["ground_truth"] for _, _, p in runs] == ["3.5", "", "7"]  # mapped: carried, "" when blank
-    assert runs[1][2]["output"] == {"text": None}
+    assert "output" not in runs[1][2]  # a missing response: no output, never an empty text
     with pytest.raises(InvalidInputError) as caught:
         normalize_run(runs[1][2])
-    assert caught.value.field == "output"
+    assert caught.value.status is ScoreStatus.MISSING_INPUT and caught.value.field == "output"
 
 
 def test_iter_runs_chat_shaped_json_cells(tmp_path):
@@ -848,3 +848,27 @@ def test_iter_runs_context_and_tool_calls(tmp_path):
     assert first.context == ("Paris is in France.", "It is the capital.")
     assert [c.name for c in first.tool_calls] == ["search"]
     assert second.context == ("one plain passage",) and second.tool_calls == ()
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        b'{"prompt": "p2", "ground_truth": "r2"}',  # the key is missing: pandas reads NaN
+        b'{"prompt": "p2", "response": null, "ground_truth": "r2"}',  # null: None
+    ],
+)
+def test_a_missing_response_is_missing_input_naming_the_output(second):
+    from scorers import create_scorer
+    from scorers.core.errors import MissingInputError
+
+    data = b'{"prompt": "p1", "response": "a1", "ground_truth": "r1"}\n' + second + b"\n"
+    dataset = load_dataset(data, name="missingkeys.jsonl")
+    runs = list(iter_runs(dataset, guess_columns(dataset.columns)))
+    payload = runs[1][2]
+    assert "output" not in payload and payload["ground_truth"] == "r2"
+    with pytest.raises(MissingInputError) as caught:
+        create_scorer("textual-difference").run(payload)
+    assert caught.value.status is ScoreStatus.MISSING_INPUT and caught.value.field == "output"
+    # An empty text is a response (an empty one), not a missing one.
+    empty = load_dataset(b"prompt,response,ground_truth\np2,,r2\n", name="blank.csv")
+    assert next(iter_runs(empty, guess_columns(empty.columns)))[2]["output"] == {"text": ""}

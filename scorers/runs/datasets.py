@@ -453,7 +453,9 @@ def iter_runs(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> Iter
         (``"line 12"``) when there is no id column or the cell is empty;
         ``payload`` is ``{"input": {"inputMessages": [{"role": "user",
         "content": ...}], "systemMessages": [...]}, "output": {"text": ...},
-        "ground_truth"?: str}``. Cells are converted to text: numbers
+        "ground_truth"?: str}``, without ``output`` when the output cell is missing (a
+        missing key, null, NaN: every scorer reports the row as ``missing_input``, naming
+        the output; an empty text cell is an empty response). Cells are converted to text: numbers
         without a trailing ``.0`` when whole, lists and dicts as JSON;
         an empty or missing system cell gives no system message. ``ground_truth``
         is there only when a column is mapped to it, in every row (``""`` for an empty
@@ -536,10 +538,10 @@ def _runs(
             if system and system.strip():
                 payload["input"] = [{"role": "system", "content": system}, *payload["input"]]
         else:
-            payload = {
-                "input": _run_input(columns["input"][i] if "input" in columns else None, system),
-                "output": _output_value(columns["output"][i]),
-            }
+            payload = {"input": _run_input(columns["input"][i] if "input" in columns else None, system)}
+            output = _output_value(columns["output"][i])
+            if output is not None:  # a missing key, null or NaN: no output (missing_input, naming it)
+                payload["output"] = output
         if "ground_truth" in columns:  # carried in every row, "" when blank (missing_input where required)
             payload["ground_truth"] = _cell_text(columns["ground_truth"][i]) or ""
         if "context" in columns:
@@ -566,7 +568,8 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
         except json.JSONDecodeError:
             pass
     if output is not None or not isinstance(cell, list) or not cell:
-        return {"input": cell if cell is not None else [], "output": _output_value(output)}
+        value = _output_value(output)
+        return {"input": cell if cell is not None else []} | ({} if value is None else {"output": value})
     last = max((i for i, m in enumerate(cell) if isinstance(m, dict) and m.get("role") == "assistant"), default=None)
     if last is None:
         return {"input": cell, "output": {"text": ""}}
@@ -636,12 +639,15 @@ def _input_messages(value: Any) -> list[Any]:
 
 
 def _output_value(value: Any) -> Any:
+    """The run's output from a cell: a message or list of messages as it is, text as ``{"text": ...}``,
+    None when the cell is missing (a missing key, null, NaN), so the run has no output."""
     np = _numpy()
     if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(m, dict) for m in value)):
         return value
-    return {"text": _cell_text(value)}
+    text = _cell_text(value)
+    return None if text is None else {"text": text}
 
 
 def _cell_text(value: Any) -> str | None:
