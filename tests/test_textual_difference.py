@@ -412,3 +412,15 @@ def test_normalisation_options_worked_by_hand():
     spaces = {"output": "a b\nc", "ground_truth": "a  b\n\n\nc "}
     assert create_textual_difference_scorer(collapse_whitespace=True).run(spaces).score == 1
     assert run(spaces).score < 1  # off by default
+
+
+def test_the_reason_states_how_the_score_came():
+    # "The cat sat" (11 characters) is a prefix of "The cat sat on the mat today" (28): LCS = 11,
+    # similarity = 2·11 / (11 + 28) = 22/39 = 0.5641; length confidence = 1 − (28 − 11)/28 = 11/28 = 0.3929;
+    # score = 22/39 × 11/28 = 242/1092 = 0.2216 (×10 with scale 10: 2.216).
+    payload = {"input": "x", "output": "The cat sat", "ground_truth": "The cat sat on the mat today"}
+    result = create_textual_difference_scorer().run(payload)
+    assert result.score == pytest.approx(242 / 1092)
+    assert result.reason.endswith("Score = similarity 0.564 × length confidence 0.393 = 0.222.")
+    scaled = create_textual_difference_scorer(scale=10).run(payload)
+    assert scaled.reason.endswith("Score = similarity 0.564 × length confidence 0.393 × scale 10 = 2.22.")

@@ -156,7 +156,7 @@ class TextualDifferenceScorer:
         return ScoreResult(
             scorer=self.id,
             score=ratio * confidence * self.scale,
-            reason=_reason(compared_with, a, b, a_tokens == b_tokens, analysis),
+            reason=_reason(compared_with, a, b, a_tokens == b_tokens, analysis, self.scale),
             analyze_step_result=analysis,
             details={"comparedWith": compared_with, "options": self._options},
         )
@@ -275,19 +275,31 @@ def _percent(value: float) -> str:
     return f"{whole}%"
 
 
-def _reason(compared_with: str, a: str, b: str, same_words: bool, analysis: dict[str, Any]) -> str:
+def _reason(compared_with: str, a: str, b: str, same_words: bool, analysis: dict[str, Any], scale: float = 1.0) -> str:
+    """The result's reason: how the response differs, then how the score came (ratio × confidence × scale)."""
     target = "the ground truth" if compared_with == "ground_truth" else "the input"
     if a == b:
         return f"The response is identical to {target}."
     length = f"length difference {_percent(analysis['lengthDiff'])}"
+    ratio, confidence = analysis["ratio"], analysis["confidence"]
+    scaled = f" × scale {_number(scale)}" if scale != 1 else ""
+    score = (
+        f"Score = similarity {_number(ratio)} × length confidence {_number(confidence)}{scaled} "
+        f"= {_number(ratio * confidence * scale)}."
+    )
     if same_words:
         return (
             f"The response has the same words as {target} but differs in whitespace "
-            f"({_percent(analysis['ratio'])} similarity, {length})."
+            f"({_percent(ratio)} similarity, {length}). {score}"
         )
     changes = analysis["changes"]
     plural = "change" if changes == 1 else "changes"
     return (
-        f"The response matches {target} at {_percent(analysis['ratio'])} similarity "
-        f"({changes} word-level {plural}, {length})."
+        f"The response matches {target} at {_percent(ratio)} similarity "
+        f"({changes} word-level {plural}, {length}). {score}"
     )
+
+
+def _number(value: float) -> str:
+    """A factor or score for the reason, to 3 significant digits (``0.324``, ``0.059``, ``1``)."""
+    return f"{value:.3g}"
