@@ -307,6 +307,21 @@ def _clear_chart_filter(key: str) -> None:
     st.session_state.pop(f"{key}_chart_filter", None)
 
 
+def page_of(rows: pd.DataFrame, key: str, box: Any = st) -> tuple[pd.DataFrame, int]:
+    """The :data:`PAGE_SIZE` rows of the page chosen in a "Page (of n)" box keyed ``key``, drawn in ``box``
+    (a column, or the page); a page past the last (the rows shrank) goes back to page 1.
+
+    Returns:
+        ``(the page's rows, the position of its first row in rows)``.
+    """
+    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
+    if st.session_state.get(key, 1) > pages:
+        st.session_state[key] = 1
+    page = int(box.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=key))
+    start = (page - 1) * PAGE_SIZE
+    return rows.iloc[start : start + PAGE_SIZE], start
+
+
 def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str) -> None:
     # Fixed choices and ranges: a filter drawn while a run was still scoring must not hide
     # the statuses and scores that arrive later (widget state keeps its first value).
@@ -365,13 +380,7 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
     )
     descending = s2.toggle("Highest first", key=f"{key}_sort_desc", disabled=sort_by is None)
     shown = sort_results(shown, sort_by, descending=descending)
-    pages = max(1, math.ceil(len(shown) / PAGE_SIZE))
-    page_key = f"{key}_page"
-    if st.session_state.get(page_key, 1) > pages:
-        st.session_state[page_key] = 1
-    page = int(s3.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=page_key))
-    start = (page - 1) * PAGE_SIZE
-    visible = shown.iloc[start : start + PAGE_SIZE]
+    visible, start = page_of(shown, f"{key}_page", s3)
     st.caption(
         f"{len(shown)} of {len(results)} rows (one per item and scorer); rows {start + 1 if len(visible) else 0}–"
         f"{start + len(visible)} shown. Long texts are cut here; select a row to read it whole below."

@@ -325,3 +325,27 @@ def test_a_link_to_a_missing_run_says_so_on_every_page(open_page, studio_db: Pat
             assert not at.success
         if page == "batch":
             assert "batch_run_id" not in at.session_state or not at.session_state["batch_run_id"]
+
+
+def _paged_rows() -> None:
+    import pandas as pd
+    import streamlit as st
+
+    from dashboard.run_explorer import page_of
+
+    rows = pd.DataFrame({"n": range(st.session_state.get("n_rows", 120))})
+    page, start = page_of(rows, "rows_page")
+    st.write(f"start {start}, first {page['n'].iloc[0]}, last {page['n'].iloc[-1]}, shown {len(page)}")
+
+
+def test_the_page_box_shows_one_page_of_rows_and_goes_back_to_the_first_when_the_rows_shrink():
+    at = AppTest.from_function(_paged_rows).run()
+    # 120 rows at 50 a page: 3 pages; page 1 is rows 0-49.
+    assert at.number_input(key="rows_page").label == "Page (of 3)"
+    assert at.markdown[0].value == "start 0, first 0, last 49, shown 50"
+    at.number_input(key="rows_page").set_value(3).run()
+    assert at.markdown[0].value == "start 100, first 100, last 119, shown 20"  # 120 - 100 = 20 rows left
+    at.session_state["n_rows"] = 60  # now 2 pages: page 3 is gone, back to page 1
+    at.run()
+    assert at.number_input(key="rows_page").label == "Page (of 2)"
+    assert at.markdown[0].value == "start 0, first 0, last 49, shown 50"

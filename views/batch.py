@@ -223,8 +223,9 @@ st.caption(
 )
 store = get_store()
 panel_shown = False
-if st.query_params.get(RUN_PARAM):
-    warn_missing_run_link([r["id"] for r in store.list_runs()], "no stored run is shown: open one from History")
+# The stored runs' ids, read once and only when the URL names a run (?run=ID; list_runs counts every run's outcomes).
+linkable = [r["id"] for r in store.list_runs()] if st.query_params.get(RUN_PARAM) else []
+warn_missing_run_link(linkable, "no stored run is shown: open one from History")
 
 st.header("1. Dataset", divider="gray")
 dataset = pick_dataset(
@@ -436,7 +437,7 @@ if dataset is not None:
         panel_shown = True
 
 if not job_running():  # ?run=ID shows that stored run here
-    follow_run_link("batch_run_id", [r["id"] for r in store.list_runs()] if st.query_params.get(RUN_PARAM) else [])
+    follow_run_link("batch_run_id", linkable)
 if job_running() or st.session_state.get("batch_run_id"):
     st.header("4. Results", divider="gray", anchor="results")
     if not panel_shown:

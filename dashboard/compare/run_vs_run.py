@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +20,7 @@ from ..compare_charts import (
 )
 from ..layout import follow_run_link
 from ..results import md_escape
-from ..run_explorer import per_version, run_table
+from ..run_explorer import page_of, per_version, run_table
 from ..run_frames import PAGE_SIZE
 from .common import pick_run, scorer_names
 from .gate import render_gate
@@ -51,15 +50,11 @@ def _diff_table(rows: pd.DataFrame, names: Mapping[str, str], label_a: str, labe
 
 def _page(rows: pd.DataFrame, key: str) -> pd.DataFrame:
     """The rows of the page chosen in a page box keyed ``key`` (no box when they fit on one page)."""
-    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
-    if pages == 1:
+    if len(rows) <= PAGE_SIZE:
         return rows
-    if st.session_state.get(key, 1) > pages:
-        st.session_state[key] = 1
-    page = int(st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=key))
-    start = (page - 1) * PAGE_SIZE
-    st.caption(f"Rows {start + 1}–{min(start + PAGE_SIZE, len(rows))} of {len(rows)}.")
-    return rows.iloc[start : start + PAGE_SIZE]
+    page, start = page_of(rows, key)
+    st.caption(f"Rows {start + 1}–{start + len(page)} of {len(rows)}.")
+    return page
 
 
 def render_run_diff(diff: RunDiff, *, key: str) -> None:
