@@ -169,6 +169,28 @@ def test_sample_dataset_textual_difference_runs_without_a_judge(open_page, studi
     store.close()
 
 
+def test_results_of_an_earlier_dataset_say_so_once_another_is_picked(open_page):
+    at = open_page("batch")
+    at.radio(key="batch_source").set_value("Sample dataset").run()
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    at.selectbox(key="batch_opt_textual-difference_target").set_value("input").run()
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    first = at.session_state["batch_run_id"]
+    assert not at.info  # the results are of the dataset on screen
+
+    at.selectbox(key="batch_sample").set_value("examples.jsonl").run()
+    # The previous run's results stay in view, labelled as not being the new dataset's.
+    assert at.session_state["batch_run_id"] == first
+    assert [i.value for i in at.info] == [
+        f"These are the results of run {first}, not of examples.jsonl chosen above: press Run to score it."
+    ]
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    assert at.session_state["batch_run_id"] != first
+    assert not at.info
+
+
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     open_page, fake_judge: FakeOpenAI, studio_db: Path, exports: dict[str, Callable[[], io.BytesIO]]
 ):

@@ -431,17 +431,25 @@ if dataset is not None:
         )
         start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
         st.session_state["batch_run_id"] = run_id
+        st.session_state["batch_run_dataset"] = token
         st.rerun()
     if job_running():  # the progress right under the Run button, in view after clicking it
         render_job_panel()
         panel_shown = True
 
 if not job_running():  # ?run=ID shows that stored run here
-    follow_run_link("batch_run_id", linkable)
+    if follow_run_link("batch_run_id", linkable):
+        st.session_state.pop("batch_run_dataset", None)  # a stored run, not scored from the dataset picked here
 if job_running() or st.session_state.get("batch_run_id"):
     st.header("4. Results", divider="gray", anchor="results")
     if not panel_shown:
         render_job_panel()
     if st.session_state.get("batch_run_id"):
+        if dataset is not None and st.session_state.get("batch_run_dataset") != st.session_state["batch_dataset"][0]:
+            st.info(
+                f"These are the results of run {st.session_state['batch_run_id']}, not of {dataset.source_name} "
+                "chosen above: press Run to score it.",
+                icon=":material/history:",
+            )
         show_run_link(st.session_state["batch_run_id"])
         render_run(store, st.session_state["batch_run_id"], key="batch")
