@@ -85,6 +85,7 @@ def _render_judge(judge: JudgeInfo | None) -> None:
             f"Judge: {judge.model} at {judge.base_url} · parameters: {parameters or 'server defaults'} · "
             f"tokens: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion = "
             f"{usage.total_tokens} in {usage.calls} call{'' if usage.calls == 1 else 's'}"
+            + (" (the reply came from the judge cache: no call, no cost)" if judge.cached else "")
         )
     )
 

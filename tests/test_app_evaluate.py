@@ -273,6 +273,21 @@ def test_gluten_checker_shows_the_verdict_and_sources(open_page, fake_judge: Fak
     assert "**Reason:** This recipe contains gluten because of: soy sauce, flour." in markdown
 
 
+def test_a_reply_from_the_judge_cache_says_so_beside_its_zero_calls(open_page, fake_judge: FakeOpenAI):
+    fake_judge.enqueue(Reply.json({"isGlutenFree": True, "glutenSources": []}))
+    at = open_page()
+    fill(at, response="Rice with steamed vegetables.")
+    at.selectbox(key="eval_scorer").set_value("gluten-checker").run()
+    at.button(key="eval_run").click().run()
+    first = [c.value for c in at.caption if c.value.startswith("Judge: ")]
+    assert len(first) == 1 and first[0].endswith(" in 1 call")
+
+    at.button(key="eval_run").click().run()  # the same texts again: answered by the cache
+    assert fake_judge.chat_call_count == 1
+    (again,) = [c.value for c in at.caption if c.value.startswith("Judge: ")]
+    assert again.endswith(" = 0 in 0 calls (the reply came from the judge cache: no call, no cost)")
+
+
 def test_catalogue_scorer_with_context_through_the_fake_judge(open_page, fake_judge: FakeOpenAI):
     at = open_page()
     fill(at, prompt="When was the Eiffel Tower finished?", response="It was finished in 1889 and is red.")
