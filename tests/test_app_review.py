@@ -114,9 +114,14 @@ def test_the_run_is_read_once_per_version_of_its_outcomes(open_page, studio_db: 
     at.run()  # an outcome replaced (same count, same second): read again, and shown
     assert tables == [run_id, run_id] and full == [] and judged == [TD, TD]
     assert metrics(at)["Score"] == "0.250"  # row1 ("xyz" vs "abc") was 0
-    # The views that need every item read the run in full once per version.
+    # The export view reads no item until a button is clicked (the file is written from the columns then).
     at.radio(key="review_view").set_value("Import and export").run()
+    assert not at.exception and full == []
+    # The views that need every item (matching an uploaded file's rows) read the run in full once per version.
+    at.file_uploader(key=f"review_{run_id}_upload").upload("votes.csv", b"id,vote\nrow0,1\n", "text/plain")
+    at.run()
     at.radio(key="review_view").set_value("Review").run()
+    at.radio(key="review_view").set_value("Import and export").run()
     assert not at.exception and full == [run_id]
 
 

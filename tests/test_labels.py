@@ -17,7 +17,6 @@ from scorers import (
     Store,
     create_textual_difference_scorer,
     load_dataset,
-    load_run,
     run_evals,
 )
 from scorers.analysis.labels import (
@@ -37,6 +36,7 @@ from scorers.analysis.labels import (
     scorer_scale,
 )
 from scorers.catalogue.judge_store import save_judge
+from scorers.runs.table import load_run_table
 
 TD = "textual-difference"
 
@@ -366,8 +366,8 @@ def test_labelled_results_frame_joins_the_current_label(store: Store):
     run_id = stored_run(store)
     save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True)
     save_label(store, run_id, 0, TD, reviewer="bob", human_score=0.9, human_pass=True, comment='=HYPERLINK("x")')
-    _, items, result = load_run(store, run_id)
-    frame = labelled_results_frame(result, items, current_labels(store, run_id), edit_counts(store, run_id))
+    table = load_run_table(store, run_id)
+    frame = labelled_results_frame(table, current_labels(store, run_id), edit_counts(store, run_id))
     assert list(frame.columns[-len(LABEL_COLUMNS) :]) == list(LABEL_COLUMNS)
     first = frame.iloc[0]
     assert (first["score"], first["human_score"], first["human_pass"], first["reviewer"]) == (1.0, 0.9, True, "bob")
@@ -375,11 +375,27 @@ def test_labelled_results_frame_joins_the_current_label(store: Store):
     assert pd.isna(frame.iloc[1]["human_score"]) and frame.iloc[1]["human_pass"] is None
     assert frame.iloc[1]["label_edits"] == 0
 
-    csv = pd.read_csv(io.BytesIO(export_labelled_run(store, result, items, "csv")), keep_default_na=False)
+    csv = pd.read_csv(io.BytesIO(export_labelled_run(store, table, "csv")), keep_default_na=False)
     assert csv.loc[0, "human_comment"] == '\'=HYPERLINK("x")'  # neutralised for spreadsheets
     assert csv.loc[0, "human_score"] == "0.9" and csv.loc[1, "human_score"] == ""
-    lines = [json.loads(line) for line in export_labelled_run(store, result, items, "jsonl").decode().splitlines()]
+    lines = [json.loads(line) for line in export_labelled_run(store, table, "jsonl").decode().splitlines()]
     assert lines[0]["human_comment"] == '=HYPERLINK("x")' and lines[0]["human_pass"] is True
     assert lines[1]["human_score"] is None and lines[1]["score"] == pytest.approx(4 / 6)
     with pytest.raises(ValueError, match="use csv or jsonl"):
-        export_labelled_run(store, result, items, "parquet")
+        export_labelled_run(store, table, "parquet")
+
+
+def test_the_labelled_export_keeps_the_dataset_columns_and_the_dimension_scores(store: Store):
+    items = [
+        EvalItem("q1", {"input": "q", "output": {"text": "abc"}, "ground_truth": "abx"}, columns={"vote": "up"}),
+        EvalItem("q2", {"input": "q", "output": {"text": "abc"}, "ground_truth": "abc"}, columns={"vote": "down"}),
+    ]
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store).run_id
+    save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.5)
+
+    csv = pd.read_csv(io.BytesIO(export_labelled_run(store, load_run_table(store, run_id), "csv")))
+    assert csv["item_id"].tolist() == ["q1", "q2"]
+    assert csv["vote"].tolist() == ["up", "down"]  # the dataset's unmapped column, carried through
+    # "abc" vs "abx": 2 matching characters of 3 + 3 → 2·2/6 = 0.667; "abc" vs "abc" → 1.
+    assert csv["textual_difference.ratio"].tolist() == pytest.approx([4 / 6, 1.0])
+    assert pd.isna(csv.loc[0, "human_score"]) and csv.loc[1, "human_score"] == 0.5

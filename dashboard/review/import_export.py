@@ -26,6 +26,7 @@ from scorers.analysis.labels import (
 )
 
 from ..batch import UPLOAD_TYPES
+from ..run_explorer import run_table
 from .context import ReviewContext, verdict_text
 
 
@@ -98,7 +99,8 @@ def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
         _render_import(ctx, reviewer, uploaded.getvalue(), uploaded.name)
     st.subheader("Export results with labels")
     st.caption(
-        "One row per item and scorer with the judge's score kept and the current label's columns joined: "
+        "One row per item and scorer, with the dataset's other columns and one numeric column per dimension "
+        "score as in History's exports, the judge's score kept and the current label's columns joined: "
         "human_score, human_pass, human_comment, reviewer, labelled_at, label_source, label_edits, "
         "judge_score_at_label. CSV cells a spreadsheet would run as a formula are prefixed with '. Each file is "
         "written when its button is clicked."
@@ -111,7 +113,9 @@ def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
     ):
         column.download_button(
             label,
-            data=partial(export_labelled_run, ctx.store, ctx.result, ctx.items, fmt),  # written when clicked
+            data=partial(
+                export_labelled_run, ctx.store, run_table(ctx.store, ctx.run["id"]), fmt
+            ),  # written when clicked
             file_name=f"{stem}.{fmt}",
             mime=mime,
             key=f"{ctx.key}_export_{fmt}",

@@ -29,9 +29,10 @@ import pandas as pd
 
 from scorers.catalogue.judge_store import get_judge
 from scorers.core.errors import InvalidInputError
-from scorers.runs.export import results_frame, to_csv_bytes, to_jsonl_bytes
-from scorers.runs.runner import EvalItem, EvalRunResult
+from scorers.runs.export import export_columns, nest_analysis, to_csv_bytes, to_jsonl_bytes
+from scorers.runs.runner import EvalItem
 from scorers.runs.store import Record, Store, now_iso
+from scorers.runs.table import RunTable
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "human_score",
@@ -609,28 +610,28 @@ def guess_id_column(frame: pd.DataFrame, items: Sequence[EvalItem]) -> str | Non
 
 
 def labelled_results_frame(
-    run_result: EvalRunResult,
-    items: Sequence[EvalItem] | None,
+    table: RunTable,
     labels: Mapping[tuple[int, str], Label],
     edits: Mapping[tuple[int, str], int] | None = None,
 ) -> pd.DataFrame:
-    """:func:`scorers.runs.export.results_frame` with each row's current label joined.
+    """A stored run's export rows (:func:`scorers.runs.export.export_columns`) with each row's current label joined.
 
     Args:
-        run_result: the run.
-        items: its items (for the texts), or None.
-        labels: the current labels (:func:`current_labels`).
+        table: the run (:func:`scorers.runs.table.load_run_table`).
+        labels: the current labels (:func:`current_labels`), by (item index, scorer id).
         edits: times each row's label was saved (:func:`edit_counts`), or None.
 
     Returns:
-        One row per item × scorer, with :data:`LABEL_COLUMNS` after ``score``'s group:
-        ``human_score`` (float, NaN when none), ``human_pass`` (True/False/None),
-        ``human_comment``, ``reviewer``, ``labelled_at``, ``label_source``, ``label_edits``
-        (0 when unlabelled) and ``judge_score_at_label`` (the judge's score when labelled).
-        The judge's ``score`` is unchanged.
+        One row per item × scorer: the run's export columns (texts, groups, the dataset's
+        unmapped columns, one numeric column per dimension score, ``analysis`` as JSON text),
+        then :data:`LABEL_COLUMNS`: ``human_score`` (float, NaN when none), ``human_pass``
+        (True/False/None), ``human_comment``, ``reviewer``, ``labelled_at``, ``label_source``,
+        ``label_edits`` (0 when unlabelled) and ``judge_score_at_label`` (the judge's score
+        when labelled). The judge's ``score`` is unchanged.
     """
-    frame = results_frame(run_result, items)
-    found = [labels.get((o.item_index, o.scorer_id)) for o in run_result.outcomes]
+    frame = export_columns(table)
+    keys = list(zip(frame["item_index"].tolist(), frame["scorer"].tolist(), strict=True))
+    found = [labels.get(key) for key in keys]
     index = frame.index
     frame["human_score"] = pd.Series(
         [label.human_score if label and label.human_score is not None else math.nan for label in found],
@@ -647,10 +648,7 @@ def labelled_results_frame(
     for name, values in columns.items():
         frame[name] = pd.Series(values, index=index, dtype=object)
     frame["label_edits"] = pd.Series(
-        [
-            (edits or {}).get((o.item_index, o.scorer_id), 1 if label else 0)
-            for o, label in zip(run_result.outcomes, found, strict=True)
-        ],
+        [(edits or {}).get(key, 1 if label else 0) for key, label in zip(keys, found, strict=True)],
         index=index,
         dtype="int64",
     )
@@ -662,27 +660,26 @@ def labelled_results_frame(
     return frame
 
 
-def export_labelled_run(store: Store, run_result: EvalRunResult, items: Sequence[EvalItem], fmt: str) -> bytes:
-    """A run's results with their labels as CSV or JSON Lines.
+def export_labelled_run(store: Store, table: RunTable, fmt: str) -> bytes:
+    """A stored run's results with their labels as CSV or JSON Lines (:func:`labelled_results_frame`).
 
     CSV cells are neutralised against spreadsheet formulas as in :func:`scorers.runs.export.to_csv_bytes`
-    (a comment such as ``=HYPERLINK(...)`` is written as text); JSON Lines keeps every value as is.
+    (a comment such as ``=HYPERLINK(...)`` is written as text); JSON Lines keeps every value as is, with
+    ``analysis`` nested.
 
     Args:
         store: the database the labels are in.
-        run_result: the run (its ``run_id`` names the labels).
-        items: its items.
+        table: the run (:func:`scorers.runs.table.load_run_table`); its id names the labels.
         fmt: ``"csv"`` or ``"jsonl"``.
 
     Raises:
         ValueError: another format.
     """
-    writers = {"csv": to_csv_bytes, "jsonl": to_jsonl_bytes}
-    if fmt not in writers:
+    if fmt not in ("csv", "jsonl"):
         raise ValueError(f"labels export in {fmt!r} is not supported; use csv or jsonl")
-    run_id = run_result.run_id or ""
-    frame = labelled_results_frame(run_result, items, current_labels(store, run_id), edit_counts(store, run_id))
-    return writers[fmt](frame)
+    run_id = table.run["id"]
+    frame = labelled_results_frame(table, current_labels(store, run_id), edit_counts(store, run_id))
+    return to_csv_bytes(frame) if fmt == "csv" else to_jsonl_bytes(nest_analysis(frame))
 
 
 def scorer_scale(run: Mapping[str, Any], scorer_id: str, store: Store | None = None) -> float:

@@ -511,6 +511,12 @@ def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
     return frame
 
 
+def nest_analysis(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (rows of :func:`export_columns`) with its ``analysis`` JSON text decoded, for JSON Lines; changed in place."""
+    frame["analysis"] = frame["analysis"].map(json.loads, na_action="ignore").astype(object)
+    return frame
+
+
 def _chunks(index: pd.Index, size: int) -> Iterator[pd.Index]:
     for start in range(0, len(index), size):
         yield index[start : start + size]
@@ -546,8 +552,7 @@ def write_run_export(table: RunTable, fmt: str, out: BinaryIO, *, chunk_rows: in
     for n, index in enumerate(_chunks(table.results.index, max(1, chunk_rows))):
         frame = export_columns(table, index)
         if fmt == "jsonl":
-            frame["analysis"] = frame["analysis"].map(json.loads, na_action="ignore").astype(object)
-            out.write(to_jsonl_bytes(frame))
+            out.write(to_jsonl_bytes(nest_analysis(frame)))
         else:
             out.write(to_csv_bytes(frame, spreadsheet=fmt == "csv", header=n == 0))
     if table.results.empty and fmt != "jsonl":
