@@ -910,16 +910,22 @@ def _print_estimate(
     *,
     batch_api: bool = False,
 ) -> int:
-    calls = prompt = completion = 0
+    calls = prompt = completion = too_long = 0
     cost: float | None = 0.0
     for scorer in scorers:
         estimate = estimate_run(items_per_scorer[scorer.id], [scorer], batch_api=batch_api)
         calls += estimate.judge_calls
+        too_long += estimate.too_long
         prompt += estimate.prompt_tokens
         completion += estimate.completion_tokens
         cost = None if cost is None or estimate.cost_usd is None else cost + estimate.cost_usd
+    if too_long:
+        console.note(
+            f"{too_long} item × scorer outcome(s) have a judge prompt longer than the model's context window: "
+            "they will not be sent (exceeds_context, not scored) and are not in the estimate."
+        )
     if calls == 0 or settings is None:
-        console.note("Estimate: no judge calls (code-based scoring only), cost $0.")
+        console.note(f"Estimate: no judge calls{' (code-based scoring only)' if settings is None else ''}, cost $0.")
         return calls
     if cost is None or price_for(settings.model_name) is None:
         cost_text = f"cost unknown (no list price for model {settings.model_name!r}; set one with --price)"

@@ -191,6 +191,20 @@ def test_results_of_an_earlier_dataset_say_so_once_another_is_picked(open_page):
     assert not at.info
 
 
+def test_the_estimate_leaves_out_a_prompt_longer_than_the_judges_window(open_page, fake_judge: FakeOpenAI):
+    at = open_page("batch")
+    # gpt-4o-mini's window is 128,000 tokens; 600,000 characters are 150,000 tokens at 4 characters a token.
+    upload(at, "long.csv", b"prompt,response\nSay hi.,hi\nSay hi.," + b"word " * 120_000 + b"\n")
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    assert metrics(at)["Judge calls (est.)"] == "1"
+    assert [w.value for w in at.warning] == [
+        "1 outcome(s) have a judge prompt longer than the model's context window: they will not be sent, and are "
+        "stored as not scored (exceeds_context), not counted above. Shorten the texts (Longest response to send), "
+        "or choose a model with a larger window."
+    ]
+    assert fake_judge.chat_call_count == 0
+
+
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     open_page, fake_judge: FakeOpenAI, studio_db: Path, exports: dict[str, Callable[[], io.BytesIO]]
 ):

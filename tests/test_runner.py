@@ -753,6 +753,24 @@ def test_estimate_counts_rendered_prompts_and_prices_them(fake_openai):
     assert fake_openai.chat_call_count == 0
 
 
+def test_estimate_leaves_out_prompts_the_judge_refuses_as_longer_than_the_context_window(fake_openai):
+    short = run_payload(user="Explain recursion.", output="It calls itself.")
+    long = run_payload(user="Explain recursion.", output="word " * 1600)  # 8,000 characters: 2,000 tokens alone
+    pa = alignment(fake_openai, model="openai/gpt-4o-mini", context_window=2000)
+    items = items_of([short, long])
+
+    estimate = estimate_run(items, [pa])
+
+    # Only the short item's prompt is sent: 4 characters a token, per message.
+    assert (estimate.judge_calls, estimate.too_long) == (1, 1)
+    assert estimate.prompt_tokens == sum(len(m["content"]) // 4 for m in pa.render_prompt(short))
+    assert fake_openai.chat_call_count == 0
+    fake_openai.enqueue(Reply.json(GOOD))
+    result = run_evals(items, [pa])  # the run agrees: one call, the long item refused before sending
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.EXCEEDS_CONTEXT]
+    assert fake_openai.chat_call_count == 1
+
+
 def test_actual_usage_and_cost_include_reasks_and_retries(fake_openai):
     def usage(prompt, completion):
         return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion}}

@@ -380,6 +380,12 @@ if dataset is not None:
         )
         if estimate.cached:
             st.caption(f"{estimate.cached:,} outcome(s) are already in the judge cache: they cost nothing.")
+        if estimate.too_long:
+            st.warning(
+                f"{estimate.too_long:,} outcome(s) have a judge prompt longer than the model's context window: "
+                "they will not be sent, and are stored as not scored (exceeds_context), not counted above. "
+                "Shorten the texts (Longest response to send), or choose a model with a larger window."
+            )
         cost = estimate.cost_usd
         e4.metric(
             "Cost (est.)",

@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 from scorers.core import budget as budgets
 from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
 from scorers.core.budget import BudgetCaps, BudgetReached
-from scorers.core.errors import JudgeConfigError, RateLimitedError, RunStatus, ScorerError, ScoreStatus
-from scorers.core.judge import CacheMiss, cache_probe
+from scorers.core.errors import (
+    ContextWindowExceededError,
+    JudgeConfigError,
+    RateLimitedError,
+    RunStatus,
+    ScorerError,
+    ScoreStatus,
+)
+from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
 from scorers.core.pricing import Price, cost_usd, estimate_tokens, price_for
 from scorers.runs.store import Store
 
@@ -170,6 +177,9 @@ class Estimate:
     live_cost_usd: float | None = None
     cached: int = 0
     """Item × scorer outcomes whose judge replies are all in the cache: free, not counted in calls and tokens."""
+    too_long: int = 0
+    """Item × scorer outcomes whose judge prompt is longer than the model's context window: refused before
+    sending (status ``exceeds_context``, not scored), not counted in calls and tokens."""
 
 
 @dataclass
@@ -309,7 +319,10 @@ def estimate_run(
 
     Prompt tokens are the rendered judge prompts at 4 characters a token;
     completion tokens each scorer's typical reply. Items whose prompt cannot
-    be rendered (invalid input) make no call and are not counted.
+    be rendered (invalid input) make no call and are not counted, nor are those
+    the judge refuses before sending because the prompt is longer than the
+    model's context window (counted in ``too_long``: every prompt of at least half
+    the window goes through the judge's own check, :func:`scorers.core.judge.cache_probe`).
 
     Args:
         items: the items to score.
@@ -324,41 +337,56 @@ def estimate_run(
     Returns:
         The :class:`Estimate`; ``cost_usd`` None for a model not in the price table.
     """
-    calls = prompt = completion = cached = 0
+    calls = prompt = completion = cached = too_long = 0
     for scorer in scorers:
         render = getattr(scorer, "render_prompt", None)
         if render is None:
             continue
         per_run = getattr(scorer, "judge_calls_per_run", 1)
+        probe = probe_cache and getattr(scorer, "cache", None) is not None
+        settings = getattr(scorer, "settings", None)
+        window = context_window(settings) if settings is not None else None
         for item in items:
             try:
                 messages = render(item.payload)
             except ScorerError:
                 continue
-            if probe_cache and getattr(scorer, "cache", None) is not None and _all_cached(scorer, item):
-                cached += 1
-                continue
+            if probe or (window is not None and estimate_prompt_tokens(messages) * 2 >= window):
+                found = _probe(scorer, item)
+                if found is ScoreStatus.EXCEEDS_CONTEXT:
+                    too_long += 1
+                    continue
+                if found is ScoreStatus.SCORED and probe:
+                    cached += 1
+                    continue
             calls += per_run
             prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
             completion += per_run * scorer.expected_completion_tokens
     model = judge_model_of(scorers)
     cost = cost_usd(model, prompt, completion, price, batch_api=batch_api) if model else 0.0
+    counts = {"cached": cached, "too_long": too_long}
     if not batch_api:
-        return Estimate(calls, prompt, completion, cost, cached=cached)
+        return Estimate(calls, prompt, completion, cost, **counts)
     live = cost_usd(model, prompt, completion, price) if model else 0.0
-    return Estimate(calls, prompt, completion, cost, batch_api=True, live_cost_usd=live, cached=cached)
+    return Estimate(calls, prompt, completion, cost, batch_api=True, live_cost_usd=live, **counts)
 
 
-def _all_cached(scorer: Scorer, item: EvalItem) -> bool:
-    """True when scoring ``item`` needs no judge request: every reply it asks for is in the cache."""
+def _probe(scorer: Scorer, item: EvalItem) -> ScoreStatus | None:
+    """What scoring ``item`` would come to without sending anything (:func:`~scorers.core.judge.cache_probe`).
+
+    Returns:
+        ``SCORED`` when every reply it asks for is in the cache, ``EXCEEDS_CONTEXT`` when the judge
+        refuses its prompt before sending, None when it would send a request (a cache miss, or a
+        cached reply no longer valid, which would be asked again).
+    """
     with cache_probe():
         try:
             scorer.run(item.payload)
-        except CacheMiss:
-            return False
-        except ScorerError:  # a cached reply that is no longer valid: it would be asked again
-            return False
-    return True
+        except ContextWindowExceededError:
+            return ScoreStatus.EXCEEDS_CONTEXT
+        except (CacheMiss, ScorerError):
+            return None
+    return ScoreStatus.SCORED
 
 
 MAX_RATE_LIMIT_WAIT_S = 300.0
