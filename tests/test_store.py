@@ -211,7 +211,7 @@ def test_results_version_changes_when_an_outcome_is_replaced(store: Store):
 
 def test_the_run_list_statistics_and_the_results_version_read_only_the_covering_index(tmp_path: Path):
     # Every run view checks results_version on each rerun and History lists every run's counts:
-    # both must be answered from the results_stats index, never by reading the rows' JSON.
+    # both must be answered from the results_by_scorer index, never by reading the rows' JSON.
     from sqlalchemy import event
 
     store = Store(tmp_path / "s.db")
@@ -227,7 +227,7 @@ def test_the_run_list_statistics_and_the_results_version_read_only_the_covering_
     assert len(on_results) == 2
     for sql, params in on_results:
         plan = " ".join(row[3] for row in store.query(f"EXPLAIN QUERY PLAN {sql}", params))
-        assert "COVERING INDEX results_stats" in plan, plan
+        assert "COVERING INDEX results_by_scorer" in plan, plan
     store.close()
 
 
@@ -598,6 +598,16 @@ def test_a_table_refuses_a_column_or_index_that_another_tables_revision_added():
     results = history.CREATE_RESULTS.table(sa.MetaData(), history.ADD_RESULTS_STATS_INDEX)
     (index,) = [i for i in results.indexes if i.name == "results_stats"]
     assert [c.name for c in index.columns] == ["run_id", "scorer_id", "status", "score", "finished_at"]
+    # An index a later revision dropped is gone from the table now.
+    with pytest.raises(ValueError, match=r"runs: results\.results_stats belong to another table"):
+        history.CREATE_RUNS.table(sa.MetaData(), history.DROP_RESULTS_STATS_INDEX)
+    now = history.CREATE_RESULTS.table(
+        sa.MetaData(),
+        history.ADD_RESULTS_STATS_INDEX,
+        history.DROP_RESULTS_STATS_INDEX,
+        history.ADD_RESULTS_BY_SCORER_INDEX,
+    )
+    assert sorted(i.name for i in now.indexes) == ["results_by_scorer"]
 
 
 # What revisions 0010 onwards added to a SQLite file when they were released, as SQLite keeps it in
@@ -621,6 +631,7 @@ RELEASED_DDL = {
         "CREATE INDEX rejudges_by_run ON rejudges (run_id, scorer_id, id)",
     },
     "0012": {"CREATE INDEX results_stats ON results (run_id, scorer_id, status, score, finished_at)"},
+    "0013": {"CREATE INDEX results_by_scorer ON results (run_id, scorer_id, item_index, status, score, finished_at)"},
 }
 
 
