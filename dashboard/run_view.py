@@ -25,6 +25,7 @@ from scorers.core.judge import check_settings
 from scorers.runs import jobs
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
+from scorers.runs.table import judges_used
 
 from .batch import (
     DEFAULT_CONCURRENCY,
@@ -35,7 +36,7 @@ from .batch import (
 )
 from .jobs import remember, render_job_progress, session_job, session_job_running
 from .results import md_escape
-from .run_explorer import render_results, run_table, run_usage
+from .run_explorer import per_version, render_results, run_table, run_usage
 from .run_frames import items_left
 from .settings import judge_cache, judge_settings
 
@@ -120,6 +121,17 @@ def render_job_panel() -> None:
     render_job_progress(job.id, key="batch_job")
 
 
+def _judges_text(store: Store, run: dict[str, Any]) -> str:
+    """ " · judge M" for the run's judge, or every judge its outcomes were made by when a resume or retry used others."""
+    started = run.get("judge") or {}
+    used = per_version(store, "judges used", (run["id"],), lambda: judges_used(store, run["id"]))
+    if all((model, url) == (started.get("model"), started.get("baseUrl")) for model, url, _ in used):
+        return f" · judge {started['model']}" if started.get("model") else ""
+    return " · judges: " + ", ".join(
+        f"{model} at {url} ({n:,} outcome{'' if n == 1 else 's'})" for model, url, n in used
+    )
+
+
 def render_run(store: Store, run_id: str, *, key: str) -> None:
     """A stored run: status, resume controls, aggregates, distributions, filtered rows, drill-down and exports.
 
@@ -149,7 +161,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     st.caption(
         md_escape(
             f"Run {run_id} · dataset {run['dataset_name']} · started {str(run['created_at'])[:19].replace('T', ' ')} "
-            f"UTC · scorers {', '.join(names.values())}" + (f" · judge {judge}" if judge else "")
+            f"UTC · scorers {', '.join(names.values())}" + _judges_text(store, run)
         )
     )
     stored = len(table.results)

@@ -204,6 +204,37 @@ def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, st
     assert built == [run_id, run_id]
 
 
+def test_a_run_retried_with_another_judge_names_each_judge_and_its_outcomes(open_page, studio_db: Path):
+    store = Store(studio_db)
+    openai = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
+    local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(3)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge=openai,
+    )
+    analysis = {"isGlutenFree": True, "glutenSources": []}
+    store.save_result(
+        run_id, 0, "gluten-checker", {"status": "scored", "score": 1.0, "analysis": analysis, "judge": openai}
+    )
+    store.finish_run(run_id, "completed")
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert [c.value for c in at.caption if c.value.startswith(f"Run {run_id}")][0].endswith("· judge gpt-4o-mini")
+
+    # Items 1 and 2 failed and were retried with the sidebar's (local) judge.
+    for index in (1, 2):
+        record = {"status": "scored", "score": 1.0, "analysis": analysis, "judge": local}
+        store.save_result(run_id, index, "gluten-checker", record)
+    store.close()
+    at.run()
+    (caption,) = [c.value for c in at.caption if c.value.startswith(f"Run {run_id}")]
+    assert caption.endswith(
+        "· judges: qwen2.5 at http://localhost:11434/v1 (2 outcomes), gpt-4o-mini at https://api.openai.com/v1 (1 outcome)"
+    )
+
+
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
     doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")

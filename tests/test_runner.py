@@ -699,6 +699,31 @@ def test_retry_failed_resends_only_the_failed_items(fake_openai):
     assert len(store.results(first.run_id)) == 10
 
 
+def test_a_retried_failure_keeps_what_its_failed_attempt_spent(fake_openai):
+    def usage(prompt, completion):
+        return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+
+    broken = Reply.content(BROKEN, **usage(100, 10))  # item 1: invalid twice (a re-ask), then valid on the retry
+    fake_openai.responder = Script(
+        {1: [broken, broken, Reply.json(GOOD, **usage(50, 5))]}, default=Reply.json(GOOD, **usage(40, 4))
+    )
+    store = Store(":memory:")
+    scorers = [alignment(fake_openai, max_retries=0)]
+    first = run_evals(items_of([item_payload(i) for i in range(2)]), scorers, store=store)
+    assert first.outcomes[1].status is ScoreStatus.JUDGE_OUTPUT_INVALID
+    assert first.outcomes[1].usage == JudgeUsage(200, 20, 2)
+
+    retried = run_evals([], scorers, store=store, run_id=first.run_id, retry_failed=True)
+
+    # Item 1's row: the two failed calls (200 + 20 tokens) and the retry's (50 + 5): 3 calls, 250 + 25.
+    assert retried.outcomes[1].status is ScoreStatus.SCORED
+    assert retried.outcomes[1].usage == JudgeUsage(250, 25, 3)
+    row = store.results(first.run_id, 1)[0]
+    assert (row["prompt_tokens"], row["completion_tokens"], row["judge_calls"]) == (250, 25, 3)
+    # The run's spend: item 0's 40 + 4 in 1 call, plus item 1's.
+    assert retried.usage == JudgeUsage(290, 29, 4)
+
+
 # ---------------------------------------------------------------- judge cache
 
 

@@ -9,6 +9,7 @@ aggregates that count scored items only.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import threading
 import time
@@ -665,7 +666,8 @@ def run_evals(
         run_id: resume this stored run (requires ``store``): items with an outcome
             for every scorer are not scored again.
         retry_failed: with ``run_id``, also re-score the failed outcomes (``ScoreStatus.retryable``; an
-            outcome with a missing or invalid input would come out the same and is kept).
+            outcome with a missing or invalid input would come out the same and is kept). A retried
+            outcome's usage adds what its failed attempt spent, so the run's spend counts every call.
         dataset_name: the dataset's name, for the stored run.
         run_name: the stored run's display name (default: dataset and date).
         mapping: the dataset's column mapping, recorded with the run.
@@ -711,11 +713,19 @@ def run_evals(
         scorer_options=scorer_options,
         run_config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
     )
-    if guard is not None and run_id is not None and store is not None:
-        for row in store.results(run_id):  # a budget is for the whole run: what was spent before counts
-            guard.calls += row["judge_calls"]
-            guard.prompt_tokens += row["prompt_tokens"]
-            guard.completion_tokens += row["completion_tokens"]
+    # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
+    # every attempt, as the runner's own retries do), so the run's spend adds up across retries.
+    retried_spend: dict[tuple[int, str], JudgeUsage] = {}
+    if run_id is not None and store is not None and (guard is not None or retry_failed):
+        for row in store.results(run_id):
+            spent = JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"])
+            if guard is not None:  # a budget is for the whole run: what was spent before counts
+                guard.calls += spent.calls
+                guard.prompt_tokens += spent.prompt_tokens
+                guard.completion_tokens += spent.completion_tokens
+            key = (row["item_index"], row["scorer_id"])
+            if retry_failed and key not in known and spent.total_tokens + spent.calls:
+                retried_spend[key] = spent
 
     lock = threading.Lock()
     halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
@@ -734,6 +744,8 @@ def run_evals(
 
     def record(outcome: ItemOutcome) -> bool:
         key = (outcome.item_index, outcome.scorer_id)
+        if key in retried_spend:
+            outcome = dataclasses.replace(outcome, usage=outcome.usage + retried_spend[key])
         with lock:
             if key in known:  # exactly once: a late result after a timeout is dropped
                 return False

@@ -42,6 +42,12 @@ CACHED_SQL = {
 }
 """Per database: SQL of whether a result's judge reply came from the cache (its ``judge`` JSON's ``cached``)."""
 
+JUDGE_SQL = {
+    "sqlite": "json_extract(judge, '$.model'), json_extract(judge, '$.baseUrl')",
+    "postgresql": "judge::jsonb ->> 'model', judge::jsonb ->> 'baseUrl'",
+}
+"""Per database: SQL of a result's judge model and endpoint (its ``judge`` JSON's ``model`` and ``baseUrl``)."""
+
 TEXTS_PER_QUERY = 500
 """At most this many items are named in one query of :meth:`RunTable.texts`."""
 
@@ -373,3 +379,21 @@ def load_outcomes(store: Store, run_id: str, item_index: int) -> tuple[EvalItem,
     item = EvalItem(row["item_id"], row["payload"], row["groups"], row["columns"])
     outcomes = {r["scorer_id"]: outcome_from_record(r, item.item_id) for r in store.results(run_id, item_index)}
     return item, outcomes
+
+
+def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:
+    """The judges a run's outcomes were made by, most outcomes first.
+
+    A run resumed or retried with another judge than it started with holds outcomes of each
+    (every result records its judge, the failures included).
+
+    Returns:
+        ``(model, base URL, number of outcomes)`` per judge; outcomes of code-based scorers
+        (no judge) are not counted.
+    """
+    rows = store.query(
+        f"SELECT {JUDGE_SQL[store.dialect]}, COUNT(*) FROM results WHERE run_id = ? AND judge IS NOT NULL"
+        " GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
+        (run_id,),
+    )
+    return [(str(r[0]), str(r[1]), int(r[2])) for r in rows if r[0] is not None]
