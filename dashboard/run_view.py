@@ -304,8 +304,8 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
             else (f"{sidebar.model_name} at {sidebar.endpoint}" if sidebar else "the sidebar's (not valid yet)")
         )
         col_note.caption(
-            f"Will use {md_escape(chosen)}, with the API key from the sidebar. Finished outcomes are never "
-            "scored again; each result records the judge that made it."
+            f"Will use {md_escape(chosen)}, with the API key the sidebar names (typed there, secrets or "
+            "environment). Finished outcomes are never scored again; each result records the judge that made it."
         )
     if not (resume or retry):
         return

@@ -1209,7 +1209,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     ):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
-    from scorers.runs.datasets import DatasetError, load_dataset
+    from scorers.runs.datasets import DatasetError, load_dataset, unused_system_column
 
     store = _open_store(args.db, must_exist=False)
     try:
@@ -1220,6 +1220,12 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         _report_load(console, dataset)
         mapping, source = _mapping(args, dataset)
         console.note(_describe_mapping(mapping, source))
+        system = unused_system_column(dataset.columns, mapping)
+        if system is not None:
+            console.note(
+                f"Column {system!r} is not used: it is never taken as the system message by its name alone. "
+                f"If it holds the system prompt, pass --system-col {system}."
+            )
         options = {
             sid: resolve_options(sid, opts, ground_truth_mapped=bool(mapping.get("ground_truth")))
             for sid, opts in options.items()

@@ -177,18 +177,22 @@ def test_results_of_an_earlier_dataset_say_so_once_another_is_picked(open_page):
     at.button(key="batch_run").click().run()
     wait_for_job(at)
     first = at.session_state["batch_run_id"]
-    assert not at.info  # the results are of the dataset on screen
+
+    def results_notes() -> list[str]:
+        return [i.value for i in at.info if i.value.startswith("These are the results of run")]
+
+    assert not results_notes()  # the results are of the dataset on screen
 
     at.selectbox(key="batch_sample").set_value("examples.jsonl").run()
     # The previous run's results stay in view, labelled as not being the new dataset's.
     assert at.session_state["batch_run_id"] == first
-    assert [i.value for i in at.info] == [
+    assert results_notes() == [
         f"These are the results of run {first}, not of examples.jsonl chosen above: press Run to score it."
     ]
     at.button(key="batch_run").click().run()
     wait_for_job(at)
     assert at.session_state["batch_run_id"] != first
-    assert not at.info
+    assert not results_notes()
 
 
 def test_the_estimate_leaves_out_a_prompt_longer_than_the_judges_window(open_page, fake_judge: FakeOpenAI):
@@ -203,6 +207,25 @@ def test_the_estimate_leaves_out_a_prompt_longer_than_the_judges_window(open_pag
         "or choose a model with a larger window."
     ]
     assert fake_judge.chat_call_count == 0
+
+
+def test_a_column_mapped_to_two_roles_is_warned_about(open_page):
+    at = open_page("batch")
+    upload(at, "small.csv", CSV)
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
+    assert not at.warning
+    # A column named "system" is never guessed: the page says it is not used, and how to use it.
+    assert [i.value for i in at.info] == [
+        "Column 'system' is not used: a column of that name is never taken as the system message, as it often "
+        "names the system under test. If it holds the system prompt, choose it under System message."
+    ]
+    at.selectbox(key=f"batch_map_system_{token}").set_value("system").run()
+    assert not at.info
+    at.selectbox(key=f"batch_map_output_{token}").set_value("prompt").run()
+    assert [w.value for w in at.warning] == [
+        "Column 'prompt' is used as the user prompt and as the response. Each role usually needs its own column: "
+        "check the choices above."
+    ]
 
 
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(

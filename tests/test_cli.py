@@ -222,6 +222,18 @@ def test_no_detectable_column_exits_2_with_the_flags_to_use(env, tmp_path, capsy
     assert "'input'" in err and "['question_text', 'model_said']" in err and "--input-col" in err
 
 
+def test_an_unused_system_column_is_pointed_out(env, tmp_path, capsys):
+    data = write(tmp_path, "sys.csv", "prompt,response,ground_truth,system\nSay hi.,hi,hi,Be brief.\n")
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
+    assert code == 0
+    assert (
+        "Column 'system' is not used: it is never taken as the system message by its name alone. "
+        "If it holds the system prompt, pass --system-col system."
+    ) in err
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference", "--system-col", "system")
+    assert code == 0 and "is not used" not in err
+
+
 def test_no_key_and_no_base_url_exits_2_with_the_how_to_before_any_work(env, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_BASE_URL")

@@ -24,7 +24,7 @@ from dashboard.batch import (
     scorer_preview,
 )
 from dashboard.budget import budget_form, budget_problem, price_record
-from dashboard.dataset_picker import pick_dataset
+from dashboard.dataset_picker import pick_dataset, warn_shared_columns
 from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.options import option_widget
 from dashboard.results import md_escape
@@ -41,7 +41,7 @@ from scorers import (
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import BATCH_DISCOUNT, Price
-from scorers.runs.datasets import ROLES
+from scorers.runs.datasets import ROLES, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -97,6 +97,14 @@ def _mapping(dataset: LoadedDataset, token: str) -> tuple[dict[str, str | None],
                 column.caption("Guessed from its name: not used until confirmed.")
                 chosen = None
         mapping[role] = chosen
+    warn_shared_columns({ROLE_LABELS.get(role, role.replace("_", " ")).lower(): c for role, c in mapping.items()})
+    system = unused_system_column(dataset.columns, mapping)
+    if system is not None:
+        st.info(
+            f"Column {system!r} is not used: a column of that name is never taken as the system message, "
+            "as it often names the system under test. If it holds the system prompt, choose it under System message.",
+            icon=":material/info:",
+        )
     group_by = st.multiselect(
         "Group by (optional)",
         [c for c in dataset.columns if c not in mapping.values()],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +31,7 @@ from scorers.analysis.generate import (
 from scorers.catalogue.registry import resolve_options, scorer_spec, scorer_specs
 
 from ..budget import budget_form, budget_problem
-from ..dataset_picker import pick_dataset
+from ..dataset_picker import pick_dataset, warn_shared_columns
 from ..options import option_widget
 from ..results import md_escape
 from ..run_view import check_judges
@@ -91,31 +91,6 @@ def _column(
     if optional and index is None:
         index = 0
     return st.selectbox(label, options, index=index, format_func=_none, placeholder="choose…", key=key, **SESSION, **kw)
-
-
-def shared_columns(roles: Mapping[str, str | Sequence[str] | None]) -> list[str]:
-    """One sentence per column that plays more than one role, e.g. the response column also chosen as a
-    breakdown column, so that the page can warn that the scorers would read the same text twice.
-
-    Args:
-        roles: role label → the chosen column, None, or several columns (the breakdown columns).
-
-    Returns:
-        The sentences, in the order the columns are first used; empty when every role has its own column.
-
-    >>> shared_columns({"response": "category", "breakdown": ["category"], "question": "turn"})
-    ["Column 'category' is used as the response and as the breakdown."]
-    """
-    users: dict[str, list[str]] = {}
-    for role, chosen in roles.items():
-        for column in [chosen] if isinstance(chosen, str) or chosen is None else chosen:
-            if column is not None:
-                users.setdefault(column, []).append(role)
-    return [
-        f"Column {column!r} is used as the {' and as the '.join(used)}."
-        for column, used in users.items()
-        if len(used) > 1
-    ]
 
 
 def _variant_form(n: int, columns: list[str], input_col: str, default_model: str, token: str) -> Variant | None:
@@ -198,12 +173,6 @@ def _variants(dataset: LoadedDataset, input_col: str, token: str) -> list[Varian
     return variants
 
 
-def _warn_shared(roles: Mapping[str, str | Sequence[str] | None]) -> None:
-    """A warning under the form for each column chosen for more than one role."""
-    for sentence in shared_columns(roles):
-        st.warning(f"{sentence} Each role usually needs its own column: check the choices above.")
-
-
 def _existing_items(
     dataset: LoadedDataset, roles: dict[str, str | None], group_cols: list[str], token: str
 ) -> tuple[list, dict] | str:
@@ -235,7 +204,7 @@ def _existing_items(
                 key=f"compare_response_cols_{token}",
                 **SESSION,
             )
-            _warn_shared({**top, "response columns": chosen})
+            warn_shared_columns({**top, "response columns": chosen})
             if not chosen:
                 return "Choose the response columns, one per variant."
             if roles["input"] is None:
@@ -280,7 +249,7 @@ def _existing_items(
         with c3:
             model_col = _column("Model column (optional)", columns, None, f"compare_model_col_{token}", optional=True)
         # The variant column also naming the model is the usual case, not a clash.
-        _warn_shared(
+        warn_shared_columns(
             {
                 **top,
                 "variant column": variant_col,
@@ -458,7 +427,7 @@ def render_setup(store: Store) -> None:
     items: list = []
     config: dict[str, Any] = {"judging_basis": basis.record()} if column_problem is None else {}
     if mode == GENERATE:
-        _warn_shared(
+        warn_shared_columns(
             {
                 "question column": input_col,
                 "ground truth column": truth_col,

@@ -388,6 +388,20 @@ def require_columns(dataset: LoadedDataset, required: Mapping[str, str | None]) 
         )
 
 
+def unused_system_column(columns: Iterable[Any], mapping: Mapping[str, str | None]) -> str | None:
+    """A column named ``system`` (any case) that plays no role, or None.
+
+    Such a column is never guessed as the system message (the name often means the system under
+    test, e.g. a model), so the Batch page and the command line point it out instead: if it holds
+    the system prompt, it has to be chosen by hand, else the judge never sees it.
+
+    >>> unused_system_column(["prompt", "response", "System"], {"input": "prompt", "output": "response"})
+    'System'
+    """
+    used = {column for column in mapping.values() if column}
+    return next((str(c) for c in columns if str(c).strip().lower() == "system" and c not in used), None)
+
+
 def guess_columns(columns: Iterable[Any]) -> dict[str, str | None]:
     """Guess which columns play which role, from their names.
 
