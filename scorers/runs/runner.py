@@ -63,7 +63,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 """The result columns of a run's tables (:meth:`EvalRunResult.frame` adds ``item_id``; :attr:`scorers.runs.table.RunTable.results` adds the dimension columns)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvalItem:
     """One dataset row to score.
 
@@ -80,7 +80,7 @@ class EvalItem:
     columns: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemOutcome:
     """What one scorer made of one item.
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import operator
 import os
 import socket
 import sqlite3
@@ -342,13 +341,16 @@ def dump_json(value: Any) -> str:
 
 
 @functools.cache
-def _bulk_insert(dialect: str, table: sa.Table, upsert: bool) -> tuple[str, Callable[[Mapping[str, Any]], tuple]]:
-    """``table``'s INSERT (with ``upsert``, :func:`_upsert`'s) compiled once for the driver, and a function
-    that turns a row (a mapping of every column) into the parameters in the order the SQL takes them.
+def _bulk_insert(dialect: str, table: sa.Table, upsert: bool) -> str:
+    """``table``'s INSERT (with ``upsert``, :func:`_upsert`'s) compiled once for the driver, taking one
+    parameter per column in the table's column order (``table.columns``), so that a row is a plain tuple.
 
     A batch of rows then goes to the driver's ``executemany`` in one call
     (``Connection.exec_driver_sql``), without SQLAlchemy's per-row parameter processing, which took
     more time than SQLite's own insert when a run writes thousands of small outcomes.
+
+    Raises:
+        RuntimeError: the compiled statement takes its parameters in another order (a SQLAlchemy change).
     """
     statement = _upsert(dialect, table) if upsert else sa.insert(table)
     if dialect == "postgresql":
@@ -357,7 +359,9 @@ def _bulk_insert(dialect: str, table: sa.Table, upsert: bool) -> tuple[str, Call
         compiled = statement.compile(dialect=psycopg.dialect(paramstyle="format"))
     else:
         compiled = statement.compile(dialect=sqlite_dialect.dialect())
-    return compiled.string, operator.itemgetter(*compiled.positiontup)
+    if tuple(compiled.positiontup) != tuple(table.columns.keys()):
+        raise RuntimeError(f"{table.name}: the INSERT takes {compiled.positiontup}, not the table's column order")
+    return compiled.string
 
 
 def _decode(row: Mapping[str, Any], *keys: str) -> dict[str, Any]:
@@ -542,18 +546,17 @@ class Store:
                     owner=process_owner(),
                 )
             )
-            sql, values = _bulk_insert(self.dialect, ITEMS, upsert=False)
+            sql = _bulk_insert(self.dialect, ITEMS, upsert=False)
             for start in range(0, len(items), ITEMS_CHUNK):  # a large dataset is never encoded whole
+                # In the order of ITEMS' columns: run_id, item_index, item_id, payload, groups, columns.
                 rows = [
-                    values(
-                        {
-                            "run_id": run_id,
-                            "item_index": i,
-                            "item_id": item[0],
-                            "payload": dump_json(item[1]),
-                            "groups": dump_json(item[2]),
-                            "columns": dump_json(item[3]) if len(item) > 3 and item[3] else None,
-                        }
+                    (
+                        run_id,
+                        i,
+                        item[0],
+                        dump_json(item[1]),
+                        dump_json(item[2]),
+                        dump_json(item[3]) if len(item) > 3 and item[3] else None,
                     )
                     for i, item in enumerate(items[start : start + ITEMS_CHUNK], start)
                 ]
@@ -576,27 +579,28 @@ class Store:
                 ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
         """
         finished = now_iso()
-        sql, values = _bulk_insert(self.dialect, RESULTS, upsert=True)
+        sql = _bulk_insert(self.dialect, RESULTS, upsert=True)
+        # In the order of RESULTS' columns (run_id, item_index, scorer_id, status, score, reason, analysis,
+        # details, error, raw_reply, judge, prompt_tokens, completion_tokens, judge_calls, latency_s,
+        # finished_at): a tuple per row, built at once (no mapping per row to take apart again).
         rows = [
-            values(
-                {
-                    "run_id": run_id,
-                    "item_index": item_index,
-                    "scorer_id": scorer_id,
-                    "status": record["status"],
-                    "score": record.get("score"),
-                    "reason": record.get("reason"),
-                    "analysis": dump_json(record.get("analysis")),
-                    "details": dump_json(record.get("details")),
-                    "error": record.get("error"),
-                    "raw_reply": record.get("raw_reply"),
-                    "judge": dump_json(record.get("judge")),
-                    "prompt_tokens": record.get("prompt_tokens", 0),
-                    "completion_tokens": record.get("completion_tokens", 0),
-                    "judge_calls": record.get("judge_calls", 0),
-                    "latency_s": record.get("latency_s"),
-                    "finished_at": finished,
-                }
+            (
+                run_id,
+                item_index,
+                scorer_id,
+                record["status"],
+                record.get("score"),
+                record.get("reason"),
+                dump_json(record.get("analysis")),
+                dump_json(record.get("details")),
+                record.get("error"),
+                record.get("raw_reply"),
+                dump_json(record.get("judge")),
+                record.get("prompt_tokens", 0),
+                record.get("completion_tokens", 0),
+                record.get("judge_calls", 0),
+                record.get("latency_s"),
+                finished,
             )
             for item_index, scorer_id, record in outcomes
         ]
