@@ -110,7 +110,7 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
     body = markdown_summary(result).split("\n", 2)[2]  # the heading is the verdict shown above
     st.markdown(body)
     st.caption("The same verdict in CI (exit code 0 pass, 1 regression, 3 undecided):")
-    st.code(gate_command(baseline_run, candidate_run, policy), language="bash")
+    st.markdown(f"`{gate_command(baseline_run, candidate_run, policy)}`")
 
 
 __all__ = ["baseline_notes", "gate_command", "render_gate"]
