@@ -163,10 +163,12 @@ def render_results(
 
 
 def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], key: str) -> None:
-    scores, status, dimensions = _summary(table.run["id"], table.version, names, table)
+    # Tables only: the first Plotly chart of a page load makes the browser evaluate Plotly's 4.7 MB
+    # bundle (about a second of its main thread), which held up the page after the run had opened.
+    # The outcomes by status are in the scores table's counts; their chart opens the Distributions tab.
+    scores, dimensions = _summary(table.run["id"], table.version, names, table)
     st.markdown("**Scores per scorer** (scored items only; failed items are counted, never averaged as 0)")
     st.dataframe(scores, hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
-    st.plotly_chart(status, key=f"{key}_status")
     if dimensions is not None:
         st.markdown("**Scores per dimension** (0–1, before scale; the column names are those of the exports)")
         st.dataframe(dimensions, hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
@@ -179,17 +181,13 @@ def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], k
         )
 
 
-# The Summary shows the whole run, whatever the filters: its tables and chart are built once per
+# The Summary shows the whole run, whatever the filters: its tables are built once per
 # run version (run id and RunTable.version), like the charts, and reused by every rerun.
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _summary(
     run_id: str, version: tuple[int, int, float | None, str | None], names: dict[str, str], _table: RunTable
-) -> tuple[pd.DataFrame, Any, pd.DataFrame | None]:
-    return (
-        aggregates(_table, names),
-        status_chart(status_counts(_table, names)),
-        dimension_aggregates(_table, names) if _table.dimensions else None,
-    )
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    return aggregates(_table, names), dimension_aggregates(_table, names) if _table.dimensions else None
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -221,6 +219,8 @@ def _render_charts(
         "rows table (Rows and drill-down tab); click again on an empty spot to clear."
     )
     run_id = table.run["id"]
+    # First, and cheap to build: the browser starts loading Plotly while the score charts are built.
+    st.plotly_chart(_status_chart(run_id, table.version, names, table), key=f"{key}_status")
     for sid in table.scorer_ids:
         name = names[sid]
         st.markdown(f"#### {md_escape(name)}")
@@ -274,6 +274,13 @@ def _score_charts(
         score_histogram(mine["score"], title=f"{name}: scores", x_range=span, bins=HISTOGRAM_BINS),
         score_box(mine["score"], labels=labels, title=f"{name}: spread", x_range=span),
     )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _status_chart(
+    run_id: str, version: tuple[int, int, float | None, str | None], names: dict[str, str], _table: RunTable
+) -> Any:
+    return status_chart(status_counts(_table, names))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
