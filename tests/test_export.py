@@ -21,6 +21,7 @@ from scorers import (
     Store,
     create_prompt_alignment_scorer,
     create_textual_difference_scorer,
+    load_run,
     run_evals,
 )
 from scorers.runs.export import (
@@ -363,6 +364,17 @@ def test_run_export_streams_in_chunks_with_the_same_bytes(tmp_path):
     assert [i["itemId"] for i in doc["items"]] == ["q-17", "q-18", "q-19"]
     assert doc["items"][2]["scorerResults"]["textual-difference"]["score"] == 1.0  # "yes" vs "yes"
     assert doc["scores"]["textual-difference"]["nScored"] == 3
+    # What the user brought is carried: the group-by values and the dataset's other columns.
+    assert [i["groups"] for i in doc["items"]] == [{"variant": "A"}, {"variant": "B"}, {"variant": None}]
+    assert [i["columns"] for i in doc["items"]] == [
+        {"human_vote": 1, "source": "=cmd"},
+        {"human_vote": 0, "source": None},
+        {"human_vote": None, "source": None},
+    ]
+    _, items, result = load_run(store, table.run["id"])
+    library = json.loads(export_run(result, items, "json"))  # the library's export of the same run
+    assert [i["groups"] for i in library["items"]] == [{"variant": "A"}, {"variant": "B"}, {}]
+    assert [i["columns"] for i in library["items"]] == [{"human_vote": 1, "source": "=cmd"}, {"human_vote": 0}, {}]
     back = pd.read_parquet(io.BytesIO(_export(table, "parquet")))
     assert back["textual_difference.ratio"].dtype == "float64" and back["item_id"].tolist() == ["q-17", "q-18", "q-19"]
     with pytest.raises(ValueError, match="unknown export format"):

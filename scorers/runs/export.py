@@ -291,16 +291,18 @@ def to_seed_json(run_result: EvalRunResult, items: Sequence[EvalItem]) -> dict[s
             "error": o.error,
         }
     out_items = []
+    has_groups, has_columns = any(item.groups for item in items), any(item.columns for item in items)
     for index, item in enumerate(items):
         texts = item_texts(item)
+        document = {
+            "itemId": item.item_id,
+            "input": texts["input"],
+            "groundTruth": texts["ground_truth"],
+            "output": texts["output"],
+            "scorerResults": by_item.get(index, {}),
+        }
         out_items.append(
-            {
-                "itemId": item.item_id,
-                "input": texts["input"],
-                "groundTruth": texts["ground_truth"],
-                "output": texts["output"],
-                "scorerResults": by_item.get(index, {}),
-            }
+            _with_extras(document, item.groups if has_groups else None, item.columns if has_columns else None)
         )
     return json_safe(
         {
@@ -320,7 +322,11 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
          "scores": {scorer_id: {"mean", "median", "std", "min", "max", "nScored", "nFailed"}},
          "items": [{"itemId", "input", "groundTruth", "output",
                     "scorerResults": {scorer_id: {"status", "score", "reason",
-                                                  "analyzeStepResult", "error"}}}]}
+                                                  "analyzeStepResult", "error"}},
+                    "groups": {column: value}, "columns": {column: value}}]}
+
+    ``groups`` (the group-by columns' values) and ``columns`` (the dataset's other,
+    unmapped columns: ids, metadata, human votes) are there when the run has any.
 
     ``scores`` counts scored items only (``std`` is the sample standard deviation,
     null with fewer than two scores; every statistic is null when nothing was
@@ -340,6 +346,17 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
     """
     document = to_seed_json(run_result, items)
     return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=2, default=str).encode("utf-8")
+
+
+def _with_extras(
+    document: dict[str, Any], groups: Mapping[str, Any] | None, columns: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A seeds'-shape item with its ``groups`` and the dataset's other ``columns`` added, each when given."""
+    if groups is not None:
+        document["groups"] = dict(groups)
+    if columns is not None:
+        document["columns"] = dict(columns)
+    return document
 
 
 def _parquet_column(column: pd.Series) -> pd.Series:
@@ -570,18 +587,26 @@ def _write_seed_json(table: RunTable, out: BinaryIO, chunk_rows: int) -> None:
     head = json.dumps({"runId": table.run["id"], "scores": json_safe(scores)}, ensure_ascii=False, indent=2)
     out.write((head[:-2] + ',\n  "items": [').encode("utf-8"))
     starts = results["item_index"].searchsorted(range(table.n_items + 1))
+    groups = [c for c in table.items.columns if c.startswith("group:")]
+    columns = [c for c in table.items.columns if c != "item_id" and c not in groups]
     first = True
     for chunk in _chunks(table.items.index, max(1, chunk_rows)):
         texts = table.texts(chunk)  # read a chunk of items at a time
-        for index, item_id in table.items.loc[chunk, "item_id"].items():
-            first = _write_seed_item(
-                out, item_id, texts.loc[index], results.iloc[starts[index] : starts[index + 1]], first
+        part = table.items.loc[chunk]
+        for index, row in zip(chunk, part.to_dict("records"), strict=True):
+            document = _with_extras(
+                _seed_item(row["item_id"], texts.loc[index], results.iloc[starts[index] : starts[index + 1]]),
+                {c.removeprefix("group:"): row[c] for c in groups} if groups else None,
+                {c.removeprefix("dataset:"): row[c] for c in columns} if columns else None,
             )
+            text = json.dumps(json_safe(document), ensure_ascii=False, allow_nan=False, indent=2, default=str)
+            out.write((("\n" if first else ",\n") + textwrap.indent(text, "    ")).encode("utf-8"))
+            first = False
     out.write(("\n  ]\n}" if not first else "]\n}").encode("utf-8"))
 
 
-def _write_seed_item(out: BinaryIO, item_id: str, texts: pd.Series, part: pd.DataFrame, first: bool) -> bool:
-    """One item of the seeds' JSON (its texts and its outcomes ``part``); returns False, the next item's ``first``."""
+def _seed_item(item_id: str, texts: pd.Series, part: pd.DataFrame) -> dict[str, Any]:
+    """One item of the seeds' JSON: its texts and its outcomes ``part``."""
     outcomes = {}
     for row in part.itertuples(index=False):
         ok = row.status == ScoreStatus.SCORED.value
@@ -592,16 +617,13 @@ def _write_seed_item(out: BinaryIO, item_id: str, texts: pd.Series, part: pd.Dat
             "analyzeStepResult": json.loads(row.analysis) if ok and isinstance(row.analysis, str) else None,
             "error": row.error if isinstance(row.error, str) else None,
         }
-    document = {
+    return {
         "itemId": item_id,
         "input": _text_or_none(texts["input"]),
         "groundTruth": _text_or_none(texts["ground_truth"]),
         "output": _text_or_none(texts["output"]),
         "scorerResults": outcomes,
     }
-    text = json.dumps(json_safe(document), ensure_ascii=False, allow_nan=False, indent=2, default=str)
-    out.write((("\n" if first else ",\n") + textwrap.indent(text, "    ")).encode("utf-8"))
-    return False
 
 
 def _text_or_none(value: Any) -> str | None:
