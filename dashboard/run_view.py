@@ -167,6 +167,14 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     stored = len(table.results)
     n_failed = int((table.results["status"] != ScoreStatus.SCORED.value).sum())
     _render_status(run, table.n_items * len(table.scorer_ids), stored, n_failed, scoring_now)
+    skipped = (run.get("config") or {}).get("skippedAtLoad")
+    if skipped:
+        more = skipped["count"] - len(skipped["first"])
+        st.warning(
+            f"{skipped['count']} record(s) of the file could not be loaded, so they are not in this run: "
+            + md_escape("; ".join(skipped["first"]))
+            + (f"; and {more} more." if more else ".")
+        )
     if job is not None:
         render_job_progress(job.id, key=f"{key}_job")
     if not scoring_now:

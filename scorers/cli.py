@@ -1209,7 +1209,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     ):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
-    from scorers.runs.datasets import DatasetError, load_dataset, unused_system_column
+    from scorers.runs.datasets import DatasetError, load_dataset, skipped_record, unused_system_column
 
     store = _open_store(args.db, must_exist=False)
     try:
@@ -1272,6 +1272,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
                 "batch_api": args.batch_api,
                 "live_follow_ups": args.live_reasks,
                 **_budget_config(args, {}),
+                **skipped_record(dataset.skipped),
             },
         )
         labels = {i: dataset.row_label(i) for i in range(len(items))}

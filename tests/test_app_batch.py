@@ -401,6 +401,25 @@ def test_jsonl_upload_shows_what_was_skipped_and_why(open_page):
     assert skipped["where"].tolist() == ["line 2", "line 5"]
     assert "not a JSON object" in skipped["reason"].iloc[0]
 
+    # The run keeps saying so once scored, and when reopened from History.
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    at.selectbox(key="batch_opt_textual-difference_target").set_value("input").run()
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    note = (
+        "2 record(s) of the file could not be loaded, so they are not in this run: line 2: "
+        + skipped["reason"].iloc[0]
+        + "; line 5: "
+        + skipped["reason"].iloc[1]
+        + "."
+    )
+    assert note in [w.value for w in at.warning]
+    run_id = at.session_state["batch_run_id"]
+    history = open_page("history")
+    history.query_params["run"] = run_id
+    history.run()
+    assert note in [w.value for w in history.warning]
+
 
 def test_unreadable_upload_is_an_error_not_an_exception(open_page):
     at = open_page("batch")

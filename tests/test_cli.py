@@ -297,6 +297,12 @@ def test_skipped_records_are_listed_with_line_and_reason(env, tmp_path, capsys):
     assert "2 record(s) of the dataset could not be loaded and were not scored" in err
     assert "line 2: invalid JSON" in err
     assert "line 3: not a JSON object (found an array)" in err
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB: the run records them too, for whoever reopens it
+    (run,) = store.list_runs()
+    skipped = store.get_run(run["id"])["config"]["skippedAtLoad"]
+    store.close()
+    assert skipped["count"] == 2
+    assert [s.split(":")[0] for s in skipped["first"]] == ["line 2", "line 3"]
 
 
 def test_help_lists_the_exit_codes(capsys):

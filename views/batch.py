@@ -41,7 +41,7 @@ from scorers import (
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import BATCH_DISCOUNT, Price
-from scorers.runs.datasets import ROLES, unused_system_column
+from scorers.runs.datasets import ROLES, skipped_record, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -441,7 +441,12 @@ if dataset is not None:
             name=run_name,
             batch_api=batch_api,
             live_follow_ups=live_follow_ups,
-            limits={**limits, **long_record, "cache": judge_cache(store) is not None},
+            limits={
+                **limits,
+                **long_record,
+                "cache": judge_cache(store) is not None,
+                **skipped_record(dataset.skipped),
+            },
         )
         start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
         st.session_state["batch_run_id"] = run_id

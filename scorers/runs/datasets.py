@@ -42,7 +42,7 @@ import sys
 import threading
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -176,6 +176,25 @@ class SkippedRow:
     def __str__(self) -> str:
         where = f"line {self.line}" if self.line is not None else f"row {self.row}"
         return f"{where}: {self.reason}"
+
+
+SKIPPED_LISTED = 20
+"""Records not loaded that a run lists by line and reason (:func:`skipped_record`); the rest are counted."""
+
+
+def skipped_record(skipped: Sequence[SkippedRow]) -> dict[str, Any]:
+    """What a run records of the source records that were not loaded (``config["skippedAtLoad"]``).
+
+    A run keeps it so that, reopened or shared, it still says that rows of its file are not in it.
+
+    Returns:
+        ``{}`` when every record was loaded, else ``{"skippedAtLoad": {"count": n, "first": [...]}}``:
+        the number of records not loaded and the first :data:`SKIPPED_LISTED` as
+        ``"line 13: invalid JSON at column 34: ..."``.
+    """
+    if not skipped:
+        return {}
+    return {"skippedAtLoad": {"count": len(skipped), "first": [str(s) for s in skipped[:SKIPPED_LISTED]]}}
 
 
 @dataclass(frozen=True, eq=False)
