@@ -910,12 +910,13 @@ def _print_estimate(
     *,
     batch_api: bool = False,
 ) -> int:
-    calls = prompt = completion = too_long = 0
+    calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
-    for scorer in scorers:
-        estimate = estimate_run(items_per_scorer[scorer.id], [scorer], batch_api=batch_api)
+    for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
+        estimate = estimate_run(items_per_scorer[scorer.id], [scorer], batch_api=batch_api, probe_cache=True)
         calls += estimate.judge_calls
         too_long += estimate.too_long
+        cached += estimate.cached
         prompt += estimate.prompt_tokens
         completion += estimate.completion_tokens
         cost = None if cost is None or estimate.cost_usd is None else cost + estimate.cost_usd
@@ -924,6 +925,8 @@ def _print_estimate(
             f"{too_long} item × scorer outcome(s) have a judge prompt longer than the model's context window: "
             "they will not be sent (exceeds_context, not scored) and are not in the estimate."
         )
+    if cached:
+        console.note(f"{cached} item × scorer outcome(s) are answered from the judge cache: free, not in the estimate.")
     if calls == 0 or settings is None:
         console.note(f"Estimate: no judge calls{' (code-based scoring only)' if settings is None else ''}, cost $0.")
         return calls

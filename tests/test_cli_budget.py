@@ -158,8 +158,11 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing(env: FakeOpenAI, tmp_
     code, out, _ = run_cli(capsys, *argv)
     assert code == EXIT_OK and env.chat_call_count == 3
     assert "0 outcome(s) served from the cache" in out
-    code, out, _ = run_cli(capsys, *argv)
+    code, out, err = run_cli(capsys, *argv)
     assert code == EXIT_OK and env.chat_call_count == 3  # nothing new sent
+    # The estimate said so before the run: every item looked up in the cache, none left to pay for.
+    assert "3 item × scorer outcome(s) are answered from the judge cache: free, not in the estimate." in err
+    assert "Estimate: no judge calls, cost $0." in err
     assert (
         "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.0000; 3 outcome(s) served from the cache" in out
     )
