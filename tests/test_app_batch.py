@@ -213,7 +213,7 @@ def test_a_column_mapped_to_two_roles_is_warned_about(open_page):
     at = open_page("batch")
     upload(at, "small.csv", CSV)
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
-    assert not at.warning
+    assert not [w for w in at.warning if "is used as the" in w.value]
     # A column named "system" is never guessed: the page says it is not used, and how to use it.
     assert [i.value for i in at.info] == [
         "Column 'system' is not used: a column of that name is never taken as the system message, as it often "
@@ -222,9 +222,22 @@ def test_a_column_mapped_to_two_roles_is_warned_about(open_page):
     at.selectbox(key=f"batch_map_system_{token}").set_value("system").run()
     assert not at.info
     at.selectbox(key=f"batch_map_output_{token}").set_value("prompt").run()
-    assert [w.value for w in at.warning] == [
+    assert [w.value for w in at.warning if "is used as the" in w.value] == [
         "Column 'prompt' is used as the user prompt and as the response. Each role usually needs its own column: "
         "check the choices above."
+    ]
+
+
+def test_blank_responses_are_announced_before_textual_difference_scores_them_0(open_page):
+    at = open_page("batch")
+    upload(at, "small.csv", CSV)  # row c's response is empty
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    assert not [w for w in at.warning if "blank response" in w.value]  # prompt alignment reports it as not scored
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment", "textual-difference"]).run()
+    assert [w.value for w in at.warning if "blank response" in w.value] == [
+        "1 row(s) have a blank response. Textual difference scores each 0 (an empty text against a non-empty one), "
+        "and those 0s count in its mean; prompt alignment does not score them (missing input). If these rows have "
+        "no answer rather than an empty one, leave them out of the file."
     ]
 
 
@@ -267,7 +280,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert at.subheader[0].value == "Small check"
     assert metrics(at)["Outcomes scored"] == "7"
     assert metrics(at)["Not scored"] == "1"
-    assert at.warning[0].value.startswith("Completed with 1 outcome(s) not scored")
+    assert any(w.value.startswith("Completed with 1 outcome(s) not scored") for w in at.warning)
 
     aggregates = table_with(at, "n pending").set_index("scorer")
     pa = aggregates.loc["Prompt alignment"]
@@ -327,7 +340,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     # Nothing to retry: c's missing input would come out the same (test_runner and test_dashboard_batch
     # retry outcomes the judge failed on), so neither Resume nor Retry is offered.
     assert f"{key}_retry" not in {b.key for b in at.button}
-    assert "is not retried" in at.warning[0].value
+    assert any("is not retried" in w.value for w in at.warning)
 
     # Exports through scorers/export.py; the CSV neutralises the formula.
     open_tab(at, key, "Export")

@@ -16,6 +16,7 @@ from dashboard.batch import (
     DEFAULT_ITEM_TIMEOUT_S,
     ROLE_LABELS,
     SAMPLE_DATASETS,
+    blank_responses,
     build_items,
     create_batch_run,
     limit_responses,
@@ -344,6 +345,14 @@ if dataset is not None:
                 "batch_limited",
                 (items_key, long_limit, long_action),
                 lambda: limit_responses(items, long_limit, long_action),
+            )
+    if run_items is not None and "textual-difference" in scorer_options:
+        n_blank = _kept("batch_blank", (items_key, long_limit, long_action), lambda: blank_responses(run_items))
+        if n_blank:
+            st.warning(
+                f"{n_blank} row(s) have a blank response. Textual difference scores each 0 (an empty text against "
+                "a non-empty one), and those 0s count in its mean; prompt alignment does not score them (missing "
+                "input). If these rows have no answer rather than an empty one, leave them out of the file."
             )
     confirm_needed = False
     if run_items is not None and scorers:
