@@ -231,6 +231,26 @@ def test_the_run_list_statistics_and_the_results_version_read_only_the_covering_
     store.close()
 
 
+def test_a_new_sqlite_file_has_8_kb_pages_and_a_file_made_before_keeps_its_own(tmp_path: Path):
+    from scorers.runs.store import SQLITE_PAGE_SIZE
+
+    Store(tmp_path / "new.db").close()
+    db = sqlite3.connect(tmp_path / "new.db")
+    assert db.execute("PRAGMA page_size").fetchone()[0] == SQLITE_PAGE_SIZE == 8192
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.close()
+    old = sqlite3.connect(tmp_path / "old.db")  # SQLite's default page size when the file was made
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("CREATE TABLE unrelated (x)")
+    old.close()
+    store = Store(tmp_path / "old.db")
+    run_id = make_run(store, n_items=2)
+    store.save_result(run_id, 1, TD, {"status": "scored", "score": 0.5})
+    assert store.query("PRAGMA page_size")[0][0] == 4096
+    assert [(r["item_index"], r["score"]) for r in store.results(run_id)] == [(1, 0.5)]
+    store.close()
+
+
 def test_label_history_and_saved_judges(store: Store):
     run_id = td_run(store, ["abc", "abx"])
     save_label(store, run_id, 1, TD, reviewer="ann", human_score=0.5)
