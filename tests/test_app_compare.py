@@ -145,6 +145,20 @@ def test_page_renders_and_checks_templates_as_you_type(open_page):
     assert at.text_area(key=templates[1].key).value == "Answer briefly.\nQuestion: {question}"  # the setup is kept
 
 
+def test_textual_difference_without_a_ground_truth_says_what_it_would_measure(open_page):
+    at = open_page("compare")
+    upload(at, "questions.csv", CSV)  # the answer column is the ground truth
+    assert "textual-difference" in at.multiselect(key="compare_scorers").value
+    assert not [w for w in at.warning if w.value.startswith("Textual difference has no ground truth")]
+    upload(at, "questions_only.csv", "id,question\nq1,What is the capital of France?\n")
+    assert "textual-difference" in at.multiselect(key="compare_scorers").value
+    assert [w.value for w in at.warning if w.value.startswith("Textual difference has no ground truth")] == [
+        "Textual difference has no ground truth column to compare with here, so it compares each response with "
+        "the question: it ranks the variants by how much of the question they repeat, not by whether they are "
+        "right. Choose the ground truth column above, or leave textual difference out."
+    ]
+
+
 def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpenAI, downloads, studio_db):
     at = open_page("compare")
     upload(at, "questions.csv", CSV)
@@ -177,7 +191,7 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
 
     # Leaderboard: per variant and scorer, failures apart, CI around the mean.
     board = table_with(at, "ci_low")
-    td = board[board["scorer"] == "Textual difference"].set_index("variant")
+    td = board[board["scorer"] == "Textual difference (vs ground truth)"].set_index("variant")
     assert td.loc["A", "mean"] == pytest.approx(1.0)
     assert td.loc["B", "mean"] == pytest.approx(MEAN_B)
     assert td.loc["B", "ci_low"] <= MEAN_B <= td.loc["B", "ci_high"]
@@ -432,13 +446,14 @@ def test_long_layout_defaults_never_score_the_wrong_columns(open_page):
     assert keyed(at, "selectbox", "compare_variant_col_").value == "model"
     assert keyed(at, "multiselect", "compare_group_cols_").value == ["category"]
     question.set_value("turn_1").run()
-    assert not at.error and not at.warning
+    # Only the warning that textual difference, with no ground truth here, compares with the question.
+    assert not at.error and [w.value[:40] for w in at.warning] == ["Textual difference has no ground truth c"]
     assert not at.button(key="compare_go").disabled
     assert "4 responses of 2 variant(s): gpt-4, llama-13b." in [c.value for c in at.caption]
 
     # A response column that is also a breakdown column is warned about.
     keyed(at, "selectbox", "compare_output_col_").set_value("category").run()
-    assert [w.value for w in at.warning] == [
+    assert [w.value for w in at.warning if w.value.startswith("Column ")] == [
         "Column 'category' is used as the breakdown columns and as the response column. Each role usually needs "
         "its own column: check the choices above."
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,10 @@ def sample_datasets() -> dict[str, Path]:
     return {p.name: p for p in sorted(SAMPLE_DIR.iterdir()) if p.suffix in (".csv", ".jsonl")}
 
 
-def scorer_names(scorer_ids: Sequence[str]) -> dict[str, str]:
-    """Scorer id → display name, with "(lower is better)" where it is (the id for a scorer not in the catalogue)."""
-    return {sid: scorer_label(sid) for sid in scorer_ids}
+def scorer_names(scorer_ids: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
+    """Scorer id → display name, with "(lower is better)" where it is and the comparison target a run's
+    ``options`` (scorer id → options) give it, e.g. "(vs input)" (the id for a scorer not in the catalogue)."""
+    return {sid: scorer_label(sid, (options or {}).get(sid)) for sid in scorer_ids}
 
 
 def _run_label(run: dict[str, Any]) -> str:

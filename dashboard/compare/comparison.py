@@ -36,7 +36,7 @@ from scorers.analysis.report import variant_colors
 from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items
 from scorers.runs import jobs
 
-from ..batch import truncate
+from ..batch import stored_scorer_options, truncate
 from ..compare_charts import (
     dimension_bars,
     head_to_head,
@@ -211,7 +211,7 @@ def render_comparison(store: Store, comparison: Comparison, *, key: str) -> None
     """
     run, frame, result = comparison.run, comparison.frame, comparison.result
     key = f"{key}_{run['id']}"
-    names = scorer_names(result.scorer_ids)
+    names = scorer_names(result.scorer_ids, stored_scorer_options(run))
     if frame.empty:
         st.info("No outcome has been stored for this run yet: there is nothing to compare.")
         return

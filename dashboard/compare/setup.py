@@ -303,6 +303,12 @@ def _scorers(
     )
     if not chosen:
         return [], {}, "Choose at least one scorer.", None
+    if "textual-difference" in chosen and not ground_truth_mapped:
+        st.warning(
+            "Textual difference has no ground truth column to compare with here, so it compares each response "
+            "with the question: it ranks the variants by how much of the question they repeat, not by whether "
+            "they are right. Choose the ground truth column above, or leave textual difference out."
+        )
     options: dict[str, dict[str, Any]] = {}
     for sid in chosen:
         spec = scorer_spec(sid, store)

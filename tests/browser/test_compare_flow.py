@@ -89,7 +89,9 @@ def test_generate_score_and_compare_two_variants(page: Page, app_url: str, judge
     chart = page.locator(".js-plotly-plot").filter(has_text="Prompt alignment: mean per variant")
     expect(chart).to_be_visible()
     expect(chart.locator(".barlayer .point path")).to_have_count(2)
-    expect(page.locator(".js-plotly-plot").filter(has_text="Textual difference: scores")).to_be_visible()
+    expect(
+        page.locator(".js-plotly-plot").filter(has_text="Textual difference (vs ground truth): scores")
+    ).to_be_visible()
     expect(page.get_by_role("heading", name="Head to head")).to_be_visible()
     expect(page.get_by_text("Variant A and B scored the same on all 3 questions", exact=False).first).to_be_visible()
     expect(metric(page, "Wilcoxon p")).to_be_visible()
