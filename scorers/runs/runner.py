@@ -416,7 +416,8 @@ class _Throttle:
         self.cancel = cancel
         self.halt = halt
         self.paused = ""  # why the run paused (an exhausted quota), or ""
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # never taken twice by one thread: no RLock needed
+        self._waiting = 0  # threads waiting in acquire(): release() wakes them only when there are some
 
     def pause(self, reason: str) -> None:
         """Start no further judge work (an exhausted quota): the run stops, resumable, with ``reason``."""
@@ -433,7 +434,11 @@ class _Throttle:
                 if delay <= 0 and self.active < self.allowed:
                     self.active += 1
                     return True
-                self._cond.wait(timeout=max(0.01, min(delay, 0.2)) if delay > 0 else 0.2)
+                self._waiting += 1
+                try:
+                    self._cond.wait(timeout=max(0.01, min(delay, 0.2)) if delay > 0 else 0.2)
+                finally:
+                    self._waiting -= 1
 
     def release(self, *, rate_limited: bool, retry_after: float | None, attempt: int) -> None:
         with self._cond:
@@ -444,7 +449,8 @@ class _Throttle:
                 self.allowed = max(1, self.allowed // 2)
             elif self.allowed < self.limit:
                 self.allowed += 1
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
 
 WRITE_BATCH = 500
