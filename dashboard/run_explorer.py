@@ -221,7 +221,13 @@ def _render_charts(
     run_id = table.run["id"]
     # First, and cheap to build: the browser starts loading Plotly while the score charts are built.
     st.plotly_chart(_status_chart(run_id, table.version, names, table), key=f"{key}_status")
-    for sid in table.scorer_ids:
+    shown = table.scorer_ids
+    if len(shown) > 1:  # one scorer's charts at a time: the browser draws each chart, seen or not
+        chosen = st.segmented_control(
+            "Scorer", shown, default=shown[0], key=f"{key}_chart_scorer", format_func=lambda sid: names[sid]
+        )
+        shown = [chosen or shown[0]]
+    for sid in shown:
         name = names[sid]
         st.markdown(f"#### {md_escape(name)}")
         span = _scale_range(options.get(sid, {}))

@@ -292,14 +292,18 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert td["median"] == pytest.approx((0.75 + 1.0) / 2)
 
     open_tab(at, key, "Distributions")
-    charts = set(chart_keys(at))
-    for sid in ("prompt-alignment", "textual-difference"):
-        assert {f"{key}_hist_{sid}", f"{key}_box_{sid}", f"{key}_dims_{sid}", f"{key}_heat_{sid}"} <= charts
-    assert f"{key}_group_variant" in charts
     hist = [c for c in at.get("plotly_chart") if c.key == f"{key}_hist_prompt-alignment"][0]
     bars = json.loads(hist.proto.spec)["data"][0]
     # 20 bins of 0.05 over 0..1: 0.84, 0.84 in [0.80, 0.85), 0.85 in [0.85, 0.90); the failure is not counted.
     assert sum(bars["y"]) == 3 and bars["y"][16] == 2 and bars["y"][17] == 1
+    # One scorer's charts at a time (the first, then the one chosen), with the status and group charts.
+    for sid, other in (("prompt-alignment", "textual-difference"), ("textual-difference", "prompt-alignment")):
+        at.session_state[f"{key}_chart_scorer"] = sid
+        at.run()
+        charts = set(chart_keys(at))
+        assert {f"{key}_hist_{sid}", f"{key}_box_{sid}", f"{key}_dims_{sid}", f"{key}_heat_{sid}"} <= charts
+        assert not [c for c in charts if c.endswith(other)]
+        assert {f"{key}_status", f"{key}_group_variant"} <= charts
 
     # Rows: one per item × scorer, status and error in their own columns.
     open_tab(at, key, "Rows and drill-down")
