@@ -540,6 +540,17 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     assert "Only the rows with the same id in both runs are compared" in warning
     assert any("The two runs have no scorer in common" in w.value for w in at.warning)
 
+    # The same dataset scored by another scorer: no row matched, and nothing says "0 rows matched".
+    store = Store(studio_db)
+    textual = run_evals(
+        items, [create_scorer("textual-difference")], store=store, run_name="Textual", dataset_name="greetings.csv"
+    ).run_id
+    store.close()
+    at.run()
+    at.selectbox(key="compare_diff_b").set_value(textual).run()
+    assert not at.success and "Both runs score the same dataset." in [i.value for i in at.info]
+    assert any("The two runs have no scorer in common" in w.value for w in at.warning)
+
     # A common scorer but no common row: nothing is compared, so no chart of changes is drawn.
     store = Store(studio_db)
     fresh = run_evals(

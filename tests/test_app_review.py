@@ -234,6 +234,7 @@ def test_agreement_panel_with_ten_labelled_rows(open_page, studio_db: Path):
     assert shown["Mean absolute error"] == "0.140"
     assert shown["Spearman ρ"] == f"{stats.spearmanr(JUDGE, HUMAN).statistic:.3f}"
     assert shown["Pearson r"] == f"{stats.pearsonr(JUDGE, HUMAN).statistic:.3f}"
+    assert "Spearman ρ and Pearson r are over 10 pair(s) of judge and human scores." in [c.value for c in at.caption]
     charts = {c.key for c in at.get("plotly_chart")}
     assert {f"{key}_confusion", f"{key}_calibration"} <= charts
 

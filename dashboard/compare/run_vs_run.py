@@ -73,6 +73,8 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
         )
     elif diff.dataset_note:
         st.info(md_escape(diff.dataset_note))
+    elif not diff.scorers:  # no row is matched: the warning below says why
+        st.info("Both runs score the same dataset.")
     else:
         st.success(f"Both runs score the same dataset ({diff.rows['item_id'].nunique()} rows matched by id).")
     for label, only in ((diff.name_a, diff.scorers_only_in_a), (diff.name_b, diff.scorers_only_in_b)):

@@ -78,6 +78,12 @@ def render_agreement(ctx: ReviewContext, *, top: int = 10) -> None:
         fmt_number(report.mae),
         help=f"Mean |judge − human| on the 0–{ctx.scale:g} scale, over rows with a human score.",
     )
+    pairs = report.spearman.n
+    if pairs:
+        st.caption(
+            f"Spearman ρ and Pearson r are over {pairs} pair(s) of judge and human scores"
+            + (": with so few, one pair moves them a lot." if pairs < 10 else ".")
+        )
     for note in report.notes[0 if report.meaningful else 1 :]:
         st.caption(md_escape(note))
     left, right = st.columns(2)
