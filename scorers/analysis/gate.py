@@ -735,9 +735,11 @@ def markdown_summary(result: GateResult, *, report_url: str | None = None) -> st
         f"**{_md(result.headline())}**",
         "",
         f"Candidate: {_md(result.candidate.label)} · baseline: {_md(result.baseline.label)} · items paired by id, "
-        f"{level} paired bootstrap intervals ({result.policy.n_resamples} resamples), change = candidate − baseline.",
+        f"{level} paired bootstrap intervals ({result.policy.n_resamples} resamples), change = candidate − baseline; "
+        "the means are over the items scored in both runs.",
         "",
-        f"| Scorer | Better | Baseline mean | Candidate mean | Change ({level} CI) | Min effect | Win / tie / loss "
+        f"| Scorer | Better | Baseline mean (paired) | Candidate mean (paired) | Change ({level} CI) | Min effect "
+        "| Win / tie / loss "
         "| Wilcoxon p | Not scored | Verdict |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
@@ -852,7 +854,7 @@ def gate_section_html(result: GateResult) -> str:
         f'<p class="note"><strong>{_e(result.headline())}</strong> Candidate: {_e(result.candidate.label)}; '
         f"baseline: {_e(result.baseline.label)}; change = candidate − baseline, {level} paired bootstrap "
         "intervals.</p>",
-        "<table><thead><tr><th>scorer</th><th>better</th><th>baseline mean</th><th>candidate mean</th>"
+        "<table><thead><tr><th>scorer</th><th>better</th><th>baseline mean (paired)</th><th>candidate mean (paired)</th>"
         f"<th>change ({level} CI)</th><th>min effect</th><th>win / tie / loss</th><th>Wilcoxon p</th>"
         f"<th>not scored</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>",
     ]
