@@ -42,6 +42,7 @@ from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import unmapped_columns
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from scorers.runs.table import stored_scorer_options
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 SAMPLE_DATASETS: dict[str, Path] = {
@@ -330,17 +331,6 @@ def run_limits(run: Mapping[str, Any]) -> dict[str, Any]:
         "price": Price(*price) if price else None,
         "max_consecutive_failures": config.get("max_consecutive_failures") or DEFAULT_MAX_CONSECUTIVE_FAILURES,
     }
-
-
-def stored_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Scorer id → the options a stored run was started with (``{}`` when not recorded)."""
-    config = run.get("config") or {}
-    from_config = config.get("scorerOptions") or {}
-    out = {}
-    for entry in run.get("scorers") or []:
-        options = entry.get("options")
-        out[entry["id"]] = dict(options if options is not None else from_config.get(entry["id"]) or {})
-    return out
 
 
 def resume_settings(run: Mapping[str, Any], settings: JudgeSettings) -> JudgeSettings:

@@ -784,3 +784,30 @@ def test_default_baseline_falls_back_and_says_so():
     # The oldest run: the newer runs, nearest first; a lone run has no baseline.
     assert default_baseline(runs, "s")[0] == "b"
     assert default_baseline(runs[:1], "b") is None
+
+
+def test_run_vs_run_sets_apart_a_scorer_run_with_other_options(open_page, studio_db: Path):
+    items = [EvalItem("hi", {"input": "Say hi.", "output": "hi", "ground_truth": "hi"})]
+    store = Store(studio_db)
+    ids = [
+        run_evals(
+            items,
+            [create_scorer("textual-difference", {"target": target})],
+            store=store,
+            dataset_name="greetings.csv",
+            scorer_options={"textual-difference": {"target": target}},
+        ).run_id
+        for target in ("ground_truth", "input")
+    ]
+    store.close()
+    at = open_page("compare")
+    at.session_state["compare_tab"] = "3. Run vs run"
+    at.run()
+    at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
+    at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
+    assert not at.exception
+    assert [w.value for w in at.warning] == [
+        "Textual difference was scored with other options in the two runs (target: 'ground\\_truth' against "
+        "'input', run A against run B): its scores do not measure the same thing, so they are not compared."
+    ]
+    assert "Outcomes compared" not in metrics(at)

@@ -16,6 +16,7 @@ import pytest
 import xmlschema
 from markdown_it import MarkdownIt
 
+from scorers.analysis.compare import run_diff
 from scorers.analysis.gate import (
     NOT_RUN,
     GatePolicy,
@@ -40,8 +41,11 @@ FAILED = "failed"  # a score given as FAILED is stored as an api_error outcome
 MISSING = "missing"  # no outcome stored at all (the run stopped)
 
 
-def stored_run(store: Store, name: str, scores: dict[str, list], *, status: str = "completed") -> str:
-    """A stored run: scorer id → one score per item (item ids q00, q01, ...); FAILED / MISSING as above."""
+def stored_run(
+    store: Store, name: str, scores: dict[str, list], *, status: str = "completed", options: dict | None = None
+) -> str:
+    """A stored run: scorer id → one score per item (item ids q00, q01, ...); FAILED / MISSING as above;
+    ``options``: scorer id → the options recorded for it (default none)."""
     n = len(next(iter(scores.values())))
     items = [
         (f"q{i:02d}", {"input": [{"role": "user", "content": f"question {i}"}], "output": f"answer {i}"}, {})
@@ -51,7 +55,7 @@ def stored_run(store: Store, name: str, scores: dict[str, list], *, status: str 
         dataset_name="d.csv",
         items=items,
         name=name,
-        scorers=[{"id": sid, "name": sid, "options": {}} for sid in scores],
+        scorers=[{"id": sid, "name": sid, "options": (options or {}).get(sid, {})} for sid in scores],
         judge=None,
     )
     for sid, values in scores.items():
@@ -469,3 +473,47 @@ def test_a_tiny_regression_shows_its_digits_and_how_to_set_a_minimum_effect():
     passed = gate_of({TD: [1.0] * 10}, {TD: [1.0 - 1e-5] * 10}, default_min_effect=0.001)
     assert passed.verdict is Verdict.PASS
     assert "statistically detectable" not in markdown_summary(passed)
+
+
+def test_a_scorer_run_with_other_options_is_not_gated_and_the_gate_cannot_pass():
+    store = Store(":memory:")
+    same = [0.8, 0.7, 0.9, 0.6, 0.8, 0.7]
+    base = stored_run(
+        store,
+        "base",
+        {"prompt-alignment": same, "textual-difference": [0.9] * 6},
+        options={"textual-difference": {"target": "ground_truth"}},
+    )
+    # Against the question instead of the ground truth: lower scores that measure something else.
+    cand = stored_run(
+        store,
+        "cand",
+        {"prompt-alignment": same, "textual-difference": [0.2] * 6},
+        options={"textual-difference": {"target": "input"}},
+    )
+    gate = evaluate_gate(side_from_run(store, base), side_from_run(store, cand))
+    assert [g.scorer for g in gate.scorers] == ["prompt-alignment"]  # the one compared, unchanged: it passes
+    assert gate.scorers[0].verdict is Verdict.PASS
+    assert gate.verdict is Verdict.UNDECIDED  # never FAIL on a change of what was measured, never PASS either
+    assert (
+        "Not gated: textual-difference was scored with other options (target: 'ground_truth' against 'input', "
+        "baseline against candidate), so its scores do not measure the same thing and the gate cannot pass."
+    ) in gate.notes
+
+    # Run vs run compares the same way: the scorer is set apart with the options that differ.
+    diff = run_diff(store, base, cand)
+    assert diff.scorers == ["prompt-alignment"]
+    assert diff.scorers_unlike == {"textual-difference": ["target: 'ground_truth' against 'input'"]}
+    assert set(diff.rows["scorer"]) == {"prompt-alignment"}
+
+    alone = stored_run(
+        store, "alone", {"textual-difference": [0.2] * 6}, options={"textual-difference": {"target": "input"}}
+    )
+    only_td = stored_run(
+        store, "td", {"textual-difference": [0.9] * 6}, options={"textual-difference": {"target": "ground_truth"}}
+    )
+    with pytest.raises(ValueError, match=r"target: 'ground_truth' against 'input'.*nothing to gate"):
+        evaluate_gate(side_from_run(store, only_td), side_from_run(store, alone))
+    # The reason only (how the result is explained) does not change what the score measures.
+    reason = stored_run(store, "reason", {"prompt-alignment": same}, options={"prompt-alignment": {"reason": "judge"}})
+    assert evaluate_gate(side_from_run(store, base), side_from_run(store, reason)).scorers[0].verdict is Verdict.PASS

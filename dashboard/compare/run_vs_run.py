@@ -65,7 +65,7 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
         key: prefix of every widget and chart key.
     """
     key = f"{key}_{diff.run_a}_{diff.run_b}"
-    names = scorer_names([*diff.scorers, *diff.scorers_only_in_a, *diff.scorers_only_in_b])
+    names = scorer_names([*diff.scorers, *diff.scorers_only_in_a, *diff.scorers_only_in_b, *diff.scorers_unlike])
     if not diff.same_dataset:
         st.warning(
             md_escape(diff.dataset_note)
@@ -80,8 +80,16 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
     for label, only in ((diff.name_a, diff.scorers_only_in_a), (diff.name_b, diff.scorers_only_in_b)):
         if only:
             st.caption(md_escape(f"Only in {label}: {', '.join(names[s] for s in only)} (not compared)."))
+    for sid, differ in diff.scorers_unlike.items():
+        st.warning(
+            md_escape(
+                f"{names[sid]} was scored with other options in the two runs ({'; '.join(differ)}, run A against "
+                "run B): its scores do not measure the same thing, so they are not compared."
+            )
+        )
     if not diff.scorers:
-        st.warning("The two runs have no scorer in common: there is nothing to compare.")
+        if not diff.scorers_unlike:
+            st.warning("The two runs have no scorer in common: there is nothing to compare.")
         return
     columns = st.columns(4)
     compared = int(diff.rows["delta"].notna().sum())

@@ -40,7 +40,7 @@ from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
 from scorers.runs.runner import EvalItem, EvalRunResult, load_run
 from scorers.runs.store import Store
-from scorers.runs.table import RunTable, dimension_column, load_run_table
+from scorers.runs.table import RunTable, dimension_column, load_run_table, stored_scorer_options
 
 MIN_WILCOXON_PAIRS = 6
 """Fewest non-zero differences for which :func:`paired` reports a Wilcoxon p-value.
@@ -708,8 +708,11 @@ class RunDiff:
         dataset_note: what differs between the datasets ("" when they are the same).
         only_in_a, only_in_b: item ids in one run only.
         changed_inputs: item ids in both runs whose input or response text differs.
-        scorers: the scorer ids both runs have.
+        scorers: the scorer ids both runs have, scored with the same options: the ones compared.
         scorers_only_in_a, scorers_only_in_b: scorer ids of one run only.
+        scorers_unlike: scorer id → the options the runs gave it differently
+            (:func:`scorers.catalogue.registry.scoring_differences`), for the scorers of both runs
+            that are not compared because their scores do not measure the same thing.
         rows: one row per matched item × common scorer: ``item_id``, ``scorer``,
             ``item_index_a``, ``item_index_b`` (the item's position in each run), ``status_a``,
             ``status_b``, ``score_a``, ``score_b`` (NaN when not scored), ``delta`` (NaN unless
@@ -743,6 +746,7 @@ class RunDiff:
     improvements: pd.DataFrame
     comparisons: dict[str, PairedComparison]
     tables: tuple[RunTable, RunTable] = field(repr=False, compare=False)
+    scorers_unlike: dict[str, list[str]] = field(default_factory=dict)
 
     def with_texts(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Some of :attr:`rows` (e.g. one page of :attr:`regressions`) with their texts, read from the store.
@@ -950,7 +954,12 @@ def run_diff(
 
     scorers_a = [s["id"] for s in rec_a["scorers"]]
     scorers_b = [s["id"] for s in rec_b["scorers"]]
-    common = [s for s in scorers_a if s in scorers_b]
+    from scorers.catalogue.registry import scoring_differences
+
+    options, options_b = stored_scorer_options(rec_a), stored_scorer_options(rec_b)
+    unlike = {s: scoring_differences(s, options.get(s, {}), options_b.get(s, {})) for s in scorers_a if s in scorers_b}
+    unlike = {s: differ for s, differ in unlike.items() if differ}
+    common = [s for s in scorers_a if s in scorers_b and s not in unlike]
     left = fa.drop_duplicates(["item_id", "scorer"])
     right = fb.drop_duplicates(["item_id", "scorer"])
     merged = left.merge(right, on=["item_id", "scorer"], suffixes=("_a", "_b"))
@@ -968,7 +977,6 @@ def run_diff(
         ["improvement", "item_id"], ascending=[False, True], ignore_index=True
     )
 
-    options = {s["id"]: s.get("options") or {} for s in rec_a["scorers"]}
     dim_rows = []
     for scorer in common:
         means_a, means_b = (_dimension_means(store, t, scorer, options.get(scorer)) for t in tables)
@@ -1005,6 +1013,7 @@ def run_diff(
         improvements=improvements,
         comparisons=comparisons,
         tables=tables,
+        scorers_unlike=unlike,
     )
 
 

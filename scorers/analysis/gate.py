@@ -47,10 +47,11 @@ from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_s
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
 from scorers.analysis.numbers import signed_number, signed_numbers
+from scorers.catalogue.registry import scoring_differences
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results
 from scorers.runs.store import Store
-from scorers.runs.table import RunTable
+from scorers.runs.table import RunTable, stored_scorer_options
 
 NOT_RUN = "not_run"
 """Status of an item × scorer with no stored outcome (the run stopped before scoring it)."""
@@ -142,12 +143,14 @@ class GateSide:
         run_id: the stored run (for a file, its ``run_id`` column when it names one run), or None.
         frame: one row per item × scorer: ``item_id``, ``scorer``, ``status``, ``score`` (NaN
             when not scored), and any texts; items with no outcome have status :data:`NOT_RUN`.
+        options: scorer id → the options a stored run scored with, or None (a results file).
     """
 
     label: str
     kind: str
     run_id: str | None
     frame: pd.DataFrame = field(repr=False)
+    options: Mapping[str, Mapping[str, Any]] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,7 @@ def side_from_run(
     """
     run, items, result, frame = read(run_id) if read is not None else read_stored_run(store, run_id)
     frame = _with_missing_outcomes(frame, [it.item_id for it in items], result.scorer_ids)
-    return GateSide(label or f"run {run['name']} ({run_id})", kind, run_id, frame)
+    return GateSide(label or f"run {run['name']} ({run_id})", kind, run_id, frame, stored_scorer_options(run))
 
 
 def side_from_table(table: RunTable, *, label: str | None = None, kind: str = "run") -> GateSide:
@@ -373,7 +376,7 @@ def side_from_table(table: RunTable, *, label: str | None = None, kind: str = "r
     run = table.run
     frame = table_outcomes(table)[["item_id", "scorer", "status", "score"]]
     frame = _with_missing_outcomes(frame, table.items["item_id"].astype(object).tolist(), table.scorer_ids)
-    return GateSide(label or f"run {run['name']} ({run['id']})", kind, run["id"], frame)
+    return GateSide(label or f"run {run['name']} ({run['id']})", kind, run["id"], frame, stored_scorer_options(run))
 
 
 def side_from_file(path: str | Path) -> GateSide:
@@ -615,9 +618,20 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     policy = policy or GatePolicy()
     scorers_b, scorers_c = (side.frame["scorer"].unique().tolist() for side in (baseline, candidate))  # in order
     common = [s for s in scorers_c if s in scorers_b]
+    # A scorer run with other options on the two sides (textual difference against another text, another
+    # scale or evaluation mode) measured something else: its scores are not compared, and it cannot pass.
+    unlike = {}
+    if baseline.options is not None and candidate.options is not None:
+        for s in common:
+            differ = scoring_differences(s, baseline.options.get(s, {}), candidate.options.get(s, {}))
+            if differ:
+                unlike[s] = f"{s} was scored with other options ({'; '.join(differ)}, baseline against candidate)"
+    common = [s for s in common if s not in unlike]
     if not common:
         raise ValueError(
-            f"no scorer is in both the baseline ({', '.join(scorers_b) or 'none'}) and the candidate "
+            "; ".join(unlike.values()) + ": there is nothing to gate"
+            if unlike
+            else f"no scorer is in both the baseline ({', '.join(scorers_b) or 'none'}) and the candidate "
             f"({', '.join(scorers_c) or 'none'}): there is nothing to gate"
         )
     for what, names in (("--min-effect", policy.min_effect), ("--floor", policy.floors)):
@@ -651,7 +665,11 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
             f"{candidate.label} has no results for {', '.join(dropped)}: every baseline item of "
             f"{'it' if len(dropped) == 1 else 'them'} counts as not scored, so the gate cannot pass."
         )
-    verdicts = {g.verdict for g in gates} | ({Verdict.UNDECIDED} if dropped else set())
+    notes += [
+        f"Not gated: {why}, so its scores do not measure the same thing and the gate cannot pass."
+        for why in unlike.values()
+    ]
+    verdicts = {g.verdict for g in gates} | ({Verdict.UNDECIDED} if dropped or unlike else set())
     verdict = (
         Verdict.FAIL
         if Verdict.FAIL in verdicts

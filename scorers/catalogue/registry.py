@@ -36,7 +36,7 @@ from scorers.catalogue.metrics import (
 )
 from scorers.catalogue.metrics._code_based import code_scorer_spec, resolve_target
 from scorers.catalogue.prompt_alignment import create_prompt_alignment_scorer
-from scorers.catalogue.spec import SCALE, TARGET, OptionSpec, ScorerSpec
+from scorers.catalogue.spec import PRESENTATION_OPTIONS, SCALE, TARGET, OptionSpec, ScorerSpec
 from scorers.catalogue.textual_difference import create_textual_difference_scorer
 from scorers.core.base import RunInput, Scorer, ScoreResult, normalize_run, require_fields
 from scorers.core.errors import InvalidInputError
@@ -381,6 +381,32 @@ def scorer_label(scorer_id: str, options: Mapping[str, Any] | None = None) -> st
     if target in TARGET_LABELS:
         notes.append(TARGET_LABELS[target])
     return f"{spec.name} ({', '.join(notes)})" if notes else spec.name
+
+
+def scoring_differences(scorer_id: str, options_a: Mapping[str, Any], options_b: Mapping[str, Any]) -> list[str]:
+    """The options two runs gave one scorer differently, where they change what its score measures.
+
+    A catalogue scorer's options missing from a run count as their defaults; the options of
+    :data:`~scorers.catalogue.spec.PRESENTATION_OPTIONS` are left out. Scores made with different
+    such options (textual difference against the ground truth in one run and the input in the
+    other, another scale or evaluation mode) are not comparable item by item.
+
+    Returns:
+        One ``"target: 'ground_truth' against 'input'"`` per option that differs (run a's value
+        first), in name order; empty when the scores measure the same thing.
+
+    >>> scoring_differences("textual-difference", {"target": "ground_truth"}, {"target": "input", "scale": 1.0})
+    ["target: 'ground_truth' against 'input'"]
+    """
+    spec = SCORERS.get(scorer_id)
+    defaults = {o.name: o.default for o in spec.options} if spec is not None else {}
+    # As stored (JSON): a default given as a tuple is read back as a list.
+    a, b = (
+        {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **o}.items()}
+        for o in (options_a, options_b)
+    )
+    names = sorted((set(a) | set(b)) - set(PRESENTATION_OPTIONS))
+    return [f"{name}: {a.get(name)!r} against {b.get(name)!r}" for name in names if a.get(name) != b.get(name)]
 
 
 def resolve_options(scorer_id: str, options: Mapping[str, Any] | None, *, ground_truth_mapped: bool) -> dict[str, Any]:

@@ -93,6 +93,11 @@ class ScorerSpec:
         return range_bounds(self.score_range, float(scale))
 
 
+PRESENTATION_OPTIONS: tuple[str, ...] = ("reason",)
+"""Options that change how a result is explained, never its score (prompt alignment's ``reason``: composed
+from the analysis, or written by one more judge call). Two runs that differ only in these still measure
+the same thing (:func:`scorers.catalogue.registry.scoring_differences`)."""
+
 SCALE = OptionSpec("scale", "Scale", "number", 1.0, help="Multiplies the 0..1 score, e.g. 10 for a 0..10 score.")
 
 

@@ -397,3 +397,14 @@ def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:
         (run_id,),
     )
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows if r[0] is not None]
+
+
+def stored_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Scorer id → the options a stored run was started with (``{}`` when not recorded)."""
+    config = run.get("config") or {}
+    from_config = config.get("scorerOptions") or {}
+    out = {}
+    for entry in run.get("scorers") or []:
+        options = entry.get("options")
+        out[entry["id"]] = dict(options if options is not None else from_config.get(entry["id"]) or {})
+    return out
