@@ -281,13 +281,26 @@ def long_responses(items: Sequence[EvalItem], limit: int) -> list[int]:
     return [i for i, it in enumerate(items) if len(_response_text(it.payload) or "") > limit]
 
 
-def blank_responses(items: Sequence[EvalItem]) -> int:
-    """How many items have a response that is there but blank (empty or whitespace: an empty CSV cell).
+def blank_responses(items: Sequence[EvalItem], scorer: Any) -> int:
+    """How many items have a response that is there but blank (empty or whitespace: an empty CSV cell)
+    and that ``scorer`` will score (its ``check`` passes: e.g. its target text is not blank too).
 
     Textual difference scores such a response 0 against any non-empty target (SPEC §1.2: one empty
     text → 0), where the judged scorers report it as not scored; the Batch page says so before the run.
     """
-    return sum(1 for it in items if (text := _response_text(it.payload)) is not None and not text.strip())
+    return sum(
+        1
+        for it in items
+        if (text := _response_text(it.payload)) is not None and not text.strip() and _checks(scorer, it.payload)
+    )
+
+
+def _checks(scorer: Any, payload: Mapping[str, Any]) -> bool:
+    try:
+        scorer.check(payload)
+    except ScorerError:
+        return False
+    return True
 
 
 def limit_responses(items: Sequence[EvalItem], limit: int, action: str) -> tuple[list[EvalItem], dict[str, Any]]:

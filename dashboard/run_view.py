@@ -230,7 +230,7 @@ STOPPED_BECAUSE: dict[str, str] = {
     RunStatus.CANCELLED.value: "Stopped",
     RunStatus.INTERRUPTED.value: "Interrupted (the process scoring it stopped during the run)",
     RunStatus.BUDGET_REACHED.value: "Paused at the budget cap (the next judge call could have passed it)",
-    RunStatus.JUDGE_UNREACHABLE.value: "Paused because the judge could not be reached",
+    RunStatus.JUDGE_UNREACHABLE.value: "Paused because the judge could not be used (unreachable, or answering with errors)",
 }
 """How a run that stopped early says why, by stored status."""
 

@@ -909,11 +909,14 @@ def _print_estimate(
     settings: JudgeSettings | None,
     *,
     batch_api: bool = False,
+    price: Price | None = None,
 ) -> int:
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
-        estimate = estimate_run(items_per_scorer[scorer.id], [scorer], batch_api=batch_api, probe_cache=True)
+        estimate = estimate_run(
+            items_per_scorer[scorer.id], [scorer], batch_api=batch_api, probe_cache=True, price=price
+        )
         calls += estimate.judge_calls
         too_long += estimate.too_long
         cached += estimate.cached
@@ -930,15 +933,16 @@ def _print_estimate(
     if calls == 0 or settings is None:
         console.note(f"Estimate: no judge calls{' (code-based scoring only)' if settings is None else ''}, cost $0.")
         return calls
-    if cost is None or price_for(settings.model_name) is None:
+    which = "the price set with --price" if price is not None else f"{settings.model_name}'s list price"
+    if cost is None or price_for(settings.model_name, price) is None:
         cost_text = f"cost unknown (no list price for model {settings.model_name!r}; set one with --price)"
     elif batch_api:
         cost_text = (
-            f"about ${cost:.4f} at {settings.model_name}'s Batch API price "
-            f"({BATCH_DISCOUNT:.0%} off the list price of ${cost / (1 - BATCH_DISCOUNT):.4f})"
+            f"about ${cost:.4f} at the Batch API's price ({BATCH_DISCOUNT:.0%} off {which}, "
+            f"${cost / (1 - BATCH_DISCOUNT):.4f})"
         )
     else:
-        cost_text = f"about ${cost:.4f} at {settings.model_name}'s list price"
+        cost_text = f"about ${cost:.4f} at {which}"
     console.note(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
@@ -1254,7 +1258,9 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             items = _items(dataset, mapping, args.group_col)
         except DatasetError as exc:
             raise CLIError(f"{exc} Choose the columns with {', '.join(COLUMN_FLAGS.values())}.") from None
-        calls = _print_estimate(console, {s.id: items for s in scorers}, scorers, settings, batch_api=args.batch_api)
+        calls = _print_estimate(
+            console, {s.id: items for s in scorers}, scorers, settings, batch_api=args.batch_api, price=args.price
+        )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
             return EXIT_INTERRUPTED
@@ -1325,7 +1331,15 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
         args.batch_api = args.batch_api or bool(config.get("batch_api"))
         args.live_reasks = args.live_reasks or bool(config.get("live_follow_ups"))
-        calls = _print_estimate(console, todo, scorers, settings, batch_api=args.batch_api)
+        stored_price = _budget_config(args, config)["price"]  # --price, else the price recorded with the run
+        calls = _print_estimate(
+            console,
+            todo,
+            scorers,
+            settings,
+            batch_api=args.batch_api,
+            price=Price(*stored_price) if stored_price else None,
+        )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
             return EXIT_INTERRUPTED

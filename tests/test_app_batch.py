@@ -239,6 +239,10 @@ def test_blank_responses_are_announced_before_textual_difference_scores_them_0(o
         "and those 0s count in its mean; prompt alignment does not score them (missing input). If these rows have "
         "no answer rather than an empty one, leave them out of the file."
     ]
+    # With a blank ground truth too, textual difference does not score the row (missing input): no note.
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
+    at.selectbox(key=f"batch_map_ground_truth_{token}").set_value("response").run()
+    assert not [w for w in at.warning if "blank response" in w.value]
 
 
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(

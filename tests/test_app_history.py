@@ -212,7 +212,7 @@ def test_a_run_retried_with_another_judge_names_each_judge_and_its_outcomes(open
     local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1"}
     run_id = store.create_run(
         dataset_name="judged.csv",
-        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(3)],
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(4)],
         scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
         judge=openai,
     )
@@ -225,10 +225,13 @@ def test_a_run_retried_with_another_judge_names_each_judge_and_its_outcomes(open
     at.button(key="history_open_button").click().run()
     assert [c.value for c in at.caption if c.value.startswith(f"Run {run_id}")][0].endswith("· judge gpt-4o-mini")
 
-    # Items 1 and 2 failed and were retried with the sidebar's (local) judge.
+    # Items 1 and 2 failed and were retried with the sidebar's (local) judge; item 3 has no response,
+    # so no judge was asked (its record still names the judge it would have used): not counted.
     for index in (1, 2):
         record = {"status": "scored", "score": 1.0, "analysis": analysis, "judge": local}
         store.save_result(run_id, index, "gluten-checker", record)
+    record = {"status": "missing_input", "error": "no output", "judge": local}
+    store.save_result(run_id, 3, "gluten-checker", record)
     store.close()
     at.run()
     (caption,) = [c.value for c in at.caption if c.value.startswith(f"Run {run_id}")]

@@ -262,7 +262,7 @@ def test_cli_batch_api_prints_the_discounted_estimate_and_scores_through_batches
     code = main([*argv, "--batch-api", "--poll-interval", "0.01"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "Batch API price (50% off the list price of $" in err
+    assert "at the Batch API's price (50% off gpt-4o-mini's list price, $" in err
     assert "submitted: 2 requests" in err
     assert "cost $" in out and "at Batch API prices" in out
     assert fake_judge.chat_call_count == 0 and len(fake_judge.batches) == 1

@@ -168,3 +168,16 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing(env: FakeOpenAI, tmp_
     )
     code, out, _ = run_cli(capsys, *argv, "--no-cache")
     assert env.chat_call_count == 6
+
+
+def test_the_estimate_uses_the_price_given(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 3)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--model", "no-such-model"]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == EXIT_OK and "cost unknown (no list price for model 'no-such-model'; set one with --price)" in err
+    code, _, err = run_cli(capsys, *argv, "--price", "1,2", "--no-cache")
+    assert code == EXIT_OK
+    # 3 calls at 700 expected completion tokens each, 2 USD per million: 0.0042 USD, plus the prompts at 1 USD.
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("Estimate: ")]
+    prompt = int(re.search(r"~([\d,]+) prompt", line).group(1).replace(",", ""))
+    assert line.endswith(f"about ${prompt * 1 / 1e6 + 3 * 700 * 2 / 1e6:.4f} at the price set with --price.")

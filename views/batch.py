@@ -346,8 +346,10 @@ if dataset is not None:
                 (items_key, long_limit, long_action),
                 lambda: limit_responses(items, long_limit, long_action),
             )
-    if run_items is not None and "textual-difference" in scorer_options:
-        n_blank = _kept("batch_blank", (items_key, long_limit, long_action), lambda: blank_responses(run_items))
+    textual = next((s for s in scorers if s.id == "textual-difference"), None)
+    if run_items is not None and textual is not None:
+        blank_key = (items_key, long_limit, long_action, repr(scorer_options.get(textual.id)))
+        n_blank = _kept("batch_blank", blank_key, lambda: blank_responses(run_items, textual))
         if n_blank:
             st.warning(
                 f"{n_blank} row(s) have a blank response. Textual difference scores each 0 (an empty text against "

@@ -778,8 +778,8 @@ def run_evals(
                 streak.clear()
             halt_with(
                 RunStatus.JUDGE_UNREACHABLE,
-                f"Paused after {max_consecutive_failures} judge failures in a row; the judge seems unreachable "
-                f"(the last: {outcome.error}). The items they hit are left to do.",
+                f"Paused after {max_consecutive_failures} judge failures in a row, no answer between them: the "
+                f"judge is unreachable or failing (the last: {outcome.error}). The items they hit are left to do.",
             )
             return
         flushed: list[ItemOutcome] = []

@@ -389,12 +389,12 @@ def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:
 
     Returns:
         ``(model, base URL, number of outcomes)`` per judge; outcomes of code-based scorers
-        (no judge) are not counted.
+        (no judge) and those not scored for their input (no judge was asked) are not counted.
     """
     rows = store.query(
         f"SELECT {JUDGE_SQL[store.dialect]}, COUNT(*) FROM results WHERE run_id = ? AND judge IS NOT NULL"
-        " GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
-        (run_id,),
+        " AND status NOT IN (?, ?) GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
+        (run_id, ScoreStatus.MISSING_INPUT.value, ScoreStatus.INVALID_INPUT.value),
     )
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows if r[0] is not None]
 
