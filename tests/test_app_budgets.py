@@ -59,7 +59,8 @@ def test_a_wrong_url_stops_after_the_preflight_and_resume_with_the_sidebars_judg
     assert run["status"] == "judge_unreachable" and store.results(run_id) == []
     assert "Cannot connect to the judge" in run["stop_reason"]
     assert any(
-        "Paused because the judge could not be used (unreachable, or answering with errors)" in w.value for w in at.warning
+        "Paused because the judge could not be used (unreachable, or answering with errors)" in w.value
+        for w in at.warning
     )
 
     # The sidebar now points at the working judge; History resumes the run with it.

@@ -340,11 +340,12 @@ def test_items_from_responses_wide_layout():
     assert [i.item_id for i in items] == ["a::old", "a::new", "b::old", "b::new", "c::old", "c::new"]
     assert items[0].groups == {"variant": "old", "row_id": "a", "model": "gpt-4o-mini"}
     assert items[1].groups == {"variant": "new", "row_id": "a"}
-    assert items[2].payload["output"] is None  # a missing response stays an item ...
-    assert items[5].payload["output"] is None  # ... and so does a blank one (never scored 0 as an empty text) ...
+    assert "output" not in items[2].payload  # a missing response stays an item, with no output ...
+    assert "output" not in items[5].payload  # ... and so does a blank one (never scored 0 as an empty text) ...
     result = run_evals(items, [create_textual_difference_scorer()])
     statuses = [o.status for o in result.outcomes]
-    assert statuses[2] is statuses[5] is ScoreStatus.INVALID_INPUT  # ... that the run records as not scored
+    assert statuses[2] is statuses[5] is ScoreStatus.MISSING_INPUT  # ... that the run records as not scored
+    assert result.outcomes[5].error == "output: the run has no 'output' (the response to evaluate)"
     assert statuses.count(ScoreStatus.SCORED) == 4
 
 

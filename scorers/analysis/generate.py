@@ -401,10 +401,9 @@ def _run_payload(user: str | None, system: str | None, output: str | None, groun
     payload_input: dict[str, Any] = {"inputMessages": [{"role": "user", "content": user or ""}]}
     if system:
         payload_input["systemMessages"] = [{"role": "system", "content": system}]
-    payload: dict[str, Any] = {
-        "input": payload_input,
-        "output": {"role": "assistant", "text": output} if output is not None else None,
-    }
+    payload: dict[str, Any] = {"input": payload_input}
+    if output is not None:  # no response (a blank cell): no output, so every scorer reports missing_input
+        payload["output"] = {"role": "assistant", "text": output}
     if ground_truth is not None:  # mapped: carried in every row, "" when blank (missing_input, never the input)
         payload["ground_truth"] = ground_truth
     return payload
