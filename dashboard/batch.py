@@ -35,6 +35,7 @@ from scorers import (
     normalize_run,
     run_evals,
 )
+from scorers.catalogue.registry import TARGET_LABELS
 from scorers.core.base import RUN_FIELDS, RunInput
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import Price
@@ -502,15 +503,22 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The History list: one row per stored run (as :meth:`scorers.Store.list_runs` returns them).
 
     Columns: ``id``, ``created`` (UTC, ``YYYY-MM-DD HH:MM``), ``name``, ``status``, one
-    ``mean: <scorer id>`` column per scorer found in any run (NaN when the run has no
-    such scorer or nothing scored), ``scored``, ``not scored``, ``pending`` (outcomes),
+    ``mean: <scorer id>`` column per scorer found in any run, one per comparison target for a
+    scorer that has one (``mean: textual-difference (vs input)``; NaN when the run has no such
+    scorer or nothing scored), ``scored``, ``not scored``, ``pending`` (outcomes),
     ``items``, ``dataset``, ``scorers`` and ``judge model``.
 
     ``status`` is the stored one (a :class:`~scorers.RunStatus` value): it is kept true
     while the run is scored, and a run left ``running`` by a process that died is marked
     ``interrupted`` when the dashboard starts.
     """
-    scorer_ids = list(dict.fromkeys(s["id"] for run in runs for s in run.get("scorers") or []))
+
+    def column(run: Mapping[str, Any], sid: str) -> str:
+        # Textual difference against the ground truth and against the input measure different things.
+        target = stored_scorer_options(run).get(sid, {}).get("target")
+        return f"mean: {sid}" + (f" ({TARGET_LABELS[target]})" if target in TARGET_LABELS else "")
+
+    means = list(dict.fromkeys(column(run, s["id"]) for run in runs for s in run.get("scorers") or []))
     rows = []
     for run in runs:
         stats = run.get("stats") or {}
@@ -530,16 +538,17 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "pending": max(0, run["n_items"] * len(ids) - scored - failed),
             "status": run["status"],
         }
-        for sid in scorer_ids:
+        row |= dict.fromkeys(means, float("nan"))
+        for sid in ids:
             mean = stats.get(sid, {}).get("mean")
-            row[f"mean: {sid}"] = float("nan") if mean is None else float(mean)
+            row[column(run, sid)] = float("nan") if mean is None else float(mean)
         rows.append(row)
     columns = [
         "id",
         "created",
         "name",
         "status",
-        *[f"mean: {sid}" for sid in scorer_ids],
+        *means,
         "scored",
         "not scored",
         "pending",

@@ -249,4 +249,11 @@ def test_runs_table_lists_means_counts_and_status(store):
     # Nothing in this process scores it: at start-up it is marked interrupted (the table shows the stored status).
     assert store.mark_interrupted(alive=lambda run_id: False) == [stale]
     assert runs_table(store.list_runs()).iloc[0]["status"] == "interrupted"
+    # Textual difference against the input is another column than against the ground truth.
+    options = {"textual-difference": {"target": "input"}}
+    run_evals(items_of(["x"]), [create_textual_difference_scorer(target="input")], store=store, scorer_options=options)
+    newest, _, oldest = (row for _, row in runs_table(store.list_runs()).iterrows())
+    assert newest["mean: textual-difference (vs input)"] == 0.0  # "x" vs "q": no character in common → 0
+    assert math.isnan(newest["mean: textual-difference"])
+    assert math.isnan(oldest["mean: textual-difference (vs input)"])
     assert isinstance(runs_table([]), pd.DataFrame) and runs_table([]).empty
