@@ -91,7 +91,7 @@ def leaderboard_chart(
             marker_color=[(colors or {}).get(str(v), variant_color(i)) for i, v in enumerate(scored["variant"])],
             error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "visible": True},
             text=[
-                f"n={int(n)}" + (f", {int(f)} failed" if f else "")
+                f"n={int(n)}" + (f", {int(f)} not scored" if f else "")
                 for n, f in zip(scored["n_scored"], scored["n_failed"], strict=True)
             ],
             textposition="inside",

@@ -470,7 +470,7 @@ def group_comparison_chart(table: pd.DataFrame, group: str, *, title: str | None
                 y=[None if pd.isna(v) else float(v) for v in part["mean"]],
                 name=str(scorer),
                 text=[
-                    f"n={s}" + (f", {f} failed" if f else "")
+                    f"n={s}" + (f", {f} not scored" if f else "")
                     for s, f in zip(part["n_scored"], part["n_failed"], strict=True)
                 ],
                 textposition="auto",

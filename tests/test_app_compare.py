@@ -628,6 +628,11 @@ def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
     keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
     keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
     at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    assert (
+        "2 response cell(s) are blank or missing. Here a blank cell is no response from that variant (unlike the "
+        "Batch page, where it is an empty answer): every scorer reports it as not scored (missing input), never as "
+        "0, and the variant's means leave it out."
+    ) in [w.value for w in at.warning]
     at.button(key="compare_go").click().run()
     wait_for_job(at)
     show(at)  # the comparison is in its tab

@@ -44,7 +44,7 @@ def test_leaderboard_chart_draws_means_with_asymmetric_ci_bars():
     # Error bars reach the CI bounds: + (high − mean), − (mean − low).
     assert list(bar.error_y.array) == pytest.approx([0.25, 0.15])
     assert list(bar.error_y.arrayminus) == pytest.approx([0.25, 0.1])
-    assert list(bar.text) == ["n=4", "n=3, 1 failed"]
+    assert list(bar.text) == ["n=4", "n=3, 1 not scored"]
     assert figure_messages(fig) == []
     assert list(bar.marker.color) == [variant_color(0), variant_color(1)]
 

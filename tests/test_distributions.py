@@ -183,7 +183,7 @@ def test_group_comparison_one_bar_trace_per_scorer():
     assert [t.name for t in fig.data] == ["Prompt alignment", "Textual difference"]
     assert list(fig.data[0].x) == ["A", "B"]
     assert list(fig.data[0].y) == [0.845, 0.84]
-    assert list(fig.data[0].text) == ["n=2", "n=1, 1 failed"]
+    assert list(fig.data[0].text) == ["n=2", "n=1, 1 not scored"]
     assert fig.layout.title.text == "Mean score by variant"
     assert figure_messages(fig) == []
 

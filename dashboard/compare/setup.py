@@ -494,6 +494,13 @@ def render_setup(store: Store) -> None:
             config.update(layout)
             found = sorted({str(it.groups.get("variant")) for it in items})
             st.caption(md_escape(f"{len(items)} responses of {len(found)} variant(s): {', '.join(found)}."))
+            blank = sum("output" not in it.payload for it in items)
+            if blank:
+                st.warning(
+                    f"{blank} response cell(s) are blank or missing. Here a blank cell is no response from that "
+                    "variant (unlike the Batch page, where it is an empty answer): every scorer reports it as not "
+                    "scored (missing input), never as 0, and the variant's means leave it out."
+                )
     with st.expander("Budget"):
         st.caption(
             "Caps on the scorers' judge calls, as on the Batch page. Generating the variants' responses is not "
