@@ -513,14 +513,18 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     ``interrupted`` when the dashboard starts.
     """
 
-    def column(run: Mapping[str, Any], sid: str) -> str:
+    def columns(run: Mapping[str, Any]) -> dict[str, str]:
         # Textual difference against the ground truth and against the input measure different things.
-        target = stored_scorer_options(run).get(sid, {}).get("target")
-        return f"mean: {sid}" + (f" ({TARGET_LABELS[target]})" if target in TARGET_LABELS else "")
+        targets = {sid: options.get("target") for sid, options in stored_scorer_options(run).items()}
+        return {
+            sid: f"mean: {sid}" + (f" ({TARGET_LABELS[t]})" if (t := targets.get(sid)) in TARGET_LABELS else "")
+            for sid in (s["id"] for s in run.get("scorers") or [])
+        }
 
-    means = list(dict.fromkeys(column(run, s["id"]) for run in runs for s in run.get("scorers") or []))
+    mean_columns = [columns(run) for run in runs]
+    means = list(dict.fromkeys(name for named in mean_columns for name in named.values()))
     rows = []
-    for run in runs:
+    for run, named in zip(runs, mean_columns, strict=True):
         stats = run.get("stats") or {}
         ids = [s["id"] for s in run.get("scorers") or []]
         scored = sum(int(stats.get(sid, {}).get("n_scored") or 0) for sid in ids)
@@ -541,7 +545,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         row |= dict.fromkeys(means, float("nan"))
         for sid in ids:
             mean = stats.get(sid, {}).get("mean")
-            row[column(run, sid)] = float("nan") if mean is None else float(mean)
+            row[named[sid]] = float("nan") if mean is None else float(mean)
         rows.append(row)
     columns = [
         "id",

@@ -954,11 +954,10 @@ def run_diff(
 
     scorers_a = [s["id"] for s in rec_a["scorers"]]
     scorers_b = [s["id"] for s in rec_b["scorers"]]
-    from scorers.catalogue.registry import scoring_differences
+    from scorers.catalogue.registry import unlike_scorers
 
-    options, options_b = stored_scorer_options(rec_a), stored_scorer_options(rec_b)
-    unlike = {s: scoring_differences(s, options.get(s, {}), options_b.get(s, {})) for s in scorers_a if s in scorers_b}
-    unlike = {s: differ for s, differ in unlike.items() if differ}
+    options = stored_scorer_options(rec_a)
+    unlike = unlike_scorers([s for s in scorers_a if s in scorers_b], options, stored_scorer_options(rec_b))
     common = [s for s in scorers_a if s in scorers_b and s not in unlike]
     left = fa.drop_duplicates(["item_id", "scorer"])
     right = fb.drop_duplicates(["item_id", "scorer"])

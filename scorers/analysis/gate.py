@@ -47,7 +47,7 @@ from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_s
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
 from scorers.analysis.numbers import signed_number, signed_numbers
-from scorers.catalogue.registry import scoring_differences
+from scorers.catalogue.registry import unlike_scorers
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results
 from scorers.runs.store import Store
@@ -620,12 +620,11 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     common = [s for s in scorers_c if s in scorers_b]
     # A scorer run with other options on the two sides (textual difference against another text, another
     # scale or evaluation mode) measured something else: its scores are not compared, and it cannot pass.
-    unlike = {}
-    if baseline.options is not None and candidate.options is not None:
-        for s in common:
-            differ = scoring_differences(s, baseline.options.get(s, {}), candidate.options.get(s, {}))
-            if differ:
-                unlike[s] = f"{s} was scored with other options ({'; '.join(differ)}, baseline against candidate)"
+    known = baseline.options is not None and candidate.options is not None  # a results file records no options
+    unlike = {
+        s: f"{s} was scored with other options ({'; '.join(differ)}, baseline against candidate)"
+        for s, differ in (unlike_scorers(common, baseline.options, candidate.options) if known else {}).items()
+    }
     common = [s for s in common if s not in unlike]
     if not common:
         raise ValueError(

@@ -8,7 +8,7 @@ are built by :func:`create_scorer` when it is given the store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -407,6 +407,22 @@ def scoring_differences(scorer_id: str, options_a: Mapping[str, Any], options_b:
     )
     names = sorted((set(a) | set(b)) - set(PRESENTATION_OPTIONS))
     return [f"{name}: {a.get(name)!r} against {b.get(name)!r}" for name in names if a.get(name) != b.get(name)]
+
+
+def unlike_scorers(
+    scorer_ids: Iterable[str], options_a: Mapping[str, Mapping[str, Any]], options_b: Mapping[str, Mapping[str, Any]]
+) -> dict[str, list[str]]:
+    """Of ``scorer_ids`` (scored by two runs), those whose options make their scores measure different things.
+
+    Args:
+        scorer_ids: the scorers both runs have.
+        options_a, options_b: scorer id → the options each run scored with (missing: none recorded).
+
+    Returns:
+        Scorer id → its :func:`scoring_differences`, for the scorers that have some, in ``scorer_ids`` order.
+    """
+    found = {s: scoring_differences(s, options_a.get(s, {}), options_b.get(s, {})) for s in scorer_ids}
+    return {s: differ for s, differ in found.items() if differ}
 
 
 def resolve_options(scorer_id: str, options: Mapping[str, Any] | None, *, ground_truth_mapped: bool) -> dict[str, Any]:
