@@ -1,6 +1,7 @@
 """What every page script starts with."""
 
 import gc
+import json
 import sys
 import threading
 from collections.abc import Iterable
@@ -46,6 +47,55 @@ def setup_page() -> None:
     except ValueError as exc:  # an unsupported URL: the page that opens the store says so
         where = str(exc)
     st.sidebar.caption(f"Store: {where}", help="SCORER_STUDIO_DB: a SQLite file, or a postgresql:// URL for a team.")
+    if PRELOAD_SCRIPT:
+        st.sidebar.html(PRELOAD_SCRIPT, unsafe_allow_javascript=True)
+
+
+PRELOADED = ("PlotlyChart", "StreamlitSyntaxHighlighter")
+"""Streamlit's largest components the run views use: its Plotly charts (``st.plotly_chart``, a 4.7 MB
+module) and the code blocks of the item texts (``st.code``, 1.6 MB)."""
+
+
+def component_chunks(names: Iterable[str] = PRELOADED) -> list[str]:
+    """The file names of Streamlit's front-end modules of these components (``PlotlyChart.<hash>.js``).
+
+    Streamlit's page loads each only when the first element that needs it arrives; its file name
+    carries a content hash that changes with Streamlit's version, so it is looked up in the
+    installed package. A name not found (another Streamlit) is left out.
+    """
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    found = []
+    for name in names:
+        matches = sorted(folder.glob(f"{name}.*.js"))
+        if len(matches) == 1:
+            found.append(matches[0].name)
+    return found
+
+
+def preload_script(chunks: list[str]) -> str:
+    """The ``st.html`` script that imports ``chunks`` (Streamlit's own modules, next to its main script) once
+    per browser page, when the browser is next idle; ``""`` without chunks.
+
+    Chromium evaluates Streamlit's Plotly module in 0.5–0.8 s of its main thread (docs/scaling.md §3);
+    loaded when the first chart arrives, that time came on top of the server's. Imported while the
+    page waits for the server's script run (a run view reads its run then), the module is ready (the
+    same URL is the same module) when a chart, or a code block, is drawn.
+    """
+    if not chunks:
+        return ""
+    return f"""<script>
+(() => {{
+  if (window.__scorerStudioPreload) return;
+  window.__scorerStudioPreload = true;
+  const main = document.querySelector('script[src*="/static/js/index."]');
+  if (!main) return;
+  const load = () => {{ for (const chunk of {json.dumps(chunks)}) import(new URL(chunk, main.src).href).catch(() => {{}}); }};
+  (window.requestIdleCallback || ((f) => setTimeout(f, 0)))(load, {{ timeout: 2000 }});
+}})();
+</script>"""
+
+
+PRELOAD_SCRIPT = preload_script(component_chunks())
 
 
 @st.cache_resource(show_spinner=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.layout import freeze_new_imports
+from dashboard.layout import PRELOADED, component_chunks, freeze_new_imports, preload_script
 from dashboard.runs import RunFailure, build_payload, evaluate, split_system_messages
 from dashboard.samples import COLUMNS, read_examples
 from dashboard.settings import key_source
@@ -136,3 +136,15 @@ def test_the_price_list_loads_before_any_cost_is_asked_for():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_the_preloaded_components_are_streamlits_modules():
+    # Both names must be found in the installed Streamlit: a version that renames them fails here
+    # (the preload would otherwise quietly load nothing).
+    chunks = component_chunks()
+    assert [c.split(".")[0] for c in chunks] == list(PRELOADED)
+    assert all(c.endswith(".js") and len(c.split(".")) == 3 for c in chunks)
+    assert component_chunks(["NoSuchComponent"]) == []
+    script = preload_script(chunks)
+    assert all(json.dumps(c) in script for c in chunks)
+    assert preload_script([]) == ""

@@ -59,3 +59,21 @@ def test_main_pages_request_no_host_but_their_own(page: Page, app_url: str, fore
     assert {title: urlsplit(href).netloc for title, href in icons.items()} == dict.fromkeys(
         icons, urlsplit(app_url).netloc
     )
+
+
+def test_a_page_loads_the_chart_and_code_modules_while_idle(page: Page, app_url: str):
+    # History without a run shows neither a chart nor a code block: the modules come from the
+    # preload (dashboard.layout.PRELOAD_SCRIPT), from this server, once per page load.
+    page.goto(f"{app_url}/history")
+    expect(page.get_by_role("heading", name="History", level=1)).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
+    assert page.locator(".stPlotlyChart, [data-testid='stCode']").count() == 0
+    page.wait_for_function(
+        "['/PlotlyChart.', '/StreamlitSyntaxHighlighter.'].every(name => "
+        "performance.getEntriesByType('resource').some(entry => entry.name.includes(name)))",
+        timeout=FIRST_LOAD_TIMEOUT,
+    )
+    loaded = page.evaluate(
+        "performance.getEntriesByType('resource').map(entry => entry.name).filter(name => name.includes('Plotly'))"
+    )
+    assert all(urlsplit(url).netloc == urlsplit(app_url).netloc for url in loaded)
