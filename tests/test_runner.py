@@ -37,6 +37,7 @@ from scorers import (
     load_run,
     run_evals,
 )
+from scorers.core.budget import BudgetCaps
 from scorers.runs import runner as runner_module
 from scorers.runs.runner import ItemOutcome, _ResultWriter
 
@@ -722,6 +723,23 @@ def test_a_retried_failure_keeps_what_its_failed_attempt_spent(fake_openai):
     assert (row["prompt_tokens"], row["completion_tokens"], row["judge_calls"]) == (250, 25, 3)
     # The run's spend: item 0's 40 + 4 in 1 call, plus item 1's.
     assert retried.usage == JudgeUsage(290, 29, 4)
+
+
+def test_resuming_with_a_budget_and_retrying_reads_the_stored_results_once(fake_openai, monkeypatch):
+    fake_openai.responder = Script({1: [Reply.server_error(should_retry=False), OK]})
+    store = Store(":memory:")
+    scorers = [alignment(fake_openai, max_retries=0)]
+    first = run_evals(items_of([item_payload(i) for i in range(3)]), scorers, store=store)
+    assert first.n_failed == 1
+    reads = []
+    real_results = Store.results
+    monkeypatch.setattr(Store, "results", lambda self, *a, **k: reads.append(a) or real_results(self, *a, **k))
+
+    budget = BudgetCaps(max_judge_calls=100)
+    retried = run_evals([], scorers, store=store, run_id=first.run_id, retry_failed=True, budget=budget)
+
+    assert retried.n_failed == 0
+    assert reads == [(first.run_id,)]  # once, by open_run: the spend so far is summed in the same pass
 
 
 # ---------------------------------------------------------------- judge cache

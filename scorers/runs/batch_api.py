@@ -252,7 +252,7 @@ def run_batch_api(
     cancel = cancel or threading.Event()
     scorer_ids = [s.id for s in scorers]
     client = BatchClient(batch_settings(scorers))
-    run_id, items, known = open_run(
+    run_id, items, known, _, _ = open_run(
         data,
         scorers,
         run_config=dict(run_config or {}, batch_api=True, live_follow_ups=live_follow_ups),

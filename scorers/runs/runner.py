@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scorers.core import budget as budgets
 from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
@@ -550,6 +550,20 @@ def _as_items(data: Iterable[EvalItem | Mapping[str, Any]]) -> list[EvalItem]:
     return items
 
 
+class OpenedRun(NamedTuple):
+    """A run opened by :func:`open_run`, new or resumed."""
+
+    run_id: str | None
+    """The stored run's id (None without a store)."""
+    items: list[EvalItem]
+    known: dict[tuple[int, str], ItemOutcome]
+    """The outcomes already stored, by ``(item_index, scorer_id)``: without the failed ones when retrying them."""
+    retried: dict[tuple[int, str], JudgeUsage]
+    """Each failed outcome about to be retried, with what it spent: its new row adds it."""
+    spent: JudgeUsage
+    """What every stored outcome of the run spent (a budget counts it), retried failures included."""
+
+
 def open_run(
     data: Iterable[EvalItem | Mapping[str, Any]],
     scorers: Sequence[Scorer],
@@ -562,15 +576,15 @@ def open_run(
     mapping: Mapping[str, Any] | None,
     scorer_options: Mapping[str, Mapping[str, Any]] | None,
     run_config: Mapping[str, Any],
-) -> tuple[str | None, list[EvalItem], dict[tuple[int, str], ItemOutcome]]:
+) -> OpenedRun:
     """Record a new run in ``store`` (when given), or load the stored run ``run_id`` to resume it.
+
+    The stored outcomes are read once: what they spent is summed in the same pass.
 
     Args: as :func:`run_evals`; ``run_config`` is recorded as the run's config.
 
     Returns:
-        ``(run_id, items, known)``: the run id (None without a store), its items, and the
-        outcomes already stored by ``(item_index, scorer_id)`` (without the failed ones when
-        ``retry_failed``).
+        The :class:`OpenedRun`.
 
     Raises:
         ValueError: duplicate scorer ids, or ``run_id`` without ``store``.
@@ -585,13 +599,20 @@ def open_run(
             raise ValueError("resuming a run needs the store it is in")
         store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
         items = [EvalItem(r["item_id"], r["payload"], r["groups"], r["columns"]) for r in store.items(run_id)]
+        spent = JudgeUsage()
+        retried: dict[tuple[int, str], JudgeUsage] = {}
         for row in store.results(run_id):
+            usage = JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"])
+            spent += usage  # every stored row, those of scorers not resumed included
             if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
                 continue
             outcome = outcome_from_record(row, items[row["item_index"]].item_id)
-            if not (retry_failed and outcome.status.retryable):
-                known[(outcome.item_index, outcome.scorer_id)] = outcome
-        return run_id, items, known
+            key = (outcome.item_index, outcome.scorer_id)
+            if retry_failed and outcome.status.retryable:
+                retried[key] = usage
+            else:
+                known[key] = outcome
+        return OpenedRun(run_id, items, known, retried, spent)
     items = _as_items(data)
     if store is not None:
         run_id = store.create_run(
@@ -605,7 +626,7 @@ def open_run(
             config=dict(run_config),
             name=run_name,
         )
-    return run_id, items, known
+    return OpenedRun(run_id, items, known, {}, JudgeUsage())
 
 
 def run_evals(
@@ -707,7 +728,7 @@ def run_evals(
     if budget is not None and budget.any:
         model_price = price_for(judge_model, price) if judge_model else price
         guard = budgets.Budget(budget, price=model_price)  # ValueError: a cost cap without a price
-    run_id, items, known = open_run(
+    run_id, items, known, retried_spend, spent = open_run(
         data,
         scorers,
         store=store,
@@ -721,17 +742,10 @@ def run_evals(
     )
     # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
     # every attempt, as the runner's own retries do), so the run's spend adds up across retries.
-    retried_spend: dict[tuple[int, str], JudgeUsage] = {}
-    if run_id is not None and store is not None and (guard is not None or retry_failed):
-        for row in store.results(run_id):
-            spent = JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"])
-            if guard is not None:  # a budget is for the whole run: what was spent before counts
-                guard.calls += spent.calls
-                guard.prompt_tokens += spent.prompt_tokens
-                guard.completion_tokens += spent.completion_tokens
-            key = (row["item_index"], row["scorer_id"])
-            if retry_failed and key not in known and spent.total_tokens + spent.calls:
-                retried_spend[key] = spent
+    if guard is not None:  # a budget is for the whole run: what was spent before counts
+        guard.calls += spent.calls
+        guard.prompt_tokens += spent.prompt_tokens
+        guard.completion_tokens += spent.completion_tokens
 
     lock = threading.Lock()
     halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
