@@ -21,7 +21,7 @@ import pytest
 from fake_openai import BatchPlan, FakeOpenAI, Reply
 from judge_data import run_payload, settings_for, single_analysis
 
-from scorers import EvalItem, ScoreStatus, Store, create_prompt_alignment_scorer, estimate_run, run_evals
+from scorers import EvalItem, JudgeUsage, ScoreStatus, Store, create_prompt_alignment_scorer, estimate_run, run_evals
 from scorers.runs.batch_api import run_batch_api, split_requests
 
 REPO = Path(__file__).resolve().parents[1]
@@ -273,3 +273,36 @@ def test_cli_batch_api_prints_the_discounted_estimate_and_scores_through_batches
     store.close()
     assert main(["run", str(data), "--scorer", "textual-difference", "--batch-api"]) == 2
     assert "--batch-api needs an LLM-judged scorer" in capsys.readouterr().err
+
+
+def test_retrying_failed_items_sends_them_again_and_their_rows_keep_what_the_failed_attempts_spent(fake_openai):
+    fixed = threading.Event()
+
+    def answer(body: dict) -> Reply:
+        if item_of(body) == 0 and not fixed.is_set():
+            return Reply.content("still not JSON", usage={"prompt_tokens": 100, "completion_tokens": 10})
+        return Reply.json(GOOD, usage={"prompt_tokens": 50, "completion_tokens": 5})
+
+    fake_openai.responder = answer
+    store = Store(":memory:")
+    first = run_batch_api(items(2), [alignment(fake_openai)], store=store, poll_interval=0.01)
+    # Item 0: the answer and its re-ask are invalid: 2 calls, 2 × 100 prompt + 2 × 10 completion tokens.
+    assert first.outcomes[0].status is ScoreStatus.JUDGE_OUTPUT_INVALID
+    assert first.outcomes[0].usage == JudgeUsage(200, 20, 2)
+    assert len(fake_openai.batch_lines) == 3  # 2 answers, then 1 re-ask
+
+    fixed.set()
+    retried = run_batch_api(
+        [], [alignment(fake_openai)], store=store, run_id=first.run_id, retry_failed=True, poll_interval=0.01
+    )
+
+    # The retry sends item 0's request again (one more batch line), and it is answered validly.
+    assert len(fake_openai.batch_lines) == 4 and item_of(fake_openai.batch_lines[-1]["body"]) == 0
+    assert [o.status for o in retried.outcomes] == [ScoreStatus.SCORED] * 2
+    # Its row: the failed attempt's 2 calls (200 + 20) and the retry's 1 (50 + 5): 3 calls, 250 + 25 tokens,
+    # as the live path counts a retried failure.
+    assert retried.outcomes[0].usage == JudgeUsage(250, 25, 3)
+    row = store.results(first.run_id, 0)[0]
+    assert (row["prompt_tokens"], row["completion_tokens"], row["judge_calls"]) == (250, 25, 3)
+    # The run's spend: item 1's 50 + 5 in 1 call, plus item 0's.
+    assert retried.usage == JudgeUsage(300, 30, 4)

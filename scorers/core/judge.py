@@ -600,13 +600,17 @@ class BatchRound:
         self.answers = answers
         self.live_follow_ups = live_follow_ups
         self.pending: dict[str, dict[str, Any]] = {}  # custom_id -> chat-completions request body
+        self.answered: set[str] = set()  # the custom_ids asked for whose answer was known
         self._lock = threading.Lock()
 
     def ask(self, body: dict[str, Any]) -> BatchAnswer:
         """The answer to ``body``, or queue it for the next batch and raise :class:`BatchPending`."""
         custom_id = batch_request_id(body)
         answer = self.answers.get(custom_id)
-        if answer is None:
+        if answer is not None:
+            with self._lock:
+                self.answered.add(custom_id)
+        else:
             with self._lock:
                 self.pending[custom_id] = body
             raise BatchPending(custom_id)

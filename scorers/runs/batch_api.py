@@ -23,6 +23,7 @@ loses nothing: resuming the run (``run_id``) keeps polling the stored batches.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -112,6 +113,30 @@ def _score(scorer: Scorer, index: int, item: EvalItem) -> ItemOutcome:
     except ScorerError as exc:
         return failed_outcome(scorer, index, item, exc, JudgeUsage(), start)
     return scored_outcome(scorer, index, item, result, JudgeUsage(), start)
+
+
+def _forget_failed_attempts(
+    store: Store,
+    run_id: str,
+    items: Sequence[EvalItem],
+    scorers: Sequence[Scorer],
+    retried: Mapping[tuple[int, str], JudgeUsage],
+) -> None:
+    """Forget the stored answers the retried failures were made of, so the retry sends their requests again.
+
+    Each failed attempt is replayed from the stored answers (the same requests give the same
+    failure), noting every request it asked; those answers are deleted from the store.
+    """
+    replay = BatchRound(_known_answers(store, run_id))
+    with batch_mode(replay):
+        for scorer in scorers:
+            for index, scorer_id in retried:
+                if scorer_id == scorer.id:
+                    try:
+                        _score(scorer, index, items[index])
+                    except BatchPending:  # a request never answered: it is sent anyway
+                        continue
+    store.forget_batch_answers(run_id, sorted(replay.answered))
 
 
 def _known_answers(store: Store, run_id: str) -> dict[str, BatchAnswer]:
@@ -252,7 +277,7 @@ def run_batch_api(
     cancel = cancel or threading.Event()
     scorer_ids = [s.id for s in scorers]
     client = BatchClient(batch_settings(scorers))
-    run_id, items, known, _, _ = open_run(
+    run_id, items, known, retried, _ = open_run(
         data,
         scorers,
         run_config=dict(run_config or {}, batch_api=True, live_follow_ups=live_follow_ups),
@@ -265,6 +290,8 @@ def run_batch_api(
         scorer_options=scorer_options,
     )
     assert run_id is not None  # a store was given
+    if retried:
+        _forget_failed_attempts(store, run_id, items, scorers, retried)
     while _wait_for_batches(store, client, run_id, poll_interval=poll_interval, cancel=cancel, on_progress=on_progress):
         round_ = BatchRound(_known_answers(store, run_id), live_follow_ups=live_follow_ups)
         with batch_mode(round_):
@@ -277,6 +304,8 @@ def run_batch_api(
                         outcome = _score(scorer, index, item)
                     except BatchPending:
                         continue
+                    if (index, scorer.id) in retried:  # the row of a retried failure counts every attempt
+                        outcome = dataclasses.replace(outcome, usage=outcome.usage + retried[(index, scorer.id)])
                     known[(index, scorer.id)] = outcome
                     store.save_result(run_id, index, scorer.id, outcome.to_record())
                     mine.append(outcome)

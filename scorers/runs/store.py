@@ -960,6 +960,17 @@ class Store:
             for start in range(0, len(rows), 1000):
                 db.sa.execute(_upsert(self.dialect, BATCH_REQUESTS), rows[start : start + 1000])
 
+    def forget_batch_answers(self, run_id: str, custom_ids: Sequence[str]) -> None:
+        """Delete the run's answers to these requests, so that asking again sends them in the next batch."""
+        with self.transaction() as db:
+            for start in range(0, len(custom_ids), 1000):
+                db.execute(
+                    sa.delete(BATCH_REQUESTS).where(
+                        BATCH_REQUESTS.c.run_id == run_id,
+                        BATCH_REQUESTS.c.custom_id.in_(list(custom_ids[start : start + 1000])),
+                    )
+                )
+
     def batch_jobs(self, run_id: str) -> list[dict[str, Any]]:
         """The run's batches, oldest first: ``batch_id``, ``input_file_id``, ``n_requests``, ``status``..."""
         rows = self.query(
