@@ -20,9 +20,9 @@ import streamlit as st
 
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
-from scorers.core.pricing import cost_usd
+from scorers.core.pricing import Price, RunCost, run_cost
 from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
-from scorers.runs.table import RunTable, load_outcomes, load_run_table
+from scorers.runs.table import RunTable, load_outcomes, load_run_table, spend_by_judge
 
 from .batch import dimension_label, truncate
 from .distributions import (
@@ -101,12 +101,24 @@ def run_table(store: Store, run_id: str) -> RunTable:
     return per_version(store, "table", (run_id,), lambda: load_run_table(store, run_id))
 
 
-def run_usage(table: RunTable) -> tuple[int, int, int, float | None]:
-    """Prompt tokens, completion tokens and judge calls spent, and their cost in USD (None when unknown or no judge)."""
+def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | None]:
+    """Prompt tokens, completion tokens and judge calls spent, and their cost (None when the run has no judge).
+
+    Each outcome is priced at the model of the judge that made it (a resumed or retried run
+    may hold several), at the price set for the run for the run's own judge model, and at the
+    Batch API's price when the run went through it.
+    """
     results = table.results
     prompt, completion = int(results["prompt_tokens"].sum()), int(results["completion_tokens"].sum())
+    run_id = table.run["id"]
     model = (table.run.get("judge") or {}).get("model")
-    return prompt, completion, int(results["judge_calls"].sum()), cost_usd(model, prompt, completion) if model else None
+    config = table.run.get("config") or {}
+    cost = None
+    if model:
+        spend = per_version(store, "judge spend", (run_id,), lambda: spend_by_judge(store, run_id))
+        price = Price(*config["price"]) if config.get("price") else None
+        cost = run_cost(spend, price=price, priced_model=model, batch_api=bool(config.get("batch_api")))
+    return prompt, completion, int(results["judge_calls"].sum()), cost
 
 
 def _scale_range(options: dict[str, Any]) -> tuple[float, float]:

@@ -157,7 +157,6 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     scoring_now = job is not None or run["status"] == "running"
 
     st.subheader(run["name"])
-    judge = (run.get("judge") or {}).get("model")
     st.caption(
         md_escape(
             f"Run {run_id} · dataset {run['dataset_name']} · started {str(run['created_at'])[:19].replace('T', ' ')} "
@@ -180,7 +179,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     if not scoring_now:
         _render_resume(store, run, items_left(table), items_left(table, retry_failed=True), key)
 
-    prompt, completion, calls, cost = run_usage(table)
+    prompt, completion, calls, cost = run_usage(store, table)
     columns = st.columns(6)
     columns[0].metric("Items", table.n_items)
     columns[1].metric("Outcomes scored", stored - n_failed)
@@ -195,11 +194,19 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help=f"{prompt:,} prompt + {completion:,} completion tokens in "
         f"{calls:,} judge calls, retries included; cached replies cost nothing.",
     )
+    if cost is None:
+        cost_value = "—"
+    elif not cost.unpriced:
+        cost_value = f"${cost.usd:,.4f}"
+    else:
+        cost_value = f"${cost.usd:,.4f} + unknown" if cost.priced else "unknown"
     columns[4].metric(
         "Cost",
-        "—" if judge is None else ("unknown" if cost is None else f"${cost:,.4f}"),
-        help="Actual judge cost at the list price (genai-prices, offline) or the price set for the run; "
-        "'unknown' when neither is known, never $0.",
+        cost_value,
+        help="Actual judge cost, each outcome at the price of the judge model that made it: the list price "
+        "(genai-prices, offline), or the price set for the run for its own judge; 'unknown' where neither is "
+        "known, never $0 and never another model's price."
+        + (f" Unknown here: {cost.unknown_text().removeprefix('unknown for ')}." if cost and cost.unpriced else ""),
     )
     columns[5].metric(
         "Cache hits",
@@ -207,6 +214,16 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help="Outcomes whose judge reply came from the cache: no call, no tokens, no cost. "
         "Marked 'cached' in the rows table.",
     )
+    if cost is not None and cost.unpriced:
+        st.caption(
+            md_escape(
+                f"Judge cost: ${cost.usd:,.4f} for {cost.priced:,} outcome(s) at their judges' prices, "
+                if cost.priced
+                else "Judge cost: "
+            )
+            + md_escape(cost.unknown_text())
+            + "."
+        )
     not_scored = not_scored_summary(table.results)  # every not-scored status, counted
     if not_scored:
         missing = bool((table.results["status"] == ScoreStatus.MISSING_INPUT.value).any())

@@ -1024,12 +1024,14 @@ def _print_summary(
     if result.judge_model is None:
         console.print("Judge usage: none (code-based scoring only).")
     else:
-        cost = result.cost_usd
-        cost_text = (
-            f"cost ${cost:.4f}" + (" at Batch API prices" if result.batch_api else "")
-            if cost is not None
-            else f"cost unknown (no list price for model {result.judge_model!r})"
-        )
+        cost = result.cost
+        at = " at Batch API prices" if result.batch_api else ""
+        if not cost.unpriced:
+            cost_text = f"cost ${cost.usd:.4f}{at}"
+        elif cost.priced:  # a run resumed or retried with another judge: each outcome at its own judge's price
+            cost_text = f"cost ${cost.usd:.4f}{at} for {cost.priced:,} outcome(s), {cost.unknown_text()}"
+        else:
+            cost_text = f"cost {cost.unknown_text()}"
         console.print(
             f"Judge usage: {usage.calls} calls, {usage.prompt_tokens:,} prompt + "
             f"{usage.completion_tokens:,} completion tokens, {cost_text}; "

@@ -240,6 +240,47 @@ def test_a_run_retried_with_another_judge_names_each_judge_and_its_outcomes(open
     )
 
 
+def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_judge(open_page, studio_db: Path):
+    store = Store(studio_db)
+    mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
+    big = {"model": "gpt-4o", "baseUrl": "https://api.openai.com/v1"}
+    local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(3)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge=mini,
+    )
+    analysis = {"isGlutenFree": True, "glutenSources": []}
+    for index, judge, prompt, completion in ((0, mini, 1000, 200), (1, big, 500, 50)):
+        record = {"status": "scored", "score": 1.0, "analysis": analysis, "judge": judge}
+        store.save_result(
+            run_id,
+            index,
+            "gluten-checker",
+            dict(record, prompt_tokens=prompt, completion_tokens=completion, judge_calls=1),
+        )
+    store.finish_run(run_id, "cancelled")
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    # Item 0 at gpt-4o-mini's list price ($0.15 / $0.60 per million): (1000 · 0.15 + 200 · 0.60) / 1e6 = 270e-6;
+    # item 1 at gpt-4o's ($2.50 / $10): (500 · 2.5 + 50 · 10) / 1e6 = 1750e-6. Together $0.00202.
+    # (Both at the run's first judge, gpt-4o-mini, would be (1500 · 0.15 + 250 · 0.60) / 1e6 = $0.000375.)
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0020"
+
+    # Item 2 judged by a local model without a price: its cost is unknown, said so, not $0 nor gpt-4o-mini's.
+    record = {"status": "scored", "score": 1.0, "analysis": analysis, "judge": local}
+    store.save_result(run_id, 2, "gluten-checker", dict(record, prompt_tokens=300, completion_tokens=30, judge_calls=1))
+    store.close()
+    at.run()
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0020 + unknown"
+    assert (
+        "Judge cost: \\$0.0020 for 2 outcome(s) at their judges' prices, unknown for 1 outcome judged by qwen2.5 "
+        "(no list price, and no price set for it)." in [c.value for c in at.caption]  # markdown-escaped
+    )
+
+
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
     doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")

@@ -482,6 +482,28 @@ def test_retry_failed_scores_the_failed_outcomes_again(env, tmp_path, capsys):
     assert summary_row(out, "prompt-alignment")[:2] == ["3", "0"]
 
 
+def test_the_usage_line_prices_each_outcome_at_its_own_judges_model(env, tmp_path, capsys):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    tokens = {"usage": {"prompt_tokens": 1000, "completion_tokens": 200}}
+    env.responder = None
+    env.enqueue(Reply.json(GOOD, **tokens), Reply.server_error(should_retry=False), Reply.json(GOOD, **tokens))
+    args = ("--scorer", "prompt-alignment", "--concurrency", "1", "--yes")
+    code, out, _ = run_cli(capsys, "run", str(data), *args, "--model", "gpt-4o-mini")
+    assert code == 3
+    run_id = out.split("Run id: ", 1)[1].split()[0]
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 500, "completion_tokens": 50})
+    code, out, _ = run_cli(
+        capsys, "run", "--resume", run_id, "--retry-failed", "--judge", "current", "--model", "qwen2.5", "--yes"
+    )
+    assert code == 0
+    # q1 and q3 at gpt-4o-mini's list price: 2 · (1000 · 0.15 + 200 · 0.60) / 1e6 = $0.00054; q2 was retried
+    # with qwen2.5, which has no list price: unknown, not priced at gpt-4o-mini nor counted as $0.
+    assert (
+        "cost $0.0005 for 2 outcome(s), unknown for 1 outcome judged by qwen2.5 (no list price, and no price set "
+        "for it)" in out
+    )
+
+
 def test_resume_of_an_unknown_run_exits_2(env, tmp_path, capsys):
     Store(tmp_path / "studio.db").close()
     code, _, err = run_cli(capsys, "run", "--resume", "feedbeef")

@@ -847,6 +847,73 @@ def test_actual_usage_and_cost_include_reasks_and_retries(fake_openai):
     assert loaded.usage == result.usage and loaded.cost_usd == pytest.approx(108e-6)
 
 
+def test_a_run_retried_with_another_judge_prices_each_outcome_at_its_own_judges_model(fake_openai):
+    def usage(prompt, completion):
+        return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+
+    fake_openai.responder = Script(
+        {2: [Reply.server_error(should_retry=False), Reply.json(GOOD, **usage(500, 50))]},
+        default=Reply.json(GOOD, **usage(1000, 200)),
+    )
+    store = Store(":memory:")
+    first = run_evals(
+        items_of([item_payload(i) for i in range(3)]),
+        [alignment(fake_openai, model="openai/gpt-4o-mini", max_retries=0)],
+        store=store,
+    )
+    assert first.n_failed == 1  # item 2: a server error, no tokens
+
+    retried = run_evals(
+        [],
+        [alignment(fake_openai, model="openai/gpt-4o", max_retries=0)],
+        store=store,
+        run_id=first.run_id,
+        retry_failed=True,
+    )
+
+    # Items 0 and 1 at gpt-4o-mini's list price ($0.15 / $0.60 per million): 2 · (1000 · 0.15 + 200 · 0.60) / 1e6
+    # = 540e-6; item 2 at gpt-4o's ($2.50 / $10): (500 · 2.5 + 50 · 10) / 1e6 = 1750e-6. Together 2290e-6.
+    # (All at gpt-4o would be (2500 · 2.5 + 450 · 10) / 1e6 = 10750e-6.)
+    assert retried.cost.unpriced == {} and retried.cost.priced == 3
+    assert retried.cost_usd == pytest.approx(2290e-6)
+    _, _, loaded = load_run(store, first.run_id)
+    assert loaded.cost_usd == pytest.approx(2290e-6)
+
+
+def test_outcomes_of_a_judge_without_a_price_have_an_unknown_cost_not_another_models(fake_openai):
+    fake_openai.responder = Script(
+        {
+            1: [
+                Reply.server_error(should_retry=False),
+                Reply.json(GOOD, usage={"prompt_tokens": 500, "completion_tokens": 50}),
+            ]
+        },
+        default=Reply.json(GOOD, usage={"prompt_tokens": 1000, "completion_tokens": 200}),
+    )
+    store = Store(":memory:")
+    first = run_evals(
+        items_of([item_payload(i) for i in range(2)]),
+        [alignment(fake_openai, model="openai/gpt-4o-mini", max_retries=0)],
+        store=store,
+    )
+    retried = run_evals(
+        [],
+        [alignment(fake_openai, model="llama3.1", max_retries=0)],
+        store=store,
+        run_id=first.run_id,
+        retry_failed=True,
+    )
+
+    # Item 0 at gpt-4o-mini: (1000 · 0.15 + 200 · 0.60) / 1e6 = 270e-6; item 1's llama3.1 has no list price.
+    assert retried.cost.usd == pytest.approx(270e-6) and retried.cost.priced == 1
+    assert retried.cost.unpriced == {"llama3.1": 1}
+    assert retried.cost_usd is None  # the whole cost is unknown, not $270e-6
+    assert (
+        retried.cost.unknown_text()
+        == "unknown for 1 outcome judged by llama3.1 (no list price, and no price set for it)"
+    )
+
+
 # ---------------------------------------------------------------- validation
 
 

@@ -10,6 +10,7 @@ know has an "unknown" cost (None), never a guessed one and never $0.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
@@ -107,6 +108,91 @@ def cost_usd(
     if cost is None:
         return None
     return cost * (1 - BATCH_DISCOUNT) if batch_api else cost
+
+
+@dataclass(frozen=True)
+class JudgeSpend:
+    """What the outcomes one judge model made spent: the tokens of every call, retries included.
+
+    Attributes:
+        model: the judge model the outcomes record (``"provider/model"`` or bare), or None
+            when they record none.
+        prompt_tokens: prompt (input) tokens, >= 0.
+        completion_tokens: completion (output) tokens, >= 0.
+        outcomes: how many outcomes these tokens are of, >= 0.
+    """
+
+    model: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    outcomes: int
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """The judge cost of a run's outcomes, each priced at the model of the judge that made it.
+
+    Attributes:
+        usd: USD of the outcomes whose model has a price (0.0 when there are none).
+        priced: outcomes counted in ``usd``.
+        unpriced: the outcomes whose model has no known price (nor a price set for it), by
+            model (None: the outcome records no judge): their cost is unknown, never priced
+            at another model and never counted as 0.
+    """
+
+    usd: float
+    priced: int
+    unpriced: dict[str | None, int]
+
+    @property
+    def total_usd(self) -> float | None:
+        """The whole cost in USD, or None when some outcomes' cost is unknown."""
+        return None if self.unpriced else self.usd
+
+    def unknown_text(self) -> str:
+        """What is not priced, in words (``""`` when everything is)."""
+        parts = [
+            f"{n:,} outcome{'' if n == 1 else 's'} judged by "
+            + (f"{model} (no list price, and no price set for it)" if model else "a judge the outcome does not record")
+            for model, n in self.unpriced.items()
+        ]
+        return "unknown for " + "; ".join(parts) if parts else ""
+
+
+def run_cost(
+    spend: Iterable[JudgeSpend], *, price: Price | None = None, priced_model: str | None = None, batch_api: bool = False
+) -> RunCost:
+    """Price each model's outcomes at that model's price (:func:`cost_usd`) and add them up.
+
+    Args:
+        spend: the tokens spent, per judge model (one entry per model, or several).
+        price: a price set by the user for ``priced_model`` only; other models get their
+            list price.
+        priced_model: the model ``price`` was set for.
+        batch_api: the calls went through the Batch API (billed at its price).
+
+    Returns:
+        The :class:`RunCost`: entries without tokens cost nothing whatever their model;
+        those of a model without a price are counted apart as unknown.
+
+    >>> cost = run_cost([JudgeSpend("gpt-4o-mini", 1_000_000, 0, 3), JudgeSpend("llama3.1", 500, 50, 2)])
+    >>> round(cost.usd, 4), cost.priced, cost.unpriced, cost.total_usd
+    (0.15, 3, {'llama3.1': 2}, None)
+    """
+    usd, priced, unpriced = 0.0, 0, {}
+    for entry in spend:
+        if not entry.prompt_tokens + entry.completion_tokens:
+            continue
+        cost = None
+        if entry.model is not None:
+            own = price if price is not None and entry.model == priced_model else None
+            cost = cost_usd(entry.model, entry.prompt_tokens, entry.completion_tokens, own, batch_api=batch_api)
+        if cost is None:
+            unpriced[entry.model] = unpriced.get(entry.model, 0) + entry.outcomes
+        else:
+            usd += cost
+            priced += entry.outcomes
+    return RunCost(usd, priced, unpriced)
 
 
 def estimate_tokens(text: str) -> int:

@@ -30,7 +30,7 @@ from scorers.core.errors import (
     ScoreStatus,
 )
 from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
-from scorers.core.pricing import Price, cost_usd, estimate_tokens, price_for
+from scorers.core.pricing import JudgeSpend, Price, RunCost, cost_usd, estimate_tokens, price_for, run_cost
 from scorers.runs.store import Store
 
 if TYPE_CHECKING:
@@ -110,6 +110,13 @@ class ItemOutcome:
     @property
     def score(self) -> float | None:
         return self.result.score if self.result is not None else None
+
+    @property
+    def judge_model(self) -> str | None:
+        """The model of the judge that made this outcome (scored or failed), or None (no judge, or not recorded)."""
+        if self.result is not None and self.result.judge is not None:
+            return self.result.judge.model
+        return (self.judge_used or {}).get("model")
 
     def to_record(self) -> dict[str, Any]:
         """The row the store keeps for this outcome."""
@@ -254,15 +261,32 @@ class EvalRunResult:
         return total
 
     @property
-    def cost_usd(self) -> float | None:
-        """Actual judge cost in USD, or None when the model's price is unknown or no judge was used.
+    def cost(self) -> RunCost:
+        """Actual judge cost, each outcome's usage priced at the model of the judge that made it.
 
-        A Batch API run is counted at the Batch API's price (re-asks sent live included).
+        A run resumed or retried with another judge holds outcomes of each; ``price`` is the
+        price set for :attr:`judge_model` only. A Batch API run is counted at the Batch API's
+        price (re-asks sent live included).
         """
+        spend: dict[str | None, list[int]] = {}
+        for o in self.outcomes:
+            entry = spend.setdefault(o.judge_model, [0, 0, 0])
+            entry[0] += o.usage.prompt_tokens
+            entry[1] += o.usage.completion_tokens
+            entry[2] += 1
+        return run_cost(
+            (JudgeSpend(model, *entry) for model, entry in spend.items()),
+            price=self.price,
+            priced_model=self.judge_model,
+            batch_api=self.batch_api,
+        )
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Actual judge cost in USD (:attr:`cost`), or None when some outcomes' cost is unknown or no judge was used."""
         if self.judge_model is None:
             return None
-        u = self.usage
-        return cost_usd(self.judge_model, u.prompt_tokens, u.completion_tokens, self.price, batch_api=self.batch_api)
+        return self.cost.total_usd
 
     @property
     def n_failed(self) -> int:
@@ -1016,9 +1040,18 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
     scorer_ids = [s["id"] for s in run["scorers"]]
     outcomes.sort(key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id) if o.scorer_id in scorer_ids else 0))
     model = (run["judge"] or {}).get("model")
-    batch_api = bool((run["config"] or {}).get("batch_api"))
+    config = run["config"] or {}
+    price = Price(*config["price"]) if config.get("price") else None
     result = EvalRunResult(
-        run_id, outcomes, run["status"], len(items), scorer_ids, model, batch_api, stop_reason=run.get("stop_reason")
+        run_id,
+        outcomes,
+        run["status"],
+        len(items),
+        scorer_ids,
+        model,
+        bool(config.get("batch_api")),
+        stop_reason=run.get("stop_reason"),
+        price=price,
     )
     return run, items, result
 
@@ -1061,6 +1094,7 @@ def outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
         row["raw_reply"],
         usage,
         row["latency_s"] or 0.0,
+        judge_used=row["judge"] if result is None else None,
     )
 
 
