@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 from fake_openai import Reply
 from judge_data import both_analysis, run_payload, settings_for, single_analysis
 
 from scorers import (
+    EvalItem,
     InvalidInputError,
     JudgeConfigError,
     JudgeOutputInvalidError,
     JudgeSettings,
+    JudgeUsage,
     MissingInputError,
     ScoreStatus,
+    Store,
     create_prompt_alignment_scorer,
     dimension_breakdown,
     interpretation_band,
+    run_evals,
 )
+from scorers.runs.export import write_run_export
+from scorers.runs.table import load_run_table
 
 SYSTEM = "You are a helpful coding assistant. Always provide working code examples."
 
@@ -194,6 +203,39 @@ def test_judge_written_reason_is_a_second_call_and_states_the_score(fake_openai)
     assert result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
     assert result.judge.usage.calls == 2
     assert "0.84" in fake_openai.last_prompt_text()
+
+
+def test_a_judge_written_reason_that_fails_keeps_the_score_and_says_why(fake_openai):
+    usage = {"usage": {"prompt_tokens": 100, "completion_tokens": 20}}
+    fake_openai.enqueue(
+        Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0), **usage),
+        Reply.server_error("The server is overloaded.", should_retry=False),
+    )
+    store = Store(":memory:")
+    pa = create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user", "reason": "judge"}, settings=settings_for(fake_openai, max_retries=0)
+    )
+
+    run = run_evals([EvalItem("q1", run_payload())], [pa], store=store)
+
+    (outcome,) = run.outcomes
+    # The analysis call made the score: 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84. Only the reason failed.
+    assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
+    assert outcome.result.analyze_step_result["intentAlignment"]["score"] == 0.9
+    assert outcome.result.reason.startswith(
+        "The score is 0.84 out of 1. The judge could not write the reason (api_error): "
+    )
+    assert "overloaded" in outcome.result.reason and "test-key" not in outcome.result.reason
+    # Two requests; the analysis reply's 100 + 20 tokens are kept. The 500 reported no usage (an API error spends
+    # none, as when it fails an item).
+    assert fake_openai.chat_call_count == 2 and outcome.usage == JudgeUsage(100, 20, 1)
+    # Stored and exported as scored, with that reason.
+    row = store.results(run.run_id)[0]
+    assert (row["status"], row["score"], row["reason"]) == ("scored", 0.84, outcome.result.reason)
+    out = io.BytesIO()
+    write_run_export(load_run_table(store, run.run_id), "jsonl", out)
+    (exported,) = [json.loads(line) for line in out.getvalue().decode().splitlines()]
+    assert (exported["status"], exported["score"], exported["reason"]) == ("scored", 0.84, outcome.result.reason)
 
 
 def test_composed_reason_names_unmet_requirements_and_flags(fake_openai):

@@ -73,7 +73,8 @@ _SEED_SCORERS = (
                 "choice",
                 "composed",
                 ("composed", "judge"),
-                "composed: written from the analysis (no extra call); judge: one more judge call writes it.",
+                "composed: written from the analysis (no extra call); judge: one more judge call writes it "
+                "(if it fails, the score stands and the reason says why).",
             ),
             OptionSpec(
                 "include_conversation_history",

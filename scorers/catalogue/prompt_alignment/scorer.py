@@ -10,8 +10,8 @@ from typing import Any
 
 from scorers.catalogue.prompt_alignment import prompts
 from scorers.catalogue.prompt_alignment.schema import BothAnalysis, JudgeReason, SingleAnalysis
-from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run, round_half_up
-from scorers.core.errors import InvalidInputError, MissingInputError
+from scorers.core.base import JudgeInfo, JudgeUsage, RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.errors import InvalidInputError, JudgeError, MissingInputError
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings, resolve_judge_settings
 
 SCORER_ID = "prompt-alignment"
@@ -386,7 +386,17 @@ class PromptAlignmentScorer:
             {"role": "system", "content": prompts.INSTRUCTIONS},
             {"role": "user", "content": prompts.reason_prompt(score, self.scale, analysis)},
         ]
-        reply = self.judge.complete(messages, JudgeReason, schema_name="prompt_alignment_reason")
+        try:
+            reply = self.judge.complete(messages, JudgeReason, schema_name="prompt_alignment_reason")
+        except JudgeError as exc:
+            # The score and its analysis stand (the first call made them); only the reason is missing.
+            # The judge's error messages never carry the API key.
+            spent = exc.usage if exc.usage is not None else JudgeUsage()
+            reason = (
+                f"The score is {score:g} out of {self.scale:g}. The judge could not write the reason "
+                f"({exc.status.value}): {exc}"
+            )
+            return reason, replace(info, usage=info.usage + spent, cached=False)
         reason = reply.parsed.reason.strip()
         if f"{score:g}" not in reason:
             # The judge wrote a reason without the score: state it, so reason and score agree.
@@ -419,7 +429,8 @@ def create_prompt_alignment_scorer(
         options: ``scale`` (finite number > 0, default 1), ``evaluation_mode``
             (or ``evaluationMode``: ``"user" | "system" | "both"``, default ``"both"``) and
             ``reason`` (``"composed"``, default: written in code from the analysis with no
-            further call; ``"judge"``: a second judge call writes it) and
+            further call; ``"judge"``: a second judge call writes it; when that call fails the result
+            is still scored and its reason says the judge could not write it, and why) and
             ``include_conversation_history`` (or ``includeConversationHistory``, default True:
             a conversation's earlier turns are shown to the judge, in order, before the final
             user prompt; False: only the final user prompt). The scored response is the final
