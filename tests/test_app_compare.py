@@ -347,6 +347,33 @@ def test_existing_responses_in_columns_one_variant_edge_case(open_page):
     assert "Only 2 questions have different scores, too few" in text
 
 
+@pytest.mark.parametrize(
+    ("name", "data", "where"),
+    [
+        # CSV: the header is line 1, so the second record (the first repeat of id 1) is on line 3.
+        ("answers.csv", "id,question,short\n1,Say hi.,hi\n1,Say bye.,bye\n3,Say yes.,yes\n", "answers.csv, line 3"),
+        # JSON Lines: one record a line; the repeat of id 1 is the third record, on line 3.
+        (
+            "answers.jsonl",
+            '{"id": 1, "question": "a", "short": "x"}\n{"id": 2, "question": "b", "short": "y"}\n'
+            '{"id": 1, "question": "c", "short": "z"}\n',
+            "answers.jsonl, line 3",
+        ),
+    ],
+)
+def test_a_repeated_question_id_names_the_file_and_its_line_counted_from_1(open_page, name, data, where):
+    at = open_page("compare")
+    upload(at, name, data)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "selectbox", "compare_id_").set_value("id").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["short"]).run()
+    assert [e.value for e in at.error if "second response" in e.value] == [
+        f"{where}: a second response of variant 'short' (among the response columns) for '1' of column 'id'; "
+        "pairs need one response per variant and question: in this layout each row is one question, so its id "
+        "must not repeat"
+    ]
+
+
 # MT-Bench-like long layout (written for this test): one row per question and model.
 LONG_CSV = (
     "question_id,category,model,turn,reference,response\n"

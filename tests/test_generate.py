@@ -360,7 +360,8 @@ def test_items_from_responses_long_layout_pairs_by_question():
         ("Q2::m1", "Q2", "m1"),
         ("Q2::m2", "Q2", "m2"),
     ]
-    with pytest.raises(InvalidInputError, match="second response"):
+    # The repeat is the frame's 5th row (positions count from 1, as every message does).
+    with pytest.raises(InvalidInputError, match="^row 5: a second response of variant 'm1'"):
         items_from_responses(
             pd.concat([frame, frame.head(1)]), input_col="q", variant_col="model", output_col="response"
         )

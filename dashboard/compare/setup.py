@@ -217,6 +217,7 @@ def _existing_items(
                 ground_truth_col=roles["ground_truth"],
                 id_col=roles["id"],
                 group_cols=group_cols,
+                source=dataset,
             )
             return items, {"layout": "wide", "responses": chosen}
         c1, c2, c3 = st.columns(3)
@@ -278,6 +279,7 @@ def _existing_items(
             ground_truth_col=roles["ground_truth"],
             id_col=roles["id"],
             group_cols=group_cols,
+            source=dataset,
         )
         return items, {"layout": "long", "variant": variant_col, "output": output_col, "model": model_col}
     except InvalidInputError as exc:

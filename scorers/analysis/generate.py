@@ -41,6 +41,7 @@ from scorers.core.errors import InvalidInputError, RateLimitedError, ScorerError
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings
 from scorers.core.pricing import cost_usd
 from scorers.core.workers import map_in_threads
+from scorers.runs.datasets import DatasetError, LoadedDataset
 from scorers.runs.runner import EvalItem
 
 # A placeholder is a column name in braces: letters, digits, "_", "." and "-", single spaces
@@ -600,6 +601,7 @@ def items_from_responses(
     model_col: str | None = None,
     models: Mapping[str, str] | None = None,
     group_cols: Sequence[str] = (),
+    source: LoadedDataset | None = None,
 ) -> list[EvalItem]:
     """Items to score from responses that already exist in a dataset, in one of two layouts.
 
@@ -624,6 +626,9 @@ def items_from_responses(
         model_col: long layout: a model column (the ``model`` group), or None.
         models: wide layout: variant name → model (the ``model`` group), when known.
         group_cols: columns to keep as groups for breakdowns (e.g. ``category``).
+        source: the loaded file ``dataset_frame`` is the frame of: a row's error then names
+            the file and the 1-based line (CSV, JSON Lines) or row it came from; without it,
+            the row's 1-based position in the frame.
 
     Returns:
         One :class:`EvalItem` per response with groups ``variant``, ``row_id`` and, when
@@ -632,8 +637,9 @@ def items_from_responses(
         None, so the run records it as invalid input instead of dropping it or scoring it.
 
     Raises:
-        InvalidInputError: neither or both layouts given, a column not in the frame, an
-            empty variant name, or the same (row id, variant) twice.
+        InvalidInputError: neither or both layouts given, a column not in the frame.
+        DatasetError: a row with an empty variant name, or the same (row id, variant) on a
+            second row (the row is named).
     """
     wide = response_cols is not None
     long = variant_col is not None or output_col is not None
@@ -666,7 +672,13 @@ def items_from_responses(
         )
     items: list[EvalItem] = []
     seen: set[str] = set()
-    for label, row in zip(dataset_frame.index, dataset_frame.to_dict("records"), strict=True):
+
+    def row_error(position: int, message: str, column: str) -> DatasetError:
+        if source is not None:
+            return source.row_error(position, message, field=column)
+        return DatasetError(message, row=position + 1, field=column)
+
+    for position, (label, row) in enumerate(zip(dataset_frame.index, dataset_frame.to_dict("records"), strict=True)):
         user = _cell_text(row[input_col])
         system = _cell_text(row[system_col]) if system_col else None
         truth = (_cell_text(row[ground_truth_col]) or "") if ground_truth_col else None
@@ -677,18 +689,19 @@ def items_from_responses(
             row_id = _cell_text(row[id_col]) if id_col else user
             name = _cell_text(row[variant_col])
             if name is None or not name.strip():
-                raise InvalidInputError(f"row {label}: the variant cell is empty", field=variant_col)
+                raise row_error(position, f"the variant cell (column {variant_col!r}) is empty", variant_col)
             responses = [(name, row[output_col], _cell_text(row[model_col]) if model_col else None)]
         for name, value, model in responses:
             item_id = f"{row_id}::{name}"
             if item_id in seen:
                 key = f"column {id_col!r}" if id_col else f"the question column {input_col!r}"
                 layout = "in the variant column" if long else "among the response columns"
-                raise InvalidInputError(
-                    f"row {label}: a second response of variant {name!r} ({layout}) for {row_id!r} of {key}; "
+                raise row_error(
+                    position,
+                    f"a second response of variant {name!r} ({layout}) for {row_id!r} of {key}; "
                     "pairs need one response per variant and question"
                     + ("" if long else ": in this layout each row is one question, so its id must not repeat"),
-                    field=id_col or input_col,
+                    id_col or input_col,
                 )
             seen.add(item_id)
             groups: dict[str, Any] = {**_row_groups(row, group_cols), "variant": name, ROW_ID_GROUP: row_id}

@@ -267,6 +267,16 @@ class LoadedDataset:
         unit = "line" if self.format in ("csv", "jsonl") else "row"
         return f"{unit} {self.source_rows[i]}"
 
+    def row_error(self, i: int, message: str, *, field: str | None = None) -> DatasetError:
+        """A :class:`DatasetError` about row ``i`` of :attr:`frame`: the file, then the 1-based line
+        (CSV, JSON Lines) or row (Excel, JSON, Parquet) it came from, as :meth:`row_label` names it.
+
+        Raises:
+            IndexError: if ``i`` is not a row of :attr:`frame`.
+        """
+        unit, number = self.row_label(i).split(" ")
+        return DatasetError(message, path=self.source_name, field=field, **{unit: int(number)})
+
 
 @dataclass
 class _Parsed:
