@@ -411,6 +411,8 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
         f"{start + len(visible)} shown. Long texts are cut here; select a row to read it whole below."
     )
     page_table = page_rows(table, visible)
+    # The scorer as the filter, the charts and History name it ("Textual difference (vs input)"), not its id.
+    page_table["scorer"] = page_table["scorer"].map(lambda s: names.get(s, s))
     dims = [c for columns in table.dimensions.values() for c in columns]
     event = st.dataframe(
         page_table.drop(columns=["item_index"]),

@@ -107,6 +107,27 @@ def test_open_shows_the_results_view(open_page, studio_db: Path):
     assert f"{key}_resume" not in [b.key for b in at.button]
 
 
+def test_the_rows_table_names_textual_difference_with_its_target_as_history_and_the_charts_do(
+    open_page, studio_db: Path
+):
+    store = Store(studio_db)
+    run_id = run_evals(
+        td_items([("abc", "abc")]),
+        [create_textual_difference_scorer()],
+        store=store,
+        scorer_options={"textual-difference": {"target": "ground_truth"}},
+    ).run_id
+    store.close()
+    at = open_page("history")
+    assert "mean: textual-difference (vs ground truth)" in history_table(at).columns
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["scorer"].tolist() == ["Textual difference (vs ground truth)"]
+    assert at.multiselect(key=f"{key}_f_scorer").options == ["Textual difference (vs ground truth)"]  # the filter
+
+
 def test_rows_page_sort_by_a_dimension_and_a_chart_selection(open_page, studio_db: Path):
     # 60 items, row k with n = k + 1: "a"*n vs "a"*60 → ratio 2n / (n + 60), confidence n / 60.
     run_id = stored_td_run(studio_db, [("a" * n, "a" * 60) for n in range(1, 61)])
