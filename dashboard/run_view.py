@@ -300,13 +300,13 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
         return
     config = run.get("config") or {}
     col_resume, col_retry, col_note = st.columns([1, 1, 2])
-    resume = col_resume.button(
-        f"Resume ({left} items left)", key=f"{key}_resume", disabled=not left, icon=":material/play_arrow:"
+    # Each button only when it has something to do (a completed run with failures offers only Retry).
+    resume = bool(left) and col_resume.button(
+        f"Resume ({left} item{'' if left == 1 else 's'} left)", key=f"{key}_resume", icon=":material/play_arrow:"
     )
-    retry = col_retry.button(
+    retry = bool(failed_items) and col_retry.button(
         f"Retry failed items ({failed_items})",
         key=f"{key}_retry",
-        disabled=not failed_items,
         icon=":material/replay:",
         help="Scores again the items a judge or its API failed on. Items not scored for a missing or invalid "
         "input are not retried: the run's stored input would give the same outcome.",

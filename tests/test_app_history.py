@@ -302,6 +302,30 @@ def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_ju
     )
 
 
+def test_a_completed_run_with_a_failure_offers_retry_and_no_resume(open_page, studio_db: Path):
+    store = Store(studio_db)
+    judge = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(2)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge=judge,
+    )
+    analysis = {"isGlutenFree": True, "glutenSources": []}
+    store.save_result(run_id, 0, "gluten-checker", {"status": "scored", "score": 1.0, "analysis": analysis})
+    store.save_result(run_id, 1, "gluten-checker", {"status": "api_error", "error": "HTTP 500", "judge": judge})
+    store.finish_run(run_id, "completed")
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    key = f"history_{run_id}"
+    buttons = {b.key: b for b in at.button}
+    # Nothing is left to resume (both items have an outcome): no "Resume (0 items left)"; item 1 can be retried.
+    assert f"{key}_resume" not in buttons
+    assert buttons[f"{key}_retry"].label == "Retry failed items (1)" and not buttons[f"{key}_retry"].disabled
+
+
 def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     keep = stored_td_run(studio_db, [("a", "a")], "keep.csv")
     doomed = stored_td_run(studio_db, [("b", "b")], "doomed.csv")
