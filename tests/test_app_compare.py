@@ -632,11 +632,14 @@ def test_a_run_link_opens_run_vs_run_and_reads_each_run_once_per_version(
     assert (at.selectbox(key="compare_diff_a").value, at.selectbox(key="compare_diff_b").value) == (ids[1], ids[0])
     assert metrics(at)["Outcomes compared"] == "1"
     first = len(reads)
-    assert sorted(reads) == sorted(ids)  # each run once, for the diff and the gate
+    assert sorted(reads) == sorted(ids)  # each run once, for the diff and then the gate
     # Reruns (the gate's threshold, a plain rerun) read neither run again.
+    at.run()
+    at.session_state["compare_diff_view"] = "CI gate"
     at.run()
     at.number_input(key=f"compare_gate_{ids[1]}_{ids[0]}_min_effect").set_value(0.1).run()
     assert not at.exception and len(reads) == first
+    at.session_state["compare_diff_view"] = "Row by row"
     # A new outcome in run B is a new version: that run is read again, the other one is not.
     store = Store(studio_db)
     store.save_results(ids[0], [(0, "textual-difference", {"status": "api_error", "error": "judge unreachable"})])

@@ -18,6 +18,10 @@ def open_run_vs_run(open_page, baseline: str, candidate: str):
     at.selectbox(key="compare_diff_a").set_value(baseline).run()
     at.selectbox(key="compare_diff_b").set_value(candidate).run()
     assert not at.exception
+    assert not [e for e in (*at.error, *at.success, *at.warning) if e.value.startswith("Gate verdict")]
+    at.session_state["compare_diff_view"] = "CI gate"  # the gate is worked out only while its view is open
+    at.run()
+    assert not at.exception
     return at
 
 
@@ -67,3 +71,26 @@ def test_the_page_says_which_run_is_a_named_baseline_and_which_failed_a_gate(ope
     captions = [c.value for c in at.caption]
     assert "Run A is the named baseline 'main'." in captions
     assert any(c.startswith("Run B failed a CI gate against main on ") for c in captions)
+
+
+def test_the_gates_settings_are_kept_while_the_rows_are_shown(open_page, studio_db: Path):
+    store = Store(studio_db)
+    base = stored_run(store, "base", {TD: [0.9] * 10})
+    cand = stored_run(store, "cand", {TD: [0.5] * 10})
+    store.close()
+    at = open_run_vs_run(open_page, base, cand)
+    effect = f"compare_gate_{base}_{cand}_min_effect"
+    at.number_input(key=effect).set_value(0.5).run()  # 0.5 > the worsening 0.4: pass
+    assert [s.value for s in at.success if s.value.startswith("Gate verdict")] == [
+        "Gate verdict: PASS: no scorer regressed (1 compared)."
+    ]
+    at.session_state["compare_diff_view"] = "Row by row"
+    at.run()
+    assert effect not in [n.key for n in at.number_input]  # the gate is not drawn (nor worked out)
+    assert "Outcomes compared" in [m.label for m in at.metric]
+    at.session_state["compare_diff_view"] = "CI gate"
+    at.run()
+    assert at.number_input(key=effect).value == 0.5
+    assert [s.value for s in at.success if s.value.startswith("Gate verdict")] == [
+        "Gate verdict: PASS: no scorer regressed (1 compared)."
+    ]

@@ -25,6 +25,7 @@ from scorers.runs.store import Store
 
 from ..results import md_escape
 from ..run_explorer import per_version, run_table
+from .common import SESSION
 
 
 def gate_command(baseline_run: str, candidate_run: str, policy: GatePolicy) -> str:
@@ -84,6 +85,7 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
         format="%.3f",
         key=f"{key}_min_effect",
         help="A worsening smaller than this passes even when it is real; 0 fails any regression the interval shows.",
+        **SESSION,  # kept while Run vs run shows the rows, where the gate is not drawn
     )
     share = right.number_input(
         "Largest share of items not scored",
@@ -93,6 +95,7 @@ def render_gate(store: Store, baseline_run: str, candidate_run: str, *, key: str
         step=0.05,
         key=f"{key}_max_unscored",
         help="Above this share (on either run), the scorer is undecided: items not scored are never counted as 0.",
+        **SESSION,
     )
     policy = GatePolicy(default_min_effect=float(min_effect), max_unscored_share=float(share))
     try:

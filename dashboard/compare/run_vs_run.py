@@ -218,6 +218,19 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
         if run_a == run_b:
             st.info("Choose two different runs.")
         else:
+            _render_pair(store, run_a, run_b)
+
+
+VIEWS = ("Row by row", "CI gate")
+"""Run vs run's two views of a pair of runs; only the one shown is built (a switch reruns the page)."""
+VIEW_KEY = "compare_diff_view"
+
+
+def _render_pair(store: Store, run_a: str, run_b: str) -> None:
+    """The pair's row-by-row diff or its CI gate (whichever view is open), then the report's Build button."""
+    rows_tab, gate_tab = st.tabs(list(VIEWS), key=VIEW_KEY, on_change="rerun")
+    if rows_tab.open:
+        with rows_tab:
             try:
                 diff = per_version(
                     store,
@@ -227,12 +240,14 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
                 )
             except KeyError as exc:
                 st.warning(f"A run is no longer in the store: {exc}")
-            else:
-                render_run_diff(diff, key="compare_diff")
-                render_gate(store, run_a, run_b, key=f"compare_gate_{run_a}_{run_b}")
-                render_report_builder(
-                    "run comparison",
-                    lambda: run_comparison_report(store, run_b, run_a),
-                    f"run-comparison-{run_b}-vs-{run_a}.html",
-                    f"compare_report_diff_{run_a}_{run_b}",
-                )
+                return
+            render_run_diff(diff, key="compare_diff")
+    if gate_tab.open:
+        with gate_tab:
+            render_gate(store, run_a, run_b, key=f"compare_gate_{run_a}_{run_b}")
+    render_report_builder(
+        "run comparison",
+        lambda: run_comparison_report(store, run_b, run_a),
+        f"run-comparison-{run_b}-vs-{run_a}.html",
+        f"compare_report_diff_{run_a}_{run_b}",
+    )

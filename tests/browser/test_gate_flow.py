@@ -47,6 +47,10 @@ def test_the_gate_verdict_on_run_vs_run(page: Page, app_url: str, streamlit_serv
     expect(page.get_by_role("heading", name="Evaluate")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
     page.get_by_role("tab", name="3. Run vs run").click()
+    expect(page.get_by_test_id("stMetricLabel").get_by_text("Regressions", exact=True)).to_be_visible(
+        timeout=FIRST_LOAD_TIMEOUT
+    )
+    page.get_by_role("tab", name="CI gate").click()  # worked out only when its view is open
     verdict = page.get_by_text("Gate verdict: FAIL: textual-difference got worse than the baseline allows.")
     expect(verdict).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
     # The summary's table is drawn as a table, with the change and its interval.
