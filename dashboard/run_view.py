@@ -23,9 +23,9 @@ from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
 from scorers.core.judge import check_settings
 from scorers.runs import jobs
+from scorers.runs.judges import judges_used
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
-from scorers.runs.table import judges_used
 
 from .batch import (
     DEFAULT_CONCURRENCY,

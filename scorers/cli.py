@@ -97,6 +97,7 @@ from scorers.core.judge import (
 )
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
 from scorers.runs.batch_api import run_batch_api
+from scorers.runs.judges import judges_used
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     EvalItem,
@@ -1523,23 +1524,26 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
     store = _open_store(args.db, must_exist=True)
     try:
         runs = store.list_runs()
+        if args.limit:
+            runs = runs[: args.limit]
+        # A run resumed or retried with another judge names every model its outcomes were made by.
+        models = {run["id"]: list(dict.fromkeys(m for m, _, _ in judges_used(store, run["id"]))) for run in runs}
     finally:
         store.close()
-    if args.limit:
-        runs = runs[: args.limit]
     if not runs:
         console.print(f"No runs stored in {store.display_name}.")
         return EXIT_OK
     rows = []
     for run in runs:
         judge = run["judge"] or {}
+        used = models[run["id"]]
         rows.append(
             [
                 run["id"],
                 run["created_at"][:16].replace("T", " "),
                 run["status"],
                 str(run["n_items"]),
-                judge.get("model") or "-",
+                ", ".join(used) if len(used) > 1 else judge.get("model") or "-",
                 run["dataset_name"],
                 run["name"],
             ]

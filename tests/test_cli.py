@@ -502,6 +502,10 @@ def test_the_usage_line_prices_each_outcome_at_its_own_judges_model(env, tmp_pat
         "cost $0.0005 for 2 outcome(s), unknown for 1 outcome judged by qwen2.5 (no list price, and no price set "
         "for it)" in out
     )
+    # The run list names both judges' models (most outcomes first), not only the one the run started with.
+    code, out, _ = run_cli(capsys, "runs")
+    (line,) = [line for line in out.splitlines() if line.startswith(run_id)]
+    assert code == 0 and "gpt-4o-mini, qwen2.5" in line
 
 
 def test_resume_of_an_unknown_run_exits_2(env, tmp_path, capsys):
