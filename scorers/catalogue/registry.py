@@ -250,6 +250,18 @@ class CheckedScorer:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.scorer, name)
 
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, Any]]]:
+        """Pickle a built-in code-based scorer as its id and options: it is rebuilt with :func:`create_scorer`,
+        as a stored run's scorers are (how a large run's scorers reach its scoring process,
+        :mod:`scorers.runs.scoring_process`).
+
+        Raises:
+            TypeError: a judged scorer (its judge settings and cache stay in this process) or a saved judge.
+        """
+        if self.spec.uses_judge or SCORERS.get(self.spec.id) is not self.spec:
+            raise TypeError(f"{self.spec.name} is scored in this process only: it cannot be pickled")
+        return create_scorer, (self.spec.id, self.options)
+
     def check(self, payload: dict[str, Any] | RunInput) -> RunInput:
         """The normalised run, after the field check.
 

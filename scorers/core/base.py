@@ -540,7 +540,8 @@ class Scorer(Protocol):
     computes, with no judge call and no other network, file or database access, so it never
     waits. Python threads cannot run such work at the same time (the GIL), so
     :func:`~scorers.runs.runner.run_evals` scores a run whose scorers are all CPU-bound in one
-    worker thread, whatever concurrency is asked for. Without the attribute a scorer is taken
+    worker thread, whatever concurrency is asked for, or, for a large run, in one worker process
+    (the scorer is pickled to it: :mod:`scorers.runs.scoring_process`). Without the attribute a scorer is taken
     to wait on I/O (an LLM judge, a custom scorer calling a service) and items are scored
     concurrently. The catalogue's code-based scorers declare it; its LLM-judged ones do not.
     """

@@ -9,10 +9,12 @@ aggregates that count scored items only.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +33,13 @@ from scorers.core.errors import (
 )
 from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
 from scorers.core.pricing import JudgeSpend, Price, RunCost, cost_usd, estimate_tokens, price_for, run_cost
+from scorers.runs.scoring_process import (
+    CHUNK_ITEMS,
+    CHUNKS_IN_FLIGHT,
+    ScoringProcess,
+    ScoringProcessDied,
+    packed_scorers,
+)
 from scorers.runs.store import Store
 
 if TYPE_CHECKING:
@@ -698,7 +707,11 @@ def run_evals(
             the code-based scorers) one worker thread scores the items in turn, whatever the
             concurrency: threads cannot run Python code at the same time, and several would only
             contend for the GIL. Cancel, the per-item timeout and ``on_item_complete`` work as
-            with more workers.
+            with more workers. A large run of such scorers (:data:`~scorers.runs.scoring_process.PROCESS_MIN_ITEMS`
+            items or more, more than one CPU, scorers that pickle) is scored in a worker process
+            (:mod:`scorers.runs.scoring_process`) while this process records and writes the
+            outcomes: the same outcomes, in the same order; if that process dies the run ends
+            ``interrupted`` (what came back is stored; a resume scores the rest).
         item_timeout: seconds one item may take for all its scorers; an item past it
             is recorded as an API error for the scorers not yet done. None: no limit
             beyond the judge's own HTTP timeout.
@@ -876,11 +889,71 @@ def run_evals(
             stop.set()
             raise
 
+    def work_in_process(packed: bytes) -> None:
+        # The one worker hands the items to a child process in chunks, a few ahead, and records
+        # what comes back: the scoring and this process's bookkeeping and writes use two cores.
+        chunks = (todo[at : at + CHUNK_ITEMS] for at in range(0, len(todo), CHUNK_ITEMS))
+        in_flight: deque[list[tuple[int, int]]] = deque()  # per chunk sent: [(item index, scorers asked)]
+        child = ScoringProcess(packed)
+        try:
+            while True:
+                stopping = cancel.is_set() or stop.is_set()
+                if stopping:
+                    child.stop()  # the chunks sent end after the item the child is scoring
+                while not stopping and len(in_flight) < CHUNKS_IN_FLIGHT and (chunk := next(chunks, None)):
+                    with lock:
+                        asked = [(i, tuple(k for k, s in enumerate(scorers) if (i, s.id) not in known)) for i in chunk]
+                    child.submit([(i, items[i].item_id, items[i].payload, which) for i, which in asked])
+                    in_flight.append([(i, len(which)) for i, which in asked])
+                if not in_flight:
+                    return
+                now = child.current()  # for the per-item timeout, watched by the run's thread
+                with lock:
+                    running.clear()
+                    if now is not None:
+                        running[now[0]] = now[1]
+                try:
+                    back = child.result(timeout=0.2)
+                except ScoringProcessDied as exc:
+                    with lock:
+                        done = sum(all((i, s.id) in known for s in scorers) for i in range(len(items)))
+                    halt_with(
+                        RunStatus.INTERRUPTED,
+                        f"The process scoring the items stopped unexpectedly ({exc}; killed, or out of memory) "
+                        f"with {done} of {len(items)} items done. Resume the run to score the others.",
+                    )
+                    return
+                if back is None:  # not yet
+                    continue
+                outcomes, error = back
+                asked_of = in_flight.popleft()
+                for outcome in outcomes:
+                    settle(outcome)
+                if on_item_complete is not None:
+                    ended = collections.Counter(o.item_index for o in outcomes)
+                    for index, n_asked in asked_of:
+                        if ended[index] == n_asked:  # every scorer asked is done (not stopped, no bug)
+                            with lock:
+                                mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
+                            on_item_complete(index, items[index], mine)
+                if error is not None:
+                    raise error
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            with lock:
+                running.clear()
+            child.close()
+
     parallel = 1 if all(getattr(s, "cpu_bound", False) for s in scorers) else concurrency
+    packed = packed_scorers(scorers, len(todo)) if parallel == 1 and not halt.is_set() else None
     n_workers = 0 if halt.is_set() else min(parallel, len(todo))
     # The writer exits last: after the workers have stopped, what they finished is written.
     with writer, ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool:
-        workers: set[Future[None]] = {pool.submit(work) for _ in range(n_workers)}
+        workers: set[Future[None]] = {
+            pool.submit(work_in_process, packed) if packed is not None else pool.submit(work) for _ in range(n_workers)
+        }
         for worker in workers:
             worker.add_done_callback(lambda _: wake.set())
         try:

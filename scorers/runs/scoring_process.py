@@ -1,0 +1,271 @@
+"""Scoring CPU-bound scorers in a child process, beside the run's bookkeeping and store writes.
+
+A run whose scorers all compute (``cpu_bound = True``, see :class:`~scorers.core.base.Scorer`)
+cannot go faster with threads: they take turns at the GIL, and the run's own work (recording each
+outcome, encoding its row, the store's inserts) takes turns with the scoring. For a large run
+:func:`~scorers.runs.runner.run_evals` therefore sends the items, in chunks of
+:data:`CHUNK_ITEMS`, to one child process that scores them while the run's process records and
+writes what comes back: two cores instead of one (and the dashboard's server, which runs jobs in
+its threads, stays responsive). The child is a fresh interpreter (never a fork of the
+multi-threaded Streamlit server or test runner, which could copy a lock held by another thread)
+and imports only the scorers' modules (no Streamlit, Plotly or pandas).
+
+The scorers reach the child pickled: a catalogue scorer is rebuilt there from its id and options
+(:meth:`scorers.catalogue.registry.CheckedScorer.__reduce__`), as a stored run is. A scorer that
+cannot be pickled (a closure, a lambda) is scored in the run's thread, as is a small run, whose
+scoring would not pay for the child's start-up (about 0.5–1 s, mostly imports).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scorers.core.errors import ScorerError
+
+if TYPE_CHECKING:
+    from scorers.core.base import Scorer
+    from scorers.runs.runner import ItemOutcome
+
+PROCESS_MIN_ITEMS = 3000
+"""Items to score, at least, for a run to use the child process (fewer are scored in a thread)."""
+
+CHUNK_ITEMS = 500
+"""Items sent to the child at a time; :data:`CHUNKS_IN_FLIGHT` chunks are sent ahead so it never waits."""
+
+CHUNKS_IN_FLIGHT = 2
+
+Chunk = list[tuple[int, str, dict[str, Any], tuple[int, ...]]]
+"""What the child scores: ``(item_index, item_id, payload, positions of the scorers to run)`` per item."""
+
+
+def packed_scorers(scorers: Sequence[Scorer], n_items: int) -> bytes | None:
+    """The scorers pickled for a child process, or None when the run is scored in a thread.
+
+    Args:
+        scorers: the run's scorers.
+        n_items: items left to score.
+
+    Returns:
+        The pickle when every scorer is CPU-bound and can be pickled, there are at least
+        :data:`PROCESS_MIN_ITEMS` items, and the machine has more than one CPU (and is POSIX: the
+        child shares a small memory map with this process through an inherited file descriptor);
+        otherwise None.
+    """
+    if n_items < PROCESS_MIN_ITEMS or (os.cpu_count() or 1) < 2 or os.name != "posix":
+        return None
+    if not all(getattr(s, "cpu_bound", False) for s in scorers):
+        return None
+    try:
+        return pickle.dumps(list(scorers), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a closure, a lambda, a lock...: pickle raises several kinds  # noqa: BLE001
+        return None
+
+
+Outcomes = tuple[list["ItemOutcome"], BaseException | None]
+"""What the child returns for a chunk: :func:`score_chunk`'s result."""
+
+
+class ScoringProcessDied(Exception):
+    """The worker process ended before it returned every chunk sent to it (killed, out of memory)."""
+
+
+class ScoringProcess:
+    """One child process scoring chunks of items with the run's scorers, in the order they are sent.
+
+    The child is a fresh interpreter (``python -c``, never a fork of this multi-threaded process,
+    and not :mod:`multiprocessing`, whose children import this process's ``__main__``: in the
+    dashboard, the page script being run). It reads the pickled scorers, then chunks, from its
+    standard input and writes each chunk's outcomes, pickled, to its standard output; a memory
+    map shared with it holds the item it is scoring (for the per-item timeout) and the stop flag.
+
+    Args:
+        packed: the scorers, from :func:`packed_scorers`.
+    """
+
+    def __init__(self, packed: bytes):
+        self._map_file = tempfile.TemporaryFile()
+        self._map_file.write(bytes(_MAP_BYTES))
+        self._map_file.flush()
+        self._map = mmap.mmap(self._map_file.fileno(), _MAP_BYTES)
+        # [item index being scored or -1, when it started (time.monotonic(), one clock for both
+        # processes), 1 when the child is to stop], written without a lock.
+        self._shared = memoryview(self._map).cast("d")
+        self._shared[0] = -1.0
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD_MAIN, _PACKAGE_ROOT, str(self._map_file.fileno())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            pass_fds=(self._map_file.fileno(),),
+        )
+        self._results: queue.SimpleQueue[Outcomes | None] = queue.SimpleQueue()
+        self._reader = threading.Thread(target=self._read, name="scoring_process_reader", daemon=True)
+        self._reader.start()
+        self._send((sys.path, packed))  # this process's module path: where the scorers' classes are found
+
+    def _send(self, message: Any) -> None:
+        try:
+            pickle.dump(message, self._proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):  # it died: the reader says so
+            pass
+
+    def _read(self) -> None:
+        try:
+            while True:
+                self._results.put(pickle.load(self._proc.stdout))
+        except (EOFError, OSError, pickle.UnpicklingError):
+            self._results.put(None)
+
+    def submit(self, chunk: Chunk) -> None:
+        """Send ``chunk`` to be scored after the chunks sent before it."""
+        self._send(chunk)
+
+    def result(self, timeout: float) -> Outcomes | None:
+        """The outcomes of the oldest chunk not yet returned, or None when they take longer than ``timeout`` s.
+
+        Raises:
+            ScoringProcessDied: the child ended first, saying how (its exit code or signal).
+        """
+        try:
+            got = self._results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if got is None:
+            self._results.put(None)  # asked again: the same answer
+            raise ScoringProcessDied(_how_it_ended(self._proc.wait()))
+        return got
+
+    def current(self) -> tuple[int, float] | None:
+        """``(item_index, started)`` of the item the child is scoring, or None between items."""
+        index = self._shared[0]
+        started = self._shared[1]  # the child sets it before the index
+        if index < 0 or self._shared[0] != index:  # changed while read: look again later
+            return None
+        return int(index), started
+
+    def stop(self) -> None:
+        """Make the child return after the item it is scoring: the chunks sent end early."""
+        self._shared[2] = 1.0
+
+    def close(self) -> None:
+        """Stop the child (after the item it is scoring) and wait for it to exit (killing it after 10 s)."""
+        self.stop()
+        try:
+            self._proc.stdin.close()  # it ends at the end of its input
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join()
+        self._proc.stdout.close()
+        self._shared.release()
+        self._map.close()
+        self._map_file.close()
+
+
+def _how_it_ended(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+_MAP_BYTES = 3 * 8
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+"""The directory holding the ``scorers`` package, for the child to import this module from."""
+
+_CHILD_MAIN = "import sys; sys.path.insert(0, sys.argv[1]); from scorers.runs.scoring_process import serve; serve()"
+
+
+def serve() -> None:
+    """The child's main loop: the scorers, then chunks, from standard input; outcomes to standard output.
+
+    Chunks are read by a thread of their own, so that this process always drains its input (the
+    run's process never blocks on a full pipe while this one writes outcomes).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle: it stops the child in order
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a scorer that prints must not write into the outcomes
+    shared_map = mmap.mmap(int(sys.argv[2]), _MAP_BYTES)
+    shared = memoryview(shared_map).cast("d")
+    sys.path[:], packed = pickle.load(source)
+    scorers = pickle.loads(packed)  # a catalogue scorer is rebuilt here (create_scorer)
+    chunks: queue.SimpleQueue[Chunk | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            while True:
+                chunks.put(pickle.load(source))
+        except EOFError:
+            chunks.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        while (chunk := chunks.get()) is not None:
+            pickle.dump(score_chunk(scorers, shared, chunk), sink, protocol=pickle.HIGHEST_PROTOCOL)
+            sink.flush()
+    except BrokenPipeError:  # the run's process is gone: nobody to tell
+        os._exit(1)
+
+
+def score_chunk(scorers: Sequence[Scorer], shared: Any, chunk: Chunk) -> Outcomes:
+    """Score the items of ``chunk`` in order, in the child: what the run's worker thread would do.
+
+    A :class:`~scorers.core.errors.ScorerError` is the item's failed outcome (its status and
+    message), as in the thread; any other exception ends the chunk and is returned beside the
+    outcomes before it, for the run to record them and then raise it. Once ``shared[2]`` is set
+    (stop), the chunk ends with the item being scored.
+
+    Args:
+        scorers: the run's scorers.
+        shared: ``[item index or -1, its start (time.monotonic()), stop flag]``, updated here.
+        chunk: the items.
+
+    Returns:
+        ``(outcomes, error)``: the outcomes in item order (every scorer asked, per item done),
+        and the exception that ended the chunk, or None.
+    """
+    from scorers.runs.runner import _NO_USAGE, EvalItem, failed_outcome, scored_outcome
+
+    outcomes: list[ItemOutcome] = []
+    try:
+        for index, item_id, payload, which in chunk:
+            if shared[2]:
+                break
+            shared[1] = time.monotonic()
+            shared[0] = index
+            item = EvalItem(item_id, payload)
+            for position in which:
+                scorer = scorers[position]
+                started = time.monotonic()
+                try:
+                    result = scorer.run(payload)
+                except ScorerError as exc:
+                    outcomes.append(failed_outcome(scorer, index, item, exc, _NO_USAGE, started))
+                else:
+                    outcomes.append(scored_outcome(scorer, index, item, result, _NO_USAGE, started))
+    except Exception as exc:  # a bug in a scorer: the run surfaces it  # noqa: BLE001
+        exc.add_note(f"(in the scoring process)\n{traceback.format_exc()}")  # the traceback is not pickled
+        return outcomes, exc
+    finally:
+        shared[0] = -1.0
+    return outcomes, None

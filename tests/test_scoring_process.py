@@ -1,0 +1,254 @@
+"""run_evals scoring CPU-bound scorers in a worker process: the same run as in a thread.
+
+Real child processes (no mocks of multiprocessing); the runner's size threshold is lowered and
+its chunks made small so that a few items cross several chunks. No assertion on time.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from process_scorers import Scripted, WhereScored
+
+from scorers import EvalItem, ScoreStatus, Store, run_evals
+from scorers.catalogue.registry import create_scorer
+from scorers.runs import scoring_process
+from scorers.runs.scoring_process import packed_scorers
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT_MESSAGE = "the item took longer than the per-item timeout of {:g} s"
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    """Every run with CPU-bound, picklable scorers goes to the worker process, in chunks of 3 items."""
+    monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 1)
+    monkeypatch.setattr("scorers.runs.runner.CHUNK_ITEMS", 3)
+
+
+def numbered(n: int, **replace: dict) -> list[EvalItem]:
+    """Items ``out i`` against the reference ``out i`` (identical: textual difference 1), with ``replace[i]``
+    merged into item i's payload."""
+    return [
+        EvalItem(f"q{i}", {"input": "q", "output": f"out {i}", "ground_truth": f"out {i}", **replace.get(str(i), {})})
+        for i in range(n)
+    ]
+
+
+def written_order(store: Store, run_id: str) -> list[tuple[int, str]]:
+    return [
+        tuple(r)
+        for r in store.query("SELECT item_index, scorer_id FROM results WHERE run_id = ? ORDER BY rowid", [run_id])
+    ]
+
+
+def comparable(result) -> list[tuple]:
+    """Every outcome's item, scorer, status, score, error, reason, analysis and details (not its latency)."""
+    return [
+        (o.item_index, o.item_id, o.scorer_id, o.status, o.score, o.error)
+        + ((o.result.reason, o.result.analyze_step_result, o.result.details) if o.result else ())
+        for o in result.outcomes
+    ]
+
+
+def test_a_run_in_the_worker_process_has_the_outcomes_it_has_in_a_thread(in_process, monkeypatch):
+    # Item 1's response "out 1 and more" against "out 1": 2·5 / (5 + 14) = 10/19 similar, length
+    # difference 9/14, confidence 5/14: score 10/19 · 5/14 = 50/266. Item 2 has no reference: textual
+    # difference (a catalogue scorer, rebuilt in the child from its id and options) says missing input;
+    # the scripted scorer fails item 4 with a missing input of its own.
+    items = numbered(8, **{"1": {"output": "out 1 and more"}, "2": {"ground_truth": ""}})
+    scorers = [create_scorer("textual-difference", {"target": "ground_truth"}), Scripted(missing_at=4)]
+    completed: list[tuple[int, int, bool]] = []
+
+    def on_item(index, item, outcomes):
+        completed.append((index, len(outcomes), threading.current_thread() is threading.main_thread()))
+
+    store = Store(":memory:")
+    in_child = run_evals(items, scorers, store=store, on_item_complete=on_item)
+    monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 10**9)
+    in_thread = run_evals(items, scorers)
+
+    assert in_child.status == "completed"
+    assert comparable(in_child) == comparable(in_thread)
+    by_key = {(o.item_index, o.scorer_id): o for o in in_child.outcomes}
+    assert by_key[(1, "textual-difference")].score == pytest.approx(50 / 266)
+    assert by_key[(0, "scripted")].score == 1.0
+    assert by_key[(2, "textual-difference")].status is ScoreStatus.MISSING_INPUT
+    assert by_key[(4, "scripted")].status is ScoreStatus.MISSING_INPUT
+    assert by_key[(4, "scripted")].error == "ground_truth: no reference for this item"
+    assert by_key[(4, "scripted")].score is None  # never 0
+    # Written item by item, each item's scorers in the run's order; progress for every item, in order.
+    assert written_order(store, in_child.run_id) == [
+        (i, s) for i in range(8) for s in ("textual-difference", "scripted")
+    ]
+    assert completed == [(i, 2, False) for i in range(8)]
+
+
+def test_the_worker_process_imports_no_dashboard_library(in_process):
+    result = run_evals(numbered(4), [WhereScored()])
+
+    (pid,) = {o.result.details["pid"] for o in result.outcomes}
+    assert pid != os.getpid()  # scored in another process
+    assert {tuple(o.result.details["modules"]) for o in result.outcomes} == {()}  # no streamlit, plotly, pandas...
+
+
+def test_a_scorer_that_cannot_be_pickled_or_a_small_run_is_scored_in_a_thread(in_process, monkeypatch):
+    pids: set[int] = set()
+
+    class Local(Scripted):  # defined in a function: pickle cannot name it
+        def run(self, payload):
+            pids.add(os.getpid())
+            return super().run(payload)
+
+    assert packed_scorers([Local()], 10) is None
+    result = run_evals(numbered(4), [Local()])
+    assert result.status == "completed" and pids == {os.getpid()}
+
+    assert packed_scorers([Scripted()], 10) is not None
+    monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 11)
+    assert packed_scorers([Scripted()], 10) is None  # fewer items than the threshold
+    monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert packed_scorers([Scripted()], 10) is None  # one CPU: nothing to gain
+
+
+def test_a_catalogue_scorer_pickles_as_its_id_and_options_and_a_judged_one_does_not(fake_openai):
+    from judge_data import settings_for
+
+    scorer = create_scorer("textual-difference", {"ignore_case": True, "scale": 10})
+    again = pickle.loads(pickle.dumps(scorer))
+    assert (again.id, again.options, again.scorer) == (scorer.id, scorer.options, scorer.scorer)
+
+    judged = create_scorer("prompt-alignment", settings=settings_for(fake_openai))
+    with pytest.raises(TypeError, match="Prompt alignment is scored in this process only"):
+        pickle.dumps(judged)
+    assert packed_scorers([judged], 10**6) is None  # not CPU-bound anyway: scored concurrently in threads
+
+
+def test_a_bug_in_a_scorer_surfaces_after_what_was_scored_before_it_is_written(in_process):
+    store = Store(":memory:")
+
+    with pytest.raises(RuntimeError, match="bug in the scorer at item 4") as raised:
+        run_evals(numbered(9), [Scripted(bug_at=4)], store=store)
+
+    assert any("in the scoring process" in note for note in raised.value.__notes__)
+    (run,) = store.list_runs()
+    # Items 0-3 were scored before the bug (items 3 and 4 in the same chunk), as a thread writes them.
+    assert written_order(store, run["id"]) == [(i, "scripted") for i in range(4)]
+
+
+def test_a_worker_process_that_dies_ends_the_run_interrupted_and_resume_scores_the_rest(in_process):
+    store = Store(":memory:")
+
+    first = run_evals(numbered(12), [Scripted(die_at=4)], store=store)
+
+    # Chunks of 3: items 0-2 came back before the child died in item 4; items 3 (scored in the
+    # dying chunk) and 5-11 are not scored, never failed or 0.
+    assert first.status == "interrupted"
+    assert "stopped unexpectedly" in first.stop_reason and "3 of 12 items done" in first.stop_reason
+    assert [o.item_index for o in first.outcomes] == [0, 1, 2]
+    stored = store.get_run(first.run_id)
+    assert stored["status"] == "interrupted" and stored["stop_reason"] == first.stop_reason
+
+    resumed = run_evals([], [Scripted()], store=store, run_id=first.run_id)
+
+    assert resumed.status == "completed"
+    assert [o.item_index for o in resumed.outcomes] == list(range(12))
+    assert [o.score for o in resumed.outcomes] == [1.0] * 12
+    assert written_order(store, first.run_id) == [(i, "scripted") for i in range(12)]  # each once
+
+
+def test_cancel_stops_the_worker_process_after_the_item_it_is_scoring(in_process):
+    cancel = threading.Event()
+    store = Store(":memory:")
+
+    def on_item(index, item, outcomes):
+        if index == 4:
+            cancel.set()
+
+    # Cancel comes when item 4's chunk (3-5) is back; the child is then in the next chunk (6-8),
+    # at item 6 or sleeping in item 7: it ends that item and returns. Item 8 is never started.
+    result = run_evals(
+        numbered(12), [Scripted(sleep_at=7, sleep_s=1.0)], store=store, cancel=cancel, on_item_complete=on_item
+    )
+
+    assert result.status == "cancelled"
+    indexes = [o.item_index for o in result.outcomes]
+    assert indexes in (list(range(6)), list(range(7)), list(range(8)))
+    assert written_order(store, result.run_id) == [(i, "scripted") for i in indexes]  # what finished is written
+
+
+def test_the_per_item_timeout_holds_in_the_worker_process(in_process):
+    result = run_evals(numbered(5), [Scripted(sleep_at=1, sleep_s=2.0)], item_timeout=0.5)
+
+    # Item 1 sleeps 2 s, past the timeout of 0.5 s: an API error (its late score is dropped); the others scored.
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.API_ERROR] + [ScoreStatus.SCORED] * 3
+    assert result.outcomes[1].error == TIMEOUT_MESSAGE.format(0.5)
+
+
+_KILLED_RUN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from scorers import EvalItem, Store, run_evals
+from scorers.catalogue.registry import create_scorer
+
+if __name__ == "__main__":
+    items = [EvalItem(f"q{i}", {"input": "q", "output": f"out {i} x", "ground_truth": f"out {i}"}) for i in range(int(sys.argv[3]))]
+    run_evals(items, [create_scorer("textual-difference")], store=Store(sys.argv[2]), dataset_name="killed")
+"""
+
+
+def test_a_run_killed_while_its_worker_process_scores_resumes_without_scoring_anything_twice(tmp_path):
+    # The default threshold and chunks: 60,000 items (more than PROCESS_MIN_ITEMS) go to the worker process.
+    n = 60_000
+    assert n >= scoring_process.PROCESS_MIN_ITEMS
+    db = tmp_path / "runs.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_RUN, str(REPO), str(db), str(n)], stderr=subprocess.PIPE, cwd=REPO
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _stored(db) < 1000:
+            assert child.poll() is None, child.communicate()[1].decode()
+            assert time.monotonic() < deadline, "the run did not store 1000 results within 120 s"
+            time.sleep(0.02)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+
+    store = Store(db)
+    (run,) = store.list_runs()
+    assert run["status"] == "running"  # never finished: it was killed
+    before = {r["item_index"] for r in store.results(run["id"])}
+    assert 1000 <= len(before) < n
+
+    resumed = run_evals([], [create_scorer("textual-difference")], store=store, run_id=run["id"])
+
+    assert resumed.status == "completed"
+    # "out i x" against "out i": 2·len("out i") / (2·len("out i") + 2), confidence len("out i") / len("out i x").
+    for o in resumed.outcomes[:: n // 7]:
+        k = len(f"out {o.item_index}")
+        assert o.score == pytest.approx(2 * k / (2 * k + 2) * k / (k + 2))
+    rows = store.query("SELECT item_index, COUNT(*) FROM results WHERE run_id = ? GROUP BY item_index", [run["id"]])
+    assert len(rows) == n and {count for _, count in rows} == {1}
+
+
+def _stored(db: Path) -> int:
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=1.0) as conn:
+            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.OperationalError:  # tables not created yet, or locked for a moment
+        return 0
