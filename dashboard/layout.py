@@ -47,6 +47,16 @@ def setup_page() -> None:
     except ValueError as exc:  # an unsupported URL: the page that opens the store says so
         where = str(exc)
     st.sidebar.caption(f"Store: {where}", help="SCORER_STUDIO_DB: a SQLite file, or a postgresql:// URL for a team.")
+
+
+def preload_components() -> None:
+    """Have the browser import Streamlit's Plotly and code-block modules (:data:`PRELOADED`) while the
+    server reads a run: called by the run views before they read one (History's and Batch's run,
+    Compare's stored-run tabs), so the modules are ready when the view's charts arrive.
+
+    Not on every page: a module's evaluation is one long task of the browser's main thread, and a
+    page left by a full page load (a link) right after it drew would wait for that task.
+    """
     if PRELOAD_SCRIPT:
         st.sidebar.html(PRELOAD_SCRIPT, unsafe_allow_javascript=True)
 
@@ -90,7 +100,7 @@ def preload_script(chunks: list[str]) -> str:
   const main = document.querySelector('script[src*="/static/js/index."]');
   if (!main) return;
   const load = () => {{ for (const chunk of {json.dumps(chunks)}) import(new URL(chunk, main.src).href).catch(() => {{}}); }};
-  (window.requestIdleCallback || ((f) => setTimeout(f, 0)))(load, {{ timeout: 2000 }});
+  (window.requestIdleCallback || ((f) => setTimeout(f, 0)))(load, {{ timeout: 500 }});
 }})();
 </script>"""
 

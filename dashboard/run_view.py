@@ -35,6 +35,7 @@ from .batch import (
     stored_scorer_options,
 )
 from .jobs import remember, render_job_progress, session_job, session_job_running
+from .layout import preload_components
 from .results import md_escape
 from .run_explorer import per_version, render_results, run_table, run_usage
 from .run_frames import items_left
@@ -140,6 +141,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         run_id: the run to show.
         key: prefix of every widget and chart key (one per place the view is shown).
     """
+    preload_components()  # while the run is read
     try:
         table = run_table(store, run_id)
     except KeyError:

@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, Request, expect
 
+from scorers import Store
+
 # Each main page by its URL path (st.Page's default: the script's name) and its title.
 PAGES = [
     ("", "Evaluate"),
@@ -61,11 +63,36 @@ def test_main_pages_request_no_host_but_their_own(page: Page, app_url: str, fore
     )
 
 
-def test_a_page_loads_the_chart_and_code_modules_while_idle(page: Page, app_url: str):
-    # History without a run shows neither a chart nor a code block: the modules come from the
-    # preload (dashboard.layout.PRELOAD_SCRIPT), from this server, once per page load.
-    page.goto(f"{app_url}/history")
-    expect(page.get_by_role("heading", name="History", level=1)).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+def _store_run(path) -> str:
+    store = Store(path)
+    try:
+        items = [(f"q{i}", {"input": f"question {i}", "output": f"answer {i}"}, {}) for i in range(3)]
+        scorers = [{"id": "textual-difference", "name": "Textual difference", "options": {}}]
+        run_id = store.create_run(dataset_name="d.csv", items=items, scorers=scorers, judge=None)
+        record = {"status": "scored", "score": 0.5, "reason": "r", "analysis": {}}
+        store.save_results(run_id, [(i, "textual-difference", record) for i in range(3)])
+        store.finish_run(run_id, "completed")
+        return run_id
+    finally:
+        store.close()
+
+
+def _loaded(page: Page, name: str) -> bool:
+    return page.evaluate(f"performance.getEntriesByType('resource').some(entry => entry.name.includes({name!r}))")
+
+
+def test_a_run_view_loads_the_chart_and_code_modules_while_it_reads_the_run(page: Page, app_url: str, streamlit_server):
+    # A page that reads no run does not load them (a full page load leaving it would wait for them);
+    # History's Summary of a run shows neither a chart nor a code block, so there they come from the
+    # preload (dashboard.layout.preload_components), from this server, once per page load.
+    run_id = _store_run(streamlit_server.log_path.parent / "scorer_studio.db")
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Evaluate", level=1)).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
+    page.wait_for_timeout(1000)
+    assert not _loaded(page, "/PlotlyChart.") and not _loaded(page, "/StreamlitSyntaxHighlighter.")
+    page.goto(f"{app_url}/history?run={run_id}")
+    expect(page.get_by_text("Completed: all")).to_be_visible(timeout=FIRST_LOAD_TIMEOUT)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
     assert page.locator(".stPlotlyChart, [data-testid='stCode']").count() == 0
     page.wait_for_function(
