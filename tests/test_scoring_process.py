@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,29 @@ def _stored(db: Path) -> int:
             return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
     except sqlite3.OperationalError:  # tables not created yet, or locked for a moment
         return 0
+
+
+def test_a_run_scored_from_a_thread_as_the_dashboards_jobs_are_uses_the_worker_process(in_process):
+    store = Store(":memory:")
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the dashboard runs each job in a thread of its server
+        result = pool.submit(run_evals, numbered(7), [WhereScored()], store=store).result()
+
+    assert result.status == "completed" and len(store.results(result.run_id)) == 7
+    assert {o.result.details["pid"] for o in result.outcomes} != {os.getpid()}
+
+
+def test_a_run_that_cannot_be_recorded_stops_the_worker_process_started_for_it(in_process, monkeypatch):
+    started: list[scoring_process.ScoringProcess] = []
+    original = scoring_process.ScoringProcess.__init__
+
+    def record(self, packed):
+        original(self, packed)
+        started.append(self)
+
+    monkeypatch.setattr(scoring_process.ScoringProcess, "__init__", record)
+
+    with pytest.raises(ValueError, match="scorer ids must be distinct"):
+        run_evals(numbered(5), [Scripted(), Scripted()], store=Store(":memory:"))
+
+    (child,) = started  # started before the run was recorded, to overlap its imports with that
+    assert child._proc.returncode == 0  # and it has exited

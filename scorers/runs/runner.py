@@ -15,7 +15,7 @@ import statistics
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -765,18 +765,27 @@ def run_evals(
     if budget is not None and budget.any:
         model_price = price_for(judge_model, price) if judge_model else price
         guard = budgets.Budget(budget, price=model_price)  # ValueError: a cost cap without a price
-    run_id, items, known, retried_spend, spent = open_run(
-        data,
-        scorers,
-        store=store,
-        run_id=run_id,
-        retry_failed=retry_failed,
-        dataset_name=dataset_name,
-        run_name=run_name,
-        mapping=mapping,
-        scorer_options=scorer_options,
-        run_config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
-    )
+    # A new run large enough for the worker process starts it first: its start-up (mostly imports)
+    # overlaps the recording of the run and its items.
+    packed = packed_scorers(scorers, len(data)) if run_id is None and isinstance(data, Sized) else None
+    child = ScoringProcess(packed) if packed is not None else None
+    try:
+        run_id, items, known, retried_spend, spent = open_run(
+            data,
+            scorers,
+            store=store,
+            run_id=run_id,
+            retry_failed=retry_failed,
+            dataset_name=dataset_name,
+            run_name=run_name,
+            mapping=mapping,
+            scorer_options=scorer_options,
+            run_config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
+        )
+    except BaseException:
+        if child is not None:
+            child.close()
+        raise
     # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
     # every attempt, as the runner's own retries do), so the run's spend adds up across retries.
     if guard is not None:  # a budget is for the whole run: what was spent before counts
@@ -889,12 +898,11 @@ def run_evals(
             stop.set()
             raise
 
-    def work_in_process(packed: bytes) -> None:
+    def work_in_process(child: ScoringProcess) -> None:
         # The one worker hands the items to a child process in chunks, a few ahead, and records
         # what comes back: the scoring and this process's bookkeeping and writes use two cores.
         chunks = (todo[at : at + CHUNK_ITEMS] for at in range(0, len(todo), CHUNK_ITEMS))
         in_flight: deque[list[tuple[int, int]]] = deque()  # per chunk sent: [(item index, scorers asked)]
-        child = ScoringProcess(packed)
         try:
             while True:
                 stopping = cancel.is_set() or stop.is_set()
@@ -947,12 +955,16 @@ def run_evals(
             child.close()
 
     parallel = 1 if all(getattr(s, "cpu_bound", False) for s in scorers) else concurrency
-    packed = packed_scorers(scorers, len(todo)) if parallel == 1 and not halt.is_set() else None
     n_workers = 0 if halt.is_set() else min(parallel, len(todo))
+    if child is None and n_workers and (packed := packed_scorers(scorers, len(todo))) is not None:
+        child = ScoringProcess(packed)  # a resumed run: its items are known now
+    elif child is not None and not n_workers:  # nothing to score after all
+        child.close()
+        child = None
     # The writer exits last: after the workers have stopped, what they finished is written.
     with writer, ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool:
         workers: set[Future[None]] = {
-            pool.submit(work_in_process, packed) if packed is not None else pool.submit(work) for _ in range(n_workers)
+            pool.submit(work_in_process, child) if child is not None else pool.submit(work) for _ in range(n_workers)
         }
         for worker in workers:
             worker.add_done_callback(lambda _: wake.set())
