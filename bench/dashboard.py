@@ -29,7 +29,8 @@ an upper bound of the server's time):
 * ``come back from another page``: from a click on History in the sidebar, after visiting
   Evaluate, until the run's view is idle again;
 * ``Compare: open run vs run``: ``/compare?run=ID`` of the rescored run (Run vs run against
-  the first run, with the gate), until its counts are shown and the script is idle; then
+  the first run, on its Row by row view: the gate's verdict is worked out in its CI gate view,
+  not on this open), until its counts are shown and the script is idle; then
   ``back to the Run vs run tab`` from the Comparison tab (a rerun);
 * ``Review: open the run``: ``/review?run=ID`` until the first row is shown and the script
   is idle; then ``next row`` (key J, a rerun);

@@ -50,20 +50,21 @@ def setup_page() -> None:
 
 
 def preload_components() -> None:
-    """Have the browser import Streamlit's Plotly and code-block modules (:data:`PRELOADED`) while the
-    server reads a run: called by the run views before they read one (History's and Batch's run,
-    Compare's stored-run tabs), so the modules are ready when the view's charts arrive.
+    """Have the browser import Streamlit's Plotly module (:data:`PRELOADED`) once the page's script run is
+    over: called by History's and Batch's run view, whose Summary has no chart, so the module is ready
+    when the user opens the Distributions tab.
 
-    Not on every page: a module's evaluation is one long task of the browser's main thread, and a
-    page left by a full page load (a link) right after it drew would wait for that task.
+    Only there, and only after the run: the module's evaluation is one long task of the browser's main
+    thread (and CPU the server's script run would compete with on a busy machine); a page that draws
+    charts in the same run (Compare) loads it then anyway.
     """
     if PRELOAD_SCRIPT:
         st.sidebar.html(PRELOAD_SCRIPT, unsafe_allow_javascript=True)
 
 
-PRELOADED = ("PlotlyChart", "StreamlitSyntaxHighlighter")
-"""Streamlit's largest components the run views use: its Plotly charts (``st.plotly_chart``, a 4.7 MB
-module) and the code blocks of the item texts (``st.code``, 1.6 MB)."""
+PRELOADED = ("PlotlyChart",)
+"""Streamlit's largest component the run views use after their first view: its Plotly charts
+(``st.plotly_chart``, a 4.7 MB module)."""
 
 
 def component_chunks(names: Iterable[str] = PRELOADED) -> list[str]:
@@ -84,12 +85,12 @@ def component_chunks(names: Iterable[str] = PRELOADED) -> list[str]:
 
 def preload_script(chunks: list[str]) -> str:
     """The ``st.html`` script that imports ``chunks`` (Streamlit's own modules, next to its main script) once
-    per browser page, when the browser is next idle; ``""`` without chunks.
+    per browser page, when the script run is over (no running indicator) and the browser is idle;
+    ``""`` without chunks.
 
-    Chromium evaluates Streamlit's Plotly module in 0.5–0.8 s of its main thread (docs/scaling.md §3);
-    loaded when the first chart arrives, that time came on top of the server's. Imported while the
-    page waits for the server's script run (a run view reads its run then), the module is ready (the
-    same URL is the same module) when a chart, or a code block, is drawn.
+    Chromium evaluates Streamlit's Plotly module in 0.5–0.8 s of its main thread (docs/scaling.md §3),
+    when the first chart arrives; imported before, the module is ready (the same URL is the same
+    module) when the chart is drawn.
     """
     if not chunks:
         return ""
@@ -100,7 +101,9 @@ def preload_script(chunks: list[str]) -> str:
   const main = document.querySelector('script[src*="/static/js/index."]');
   if (!main) return;
   const load = () => {{ for (const chunk of {json.dumps(chunks)}) import(new URL(chunk, main.src).href).catch(() => {{}}); }};
-  (window.requestIdleCallback || ((f) => setTimeout(f, 0)))(load, {{ timeout: 500 }});
+  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 0));
+  const after = () => document.querySelector('[data-testid="stStatusWidget"]') ? setTimeout(after, 200) : idle(load);
+  setTimeout(after, 200);
 }})();
 </script>"""
 

@@ -141,7 +141,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         run_id: the run to show.
         key: prefix of every widget and chart key (one per place the view is shown).
     """
-    preload_components()  # while the run is read
+    preload_components()  # for the Distributions tab, once this run is over
     try:
         table = run_table(store, run_id)
     except KeyError:

@@ -20,7 +20,7 @@ from dashboard.compare.comparison import render_comparison_tab, selected_compari
 from dashboard.compare.report import render_report_tab
 from dashboard.compare.run_vs_run import follow_run_b, render_run_vs_run
 from dashboard.compare.setup import render_setup
-from dashboard.layout import follow_run_link, preload_components, setup_page, warn_missing_run_link
+from dashboard.layout import follow_run_link, setup_page, warn_missing_run_link
 from dashboard.run_view import get_store
 
 TABS = ("1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report")
@@ -40,8 +40,6 @@ if follow_run_link("compare_run_pick", [r["id"] for r in variant_runs(runs)]):  
 elif follow_run_b(runs):
     st.session_state[TAB_KEY] = TABS[2]
 setup_tab, compare_tab, runs_tab, report_tab = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
-if compare_tab.open or runs_tab.open:
-    preload_components()  # their charts come after the runs are read
 with setup_tab:  # always drawn: its widgets (the uploaded dataset, the variants) keep their values only while drawn
     render_setup(store)
 # The other tabs read stored runs: each is built only when shown (a tab switch reruns the page).
