@@ -23,6 +23,8 @@ from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
 from scorers.analysis.labels import current_labels, label_history, save_label
 from scorers.catalogue.judge_store import list_judges, save_judge
 from scorers.cli import main
+from scorers.core.pricing import JudgeSpend
+from scorers.runs.judges import judges_used, spend_by_judge
 from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
 from scorers.runs.table import load_run_table
 
@@ -157,6 +159,45 @@ def test_values_orjson_does_not_write_as_json_does_are_stored_as_json_writes_the
     back = store.results(run_id)[0]["analysis"]
     assert math.isnan(back["ratio"]) and (back["big"], back["colour"], back["inf"]) == (2**70, "red", -math.inf)
     assert store.items(run_id)[0]["payload"] == payload
+
+
+def test_the_judges_of_a_run_and_what_each_spent(store: Store):
+    mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
+    local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(4)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge=mini,
+    )
+    usage = {"judge_calls": 1}
+    store.save_result(
+        run_id,
+        0,
+        "gluten-checker",
+        {"status": "scored", "score": 1.0, "judge": mini, "prompt_tokens": 100, "completion_tokens": 10, **usage},
+    )
+    store.save_result(
+        run_id,
+        1,
+        "gluten-checker",
+        {"status": "scored", "score": 1.0, "judge": mini, "prompt_tokens": 200, "completion_tokens": 20, **usage},
+    )
+    store.save_result(
+        run_id,
+        2,
+        "gluten-checker",
+        {"status": "scored", "score": 0.0, "judge": local, "prompt_tokens": 50, "completion_tokens": 5, **usage},
+    )
+    # A cached reply spent nothing: a judge was used, but there is nothing to price.
+    store.save_result(run_id, 3, "gluten-checker", {"status": "scored", "score": 1.0, "judge": local})
+
+    assert judges_used(store, run_id) == [
+        ("gpt-4o-mini", "https://api.openai.com/v1", 2),
+        ("qwen2.5", "http://localhost:11434/v1", 2),
+    ]
+    # gpt-4o-mini: items 0 and 1, 100 + 200 prompt and 10 + 20 completion tokens; qwen2.5: item 2 only.
+    assert spend_by_judge(store, run_id) == [JudgeSpend("gpt-4o-mini", 300, 30, 2), JudgeSpend("qwen2.5", 50, 5, 1)]
 
 
 def test_the_judge_cache(store: Store):
