@@ -1470,6 +1470,9 @@ def _execute(
         store.finish_run(run_id, "cancelled")
         console.note(f"Interrupted. Run {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
         return EXIT_INTERRUPTED
+    except ValueError as exc:  # a cost cap that cannot be kept: refused before the run was claimed
+        progress.close()
+        raise CLIError(str(exc)) from None
     except JudgeError as exc:  # the Batch API's Files or Batches endpoint failed; the batch ids are stored
         progress.close()
         store.finish_run(run_id, "cancelled")

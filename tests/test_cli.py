@@ -502,6 +502,10 @@ def test_the_usage_line_prices_each_outcome_at_its_own_judges_model(env, tmp_pat
         "cost $0.0005 for 2 outcome(s), unknown for 1 outcome judged by qwen2.5 (no list price, and no price set "
         "for it)" in out
     )
+    # A cost cap cannot be kept on this run: the cost of qwen2.5's outcome is unknown. Said so, nothing sent.
+    calls = env.chat_call_count
+    code, _, err = run_cli(capsys, "run", "--resume", run_id, "--max-cost", "1", "--yes")
+    assert code == 2 and "unknown for 1 outcome judged by qwen2.5" in err and env.chat_call_count == calls
     # The run list names both judges' models (most outcomes first), not only the one the run started with.
     code, out, _ = run_cli(capsys, "runs")
     (line,) = [line for line in out.splitlines() if line.startswith(run_id)]

@@ -181,6 +181,48 @@ def test_a_cost_cap_is_never_exceeded_at_a_user_price(fake_openai: FakeOpenAI, s
     assert result.cost_usd == pytest.approx(result.usage.total_tokens * 0.001)
 
 
+def test_a_cost_cap_counts_what_a_resumed_run_spent_at_its_own_judges_price(fake_openai: FakeOpenAI, store):
+    tokens = {"usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+    fake_openai.responder = lambda body: (
+        Reply.server_error(should_retry=False)
+        if "Question 1?" in json.dumps(body)
+        else Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0), **tokens)
+    )
+    first = run_evals(items(2), [alignment(fake_openai, model="openai/gpt-4o")], concurrency=1, store=store)
+    assert first.n_failed == 1  # item 1: a server error, no tokens
+    calls = fake_openai.chat_call_count
+    fake_openai.responder = lambda body: Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0), **tokens)
+
+    # Item 1 retried with gpt-4o-mini under a $0.0034 cap. What the run spent is item 0 at gpt-4o's list price,
+    # (1000 · 2.50 + 100 · 10) / 1e6 = $0.0035: past the cap already, so nothing is sent. (At gpt-4o-mini's
+    # price it would pass for (1000 · 0.15 + 100 · 0.60) / 1e6 = $0.00021, leaving room for the call.)
+    retried = run_evals(
+        [],
+        [alignment(fake_openai, model="openai/gpt-4o-mini", max_tokens=100)],
+        store=store,
+        run_id=first.run_id,
+        retry_failed=True,
+        budget=BudgetCaps(max_cost_usd=0.0034),
+    )
+    assert retried.status == "budget_reached" and fake_openai.chat_call_count == calls
+    assert "($0.0035 spent" in retried.stop_reason
+
+
+def test_a_cost_cap_on_a_run_whose_earlier_judge_has_no_price_is_refused(fake_openai: FakeOpenAI, store):
+    tokens = {"usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+    fake_openai.responder = lambda body: Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0), **tokens)
+    first = run_evals(items(1), [alignment(fake_openai, model="llama3.1")], store=store)
+    with pytest.raises(ValueError, match="unknown for 1 outcome judged by llama3.1"):
+        run_evals(
+            items(1),
+            [alignment(fake_openai, model="openai/gpt-4o-mini")],
+            store=store,
+            run_id=first.run_id,
+            budget=BudgetCaps(max_cost_usd=1.0),
+        )
+    assert store.get_run(first.run_id)["status"] == "completed"  # refused before the run was claimed
+
+
 def test_a_cost_cap_needs_a_known_price(fake_openai: FakeOpenAI):
     with pytest.raises(ValueError, match="a cost cap needs the judge model's price"):
         run_evals(items(2), [alignment(fake_openai)], budget=BudgetCaps(max_cost_usd=1.0))

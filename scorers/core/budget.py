@@ -133,12 +133,41 @@ class Budget:
         self._held_calls = 0
         self._held_tokens = 0
         self._held_cost = 0.0
+        self._earlier: tuple[int, int, float | None] = (0, 0, 0.0)  # prompt, completion tokens, their USD
         self._lock = threading.Lock()
+
+    def count_earlier(self, calls: int, prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> None:
+        """Count what the run spent before (a resumed run's stored outcomes), priced apart.
+
+        Args:
+            calls, prompt_tokens, completion_tokens: what the earlier outcomes spent, >= 0.
+            cost_usd: what they cost, each outcome at the price of its own judge's model
+                (:func:`scorers.core.pricing.run_cost`; a resumed or retried run may hold
+                outcomes of other models than :attr:`price` is for), or None when unknown.
+
+        Raises:
+            ValueError: ``cost_usd`` is None and a cost cap is set.
+        """
+        if cost_usd is None and self.caps.max_cost_usd is not None:
+            raise ValueError("a cost cap needs the cost of what the run spent before, and it is unknown")
+        with self._lock:
+            self.calls += calls
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+            prompt, completion, usd = self._earlier
+            self._earlier = (
+                prompt + prompt_tokens,
+                completion + completion_tokens,
+                None if usd is None or cost_usd is None else usd + cost_usd,
+            )
 
     @property
     def cost_usd(self) -> float | None:
-        """USD spent so far, or None without a price."""
-        return self.price.cost(self.prompt_tokens, self.completion_tokens) if self.price else None
+        """USD spent so far (earlier outcomes at their own judges' prices), or None without a price or when unknown."""
+        prompt, completion, earlier = self._earlier
+        if self.price is None or earlier is None:
+            return None
+        return earlier + self.price.cost(self.prompt_tokens - prompt, self.completion_tokens - completion)
 
     def reserve(self, prompt_bound: int, max_reply_tokens: int | None) -> _Ticket:
         """Hold what one request may spend, or raise :class:`BudgetReached` if it could pass a cap.

@@ -33,6 +33,7 @@ from scorers.core.errors import (
 )
 from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
 from scorers.core.pricing import JudgeSpend, Price, RunCost, cost_usd, estimate_tokens, price_for, run_cost
+from scorers.runs.judges import spend_by_judge
 from scorers.runs.scoring_process import (
     CHUNK_ITEMS,
     CHUNKS_IN_FLIGHT,
@@ -742,7 +743,7 @@ def run_evals(
         preflight: score the first item alone before the others (only when a scorer uses a judge).
         max_consecutive_failures: K >= 1, or None to never pause.
         budget: caps on judge calls, tokens and cost for the whole run (a resumed run
-            counts what its stored outcomes spent), or None.
+            counts what its stored outcomes spent, each at its own judge's price), or None.
         price: the judge's price per million tokens, overriding the list price (for
             the cost cap and :attr:`EvalRunResult.cost_usd`).
 
@@ -751,7 +752,8 @@ def run_evals(
 
     Raises:
         ValueError: concurrency < 1, max_consecutive_failures < 1, duplicate scorer ids,
-            ``run_id`` without ``store``, or a cost cap for a model without a price.
+            ``run_id`` without ``store``, a cost cap for a model without a price, or a cost cap
+            on a resumed run whose earlier outcomes were judged by a model without a price.
         KeyError: ``run_id`` is not in the store.
     """
     if concurrency < 1:
@@ -765,6 +767,16 @@ def run_evals(
     if budget is not None and budget.any:
         model_price = price_for(judge_model, price) if judge_model else price
         guard = budgets.Budget(budget, price=model_price)  # ValueError: a cost cap without a price
+    earlier_cost: float | None = 0.0
+    if guard is not None and run_id is not None and store is not None:
+        # What the run spent before, each outcome at its own judge's price (a resume may change the judge),
+        # checked before the run is claimed: a cost cap cannot be kept when that is unknown.
+        earlier = run_cost(spend_by_judge(store, run_id), price=price, priced_model=judge_model)
+        if earlier.unpriced and budget.max_cost_usd is not None:
+            raise ValueError(
+                f"a cost cap needs the cost of what the run spent before, and it is {earlier.unknown_text()}"
+            )
+        earlier_cost = earlier.total_usd
     # A new run large enough for the worker process starts it first: its start-up (mostly imports)
     # overlaps the recording of the run and its items.
     packed = packed_scorers(scorers, len(data)) if run_id is None and isinstance(data, Sized) else None
@@ -786,12 +798,8 @@ def run_evals(
         if child is not None:
             child.close()
         raise
-    # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
-    # every attempt, as the runner's own retries do), so the run's spend adds up across retries.
     if guard is not None:  # a budget is for the whole run: what was spent before counts
-        guard.calls += spent.calls
-        guard.prompt_tokens += spent.prompt_tokens
-        guard.completion_tokens += spent.completion_tokens
+        guard.count_earlier(spent.calls, spent.prompt_tokens, spent.completion_tokens, earlier_cost)
 
     lock = threading.Lock()
     halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
@@ -810,6 +818,8 @@ def run_evals(
 
     def record(outcome: ItemOutcome) -> bool:
         key = (outcome.item_index, outcome.scorer_id)
+        # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
+        # every attempt, as the runner's own retries do), so the run's spend adds up across retries.
         if key in retried_spend:
             outcome = dataclasses.replace(outcome, usage=outcome.usage + retried_spend[key])
         with lock:
