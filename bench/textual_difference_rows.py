@@ -11,7 +11,8 @@ that its peak memory is its own:
 * ``plain loop``: ``[scorer.run(payload) for payload in payloads]``, the baseline;
 * ``run_evals`` at concurrency 1 and at the default concurrency 8 (no store);
 * ``run_evals`` at concurrency 8 writing to a SQLite store in a temporary file (the CLI
-  and dashboard path; the target is within 1.5x of the plain loop).
+  and dashboard path; the target is within 1.5x of the plain loop), and the same kept in the
+  run's thread (the path before the worker process, for comparison under the same load).
 
 For each the script prints where the items were scored (``scored in``: a large run of
 CPU-bound scorers is scored in a worker process, :mod:`scorers.runs.scoring_process`, else in
@@ -43,15 +44,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from scorers import EvalItem, ScoreStatus, Store, create_textual_difference_scorer, run_evals  # noqa: E402
-from scorers.runs.scoring_process import packed_scorers  # noqa: E402
+from scorers.runs import scoring_process  # noqa: E402
 
 SEED = 20250101
 TEXT_CHARS = 500
 VARIANTS = (
-    ("plain loop", None, False),
-    ("run_evals, concurrency 1", 1, False),
-    ("run_evals, concurrency 8", 8, False),
-    ("run_evals, concurrency 8, SQLite store", 8, True),
+    ("plain loop", None, False, False),
+    ("run_evals, concurrency 1", 1, False, False),
+    ("run_evals, concurrency 8", 8, False, False),
+    ("run_evals, concurrency 8, SQLite store", 8, True, False),
+    ("the same, in a thread", 8, True, True),
 )
 
 
@@ -106,8 +108,10 @@ def cpu_seconds() -> float:
     return total
 
 
-def child(rows: int, concurrency: int | None, with_store: bool) -> None:
+def child(rows: int, concurrency: int | None, with_store: bool, in_thread: bool) -> None:
     """Score the rows one way and print one JSON line with the measurements."""
+    if in_thread:  # the run's own thread whatever its size: the path before the worker process
+        scoring_process.PROCESS_MIN_ITEMS = rows + 1
     payloads = make_rows(rows)
     scorer = create_textual_difference_scorer()
     scorer.run(payloads[0])  # import and warm-up outside the timing
@@ -121,7 +125,7 @@ def child(rows: int, concurrency: int | None, with_store: bool) -> None:
         scores = [r.score for r in results]
     else:
         items = [EvalItem(f"row-{i}", payload) for i, payload in enumerate(payloads)]
-        path = "worker process" if packed_scorers([scorer], rows) is not None else "thread"
+        path = "worker process" if scoring_process.packed_scorers([scorer], rows) is not None else "thread"
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(Path(tmp) / "bench.db") if with_store else None
             started = time.perf_counter()
@@ -156,9 +160,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)  # -1: plain loop
     parser.add_argument("--store", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--thread", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.rows, None if args.child < 0 else args.child, args.store)
+        child(args.rows, None if args.child < 0 else args.child, args.store, args.thread)
         return
 
     print(f"rows: {args.rows:,} pairs of ~{TEXT_CHARS} characters (seed {SEED}), 1-3 word edits each")
@@ -180,7 +185,7 @@ def main() -> None:
     table = [header]
     baseline = baseline_cpu = baseline_process = None
     sums = set()
-    for name, concurrency, with_store in VARIANTS:
+    for name, concurrency, with_store, in_thread in VARIANTS:
         process_started = time.perf_counter()
         out = subprocess.run(
             [
@@ -191,6 +196,7 @@ def main() -> None:
                 "--child",
                 str(-1 if concurrency is None else concurrency),
                 *(["--store"] if with_store else []),
+                *(["--thread"] if in_thread else []),
             ],
             check=True,
             capture_output=True,

@@ -35,17 +35,25 @@ from typing import TYPE_CHECKING, Any
 
 from scorers.core.errors import ScorerError
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: runs are scored in a thread there (packed_scorers)
+    fcntl = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from scorers.core.base import Scorer
     from scorers.runs.runner import ItemOutcome
 
-PROCESS_MIN_ITEMS = 3000
-"""Items to score, at least, for a run to use the child process (fewer are scored in a thread)."""
+PROCESS_MIN_ITEMS = 50_000
+"""Items to score, at least, for a run to use the child process (fewer are scored in a thread). On
+this project's shared 2-core machine (load 3.5-5) a 20,000-item textual-difference run with the
+SQLite store still took 1.1-1.3x as long in the child as in a thread (docs/scaling.md §2): the
+child's start-up and the pickling both ways cost CPU that only a free second core pays back."""
 
-CHUNK_ITEMS = 500
+CHUNK_ITEMS = 200
 """Items sent to the child at a time; :data:`CHUNKS_IN_FLIGHT` chunks are sent ahead so it never waits."""
 
-CHUNKS_IN_FLIGHT = 2
+CHUNKS_IN_FLIGHT = 3
 
 Chunk = list[tuple[int, str, dict[str, Any], tuple[int, ...]]]
 """What the child scores: ``(item_index, item_id, payload, positions of the scorers to run)`` per item."""
@@ -110,6 +118,8 @@ class ScoringProcess:
             stdout=subprocess.PIPE,
             pass_fds=(self._map_file.fileno(),),
         )
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            _widen(pipe.fileno())
         self._results: queue.SimpleQueue[Outcomes | None] = queue.SimpleQueue()
         self._reader = threading.Thread(target=self._read, name="scoring_process_reader", daemon=True)
         self._reader.start()
@@ -177,6 +187,23 @@ class ScoringProcess:
         self._shared.release()
         self._map.close()
         self._map_file.close()
+
+
+PIPE_BYTES = 1 << 20
+"""Capacity asked for each pipe to the child (Linux; the default is 64 kB): a chunk of a few hundred items
+of about 1 kB each is written at once, without waiting for the child's reader thread to take the GIL from
+its scoring, 64 kB at a time (that wait made a chunk take 15-200 ms to send)."""
+
+
+def _widen(fd: int) -> None:
+    """Ask for a :data:`PIPE_BYTES` pipe where the system allows it (it stays as it is otherwise)."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is None:
+        return
+    try:
+        fcntl.fcntl(fd, set_size, PIPE_BYTES)
+    except OSError:  # above /proc/sys/fs/pipe-max-size for an unprivileged user
+        pass
 
 
 def _how_it_ended(returncode: int) -> str:
