@@ -499,8 +499,14 @@ def dimension_label(name: str) -> str:
     return " · ".join(parts)
 
 
-def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def runs_table(
+    runs: Sequence[Mapping[str, Any]], judge_models: Mapping[str, Sequence[str]] | None = None
+) -> pd.DataFrame:
     """The History list: one row per stored run (as :meth:`scorers.Store.list_runs` returns them).
+
+    ``judge_models`` maps a run id to the judge models its outcomes were made by, most outcomes
+    first (:func:`scorers.runs.judges.judge_models_by_run`): a resumed or retried run may have
+    several. A run not in it shows the judge it started with.
 
     Columns: ``id``, ``created`` (UTC, ``YYYY-MM-DD HH:MM``), ``name``, ``status``, one
     ``mean: <scorer id>`` column per scorer found in any run, one per comparison target for a
@@ -535,7 +541,9 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "name": run["name"],
             "dataset": run["dataset_name"],
             "scorers": ", ".join(s.get("name") or s["id"] for s in run.get("scorers") or []),
-            "judge model": (run.get("judge") or {}).get("model") or "—",
+            "judge model": ", ".join((judge_models or {}).get(run["id"]) or [])
+            or (run.get("judge") or {}).get("model")
+            or "—",
             "items": run["n_items"],
             "scored": scored,
             "not scored": failed,

@@ -7,8 +7,10 @@ import streamlit as st
 from dashboard.batch import runs_table
 from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
+from dashboard.run_explorer import per_store_version
 from dashboard.run_view import get_store, render_job_panel, render_run
 from scorers.runs import jobs
+from scorers.runs.judges import judge_models_by_run
 
 OPEN_KEY = "history_open"
 
@@ -36,7 +38,8 @@ if not runs:
     st.info("No runs yet. Score a dataset on the Batch page; its run appears here.")
     st.stop()
 
-table = runs_table(runs)
+# The judge models of every run, read from all outcomes: once per version of them, not each rerun.
+table = runs_table(runs, per_store_version(store, "judge models", lambda: judge_models_by_run(store)))
 st.dataframe(
     table.drop(columns=["id"]),
     hide_index=True,
