@@ -404,12 +404,17 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
         note.info(f"Chart selection: {md_escape(chart['label'])}.")
         clear.button("Clear chart filter", key=f"{key}_chart_clear", on_click=_clear_chart_filter, args=(key,))
 
-    sort_columns = ["score", *[c for columns in table.dimensions.values() for c in columns]]
+    # Named as the filter, the charts and the dimension table name them ("Textual difference · Confidence").
+    sort_labels = {None: "item order", "score": "Score"} | {
+        column: f"{names.get(sid, sid)} · {dimension_label(column.split('.', 1)[1])}"
+        for sid, columns in table.dimensions.items()
+        for column in columns
+    }
     s1, s2, s3 = st.columns([3, 2, 2])
     sort_by = s1.selectbox(
         "Sort by",
-        [None, *sort_columns],
-        format_func=lambda c: "item order" if c is None else c,
+        list(sort_labels),
+        format_func=sort_labels.__getitem__,
         key=f"{key}_sort",
         help="Any score or dimension score; rows without one go last.",
     )

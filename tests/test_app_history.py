@@ -140,6 +140,13 @@ def test_rows_page_sort_by_a_dimension_and_a_chart_selection(open_page, studio_d
     at.number_input(key=f"{key}_page").set_value(2).run()
     rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
     assert rows["item_id"].tolist() == [f"row{n}" for n in range(50, 60)]
+    # The sort box names the scorer and dimension as the charts do, not the column behind them.
+    assert at.selectbox(key=f"{key}_sort").options == [
+        "item order",
+        "Score",
+        "Textual difference · Ratio",
+        "Textual difference · Confidence",
+    ]
     at.selectbox(key=f"{key}_sort").set_value("textual_difference.confidence").run()
     at.toggle(key=f"{key}_sort_desc").set_value(True).run()
     at.number_input(key=f"{key}_page").set_value(1).run()
