@@ -22,14 +22,17 @@ from scorers import (
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
 from scorers.core.judge import check_settings
+from scorers.core.pricing import run_cost
 from scorers.runs import jobs
-from scorers.runs.judges import judges_used
+from scorers.runs.judges import judges_used, spend_by_judge
+from scorers.runs.runner import judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
 
 from .batch import (
     DEFAULT_CONCURRENCY,
     resume_settings,
+    run_limits,
     scorers_for_run,
     start_batch_job,
     stored_scorer_options,
@@ -87,6 +90,39 @@ def check_judges(scorers: list[Any]) -> str | None:
         except ScorerError as exc:
             return f"{scorer.name}: {exc}"
     return None
+
+
+def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> str | None:
+    """Why the run's cost cap cannot be kept on a resume or retry with ``scorers``, or None.
+
+    As :func:`scorers.run_evals` checks it (and refuses the run): the cap counts what the run
+    spent before at each outcome's own judge's price, so it cannot be kept when an earlier
+    judge's model has no price (no list price, and the run's price is for ``scorers``' judge only).
+
+    Args:
+        store: the database holding the run.
+        run: the stored run (:meth:`~scorers.Store.get_run`), its ``config`` holding the caps and price.
+        scorers: the scorers the run would continue with (their judge is the one the run's price is for).
+
+    Returns:
+        What to say on the page (what, why, and what the user can do), or None when the run has no
+        cost cap or every earlier outcome's model has a price.
+    """
+    limits = run_limits(run)
+    cap = limits["budget"].max_cost_usd
+    if cap is None:
+        return None
+    earlier = run_cost(spend_by_judge(store, run["id"]), price=limits["price"], priced_model=judge_model_of(scorers))
+    if not earlier.unpriced:
+        return None
+    models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
+    return (
+        f"Not started: this run has a cost cap of ${cap:,.2f}, and the cost of what it spent before is "
+        f"{earlier.unknown_text()}, so the cap cannot be kept and the run would be refused. To continue it, it needs "
+        f"a price for {models}, or no cost cap. A stored run keeps the cap and the price it was started with (the "
+        "price is for its own judge model only) and this page cannot change them: score the dataset again in a new "
+        "run on Batch, with a price set for that model or without the cap."
+    )
 
 
 def start_job(
@@ -346,6 +382,9 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
     problem = check_judges(scorers)
     if problem:
         st.error(problem)
+        return
+    if problem := cost_cap_problem(store, run, scorers):  # run_evals would refuse it: the job would fail
+        st.error(md_escape(problem))
         return
     try:
         start_job(

@@ -448,6 +448,41 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     assert fake_judge.last_api_key() == "test-key"
 
 
+def test_resume_with_a_cost_cap_is_not_started_when_an_earlier_judge_has_no_price(
+    open_page, studio_db: Path, fake_judge: FakeOpenAI
+):
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(2)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge={"model": "gpt-4o-mini", "baseUrl": fake_judge.base_url},
+        config={"budget": {"max_cost_usd": 0.5}},
+    )
+    # Item 0 was judged by a local model (a retry with the sidebar's judge): qwen2.5 has no list price and
+    # the run's price (none here) would be for its own judge only, so what the run spent is unknown.
+    usage = {"promptTokens": 300, "completionTokens": 30, "calls": 1}
+    local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1", "parameters": {}, "usage": usage}
+    record = {"status": "scored", "score": 1.0, "analysis": {"isGlutenFree": True, "glutenSources": []}}
+    record |= {"judge": local, "prompt_tokens": 300, "completion_tokens": 30, "judge_calls": 1}
+    store.save_result(run_id, 0, "gluten-checker", record)
+    store.finish_run(run_id, "cancelled")
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    at.button(key=f"history_{run_id}_resume").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert error.startswith(
+        "Not started: this run has a cost cap of \\$0.50, and the cost of what it spent before is unknown for "
+        "1 outcome judged by qwen2.5 (no list price, and no price set for it), so the cap cannot be kept"
+    )
+    assert "a price for qwen2.5, or no cost cap" in error
+    assert "job_batch" not in at.session_state and jobs.running_for(jobs.run_key(run_id)) is None
+    assert fake_judge.chat_call_count == 0
+    assert history_table(at)["status"].tolist() == ["cancelled"]
+
+
 def test_a_run_link_opens_the_run_on_history_batch_and_review(open_page, studio_db: Path):
     # Two runs: the link names the older one, which no page would show first.
     linked = stored_td_run(studio_db, [("abc", "abc")], "linked.csv")
