@@ -11,7 +11,6 @@ are therefore the same operation, and a Streamlit rerun never scores anything ag
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -67,7 +66,6 @@ ROLE_LABELS: dict[str, str] = {
 }
 """Dataset roles (``scorers.runs.datasets.ROLES``) and their labels on the page."""
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_ITEM_TIMEOUT_S = 180.0
@@ -482,21 +480,6 @@ def truncate(text: Any, limit: int = 120) -> Any:
         return text
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def dimension_label(name: str) -> str:
-    """A readable label for a key of a scorer's ``dimension_scores``: camelCase split into words, dots as " · ".
-
-    >>> dimension_label("user.intentAlignment")
-    'User · Intent alignment'
-    >>> dimension_label("ratio")
-    'Ratio'
-    """
-    parts = []
-    for part in name.split("."):
-        words = _CAMEL.sub(" ", part).replace("_", " ").lower()
-        parts.append(words[:1].upper() + words[1:])
-    return " · ".join(parts)
 
 
 def runs_table(

@@ -23,9 +23,9 @@ from scorers.analysis.compare import StoredRun, read_stored_run
 from scorers.core.pricing import Price, RunCost, run_cost
 from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
 from scorers.runs.judges import spend_by_judge
-from scorers.runs.table import RunTable, load_outcomes, load_run_table
+from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
-from .batch import dimension_label, truncate
+from .batch import truncate
 from .distributions import (
     dimension_distribution,
     dimension_heatmap,

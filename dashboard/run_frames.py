@@ -14,9 +14,9 @@ from typing import Any
 import pandas as pd
 
 from scorers import ScoreStatus
-from scorers.runs.table import TEXT_FIELDS, RunTable
+from scorers.runs.table import TEXT_FIELDS, RunTable, dimension_label
 
-from .batch import dimension_label, truncate
+from .batch import truncate
 
 PAGE_SIZE = 50
 """Rows of the rows table on one page."""
@@ -101,7 +101,7 @@ def dimension_aggregates(table: RunTable, names: Mapping[str, str] | None = None
 
     Returns:
         Columns ``scorer`` (display name), ``dimension`` (a label, see
-        :func:`dashboard.batch.dimension_label`), ``column`` (the flat column name,
+        :func:`scorers.runs.table.dimension_label`), ``column`` (the flat column name,
         e.g. ``prompt_alignment.user.intentAlignment``), the statistics and ``n scored``.
     """
     rows = []

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import threading
 import warnings
 from collections import OrderedDict
@@ -40,7 +39,7 @@ from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
 from scorers.runs.runner import EvalItem, EvalRunResult, load_run
 from scorers.runs.store import Store
-from scorers.runs.table import RunTable, dimension_column, load_run_table, stored_scorer_options
+from scorers.runs.table import RunTable, dimension_column, dimension_label, load_run_table, stored_scorer_options
 
 MIN_WILCOXON_PAIRS = 6
 """Fewest non-zero differences for which :func:`paired` reports a Wilcoxon p-value.
@@ -54,8 +53,6 @@ SIGNIFICANCE = 0.05
 
 TIE_TOLERANCE = 1e-9
 """Two scores closer than this count as a tie (float noise is not a win)."""
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def bootstrap_ci(
@@ -523,19 +520,6 @@ def _paired_statistics(
         pair_ids=tuple(pairs["pair_id"].tolist()),
         **common,
     )
-
-
-def dimension_label(name: str) -> str:
-    """A readable label for a dimension name: camelCase split into words, dots as " · ".
-
-    >>> dimension_label("user.intentAlignment")
-    'User · Intent alignment'
-    """
-    parts = []
-    for part in name.split("."):
-        words = _CAMEL.sub(" ", part).replace("_", " ").lower()
-        parts.append(words[:1].upper() + words[1:])
-    return " · ".join(parts)
 
 
 def _generic_dimensions(analysis: Mapping[str, Any]) -> dict[str, float]:

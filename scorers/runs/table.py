@@ -21,6 +21,7 @@ Typical use::
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from scorers.core.errors import ScoreStatus
 from scorers.runs.export import item_texts
 from scorers.runs.runner import RESULT_COLUMNS, EvalItem, ItemOutcome, outcome_from_record
 from scorers.runs.store import Store
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 TEXT_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth")
 """The item texts :meth:`RunTable.texts` reads (see :func:`scorers.runs.export.item_texts`)."""
@@ -57,6 +60,19 @@ def dimension_column(scorer_id: str, dimension: str) -> str:
     'prompt_alignment.user.intentAlignment'
     """
     return f"{scorer_id.replace('-', '_')}.{dimension}"
+
+
+def dimension_label(name: str) -> str:
+    """A readable label for a dimension name (a key of a scorer's ``dimension_scores``): camelCase split into words, dots as " · ".
+
+    >>> dimension_label("user.intentAlignment")
+    'User · Intent alignment'
+    """
+    parts = []
+    for part in name.split("."):
+        words = _CAMEL.sub(" ", part).replace("_", " ").lower()
+        parts.append(words[:1].upper() + words[1:])
+    return " · ".join(parts)
 
 
 @dataclass(frozen=True)
