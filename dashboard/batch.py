@@ -482,20 +482,14 @@ def truncate(text: Any, limit: int = 120) -> Any:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def runs_table(
-    runs: Sequence[Mapping[str, Any]], judge_models: Mapping[str, Sequence[str]] | None = None
-) -> pd.DataFrame:
+def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The History list: one row per stored run (as :meth:`scorers.Store.list_runs` returns them).
-
-    ``judge_models`` maps a run id to the judge models its outcomes were made by, most outcomes
-    first (:func:`scorers.runs.judges.judge_models_by_run`): a resumed or retried run may have
-    several. A run not in it shows the judge it started with.
 
     Columns: ``id``, ``created`` (UTC, ``YYYY-MM-DD HH:MM``), ``name``, ``status``, one
     ``mean: <scorer id>`` column per scorer found in any run, one per comparison target for a
     scorer that has one (``mean: textual-difference (vs input)``; NaN when the run has no such
     scorer or nothing scored), ``scored``, ``not scored``, ``pending`` (outcomes),
-    ``items``, ``dataset``, ``scorers`` and ``judge model``.
+    ``items``, ``dataset``, ``scorers`` and ``first judge`` (the model of the judge the run started with; a run resumed or retried with another judge names every judge in its own view).
 
     ``status`` is the stored one (a :class:`~scorers.RunStatus` value): it is kept true
     while the run is scored, and a run left ``running`` by a process that died is marked
@@ -524,9 +518,7 @@ def runs_table(
             "name": run["name"],
             "dataset": run["dataset_name"],
             "scorers": ", ".join(s.get("name") or s["id"] for s in run.get("scorers") or []),
-            "judge model": ", ".join((judge_models or {}).get(run["id"]) or [])
-            or (run.get("judge") or {}).get("model")
-            or "—",
+            "first judge": (run.get("judge") or {}).get("model") or "—",
             "items": run["n_items"],
             "scored": scored,
             "not scored": failed,
@@ -550,6 +542,6 @@ def runs_table(
         "items",
         "dataset",
         "scorers",
-        "judge model",
+        "first judge",
     ]
     return pd.DataFrame(rows, columns=columns)

@@ -84,15 +84,6 @@ def per_version(store: Store, what: str, run_ids: tuple[str, ...], build: Callab
     return _per_version(store.display_name, what, versions, build)
 
 
-def per_store_version(store: Store, what: str, build: Callable[[], Any]) -> Any:
-    """``build()`` once per (database, ``what``, the version of every run's outcomes) in this process.
-
-    As :func:`per_version` for a value read from all runs (History's list), checked with one
-    query (:meth:`~scorers.Store.results_version` of every run) instead of one per run.
-    """
-    return _per_version(store.display_name, what, (("", store.results_version(None)),), build)
-
-
 def stored_run(store: Store, run_id: str) -> StoredRun:
     """:func:`scorers.analysis.compare.read_stored_run` once per version of the run's outcomes (:func:`per_version`).
 

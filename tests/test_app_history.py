@@ -67,7 +67,7 @@ def test_runs_are_listed_with_their_means_and_counts(open_page, studio_db: Path)
     assert table["scored"].tolist() == [1, 2]
     assert table["not scored"].tolist() == [0, 0]
     assert table["mean: textual-difference"].tolist() == pytest.approx([0.0, 0.875])
-    assert table["judge model"].tolist() == ["—", "—"]
+    assert table["first judge"].tolist() == ["—", "—"]
     assert at.selectbox(key="history_pick").value == second
     assert [o.rsplit(" · ", 1)[1] for o in at.selectbox(key="history_pick").options] == [second, first]
 
@@ -266,47 +266,6 @@ def test_a_run_retried_with_another_judge_names_each_judge_and_its_outcomes(open
     assert caption.endswith(
         "· judges: qwen2.5 at http://localhost:11434/v1 (2 outcomes), gpt-4o-mini at https://api.openai.com/v1 (1 outcome)"
     )
-
-
-def test_the_run_list_names_every_judge_model_of_a_run_most_outcomes_first(open_page, studio_db: Path, monkeypatch):
-    from scorers.runs import judges
-
-    reads: list[int] = []  # the grouped query over every run's outcomes: once per version of them
-    models_by_run = judges.judge_models_by_run
-    monkeypatch.setattr(judges, "judge_models_by_run", lambda store: reads.append(1) or models_by_run(store))
-    stored_td_run(studio_db, [("abc", "abc")])
-    store = Store(studio_db)
-    mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
-    big = {"model": "gpt-4o", "baseUrl": "https://api.openai.com/v1"}
-    local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1"}
-    items = [(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(4)]
-    scorers = [{"id": "gluten-checker", "name": "Gluten checker", "options": {}}]
-    retried = store.create_run(dataset_name="judged.csv", items=items, scorers=scorers, judge=mini)
-    analysis = {"isGlutenFree": True, "glutenSources": []}
-    scored = {"status": "scored", "score": 1.0, "analysis": analysis}
-    # Started with gpt-4o-mini (1 outcome), retried with gpt-4o (2 outcomes): gpt-4o first.
-    for index, judge in ((0, mini), (1, big), (2, big)):
-        store.save_result(retried, index, "gluten-checker", dict(scored, judge=judge))
-    # Not scored for its input: no judge was asked, so qwen2.5 is not one of the run's judges.
-    store.save_result(retried, 3, "gluten-checker", {"status": "missing_input", "error": "no output", "judge": local})
-    store.create_run(dataset_name="judged.csv", items=items, scorers=scorers, judge=mini)
-    at = open_page("history")
-    assert not at.exception
-    # Newest first: the untouched run, the retried one, the code-scorer run.
-    assert list(history_table(at)["judge model"]) == [
-        "gpt-4o-mini",  # nothing judged yet: the judge it started with
-        "gpt-4o, gpt-4o-mini",
-        "—",  # a code-based scorer has no judge
-    ]
-    at.run()
-    assert len(reads) == 1  # a rerun without a new outcome reads them again from the cache
-
-    # Item 3 scored by qwen2.5: 2 outcomes of gpt-4o, then 1 each of gpt-4o-mini and qwen2.5 (ties by name).
-    store.save_result(retried, 3, "gluten-checker", dict(scored, judge=local))
-    store.close()
-    at.run()
-    assert history_table(at)["judge model"].tolist()[1] == "gpt-4o, gpt-4o-mini, qwen2.5"
-    assert len(reads) == 2
 
 
 def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_judge(open_page, studio_db: Path):

@@ -7,10 +7,8 @@ import streamlit as st
 from dashboard.batch import runs_table
 from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
-from dashboard.run_explorer import per_store_version
 from dashboard.run_view import get_store, render_job_panel, render_run
 from scorers.runs import jobs
-from scorers.runs.judges import judge_models_by_run
 
 OPEN_KEY = "history_open"
 
@@ -38,13 +36,18 @@ if not runs:
     st.info("No runs yet. Score a dataset on the Batch page; its run appears here.")
     st.stop()
 
-# The judge models of every run, read from all outcomes: once per version of them, not each rerun.
-table = runs_table(runs, per_store_version(store, "judge models", lambda: judge_models_by_run(store)))
+table = runs_table(runs)
 st.dataframe(
     table.drop(columns=["id"]),
     hide_index=True,
     key="history_table",
-    column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns if c.startswith("mean:")},
+    column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns if c.startswith("mean:")}
+    | {
+        "first judge": st.column_config.TextColumn(
+            help="The judge model the run started with. A run resumed or retried with another judge names "
+            "every judge, with its outcomes, when opened."
+        )
+    },
 )
 st.caption(
     'Means count scored outcomes only; "not scored" counts the outcomes without a score (a judge '

@@ -39,27 +39,6 @@ def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows if r[0] is not None]
 
 
-def judge_models_by_run(store: Store) -> dict[str, list[str]]:
-    """Every run's judge models, most outcomes first (then by name), in one grouped query over all runs.
-
-    Counts the outcomes :func:`judges_used` counts (a judge was asked), per model whatever its endpoint.
-
-    Returns:
-        run id → its judge models; a run without such an outcome (code-based scorers only,
-        nothing scored yet) is absent.
-    """
-    rows = store.query(
-        f"SELECT run_id, {JUDGE_MODEL_SQL[store.dialect]}, COUNT(*) FROM results WHERE judge IS NOT NULL"
-        " AND status NOT IN (?, ?) GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2",
-        (ScoreStatus.MISSING_INPUT.value, ScoreStatus.INVALID_INPUT.value),
-    )
-    models: dict[str, list[str]] = {}
-    for run_id, model, _ in rows:
-        if model is not None:
-            models.setdefault(str(run_id), []).append(str(model))
-    return models
-
-
 def spend_by_judge(store: Store, run_id: str) -> list[JudgeSpend]:
     """What a run's outcomes spent, per the judge model each records (its ``judge`` JSON's ``model``).
 

@@ -741,8 +741,8 @@ class Store:
         """How many outcomes of the run are stored (a cheap version stamp of its results)."""
         return self.query(sa.select(sa.func.count()).select_from(RESULTS).where(RESULTS.c.run_id == run_id))[0][0]
 
-    def results_version(self, run_id: str | None) -> tuple[int, int, float | None, str | None]:
-        """A version stamp of the run's stored outcomes (with ``run_id`` None: of every run's), for caches.
+    def results_version(self, run_id: str) -> tuple[int, int, float | None, str | None]:
+        """A version stamp of the run's stored outcomes, for caches.
 
         Returns:
             (how many, how many scored, the sum of their scores, the latest write). Unlike
@@ -750,8 +750,10 @@ class Store:
             another status or score (a retry that scores a failed item), or in a later second.
         """
         scored = sa.func.count(sa.case((RESULTS.c.status == "scored", 1)))
-        query = sa.select(sa.func.count(), scored, sa.func.sum(RESULTS.c.score), sa.func.max(RESULTS.c.finished_at))
-        row = self.query(query if run_id is None else query.where(RESULTS.c.run_id == run_id))[0]
+        query = sa.select(
+            sa.func.count(), scored, sa.func.sum(RESULTS.c.score), sa.func.max(RESULTS.c.finished_at)
+        ).where(RESULTS.c.run_id == run_id)
+        row = self.query(query)[0]
         return int(row[0]), int(row[1]), None if row[2] is None else float(row[2]), row[3]
 
     def read_chunks(self, sql: str, params: Sequence[Any] = (), size: int = 2000) -> Iterator[list[Record]]:
