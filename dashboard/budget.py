@@ -29,8 +29,9 @@ def budget_form(prefix: str) -> tuple[BudgetCaps, Price | None]:
     tokens = c2.number_input(
         "Max total tokens (0: no cap)", min_value=0, step=10_000, key=f"{prefix}_max_tokens", **SESSION
     )
+    # "%g" shows the cap as typed (sprintf.js prints the number in full): 0.004, never "0.00", which reads as no cap.
     cost = c3.number_input(
-        "Max cost in USD (0: no cap)", min_value=0.0, step=1.0, format="%.2f", key=f"{prefix}_max_cost", **SESSION
+        "Max cost in USD (0: no cap)", min_value=0.0, step=1.0, format="%g", key=f"{prefix}_max_cost", **SESSION
     )
     st.caption(CAP_RULE)
     p1, p2 = st.columns(2)

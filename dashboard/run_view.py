@@ -22,7 +22,7 @@ from scorers import (
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
 from scorers.core.judge import check_settings
-from scorers.core.pricing import run_cost
+from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
 from scorers.runs.judges import judges_used, spend_by_judge
 from scorers.runs.runner import judge_model_of
@@ -117,7 +117,7 @@ def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> s
         return None
     models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
     return (
-        f"Not started: this run has a cost cap of ${cap:,.2f}, and the cost of what it spent before is "
+        f"Not started: this run has a cost cap of {usd_text(cap)}, and the cost of what it spent before is "
         f"{earlier.unknown_text()}, so the cap cannot be kept and the run would be refused. To continue it, it needs "
         f"a price for {models}, or no cost cap. A stored run keeps the cap and the price it was started with (the "
         "price is for its own judge model only) and this page cannot change them: score the dataset again in a new "

@@ -154,3 +154,15 @@ def test_long_responses_are_truncated_and_recorded(judge: FakeOpenAI, open_page,
     assert store.get_run(run_id)["config"]["truncated"] == {"b": 50}
     assert store.items(run_id)[1]["payload"]["output"] == {"text": "x" * 10}
     store.close()
+
+
+def test_a_cost_cap_below_a_cent_is_shown_with_its_digits(open_page):
+    at = open_page("batch")
+    prepare(at, 2)
+    field = at.number_input(key="batch_max_cost")
+    field.set_value(0.004).run()
+    assert not at.exception
+    field = at.number_input(key="batch_max_cost")
+    # The page formats the value printf-style (sprintf.js in the browser, which prints %g's number as typed);
+    # with "%.2f" a $0.004 cap read "0.00", the field's "no cap".
+    assert field.value == 0.004 and field.proto.format % field.value == "0.004"

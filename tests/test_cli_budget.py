@@ -97,6 +97,14 @@ def test_max_cost_needs_a_price_for_an_unknown_model(env: FakeOpenAI, tmp_path, 
     assert 0 < spent * 0.001 <= 6.0
 
 
+def test_a_cost_cap_below_a_cent_is_printed_with_its_digits(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 1)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "1,1"]
+    code, out, err = run_cli(capsys, *argv, "--max-cost", "0.001")
+    # $0.001 is one thousandth of a dollar: "$0.00" would read as nothing allowed.
+    assert "Budget: at most $0.001 for the whole run." in out + err
+
+
 def test_context_and_tool_call_columns(env: FakeOpenAI, tmp_path, capsys):
     path = tmp_path / "ctx.jsonl"
     row = {

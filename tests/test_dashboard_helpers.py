@@ -148,3 +148,18 @@ def test_the_preloaded_components_are_streamlits_modules():
     script = preload_script(chunks)
     assert all(json.dumps(c) in script for c in chunks)
     assert preload_script([]) == ""
+
+
+def test_usd_text_keeps_the_digits_of_a_small_sum():
+    from scorers.core.budget import BudgetCaps
+    from scorers.core.pricing import usd_text
+
+    # At least 2 decimals (cents), more only when the sum has them.
+    assert [usd_text(v) for v in (0.004, 0.5, 12.0, 1234.5, 0.00012345)] == [
+        "$0.004",
+        "$0.50",
+        "$12.00",
+        "$1,234.50",
+        "$0.00012345",
+    ]
+    assert BudgetCaps(max_judge_calls=100, max_cost_usd=0.004).describe() == "at most 100 judge calls, $0.004"

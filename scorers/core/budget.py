@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scorers.core.pricing import Price
+from scorers.core.pricing import Price, usd_text
 
 ASSUMED_MAX_REPLY_TOKENS = 4096
 """Tokens a judge reply is assumed to take at most when the judge has no ``max_tokens``."""
@@ -75,14 +75,14 @@ class BudgetCaps:
         return cls(data.get("max_judge_calls"), data.get("max_total_tokens"), data.get("max_cost_usd"))
 
     def describe(self) -> str:
-        """``"at most 100 judge calls, 50,000 tokens, $0.50"`` (or ``"no caps"``)."""
+        """``"at most 100 judge calls, 50,000 tokens, $0.004"`` (or ``"no caps"``); the cost as :func:`usd_text` shows it."""
         parts = []
         if self.max_judge_calls is not None:
             parts.append(f"{self.max_judge_calls:,} judge calls")
         if self.max_total_tokens is not None:
             parts.append(f"{self.max_total_tokens:,} tokens")
         if self.max_cost_usd is not None:
-            parts.append(f"${self.max_cost_usd:,.2f}")
+            parts.append(usd_text(self.max_cost_usd))
         return "at most " + ", ".join(parts) if parts else "no caps"
 
 
@@ -192,7 +192,7 @@ class Budget:
                 cost = (self.cost_usd or 0.0) + self._held_cost + ticket.cost
                 if cost > caps.max_cost_usd:
                     raise BudgetReached(
-                        f"the next judge call could pass the cost cap of ${caps.max_cost_usd:,.4f} "
+                        f"the next judge call could pass the cost cap of {usd_text(caps.max_cost_usd)} "
                         f"(${self.cost_usd or 0.0:,.4f} spent, up to ${ticket.cost:,.4f} more)"
                     )
             self._held_calls += 1

@@ -37,6 +37,21 @@ class Price:
         return (prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million) / 1_000_000
 
 
+def usd_text(value: float) -> str:
+    """A sum of USD in words: at least 2 decimals, and as many more (up to 10) as the value needs.
+
+    Used wherever a cap or a cost the user typed is shown, so $0.004 never reads as $0.00.
+
+    Args:
+        value: USD, >= 0.
+
+    >>> usd_text(0.004), usd_text(0.5), usd_text(1234.5), usd_text(0.00012345)
+    ('$0.004', '$0.50', '$1,234.50', '$0.00012345')
+    """
+    whole, _, decimals = f"{value:,.10f}".partition(".")
+    return f"${whole}.{decimals.rstrip('0').ljust(2, '0')}"
+
+
 def _list_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     from genai_prices import Usage, calc_price  # its price snapshot takes a third of a second to import
 
