@@ -20,9 +20,9 @@ import streamlit as st
 
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
-from scorers.core.pricing import Price, RunCost, run_cost
+from scorers.core.pricing import RunCost
 from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
-from scorers.runs.judges import spend_by_judge
+from scorers.runs.judges import spend_by_judge, stored_run_cost
 from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
 from .batch import truncate
@@ -112,13 +112,10 @@ def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | N
     results = table.results
     prompt, completion = int(results["prompt_tokens"].sum()), int(results["completion_tokens"].sum())
     run_id = table.run["id"]
-    model = (table.run.get("judge") or {}).get("model")
-    config = table.run.get("config") or {}
     cost = None
-    if model:
+    if (table.run.get("judge") or {}).get("model"):
         spend = per_version(store, "judge spend", (run_id,), lambda: spend_by_judge(store, run_id))
-        price = Price(*config["price"]) if config.get("price") else None
-        cost = run_cost(spend, price=price, priced_model=model, batch_api=bool(config.get("batch_api")))
+        cost = stored_run_cost(store, table.run, spend=spend)
     return prompt, completion, int(results["judge_calls"].sum()), cost
 
 

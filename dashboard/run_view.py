@@ -24,7 +24,7 @@ from scorers.catalogue.registry import scorer_label
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
-from scorers.runs.judges import judges_used, spend_by_judge
+from scorers.runs.judges import judges_text, judges_used, spend_by_judge
 from scorers.runs.runner import judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
@@ -164,9 +164,7 @@ def _judges_text(store: Store, run: dict[str, Any]) -> str:
     used = per_version(store, "judges used", (run["id"],), lambda: judges_used(store, run["id"]))
     if all((model, url) == (started.get("model"), started.get("baseUrl")) for model, url, _ in used):
         return f" · judge {started['model']}" if started.get("model") else ""
-    return " · judges: " + ", ".join(
-        f"{model} at {url} ({n:,} outcome{'' if n == 1 else 's'})" for model, url, n in used
-    )
+    return " · judges: " + judges_text(used)
 
 
 def render_run(store: Store, run_id: str, *, key: str) -> None:

@@ -234,3 +234,54 @@ def test_run_comparison_report_and_the_cli(tmp_path):
     assert code == 0 and "Run report: baseline" in (tmp_path / "one.html").read_text(encoding="utf-8")
     code = main(["report", "nope", "-o", str(tmp_path / "x.html"), "--db", str(db)], stdout=out, stderr=err)
     assert code == 2 and "no run with id 'nope'" in err.getvalue()
+
+
+def resumed_with_another_judge(store: Store) -> str:
+    """A run started with a judge without a price (fake-judge) and resumed with gpt-4o-mini, beside a code scorer."""
+    fake = {"model": "fake-judge", "baseUrl": "http://127.0.0.1:9/v1"}
+    mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x", "ground_truth": "x"}, {}) for i in range(4)],
+        scorers=[
+            {"id": "prompt-alignment", "name": "Prompt alignment", "options": {}},
+            {"id": "textual-difference", "name": "Textual difference", "options": {}},
+        ],
+        judge=fake,
+        name="resumed",
+    )
+    judged = [(mini, 1_000_000, 0), (mini, 0, 100_000), (fake, 500, 50)]
+    for index, (judge, prompt, completion) in enumerate(judged):
+        usage = {"promptTokens": prompt, "completionTokens": completion, "totalTokens": prompt + completion, "calls": 1}
+        outcome = {"status": "scored", "score": 0.5, "judge": judge | {"parameters": {}, "usage": usage}}
+        store.save_result(
+            run_id,
+            index,
+            "prompt-alignment",
+            outcome | {"prompt_tokens": prompt, "completion_tokens": completion, "judge_calls": 1},
+        )
+    # Not scored for its input: no judge was asked, though the outcome records the run's judge.
+    store.save_result(run_id, 3, "prompt-alignment", {"status": "missing_input", "error": "no input", "judge": fake})
+    for index in range(4):
+        store.save_result(run_id, index, "textual-difference", {"status": "scored", "score": 1.0})
+    return run_id
+
+
+def test_run_report_names_every_judge_and_prices_each_outcome_at_its_judge(tmp_path):
+    store = Store(tmp_path / "r.db")
+    document = run_report(store, resumed_with_another_judge(store))
+    assert_self_contained(document)
+    # Outcomes a judge was asked for: gpt-4o-mini items 0 and 1, fake-judge item 2 (item 3 is a missing input).
+    assert (
+        "gpt-4o-mini at https://api.openai.com/v1 (2 outcomes), fake-judge at http://127.0.0.1:9/v1 (1 outcome)"
+        in document
+    )
+    assert "fake-judge at http://127.0.0.1:9/v1</span>" in document  # started with
+    # gpt-4o-mini at its list price, $0.15 per 1M prompt and $0.60 per 1M completion tokens:
+    # 1,000,000 × 0.15 / 1M + 100,000 × 0.60 / 1M = 0.15 + 0.06 = $0.2100; fake-judge has no price.
+    assert "$0.2100 + unknown for 1 outcome judged by fake-judge (no list price, and no price set for it)" in document
+    # The code scorer asked no judge: it cost nothing.
+    board = document.split('id="leaderboard"')[1].split("</table>")[0]
+    row = next(r for r in board.split("<tr>") if "textual-difference" in r)
+    assert '<td class="num">$0.0000</td>' in row
+    store.close()

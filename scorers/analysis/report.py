@@ -48,7 +48,9 @@ from scorers.analysis.generate import judging_basis_text
 from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.core.errors import ScoreStatus
+from scorers.core.pricing import RunCost
 from scorers.runs.export import json_safe, results_frame
+from scorers.runs.judges import judges_text, judges_used, stored_run_cost
 from scorers.runs.runner import load_run
 from scorers.runs.store import Store
 
@@ -640,8 +642,32 @@ def _ranking_tables(
     return out
 
 
-def _run_setup(run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
+def _judge_setup(store: Store, run: Mapping[str, Any]) -> dict[str, Any] | str:
+    """The run's judge and its parameters; every judge with its number of outcomes when a resume or retry used others."""
     judge = run.get("judge") or {}
+    if not judge:
+        return "none (code scorers)"
+    setup = {
+        "model": judge.get("model"),
+        "endpoint": judge.get("baseUrl"),
+        "temperature": judge.get("temperature"),
+        "seed": judge.get("seed"),
+    }
+    used = judges_used(store, run["id"])
+    if any((model, url) != (judge.get("model"), judge.get("baseUrl")) for model, url, _ in used):
+        started = f"{judge.get('model')} at {judge.get('baseUrl')}"
+        return {"models": judges_text(used), "started with": started} | {k: setup[k] for k in ("temperature", "seed")}
+    return setup | ({"outcomes": used[0][2]} if used else {})
+
+
+def _cost_text(cost: RunCost | None) -> str | float | None:
+    """A leaderboard cost cell: USD when every outcome is priced, else the known part and what is unknown, in words."""
+    if cost is None or not cost.unpriced:
+        return None if cost is None else cost.usd
+    return f"${cost.usd:,.4f} + {cost.unknown_text()}" if cost.priced else cost.unknown_text()
+
+
+def _run_setup(store: Store, run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
     config = run.get("config") or {}
     scorer_options = config.get("scorerOptions") or {}
     return {
@@ -654,14 +680,7 @@ def _run_setup(run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
             s["id"]: s.get("options") or scorer_options.get(s["id"]) or "default options"
             for s in run.get("scorers") or []
         },
-        "Judge": {
-            "model": judge.get("model"),
-            "endpoint": judge.get("baseUrl"),
-            "temperature": judge.get("temperature"),
-            "seed": judge.get("seed"),
-        }
-        if judge
-        else "none (code scorers)",
+        "Judge": _judge_setup(store, run),
         "Variants": _variants(frame, "group:variant") or None,
         "Judged against": judging_basis_text(run),
     }
@@ -686,7 +705,7 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
     """
     run, items, result = load_run(store, run_id)
     frame = results_frame(result, items)
-    setup = _run_setup(run, frame)
+    setup = _run_setup(store, run, frame)
     title = f"Run report: {run['name']}"
     options = _scorer_options(run)
     if len(_variants(frame, "group:variant")) >= 2 and "group:row_id" in frame.columns:
@@ -702,6 +721,8 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
     label = str(run["name"])
     single = frame.assign(**{"group:run": label})
     board = build_leaderboard(single, group_col="group:run", seed=seed) if not frame.empty else None
+    if board is not None:  # each scorer's judge cost, its outcomes at the price of the judge model that made each
+        board["cost_usd"] = [_cost_text(stored_run_cost(store, run, sid)) for sid in board["scorer"]]
     figures = []
     if board is not None:
         figures += [
@@ -770,8 +791,8 @@ def run_comparison_report(store: Store, run_id: str, baseline_id: str, *, max_ro
             + "."
         )
     setup = {
-        "Run": _run_setup(rec_run, combined[combined["group:run"] == rec_run["label"]]),
-        "Baseline": _run_setup(rec_baseline, combined[combined["group:run"] == rec_baseline["label"]]),
+        "Run": _run_setup(store, rec_run, combined[combined["group:run"] == rec_run["label"]]),
+        "Baseline": _run_setup(store, rec_baseline, combined[combined["group:run"] == rec_baseline["label"]]),
     }
     for part in setup.values():
         part.pop("Variants", None)

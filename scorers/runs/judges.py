@@ -7,8 +7,10 @@ model (:func:`scorers.core.pricing.run_cost`). No pandas: the command line lists
 
 from __future__ import annotations
 
+from typing import Any
+
 from scorers.core.errors import ScoreStatus
-from scorers.core.pricing import JudgeSpend
+from scorers.core.pricing import JudgeSpend, Price, RunCost, run_cost
 from scorers.runs.store import Store
 
 JUDGE_MODEL_SQL = {"sqlite": "json_extract(judge, '$.model')", "postgresql": "judge::jsonb ->> 'model'"}
@@ -39,16 +41,55 @@ def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows if r[0] is not None]
 
 
-def spend_by_judge(store: Store, run_id: str) -> list[JudgeSpend]:
-    """What a run's outcomes spent, per the judge model each records (its ``judge`` JSON's ``model``).
+def judges_text(used: list[tuple[str, str, int]]) -> str:
+    """The judges of :func:`judges_used` in words, e.g. ``"gpt-4o-mini at https://api.openai.com/v1 (441 outcomes)"``."""
+    return ", ".join(f"{model} at {url} ({n:,} outcome{'' if n == 1 else 's'})" for model, url, n in used)
+
+
+def spend_by_judge(store: Store, run_id: str, scorer_id: str | None = None) -> list[JudgeSpend]:
+    """What a run's outcomes (or one scorer's) spent, per the judge model each records (its ``judge`` JSON's ``model``).
 
     Only outcomes that spent tokens are counted (a cached reply, a code-based scorer and an
     input error spent none); one that spent tokens without recording a judge has model None.
     Price it with :func:`scorers.core.pricing.run_cost`.
+
+    Args:
+        store: the database.
+        run_id: the run.
+        scorer_id: only this scorer's outcomes; None for all of them.
     """
+    mine = " AND scorer_id = ?" if scorer_id is not None else ""
     rows = store.query(
         f"SELECT {JUDGE_MODEL_SQL[store.dialect]}, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*) FROM results"
-        " WHERE run_id = ? AND prompt_tokens + completion_tokens > 0 GROUP BY 1 ORDER BY 4 DESC, 1",
-        (run_id,),
+        f" WHERE run_id = ?{mine} AND prompt_tokens + completion_tokens > 0 GROUP BY 1 ORDER BY 4 DESC, 1",
+        (run_id,) if scorer_id is None else (run_id, scorer_id),
     )
     return [JudgeSpend(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+
+def stored_run_cost(
+    store: Store, run: dict[str, Any], scorer_id: str | None = None, spend: list[JudgeSpend] | None = None
+) -> RunCost | None:
+    """The judge cost of a stored run's outcomes (or one scorer's), each at the price of the judge model that made it.
+
+    The price set for the run (its config's ``price``) is for the run's own judge model;
+    other models get their list price; a run that went through the Batch API is counted
+    at its price (:func:`scorers.core.pricing.run_cost`).
+
+    Args:
+        store: the database.
+        run: the run's record (:meth:`scorers.runs.store.Store.get_run`).
+        scorer_id: only this scorer's outcomes; None for all of them.
+        spend: :func:`spend_by_judge` of the same, when already read (e.g. cached by the dashboard).
+
+    Returns:
+        The cost, or None when the run has no judge.
+    """
+    model = (run.get("judge") or {}).get("model")
+    if not model:
+        return None
+    config = run.get("config") or {}
+    price = Price(*config["price"]) if config.get("price") else None
+    if spend is None:
+        spend = spend_by_judge(store, run["id"], scorer_id)
+    return run_cost(spend, price=price, priced_model=model, batch_api=bool(config.get("batch_api")))
