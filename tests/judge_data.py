@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorers import JudgeSettings
+from scorers import JudgeSettings, Store
 
 
 def settings_for(fake, **overrides) -> JudgeSettings:
@@ -71,3 +71,34 @@ def run_payload(
     if system is not None:
         payload_input["systemMessages"] = [{"role": "system", "content": system}]
     return {"input": payload_input, "output": {"role": "assistant", "text": output}}
+
+
+def resumed_with_another_judge(store: Store) -> str:
+    """A run started with a judge without a price (fake-judge) and resumed with gpt-4o-mini, beside a code scorer."""
+    fake = {"model": "fake-judge", "baseUrl": "http://127.0.0.1:9/v1"}
+    mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x", "ground_truth": "x"}, {}) for i in range(4)],
+        scorers=[
+            {"id": "prompt-alignment", "name": "Prompt alignment", "options": {}},
+            {"id": "textual-difference", "name": "Textual difference", "options": {}},
+        ],
+        judge=fake,
+        name="resumed",
+    )
+    judged = [(mini, 1_000_000, 0), (mini, 0, 100_000), (fake, 500, 50)]
+    for index, (judge, prompt, completion) in enumerate(judged):
+        usage = {"promptTokens": prompt, "completionTokens": completion, "totalTokens": prompt + completion, "calls": 1}
+        outcome = {"status": "scored", "score": 0.5, "judge": judge | {"parameters": {}, "usage": usage}}
+        store.save_result(
+            run_id,
+            index,
+            "prompt-alignment",
+            outcome | {"prompt_tokens": prompt, "completion_tokens": completion, "judge_calls": 1},
+        )
+    # Not scored for its input: no judge was asked, though the outcome records the run's judge.
+    store.save_result(run_id, 3, "prompt-alignment", {"status": "missing_input", "error": "no input", "judge": fake})
+    for index in range(4):
+        store.save_result(run_id, index, "textual-difference", {"status": "scored", "score": 1.0})
+    return run_id

@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 from fake_openai import Reply
-from judge_data import settings_for, single_analysis
+from judge_data import resumed_with_another_judge, settings_for, single_analysis
 
 from scorers import (
     EvalItem,
@@ -207,6 +207,7 @@ def test_seed_json_shape_scores_and_failures():
         "reason": "judge reason 0",
         "analyzeStepResult": {"verdict": "ok", "parts": [1, 2]},
         "error": None,
+        "judgeModel": None,  # the hand-written result records no judge
     }
     failed = doc["items"][2]["scorerResults"]["judge"]
     assert failed == {
@@ -215,6 +216,7 @@ def test_seed_json_shape_scores_and_failures():
         "reason": None,
         "analyzeStepResult": None,
         "error": "output: the response to evaluate is empty",
+        "judgeModel": None,
     }
     assert doc["items"][1]["groundTruth"] is None
 
@@ -380,3 +382,42 @@ def test_run_export_streams_in_chunks_with_the_same_bytes(tmp_path):
     with pytest.raises(ValueError, match="unknown export format"):
         _export(table, "xml")
     store.close()
+
+
+def test_every_export_names_each_rows_judge_model(tmp_path):
+    store = Store(tmp_path / "runs.db")
+    run_id = resumed_with_another_judge(store)
+    # Rows by item, then scorer (prompt-alignment, textual-difference): items 0 and 1 were judged by
+    # gpt-4o-mini, item 2 by fake-judge, item 3 is a missing input (no judge asked, though it records
+    # fake-judge); textual-difference is a code scorer (no judge).
+    expected = ["gpt-4o-mini", "", "gpt-4o-mini", "", "fake-judge", "", "", ""]
+    table = load_run_table(store, run_id)
+    for fmt in ("csv", "plain-csv"):
+        assert [r["judge_model"] for r in _csv_rows(_export(table, fmt))] == expected, fmt
+    jsonl = [json.loads(line) for line in _export(table, "jsonl").decode().splitlines()]
+    assert [r["judge_model"] or "" for r in jsonl] == expected
+    parquet = pd.read_parquet(io.BytesIO(_export(table, "parquet")))
+    assert parquet["judge_model"].fillna("").tolist() == expected
+    seed = json.loads(_export(table, "json"))
+    per_row = [o["judgeModel"] or "" for item in seed["items"] for _, o in sorted(item["scorerResults"].items())]
+    assert per_row == expected
+    # The same from a run's result (export_run), e.g. the command line's --output.
+    _, items, result = load_run(store, run_id)
+    for fmt in ("csv", "jsonl", "parquet"):
+        frame = read_results_bytes(export_run(result, items, fmt), fmt)
+        rows = frame.sort_values(["item_id", "scorer"])["judge_model"]
+        assert rows.fillna("").tolist() == expected, fmt
+    seed = json.loads(export_run(result, items, "json"))
+    assert [o["judgeModel"] or "" for item in seed["items"] for _, o in sorted(item["scorerResults"].items())] == (
+        expected
+    )
+    store.close()
+
+
+def read_results_bytes(data: bytes, fmt: str) -> pd.DataFrame:
+    """An export's rows as a frame, empty cells as None."""
+    if fmt == "csv":
+        return pd.DataFrame(_csv_rows(data)).replace("", None)
+    if fmt == "jsonl":
+        return pd.read_json(io.BytesIO(data), lines=True, dtype=False)
+    return pd.read_parquet(io.BytesIO(data))

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from judge_data import resumed_with_another_judge
 
 from scorers import Store, create_content_similarity_scorer, create_textual_difference_scorer, run_evals
 from scorers.analysis.generate import items_from_responses
@@ -234,37 +235,6 @@ def test_run_comparison_report_and_the_cli(tmp_path):
     assert code == 0 and "Run report: baseline" in (tmp_path / "one.html").read_text(encoding="utf-8")
     code = main(["report", "nope", "-o", str(tmp_path / "x.html"), "--db", str(db)], stdout=out, stderr=err)
     assert code == 2 and "no run with id 'nope'" in err.getvalue()
-
-
-def resumed_with_another_judge(store: Store) -> str:
-    """A run started with a judge without a price (fake-judge) and resumed with gpt-4o-mini, beside a code scorer."""
-    fake = {"model": "fake-judge", "baseUrl": "http://127.0.0.1:9/v1"}
-    mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
-    run_id = store.create_run(
-        dataset_name="judged.csv",
-        items=[(f"q{i}", {"input": "q", "output": "x", "ground_truth": "x"}, {}) for i in range(4)],
-        scorers=[
-            {"id": "prompt-alignment", "name": "Prompt alignment", "options": {}},
-            {"id": "textual-difference", "name": "Textual difference", "options": {}},
-        ],
-        judge=fake,
-        name="resumed",
-    )
-    judged = [(mini, 1_000_000, 0), (mini, 0, 100_000), (fake, 500, 50)]
-    for index, (judge, prompt, completion) in enumerate(judged):
-        usage = {"promptTokens": prompt, "completionTokens": completion, "totalTokens": prompt + completion, "calls": 1}
-        outcome = {"status": "scored", "score": 0.5, "judge": judge | {"parameters": {}, "usage": usage}}
-        store.save_result(
-            run_id,
-            index,
-            "prompt-alignment",
-            outcome | {"prompt_tokens": prompt, "completion_tokens": completion, "judge_calls": 1},
-        )
-    # Not scored for its input: no judge was asked, though the outcome records the run's judge.
-    store.save_result(run_id, 3, "prompt-alignment", {"status": "missing_input", "error": "no input", "judge": fake})
-    for index in range(4):
-        store.save_result(run_id, index, "textual-difference", {"status": "scored", "score": 1.0})
-    return run_id
 
 
 def test_run_report_names_every_judge_and_prices_each_outcome_at_its_judge(tmp_path):

@@ -124,7 +124,7 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
         One row per item × scorer: the columns of :meth:`EvalRunResult.to_frame`
         (``item_index``, ``item_id``, ``scorer``, ``status``, ``score`` (float, NaN
         when not scored), ``reason``, ``error``, ``prompt_tokens``,
-        ``completion_tokens``, ``judge_calls``, ``latency_s``) with ``run_id`` first;
+        ``completion_tokens``, ``judge_calls``, ``latency_s``, ``judge_model``) with ``run_id`` first;
         with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``
         (see :func:`item_texts`) and one ``group:<name>`` column per group-by
         column; and last ``analysis``, the scorer's ``analyzeStepResult`` as a dict
@@ -289,6 +289,7 @@ def to_seed_json(run_result: EvalRunResult, items: Sequence[EvalItem]) -> dict[s
             "reason": r.reason if r is not None else None,
             "analyzeStepResult": r.analyze_step_result if r is not None else None,
             "error": o.error,
+            "judgeModel": o.asked_judge_model,
         }
     out_items = []
     has_groups, has_columns = any(item.groups for item in items), any(item.columns for item in items)
@@ -322,7 +323,7 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
          "scores": {scorer_id: {"mean", "median", "std", "min", "max", "nScored", "nFailed"}},
          "items": [{"itemId", "input", "groundTruth", "output",
                     "scorerResults": {scorer_id: {"status", "score", "reason",
-                                                  "analyzeStepResult", "error"}},
+                                                  "analyzeStepResult", "error", "judgeModel"}},
                     "groups": {column: value}, "columns": {column: value}}]}
 
     ``groups`` (the group-by columns' values) and ``columns`` (the dataset's other,
@@ -332,7 +333,8 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
     null with fewer than two scores; every statistic is null when nothing was
     scored). An outcome that was not scored keeps its ``status`` (e.g.
     ``"invalid_input"``) and ``error``, with ``score``, ``reason`` and
-    ``analyzeStepResult`` null, never 0. ``input`` is the user text, ``output``
+    ``analyzeStepResult`` null, never 0. ``judgeModel`` is the model of the judge that made
+    the outcome (null for a code-based scorer and for an outcome not scored for its input). ``input`` is the user text, ``output``
     the response text, ``groundTruth`` the reference or null. An item with no
     outcome yet (a stopped run) has empty ``scorerResults``. NaN and infinities
     are written as null.
@@ -518,7 +520,8 @@ def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
     One row per item × scorer: ``run_id``, then :meth:`~scorers.runs.table.RunTable.rows`:
     ``item_index``, ``item_id`` (the mapped id column's value, or the row label),
     ``scorer``, ``status``, ``score`` (empty when not scored, never 0), ``reason``,
-    ``error``, tokens and latency, the item's texts, its ``group:<name>`` columns, the
+    ``error``, tokens and latency, ``judge_model`` (the model of the judge that made the
+    outcome; empty for a code-based scorer and for an outcome not scored for its input), the item's texts, its ``group:<name>`` columns, the
     dataset's unmapped columns under their own names, one flat numeric column per
     dimension score (e.g. ``prompt_alignment.user.intentAlignment``, 0..1) and
     ``analysis`` (the scorer's analysis as JSON text).
@@ -616,6 +619,7 @@ def _seed_item(item_id: str, texts: pd.Series, part: pd.DataFrame) -> dict[str, 
             "reason": row.reason if ok and isinstance(row.reason, str) else None,
             "analyzeStepResult": json.loads(row.analysis) if ok and isinstance(row.analysis, str) else None,
             "error": row.error if isinstance(row.error, str) else None,
+            "judgeModel": row.judge_model if isinstance(row.judge_model, str) else None,
         }
     return {
         "itemId": item_id,

@@ -69,6 +69,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "completion_tokens",
     "judge_calls",
     "latency_s",
+    "judge_model",
 )
 """The result columns of a run's tables (:meth:`EvalRunResult.frame` adds ``item_id``; :attr:`scorers.runs.table.RunTable.results` adds the dimension columns)."""
 
@@ -127,6 +128,14 @@ class ItemOutcome:
         if self.result is not None and self.result.judge is not None:
             return self.result.judge.model
         return (self.judge_used or {}).get("model")
+
+    @property
+    def asked_judge_model(self) -> str | None:
+        """The model of the judge asked for this outcome: :attr:`judge_model`, but None for an outcome not scored
+        for its input (``missing_input``, ``invalid_input``: no judge was asked, whatever judge it records)."""
+        if self.status in (ScoreStatus.MISSING_INPUT, ScoreStatus.INVALID_INPUT):
+            return None
+        return self.judge_model
 
     def to_record(self) -> dict[str, Any]:
         """The row the store keeps for this outcome."""
@@ -306,7 +315,9 @@ class EvalRunResult:
     def to_frame(self) -> pd.DataFrame:
         """One row per item × scorer: ``item_index``, ``item_id``, ``scorer``, ``status``,
         ``score`` (float, NaN when not scored — never 0), ``reason``, ``error``,
-        ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
+        ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``, ``judge_model`` (the
+        model of the judge that made the outcome; None for a code-based scorer and for an outcome not
+        scored for its input, for which no judge was asked).
 
         :func:`scorers.runs.export.results_frame` adds the items' texts and groups.
         """
@@ -325,6 +336,7 @@ class EvalRunResult:
                 "completion_tokens": o.usage.completion_tokens,
                 "judge_calls": o.usage.calls,
                 "latency_s": o.latency_s,
+                "judge_model": o.asked_judge_model,
             }
             for o in self.outcomes
         ]

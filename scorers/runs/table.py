@@ -31,6 +31,7 @@ import pandas as pd
 
 from scorers.core.errors import ScoreStatus
 from scorers.runs.export import item_texts
+from scorers.runs.judges import JUDGE_MODEL_SQL
 from scorers.runs.runner import RESULT_COLUMNS, EvalItem, ItemOutcome, outcome_from_record
 from scorers.runs.store import Store
 
@@ -86,8 +87,9 @@ class RunTable:
             unmapped columns under their own names (``dataset:<name>`` when the name is
             taken). The texts are not here: see :meth:`texts`.
         results: one row per stored outcome, ordered by item then scorer:
-            :data:`RESULT_COLUMNS` (``score`` float, NaN when not scored — never 0),
-            then one float column per scorer dimension (:func:`dimension_column`,
+            :data:`RESULT_COLUMNS` (``score`` float, NaN when not scored — never 0;
+            ``judge_model`` the model of the judge that made the outcome, NA for a
+            code-based scorer and for an outcome not scored for its input), then one float column per scorer dimension (:func:`dimension_column`,
             NaN on other scorers' rows and on failures), then ``analysis`` (the
             analysis as stored JSON text, None when not scored) and ``cached`` (True
             when the judge's reply came from the cache).
@@ -264,14 +266,14 @@ def load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter] 
     read = _read_columns(
         store,
         "SELECT item_index, scorer_id, status, score, reason, error, prompt_tokens, completion_tokens,"
-        f" judge_calls, latency_s, analysis, {CACHED_SQL[store.dialect]} AS cached"
-        " FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
-        (run_id,),
+        f" judge_calls, latency_s, CASE WHEN status IN (?, ?) THEN NULL ELSE {JUDGE_MODEL_SQL[store.dialect]} END,"
+        f" analysis, {CACHED_SQL[store.dialect]} AS cached FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
+        (ScoreStatus.MISSING_INPUT.value, ScoreStatus.INVALID_INPUT.value, run_id),
         (*RESULT_COLUMNS, "analysis", "cached"),
     )
     results = pd.DataFrame({name: read[name] for name in RESULT_COLUMNS}, columns=list(RESULT_COLUMNS))
     results = results.astype({"score": "float64", "latency_s": "float64"})
-    for name in ("status", "scorer", "reason", "error"):
+    for name in ("status", "scorer", "reason", "error", "judge_model"):
         results[name] = results[name].astype("string[pyarrow]")
     scored = (results["status"] == ScoreStatus.SCORED.value).to_numpy(dtype=bool)
     analyses = pd.Series(read["analysis"], dtype=object).where(scored, None)
