@@ -63,6 +63,9 @@ Exit codes:
   the command to resume it are printed.
 * 130: interrupted (Ctrl-C, or the confirmation declined); the run id and the
   command to resume it are printed.
+* 141: the reader of the output left before it was all written (``python -m
+  scorers runs | head``); the rest is dropped quietly, as by a command ended
+  by SIGPIPE.
 
 Precedence when several apply: 2, then 130, then 4, then 1, then 3. A failed
 threshold (1) wins over unscored items (3) because it is a verdict on the
@@ -74,6 +77,7 @@ from __future__ import annotations
 import argparse
 import gc
 import math
+import os
 import signal
 import sqlite3
 import sys
@@ -119,6 +123,7 @@ EXIT_USAGE = 2
 EXIT_UNSCORED = 3
 EXIT_PAUSED = 4
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader left (``... | head``)
 
 SCORER_IDS = tuple(SCORERS)
 LLM_SCORER_IDS = frozenset(sid for sid, spec in SCORERS.items() if spec.uses_judge)
@@ -1564,9 +1569,12 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
             # A missing or invalid input is not scored, not a failure (ScoreStatus.retryable).
             n_input = stats.get("n_input") or 0
             n_failed = (stats.get("n_failed") or 0) - n_input
+            n_scored = stats.get("n_scored") or 0
+            # Pending: never scored (a stopped run), as History counts them.
+            pending = max(0, run["n_items"] - n_scored - n_failed - n_input)
             console.print(
-                f"    {scorer['id']}: mean {_fmt(stats.get('mean'))}, {stats.get('n_scored', 0)} scored, "
-                f"{n_failed} failed" + (f", {n_input} not scored (input)" if n_input else "")
+                f"    {scorer['id']}: mean {_fmt(stats.get('mean'))}, {n_scored} scored, "
+                f"{n_failed} failed" + (f", {n_input} not scored (input)" if n_input else "") + f", {pending} pending"
             )
     return EXIT_OK
 
@@ -1640,7 +1648,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         stdout, stderr: where to print; default ``sys.stdout`` / ``sys.stderr``.
 
     Returns:
-        0, 1, 2, 3 or 130 as documented.
+        0, 1, 2, 3, 4, 130 or 141 as documented.
     """
     console = _Console(stdout or sys.stdout, stderr or sys.stderr)
     parser = build_parser()
@@ -1667,9 +1675,25 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     except KeyboardInterrupt:
         console.note("Interrupted.")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _drop_output(console.out)
+        return EXIT_BROKEN_PIPE
+
+
+def _drop_output(stream: TextIO) -> None:
+    """Point ``stream``'s file at /dev/null, so what is still buffered for a reader that left is dropped
+    and the interpreter's last flush raises nothing (the recipe of Python's ``signal`` docs, "Note on SIGPIPE")."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both OSError and ValueError
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_PAUSED",

@@ -407,7 +407,24 @@ def test_runs_counts_an_input_problem_as_not_scored_apart_from_failures(env, tmp
     code, out, _ = run_cli(capsys, "runs")
     assert code == 0
     # "hi" vs "hi" → 1.0; the missing output is counted apart: 0 judge/scorer failures, 1 not scored (input).
-    assert "textual-difference: mean 1.000, 1 scored, 0 failed, 1 not scored (input)" in out
+    assert "textual-difference: mean 1.000, 1 scored, 0 failed, 1 not scored (input), 0 pending" in out
+
+
+def test_runs_counts_what_a_stopped_run_has_still_to_score(env, tmp_path, capsys):
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    run_id = store.create_run(
+        dataset_name="paused.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(5)],
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    store.save_result(run_id, 0, "textual-difference", {"status": "scored", "score": 1.0})
+    store.save_result(run_id, 1, "textual-difference", {"status": "api_error", "error": "HTTP 500"})
+    store.finish_run(run_id, "cancelled")
+    store.close()
+    code, out, _ = run_cli(capsys, "runs")
+    # 5 items, 1 scored, 1 failed: 5 - 1 - 1 = 3 never scored.
+    assert code == 0 and "textual-difference: mean 1.000, 1 scored, 1 failed, 3 pending" in out
 
 
 def test_runs_lists_stored_runs_and_export_writes_one(env, tmp_path, capsys):
@@ -661,6 +678,33 @@ _GC_DURING_THE_RUN = (
     "except SystemExit as exc:\n"
     "    print('exit', exc.code)\n"
 )
+
+
+def test_python_m_scorers_runs_into_a_closed_pipe_exits_quietly(tmp_path):
+    # `python -m scorers runs | head`: head leaves; here the reader is gone before the first line.
+    store = Store(tmp_path / "s.db")
+    for i in range(3):
+        store.create_run(
+            dataset_name=f"d{i}.csv", items=[("q", {"input": "q", "output": "x"}, {})], scorers=[], judge=None
+        )
+    store.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SCORER_STUDIO_"))}
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "scorers", "runs", "--db", str(tmp_path / "s.db")],
+            cwd=tmp_path,
+            env={**env, "HOME": str(tmp_path), "PYTHONPATH": str(REPO)},
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored" at exit
+    assert proc.returncode == 141  # 128 + SIGPIPE, as a shell reports `yes | head`'s yes
 
 
 def test_python_m_scorers_freezes_its_start_up_and_collects_during_the_run(tmp_path):
