@@ -41,7 +41,7 @@ from scorers.core.pricing import Price
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import unmapped_columns
-from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES, judge_model_of
 from scorers.runs.table import stored_scorer_options
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
@@ -464,7 +464,18 @@ def start_batch_job(
         return result
 
     what = "Retrying failed items of" if retry_failed else "Scoring"
-    return jobs.start("batch", f"{what} {run['name']} ({run_id})", work, key=jobs.run_key(run_id), run_id=run_id)
+    job_id = jobs.start("batch", f"{what} {run['name']} ({run_id})", work, key=jobs.run_key(run_id), run_id=run_id)
+    _JOB_JUDGE_MODELS[job_id] = judge_model_of(scorers)
+    return job_id
+
+
+_JOB_JUDGE_MODELS: dict[str, str | None] = {}
+"""Job id → the judge model its scorers use (a resume or retry may use another judge than the run's)."""
+
+
+def job_judge_model(job_id: str) -> str | None:
+    """The judge model a batch job of this process (:func:`start_batch_job`) scores with, or None (no judge, or unknown)."""
+    return _JOB_JUDGE_MODELS.get(job_id)
 
 
 # ---- tables

@@ -24,13 +24,14 @@ from scorers.catalogue.registry import scorer_label
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
-from scorers.runs.judges import judges_text, judges_used, spend_by_judge
+from scorers.runs.judges import has_price, judges_text, judges_used, spend_by_judge
 from scorers.runs.runner import judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
 
 from .batch import (
     DEFAULT_CONCURRENCY,
+    job_judge_model,
     resume_settings,
     run_limits,
     scorers_for_run,
@@ -230,9 +231,14 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help=f"{prompt:,} prompt + {completion:,} completion tokens in "
         f"{calls:,} judge calls, retries included; cached replies cost nothing.",
     )
+    # While scoring, the judge calls in flight and the outcomes not yet written cost what their judge costs:
+    # unknown when it has no price (the job's judge; a run scored elsewhere: the run's own judge).
+    scoring_model = (job_judge_model(job.id) if job is not None else None) or (run.get("judge") or {}).get("model")
+    unpriced_now = scoring_model if scoring_now and scoring_model and not has_price(run, scoring_model) else None
+    unknown_now = f"what {unpriced_now} is scoring now (no list price, and no price set for it)" if unpriced_now else ""
     if cost is None:
         cost_value = "—"
-    elif not cost.unpriced:
+    elif not cost.unpriced and not unpriced_now:
         cost_value = f"${cost.usd:,.4f}"
     else:
         cost_value = f"${cost.usd:,.4f} + unknown" if cost.priced else "unknown"
@@ -242,7 +248,8 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help="Actual judge cost, each outcome at the price of the judge model that made it: the list price "
         "(genai-prices, offline), or the price set for the run for its own judge; 'unknown' where neither is "
         "known, never $0 and never another model's price."
-        + (f" Unknown here: {cost.unknown_text().removeprefix('unknown for ')}." if cost and cost.unpriced else ""),
+        + (f" Unknown here: {cost.unknown_text().removeprefix('unknown for ')}." if cost and cost.unpriced else "")
+        + (f" Unknown: {unknown_now}." if unknown_now else ""),
     )
     columns[5].metric(
         "Cache hits",
@@ -250,14 +257,14 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         help="Outcomes whose judge reply came from the cache: no call, no tokens, no cost. "
         "Marked 'cached' in the rows table.",
     )
-    if cost is not None and cost.unpriced:
+    if cost is not None and (cost.unpriced or unpriced_now):
         st.caption(
             md_escape(
                 f"Judge cost: ${cost.usd:,.4f} for {cost.priced:,} outcome(s) at their judges' prices, "
                 if cost.priced
                 else "Judge cost: "
             )
-            + md_escape(cost.unknown_text())
+            + md_escape("; ".join(filter(None, [cost.unknown_text(), unknown_now and "unknown for " + unknown_now])))
             + "."
         )
     not_scored = not_scored_summary(table.results)  # every not-scored status, counted

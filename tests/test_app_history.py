@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from fake_openai import FakeOpenAI, Reply
 from judge_data import run_payload, settings_for, single_analysis
 from streamlit.testing.v1 import AppTest
@@ -307,6 +308,32 @@ def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_ju
         "Judge cost: \\$0.0020 for 2 outcome(s) at their judges' prices, unknown for 1 outcome judged by qwen2.5 "
         "(no list price, and no price set for it)." in [c.value for c in at.caption]  # markdown-escaped
     )
+
+
+def test_the_cost_of_a_run_scoring_with_a_judge_without_a_price_is_unknown_not_0(open_page, studio_db: Path):
+    store = Store(studio_db)
+    fake = {"model": "fake-judge", "baseUrl": "http://127.0.0.1:9/v1"}
+    run_id = store.create_run(  # still running (scored elsewhere): nothing written yet, calls in flight
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(3)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge=fake,
+    )
+    with store.transaction() as db:  # scored by a process on another host, which the page cannot check
+        db.execute(sa.text("UPDATE runs SET owner = 'other-host:4242' WHERE id = :id"), {"id": run_id})
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    # Nothing stored has spent anything, but fake-judge is scoring and has no price: never "$0.0000".
+    assert {m.label: m.value for m in at.metric}["Cost"] == "unknown"
+    assert "Judge cost: unknown for what fake-judge is scoring now (no list price, and no price set for it)." in [
+        c.value for c in at.caption
+    ]
+    # Once stopped with nothing spent, nothing is being scored: it cost nothing.
+    store.finish_run(run_id, "cancelled")
+    store.close()
+    at.run()
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0000"
 
 
 def test_a_completed_run_with_a_failure_offers_retry_and_no_resume(open_page, studio_db: Path):

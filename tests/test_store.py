@@ -24,7 +24,7 @@ from scorers.analysis.labels import current_labels, label_history, save_label
 from scorers.catalogue.judge_store import list_judges, save_judge
 from scorers.cli import main
 from scorers.core.pricing import JudgeSpend
-from scorers.runs.judges import judges_used, spend_by_judge
+from scorers.runs.judges import has_price, judges_used, spend_by_judge
 from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
 from scorers.runs.table import load_run_table
 
@@ -198,6 +198,14 @@ def test_the_judges_of_a_run_and_what_each_spent(store: Store):
     ]
     # gpt-4o-mini: items 0 and 1, 100 + 200 prompt and 10 + 20 completion tokens; qwen2.5: item 2 only.
     assert spend_by_judge(store, run_id) == [JudgeSpend("gpt-4o-mini", 300, 30, 2), JudgeSpend("qwen2.5", 50, 5, 1)]
+
+
+def test_which_judge_models_of_a_run_have_a_price():
+    run = {"judge": {"model": "llama3.1"}, "config": {"price": [0.5, 1.0]}}
+    assert has_price(run, "llama3.1")  # the price set for the run is for its own judge
+    assert not has_price(run, "fake-judge")  # another model without a list price: not the run's price
+    assert has_price(run, "gpt-4o-mini")  # a list price
+    assert not has_price({"judge": {"model": "llama3.1"}, "config": {}}, "llama3.1")
 
 
 def test_the_judge_cache(store: Store):

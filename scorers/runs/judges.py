@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from scorers.core.errors import ScoreStatus
-from scorers.core.pricing import JudgeSpend, Price, RunCost, run_cost
+from scorers.core.pricing import JudgeSpend, Price, RunCost, price_for, run_cost
 from scorers.runs.store import Store
 
 JUDGE_MODEL_SQL = {"sqlite": "json_extract(judge, '$.model')", "postgresql": "judge::jsonb ->> 'model'"}
@@ -89,7 +89,26 @@ def stored_run_cost(
     if not model:
         return None
     config = run.get("config") or {}
-    price = Price(*config["price"]) if config.get("price") else None
+    price = _set_price(run)
     if spend is None:
         spend = spend_by_judge(store, run["id"], scorer_id)
     return run_cost(spend, price=price, priced_model=model, batch_api=bool(config.get("batch_api")))
+
+
+def _set_price(run: dict[str, Any]) -> Price | None:
+    config = run.get("config") or {}
+    return Price(*config["price"]) if config.get("price") else None
+
+
+def has_price(run: dict[str, Any], model: str) -> bool:
+    """Whether the outcomes ``model`` makes in ``run`` can be priced (as :func:`stored_run_cost` prices them).
+
+    Args:
+        run: the run's record (:meth:`scorers.runs.store.Store.get_run`).
+        model: a judge model, e.g. the one scoring the run now.
+
+    Returns:
+        True when the model has a list price, or is the run's own judge model and the run has a price set.
+    """
+    own = (run.get("judge") or {}).get("model") == model
+    return price_for(model, _set_price(run) if own else None) is not None
