@@ -545,6 +545,13 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     assert metrics(at)["Improvements"] == "0"
     assert metrics(at)["Unchanged"] == "1"
     assert "No row got better in run B." in [c.value for c in at.caption]  # no improvements table, a sentence
+    # B − A: hi 0.84 − 0.84 = 0 (a tie), bye 0.64 − 0.84 = −0.20 (a loss); two runs, over items.
+    (sentence,) = [m.value for m in at.markdown if "scored higher than" in m.value]
+    assert (
+        "Run B (Stricter judge) scored higher than run A (Baseline judge) on 0 of 2 items and lower on 1 (1 tie)"
+        in (sentence.replace("\\", ""))
+    )
+    assert "ariant" not in sentence and "question" not in sentence
     assert len([d for d in at.dataframe if "Δ (B − A)" in d.value.columns]) == 1  # the regressions only
     regressions = table_with(at, "Δ (B − A)")
     assert regressions["item_id"].tolist() == ["bye"]

@@ -360,6 +360,14 @@ def test_run_diff_matches_items_and_finds_regressions_and_improvements():
     comparison = diff.comparisons["textual-difference"]
     assert (comparison.a, comparison.b) == ("new prompt", "baseline")
     assert (comparison.n_pairs, comparison.wins, comparison.ties, comparison.losses) == (3, 1, 1, 1)
+    # Two runs, not prompt variants, over items: B − A is +0.3 (q1), −0.3 (q2), 0 (q3); q4 is unpaired.
+    summary = comparison.summary()
+    assert summary.startswith(
+        "Run B (new prompt) scored higher than run A (baseline) on 1 of 3 items and lower on 1 (1 tie); "
+    )
+    assert "Only 2 items have different scores" in summary
+    assert summary.endswith(" 1 more item was left out because they lack a scored result from one of the two.")
+    assert "ariant" not in summary and "question" not in summary
     store.close()
 
 

@@ -284,6 +284,10 @@ class PairedComparison:
         higher_is_better: False for scorers where lower is better (toxicity, bias ...).
         differences: ``a − b`` per pair, in ``pair_ids`` order.
         pair_ids: the pair (row) ids.
+        noun: what a and b are, in the sentences (``"variant"``; ``"run"`` for two stored runs).
+        unit: what a pair is, in the sentences (``"question"``; ``"item"`` where the rows are not questions).
+        labels: how the sentences name a and b (say ``("run B (v2.csv)", "run A (v1.csv)")``); None:
+            ``"Variant <a>"`` and ``"<b>"``.
     """
 
     scorer: str
@@ -303,6 +307,9 @@ class PairedComparison:
     higher_is_better: bool = True
     differences: tuple[float, ...] = field(default=(), repr=False)
     pair_ids: tuple[str, ...] = field(default=(), repr=False)
+    noun: str = "variant"
+    unit: str = "question"
+    labels: tuple[str, str] | None = None
 
     @property
     def ci(self) -> tuple[float, float] | None:
@@ -320,15 +327,15 @@ class PairedComparison:
         >>> PairedComparison("s", "A", "B", 0, 0, 0, 0, None, None, None, None).summary()
         'Variant A and B cannot be compared on s: no question has a scored response from both.'
         """
-        a, b = self.a, self.b
+        first, b = self.labels or (f"Variant {self.a}", self.b)
+        a = first[:1].upper() + first[1:]
+        unit, units = self.unit, f"{self.unit}s"
         if self.n_pairs == 0:
-            return (
-                f"Variant {a} and {b} cannot be compared on {self.scorer}: no question has a scored response from both."
-            )
-        questions = "question" if self.n_pairs == 1 else "questions"
+            return f"{a} and {b} cannot be compared on {self.scorer}: no {unit} has a scored response from both."
+        counted = unit if self.n_pairs == 1 else units
         left_out = (
             (
-                f" {self.n_unpaired} more {'question was' if self.n_unpaired == 1 else 'questions were'} left "
+                f" {self.n_unpaired} more {f'{unit} was' if self.n_unpaired == 1 else f'{units} were'} left "
                 "out because they lack a scored result from one of the two."
             )
             if self.n_unpaired
@@ -336,12 +343,12 @@ class PairedComparison:
         )
         direction = "" if self.higher_is_better else f" (for {self.scorer}, lower is better)"
         if self.wins == 0 and self.losses == 0:
-            return f"Variant {a} and {b} scored the same on all {self.n_pairs} {questions}{direction}.{left_out}"
+            return f"{a} and {b} scored the same on all {self.n_pairs} {counted}{direction}.{left_out}"
         ties = "no ties" if self.ties == 0 else f"{self.ties} tie" + ("" if self.ties == 1 else "s")
         level = f"{self.confidence:.0%}"
         diff, low, high = signed_numbers([self.mean_diff, self.ci_low, self.ci_high], decimals=2)
         head = (
-            f"Variant {a} scored higher than {b} on {self.wins} of {self.n_pairs} {questions} and lower on "
+            f"{a} scored higher than {b} on {self.wins} of {self.n_pairs} {counted} and lower on "
             f"{self.losses} ({ties}){direction}; the average difference is {diff} "
             f"({level} CI {low} to {high})."
         )
@@ -349,13 +356,13 @@ class PairedComparison:
             verdict = f" {self.note}" if self.note else ""
         elif self.significant:
             verdict = (
-                " A difference this large would be unlikely if the two variants were equally good "
+                f" A difference this large would be unlikely if the two {self.noun}s were equally good "
                 f"({_p_text(self.wilcoxon_p)})."
             )
         else:
             verdict = (
-                " A difference this large could easily arise by chance if the two variants were equally "
-                f"good ({_p_text(self.wilcoxon_p)}), so these questions do not show that either is better."
+                f" A difference this large could easily arise by chance if the two {self.noun}s were equally "
+                f"good ({_p_text(self.wilcoxon_p)}), so these {units} do not show that either is better."
             )
         return head + verdict + left_out
 
@@ -465,8 +472,12 @@ def _paired_statistics(
     confidence: float,
     n_resamples: int,
     seed: int,
+    noun: str = "variant",
+    unit: str = "question",
+    labels: tuple[str, str] | None = None,
 ) -> PairedComparison:
-    """:func:`paired`'s statistics of the pairs (``pair_id``, ``a`` and ``b`` scores, sorted by ``pair_id``)."""
+    """:func:`paired`'s statistics of the pairs (``pair_id``, ``a`` and ``b`` scores, sorted by ``pair_id``);
+    ``noun``, ``unit`` and ``labels``: the words of the sentences (:class:`PairedComparison`)."""
     d = (pairs["a"] - pairs["b"]).to_numpy(dtype=float)
     d = np.where(np.abs(d) <= TIE_TOLERANCE, 0.0, d)
     common = {
@@ -476,6 +487,9 @@ def _paired_statistics(
         "n_unpaired": unpaired,
         "confidence": confidence,
         "higher_is_better": _higher_is_better(scorer),
+        "noun": noun,
+        "unit": unit,
+        "labels": labels,
     }
     if d.size == 0:
         return PairedComparison(
@@ -487,17 +501,17 @@ def _paired_statistics(
             ci_low=None,
             ci_high=None,
             wilcoxon_p=None,
-            note="No question has a scored response from both variants.",
+            note=f"No {unit} has a scored response from both {noun}s.",
             **common,
         )
     low, high = bootstrap_ci(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
     nonzero = int(np.count_nonzero(d))
     p: float | None = None
     if nonzero == 0:
-        note = "The scores are equal on every question, so there is no difference to test."
+        note = f"The scores are equal on every {unit}, so there is no difference to test."
     elif nonzero < MIN_WILCOXON_PAIRS:
         note = (
-            f"Only {nonzero} {'question has' if nonzero == 1 else 'questions have'} different scores, too few "
+            f"Only {nonzero} {f'{unit} has' if nonzero == 1 else f'{unit}s have'} different scores, too few "
             f"to tell whether the difference is more than chance (a signed-rank test needs at least "
             f"{MIN_WILCOXON_PAIRS})."
         )
@@ -1003,7 +1017,8 @@ def run_diff(
 def _run_pairs(
     fa: pd.DataFrame, fb: pd.DataFrame, scorer: str, name_b: str, name_a: str, seed: int
 ) -> PairedComparison:
-    """:func:`paired` of run b (``a``) against run a (``b``) on one scorer, pairs by item id (first outcome of an id)."""
+    """:func:`paired` of run b (``a``) against run a (``b``) on one scorer, pairs by item id (first outcome of an id);
+    its sentences speak of run B and run A (with their names) and of items."""
     sides = []
     for frame in (fb, fa):
         part = frame[frame["scorer"] == scorer]
@@ -1017,7 +1032,17 @@ def _run_pairs(
     pairs = pd.concat(scored, axis=1, keys=["a", "b"], join="inner").sort_index().rename_axis("pair_id").reset_index()
     pairs = pairs.astype({"pair_id": str, "a": float, "b": float})
     return _paired_statistics(
-        pairs, len(every) - len(pairs), scorer, name_b, name_a, confidence=0.95, n_resamples=2000, seed=seed
+        pairs,
+        len(every) - len(pairs),
+        scorer,
+        name_b,
+        name_a,
+        confidence=0.95,
+        n_resamples=2000,
+        seed=seed,
+        noun="run",
+        unit="item",
+        labels=(f"run B ({name_b})", f"run A ({name_a})"),
     )
 
 
