@@ -774,6 +774,7 @@ def test_iter_runs_rejects_bad_mappings(tmp_path):
     with pytest.raises(DatasetError, match="duplicate values") as caught:
         iter_runs(dataset, {"input": "prompt", "output": "response", "id": "id"})
     assert "'1' on line 2, line 3" in str(caught.value)
+    assert str(caught.value).endswith("leave it unmapped to use the row labels as ids.")  # a sentence, full stop
     assert [i for _, i, _ in iter_runs(dataset, {"input": "prompt", "output": "response"})] == ["line 2", "line 3"]
 
 

@@ -654,7 +654,7 @@ def _item_ids(dataset: LoadedDataset, id_column: str | None) -> list[str]:
         raise DatasetError(
             f"the id column {id_column!r} has duplicate values ({len(duplicates)} repeated): {shown}. "
             "Item ids must be unique: fix the ids, map the id role to another column, or leave it unmapped "
-            "to use the row labels as ids",
+            "to use the row labels as ids.",
             path=dataset.source_name,
             field=id_column,
         )
