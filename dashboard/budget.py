@@ -29,17 +29,26 @@ def budget_form(prefix: str) -> tuple[BudgetCaps, Price | None]:
     tokens = c2.number_input(
         "Max total tokens (0: no cap)", min_value=0, step=10_000, key=f"{prefix}_max_tokens", **SESSION
     )
-    # "%g" shows the cap as typed (sprintf.js prints the number in full): 0.004, never "0.00", which reads as no cap.
+    # "%g" shows a cap or price as typed (sprintf.js prints the number in full): a cap of 0.004, never "0.00", which
+    # reads as no cap; a price of 0.075, never "0.08" (Streamlit's default for a float is "%0.2f").
     cost = c3.number_input(
         "Max cost in USD (0: no cap)", min_value=0.0, step=1.0, format="%g", key=f"{prefix}_max_cost", **SESSION
     )
     st.caption(CAP_RULE)
     p1, p2 = st.columns(2)
     price_in = p1.number_input(
-        "Price per million input tokens (USD, 0: list price)", min_value=0.0, step=0.05, key=f"{prefix}_price_in"
+        "Price per million input tokens (USD, 0: list price)",
+        min_value=0.0,
+        step=0.05,
+        format="%g",
+        key=f"{prefix}_price_in",
     )
     price_out = p2.number_input(
-        "Price per million output tokens (USD, 0: list price)", min_value=0.0, step=0.05, key=f"{prefix}_price_out"
+        "Price per million output tokens (USD, 0: list price)",
+        min_value=0.0,
+        step=0.05,
+        format="%g",
+        key=f"{prefix}_price_out",
     )
     price = Price(price_in, price_out) if price_in or price_out else None
     return BudgetCaps(int(calls) or None, int(tokens) or None, float(cost) or None), price

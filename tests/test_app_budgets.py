@@ -156,7 +156,7 @@ def test_long_responses_are_truncated_and_recorded(judge: FakeOpenAI, open_page,
     store.close()
 
 
-def test_a_cost_cap_below_a_cent_is_shown_with_its_digits(open_page):
+def test_a_cost_cap_or_price_below_a_cent_is_shown_with_its_digits(open_page):
     at = open_page("batch")
     prepare(at, 2)
     field = at.number_input(key="batch_max_cost")
@@ -166,3 +166,8 @@ def test_a_cost_cap_below_a_cent_is_shown_with_its_digits(open_page):
     # The page formats the value printf-style (sprintf.js in the browser, which prints %g's number as typed);
     # with "%.2f" a $0.004 cap read "0.00", the field's "no cap".
     assert field.value == 0.004 and field.proto.format % field.value == "0.004"
+    # A price per million tokens below a cent's step: 0.075 (input) and 0.3 (output), shown as typed.
+    at.number_input(key="batch_price_in").set_value(0.075).run()
+    at.number_input(key="batch_price_out").set_value(0.3).run()
+    shown = [at.number_input(key=k) for k in ("batch_price_in", "batch_price_out")]
+    assert [f.proto.format % f.value for f in shown] == ["0.075", "0.3"]
