@@ -9,10 +9,8 @@ from __future__ import annotations
 import collections
 import json
 import math
-import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -24,6 +22,7 @@ import fake_openai as fake_openai_module
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import run_payload, settings_for, single_analysis
+from killed_runs import kill_once_stored
 
 from scorers import (
     Estimate,
@@ -446,16 +445,6 @@ run_evals(items, scorers, store=Store(db), concurrency=2, dataset_name="crash")
 """
 
 
-def _stored_rows(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=1.0) as conn:
-            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-    except sqlite3.OperationalError:  # tables not created yet, or locked for a moment
-        return 0
-
-
 def test_run_killed_with_sigkill_resumes_without_judging_finished_items_again(fake_openai, tmp_path):
     fake_openai.responder = Script(default=OK.delayed(0.2))
     db = tmp_path / "runs.db"
@@ -469,16 +458,7 @@ def test_run_killed_with_sigkill_resumes_without_judging_finished_items_again(fa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    try:
-        deadline = time.monotonic() + 90  # mostly imports: slow on a busy machine
-        while _stored_rows(db) < 5:
-            assert child.poll() is None, child.communicate()[1].decode()
-            assert time.monotonic() < deadline, "the child run did not store 5 results within 90 s"
-            time.sleep(0.02)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.kill()
-        child.wait()
+    kill_once_stored(child, db, 5, within_s=90)  # mostly imports: slow on a busy machine
     assert child.returncode == -signal.SIGKILL
 
     store = Store(db)

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from killed_runs import kill_once_stored
 from process_scorers import Scripted, WhereScored
 
 from scorers import EvalItem, ScoreStatus, Store, run_evals
@@ -215,16 +214,7 @@ def test_a_run_killed_while_its_worker_process_scores_resumes_without_scoring_an
     child = subprocess.Popen(
         [sys.executable, "-c", _KILLED_RUN, str(REPO), str(db), str(n)], stderr=subprocess.PIPE, cwd=REPO
     )
-    try:
-        deadline = time.monotonic() + 120
-        while _stored(db) < 1000:
-            assert child.poll() is None, child.communicate()[1].decode()
-            assert time.monotonic() < deadline, "the run did not store 1000 results within 120 s"
-            time.sleep(0.02)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.kill()
-        child.wait()
+    kill_once_stored(child, db, 1000, within_s=120)
 
     store = Store(db)
     (run,) = store.list_runs()
@@ -241,18 +231,6 @@ def test_a_run_killed_while_its_worker_process_scores_resumes_without_scoring_an
         assert o.score == pytest.approx(2 * k / (2 * k + 2) * k / (k + 2))
     rows = store.query("SELECT item_index, COUNT(*) FROM results WHERE run_id = ? GROUP BY item_index", [run["id"]])
     assert len(rows) == n and {count for _, count in rows} == {1}
-
-
-def _stored(db: Path) -> int:
-    import sqlite3
-
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=1.0) as conn:
-            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-    except sqlite3.OperationalError:  # tables not created yet, or locked for a moment
-        return 0
 
 
 def test_a_run_scored_from_a_thread_as_the_dashboards_jobs_are_uses_the_worker_process(in_process):

@@ -9,12 +9,11 @@ aggregates that count scored items only.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import statistics
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -960,7 +959,7 @@ def run_evals(
                 for outcome in outcomes:
                     settle(outcome)
                 if on_item_complete is not None:
-                    ended = collections.Counter(o.item_index for o in outcomes)
+                    ended = Counter(o.item_index for o in outcomes)
                     for index, n_asked in asked_of:
                         if ended[index] == n_asked:  # every scorer asked is done (not stopped, no bug)
                             with lock:
