@@ -239,9 +239,9 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     if cost is None:
         cost_value = "—"
     elif not cost.unpriced and not unpriced_now:
-        cost_value = f"${cost.usd:,.4f}"
+        cost_value = usd_text(cost.usd)
     else:
-        cost_value = f"${cost.usd:,.4f} + unknown" if cost.priced else "unknown"
+        cost_value = f"{usd_text(cost.usd)} + unknown" if cost.priced else "unknown"
     columns[4].metric(
         "Cost",
         cost_value,
@@ -260,7 +260,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     if cost is not None and (cost.unpriced or unpriced_now):
         st.caption(
             md_escape(
-                f"Judge cost: ${cost.usd:,.4f} for {cost.priced:,} outcome(s) at their judges' prices, "
+                f"Judge cost: {usd_text(cost.usd)} for {cost.priced:,} outcome(s) at their judges' prices, "
                 if cost.priced
                 else "Judge cost: "
             )

@@ -99,7 +99,7 @@ from scorers.core.judge import (
     import_client_library,
     resolve_judge_settings,
 )
-from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for
+from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, usd_text
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.judges import judges_used
 from scorers.runs.runner import (
@@ -944,11 +944,11 @@ def _print_estimate(
         cost_text = f"cost unknown (no list price for model {settings.model_name!r}; set one with --price)"
     elif batch_api:
         cost_text = (
-            f"about ${cost:.4f} at the Batch API's price ({BATCH_DISCOUNT:.0%} off {which}, "
-            f"${cost / (1 - BATCH_DISCOUNT):.4f})"
+            f"about {usd_text(cost)} at the Batch API's price ({BATCH_DISCOUNT:.0%} off {which}, "
+            f"{usd_text(cost / (1 - BATCH_DISCOUNT))})"
         )
     else:
-        cost_text = f"about ${cost:.4f} at {which}"
+        cost_text = f"about {usd_text(cost)} at {which}"
     console.note(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
@@ -1033,9 +1033,9 @@ def _print_summary(
         cost = result.cost
         at = " at Batch API prices" if result.batch_api else ""
         if not cost.unpriced:
-            cost_text = f"cost ${cost.usd:.4f}{at}"
+            cost_text = f"cost {usd_text(cost.usd)}{at}"
         elif cost.priced:  # a run resumed or retried with another judge: each outcome at its own judge's price
-            cost_text = f"cost ${cost.usd:.4f}{at} for {cost.priced:,} outcome(s), {cost.unknown_text()}"
+            cost_text = f"cost {usd_text(cost.usd)}{at} for {cost.priced:,} outcome(s), {cost.unknown_text()}"
         else:
             cost_text = f"cost {cost.unknown_text()}"
         console.print(

@@ -3,6 +3,8 @@ pre-flight, confirmation of big runs. The judge is the fake server; calls are co
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fake_openai import FakeOpenAI, Reply
 from judge_data import single_analysis
@@ -90,7 +92,7 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing_and_bypass_asks_again
     wait_for(at)
     assert judge.chat_call_count == 3
     shown = metrics(at)
-    assert (shown["Cache hits"], shown["Judge tokens"], shown["Cost"]) == ("3", "0", "$0.0000")
+    assert (shown["Cache hits"], shown["Judge tokens"], shown["Cost"]) == ("3", "0", "$0.00")
     at.session_state[f"batch_{at.session_state['batch_run_id']}_tab"] = "Rows and drill-down"  # the rows table's tab
     at.run()
     table = next(d.value for d in at.dataframe if "cached" in d.value.columns)
@@ -171,3 +173,23 @@ def test_a_cost_cap_or_price_below_a_cent_is_shown_with_its_digits(open_page):
     at.number_input(key="batch_price_out").set_value(0.3).run()
     shown = [at.number_input(key=k) for k in ("batch_price_in", "batch_price_out")]
     assert [f.proto.format % f.value for f in shown] == ["0.075", "0.3"]
+
+
+def test_costs_under_a_hundredth_of_a_cent_are_shown_with_their_digits(judge: FakeOpenAI, open_page):
+    judge.responder = lambda body: Reply.json(
+        single_analysis(0.9, 0.8, 0.7, 1.0), usage={"prompt_tokens": 100, "completion_tokens": 10}
+    )
+    at = open_page("batch")
+    prepare(at, 3)
+    at.number_input(key="batch_price_in").set_value(0.001).run()
+    at.number_input(key="batch_price_out").set_value(0.002).run()
+    # The estimate: its prompt and completion tokens (the Tokens tile's help) at $0.001 and $0.002 per million.
+    tokens = next(m for m in at.metric if m.label == "Tokens (est.)").proto.help
+    prompt, completion = (int(n.replace(",", "")) for n in re.findall(r"([\d,]+) (?:prompt|completion)", tokens))
+    estimate = (prompt * 0.001 + completion * 0.002) / 1e6
+    assert estimate < 0.00005  # what "$0.0000" showed
+    assert metrics(at)["Cost (est.)"] == f"${estimate:.10f}".rstrip("0")
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    # 3 calls × (100 × $0.001 + 10 × $0.002) per million tokens = 3 × 0.12 / 1e6 = $0.00000036
+    assert metrics(at)["Cost"] == "$0.00000036"

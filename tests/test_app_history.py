@@ -296,16 +296,16 @@ def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_ju
     # Item 0 at gpt-4o-mini's list price ($0.15 / $0.60 per million): (1000 · 0.15 + 200 · 0.60) / 1e6 = 270e-6;
     # item 1 at gpt-4o's ($2.50 / $10): (500 · 2.5 + 50 · 10) / 1e6 = 1750e-6. Together $0.00202.
     # (Both at the run's first judge, gpt-4o-mini, would be (1500 · 0.15 + 250 · 0.60) / 1e6 = $0.000375.)
-    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0020"
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.00202"
 
     # Item 2 judged by a local model without a price: its cost is unknown, said so, not $0 nor gpt-4o-mini's.
     record = {"status": "scored", "score": 1.0, "analysis": analysis, "judge": local}
     store.save_result(run_id, 2, "gluten-checker", dict(record, prompt_tokens=300, completion_tokens=30, judge_calls=1))
     store.close()
     at.run()
-    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0020 + unknown"
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.00202 + unknown"
     assert (
-        "Judge cost: \\$0.0020 for 2 outcome(s) at their judges' prices, unknown for 1 outcome judged by qwen2.5 "
+        "Judge cost: \\$0.00202 for 2 outcome(s) at their judges' prices, unknown for 1 outcome judged by qwen2.5 "
         "(no list price, and no price set for it)." in [c.value for c in at.caption]  # markdown-escaped
     )
 
@@ -333,7 +333,7 @@ def test_the_cost_of_a_run_scoring_with_a_judge_without_a_price_is_unknown_not_0
     store.finish_run(run_id, "cancelled")
     store.close()
     at.run()
-    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0000"
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.00"
 
 
 def test_a_completed_run_with_a_failure_offers_retry_and_no_resume(open_page, studio_db: Path):

@@ -516,7 +516,7 @@ def test_the_usage_line_prices_each_outcome_at_its_own_judges_model(env, tmp_pat
     # q1 and q3 at gpt-4o-mini's list price: 2 · (1000 · 0.15 + 200 · 0.60) / 1e6 = $0.00054; q2 was retried
     # with qwen2.5, which has no list price: unknown, not priced at gpt-4o-mini nor counted as $0.
     assert (
-        "cost $0.0005 for 2 outcome(s), unknown for 1 outcome judged by qwen2.5 (no list price, and no price set "
+        "cost $0.00054 for 2 outcome(s), unknown for 1 outcome judged by qwen2.5 (no list price, and no price set "
         "for it)" in out
     )
     # A cost cap cannot be kept on this run: the cost of qwen2.5's outcome is unknown. Said so, nothing sent.

@@ -171,9 +171,7 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing(env: FakeOpenAI, tmp_
     # The estimate said so before the run: every item looked up in the cache, none left to pay for.
     assert "3 item × scorer outcome(s) are answered from the judge cache: free, not in the estimate." in err
     assert "Estimate: no judge calls, cost $0." in err
-    assert (
-        "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.0000; 3 outcome(s) served from the cache" in out
-    )
+    assert "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.00; 3 outcome(s) served from the cache" in out
     code, out, _ = run_cli(capsys, *argv, "--no-cache")
     assert env.chat_call_count == 6
 
@@ -188,4 +186,23 @@ def test_the_estimate_uses_the_price_given(env: FakeOpenAI, tmp_path, capsys):
     # 3 calls at 700 expected completion tokens each, 2 USD per million: 0.0042 USD, plus the prompts at 1 USD.
     (line,) = [ln for ln in err.splitlines() if ln.startswith("Estimate: ")]
     prompt = int(re.search(r"~([\d,]+) prompt", line).group(1).replace(",", ""))
-    assert line.endswith(f"about ${prompt * 1 / 1e6 + 3 * 700 * 2 / 1e6:.4f} at the price set with --price.")
+    assert line.endswith(
+        f"about ${prompt * 1 / 1e6 + 3 * 700 * 2 / 1e6:.10f}".rstrip("0") + " at the price set with --price."
+    )
+
+
+def test_a_cost_under_a_hundredth_of_a_cent_is_printed_in_full_not_as_0_0000(env: FakeOpenAI, tmp_path, capsys):
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    data = dataset(tmp_path, 3)
+    code, out, err = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "0.1,0.2"
+    )
+    assert code == EXIT_OK
+    # 3 calls × (100 prompt tokens × $0.1 + 10 completion tokens × $0.2) per million = 3 × 12 / 1e6 = $0.000036
+    assert "cost $0.000036;" in out and "$0.0000;" not in out
+    # The estimate: (prompt tokens × 0.1 + 3 calls × 700 completion tokens × 0.2) / 1e6; 420 / 1e6 alone is $0.00042,
+    # so its text starts with $0.0004 and has more digits than the four a "$0.0004" would give.
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("Estimate: ")]
+    prompt = int(re.search(r"~([\d,]+) prompt", line).group(1).replace(",", ""))
+    cost = (prompt * 0.1 + 3 * 700 * 0.2) / 1e6
+    assert f"about ${cost:.10f}".rstrip("0") + " at the price set with --price." in line

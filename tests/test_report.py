@@ -192,7 +192,7 @@ def test_comparison_report_needs_two_variants(tmp_path):
         setup={"api_key": "sk-zzz", "model": "m"},
     )
     assert "Variant chatty scored higher than terse on 0 of 8" in document
-    assert "$0.5000" in document and "sk-zzz" not in document
+    assert "$0.50" in document and "sk-zzz" not in document
     with pytest.raises(ValueError, match="two variants"):
         comparison_report(frame[frame["group:variant"] == "terse"])
     store.close()
@@ -248,10 +248,10 @@ def test_run_report_names_every_judge_and_prices_each_outcome_at_its_judge(tmp_p
     )
     assert "fake-judge at http://127.0.0.1:9/v1</span>" in document  # started with
     # gpt-4o-mini at its list price, $0.15 per 1M prompt and $0.60 per 1M completion tokens:
-    # 1,000,000 × 0.15 / 1M + 100,000 × 0.60 / 1M = 0.15 + 0.06 = $0.2100; fake-judge has no price.
-    assert "$0.2100 + unknown for 1 outcome judged by fake-judge (no list price, and no price set for it)" in document
+    # 1,000,000 × 0.15 / 1M + 100,000 × 0.60 / 1M = 0.15 + 0.06 = $0.21; fake-judge has no price.
+    assert "$0.21 + unknown for 1 outcome judged by fake-judge (no list price, and no price set for it)" in document
     # The code scorer asked no judge: it cost nothing.
     board = document.split('id="leaderboard"')[1].split("</table>")[0]
     row = next(r for r in board.split("<tr>") if "textual-difference" in r)
-    assert '<td class="num">$0.0000</td>' in row
+    assert '<td class="num">$0.00</td>' in row
     store.close()

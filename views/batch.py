@@ -41,7 +41,7 @@ from scorers import (
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps
-from scorers.core.pricing import BATCH_DISCOUNT, Price
+from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import ROLES, skipped_record, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
@@ -408,10 +408,10 @@ if dataset is not None:
         cost = estimate.cost_usd
         e4.metric(
             "Cost (est.)",
-            "$0 (no judge)" if settings is None else ("unknown" if cost is None else f"${cost:,.4f}"),
+            "$0 (no judge)" if settings is None else ("unknown" if cost is None else usd_text(cost)),
             delta=None
             if not batch_api or cost is None or not estimate.live_cost_usd
-            else f"-${estimate.live_cost_usd - cost:,.4f} with the Batch API",
+            else f"-{usd_text(estimate.live_cost_usd - cost)} with the Batch API",
             delta_color="inverse",
             help="List prices of genai-prices (offline), or the price you set; 'unknown' when neither is known."
             + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else ""),

@@ -25,7 +25,7 @@ from scorers.analysis.generate import (
     generation_costs,
 )
 from scorers.core.budget import BudgetCaps
-from scorers.core.pricing import Price
+from scorers.core.pricing import Price, usd_text
 from scorers.runs import jobs
 
 from ..budget import price_record
@@ -250,9 +250,9 @@ def render_generation(generation: Mapping[str, Any]) -> None:
     if not costs:
         cost = "—"
     elif len(known) < len(costs):
-        cost = "unknown" if not known else f"≥ ${sum(known):,.4f}"
+        cost = "unknown" if not known else f"≥ {usd_text(sum(known))}"
     else:
-        cost = f"${sum(known):,.4f}"
+        cost = usd_text(sum(known))
     failed = generation.get("failed") or []
     columns = st.columns(4)
     columns[0].metric("Responses generated", int(generation.get("responses", 0)) - len(failed))

@@ -48,7 +48,7 @@ from scorers.analysis.generate import judging_basis_text
 from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.core.errors import ScoreStatus
-from scorers.core.pricing import RunCost
+from scorers.core.pricing import RunCost, usd_text
 from scorers.runs.export import json_safe, results_frame
 from scorers.runs.judges import judges_text, judges_used, stored_run_cost
 from scorers.runs.runner import load_run
@@ -167,7 +167,7 @@ def _format_number(value: Any, column: str = "") -> str:
         return f"{int(value):,}"
     if isinstance(value, (float, np.floating)):
         if column.startswith("cost"):
-            return f"${value:.4f}"
+            return usd_text(value)
         if column in ("wilcoxon_p", "p"):
             return "< 0.001" if value < 0.001 else f"{value:.3f}"
         return f"{value:.3f}"
@@ -664,7 +664,7 @@ def _cost_text(cost: RunCost | None) -> str | float | None:
     """A leaderboard cost cell: USD when every outcome is priced, else the known part and what is unknown, in words."""
     if cost is None or not cost.unpriced:
         return None if cost is None else cost.usd
-    return f"${cost.usd:,.4f} + {cost.unknown_text()}" if cost.priced else cost.unknown_text()
+    return f"{usd_text(cost.usd)} + {cost.unknown_text()}" if cost.priced else cost.unknown_text()
 
 
 def _run_setup(store: Store, run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:

@@ -193,7 +193,7 @@ class Budget:
                 if cost > caps.max_cost_usd:
                     raise BudgetReached(
                         f"the next judge call could pass the cost cap of {usd_text(caps.max_cost_usd)} "
-                        f"(${self.cost_usd or 0.0:,.4f} spent, up to ${ticket.cost:,.4f} more)"
+                        f"({usd_text(self.cost_usd or 0.0)} spent, up to {usd_text(ticket.cost)} more)"
                     )
             self._held_calls += 1
             self._held_tokens += ticket.tokens
