@@ -1224,7 +1224,13 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
     ):
         if value is not None and not any(option in opts for opts in options.values()):
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
-    from scorers.runs.datasets import DatasetError, load_dataset, skipped_record, unused_system_column
+    from scorers.runs.datasets import (
+        DatasetError,
+        load_dataset,
+        not_text_notices,
+        skipped_record,
+        unused_system_column,
+    )
 
     store = _open_store(args.db, must_exist=False)
     try:
@@ -1235,6 +1241,8 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         _report_load(console, dataset)
         mapping, source = _mapping(args, dataset)
         console.note(_describe_mapping(mapping, source))
+        for notice in not_text_notices(dataset, mapping):
+            console.note(f"Note: {notice}")
         system = unused_system_column(dataset.columns, mapping)
         if system is not None:
             console.note(

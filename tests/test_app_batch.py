@@ -533,3 +533,22 @@ def test_a_missing_response_key_is_previewed_with_its_other_fields_and_stored_as
     }
     banner = " ".join(w.value for w in at.warning)
     assert "2 of 3 outcomes were not scored (1 missing input, 1 invalid input)" in banner
+
+
+def test_json_values_that_are_not_text_are_named_before_the_run(open_page):
+    data = (
+        b'{"prompt": "Add 2 and 2", "response": "4"}\n'
+        b'{"prompt": "Add 40 and 2", "response": 42}\n'  # line 2: a number
+        b'{"prompt": "Is 7 prime?", "response": true}\n'  # line 3: a boolean
+        b'{"prompt": "Name two", "response": ["a", "b"]}\n'  # line 4: a list of strings (not messages)
+    )
+    at = open_page("batch")
+    upload(at, "answers.jsonl", data)
+    # Lines 2-4 hold a number, a boolean and a list: 3 rows, the first on line 2; the prompts are all text.
+    assert [w.value for w in at.warning] == [
+        "Field 'response' (the response) is not text in 3 rows (1 number, 1 boolean, 1 list), the first on line 2: "
+        "each is scored as its text (numbers as written, true/false, lists and objects as JSON)."
+    ]
+    output = next(s.key for s in at.selectbox if s.key.startswith("batch_map_output_"))
+    at.selectbox(key=output).set_value("prompt").run()  # text in every row: nothing to say
+    assert not any("is not text" in w.value for w in at.warning), [w.value for w in at.warning]

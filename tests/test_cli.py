@@ -836,3 +836,24 @@ def test_the_command_line_imports_no_dashboard_library_and_pandas_only_for_a_fil
     assert scored["code"] == 0
     assert "streamlit" not in scored["imported"] and "plotly" not in scored["imported"]
     assert "pandas" in scored["imported"]
+
+
+def test_json_values_that_are_not_text_are_named_before_anything_is_scored(env, tmp_path, capsys):
+    data = write(
+        tmp_path,
+        "answers.jsonl",
+        '{"prompt": "Add 2 and 2", "response": "4", "reference": "4"}\n'
+        '{"prompt": "Add 40 and 2", "response": 42, "reference": 42}\n'  # line 2: numbers
+        '{"prompt": "Is 7 prime?", "response": "yes", "reference": true}\n',  # line 3: a boolean
+    )
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference", "--yes")
+    assert code == 0, err
+    tail = "each is scored as its text (numbers as written, true/false, lists and objects as JSON)."
+    # response: line 2's 42 only; reference (the ground truth): 42 on line 2, true on line 3.
+    response = f"Note: Field 'response' (the response) is not text in 1 row (1 number), the first on line 2: {tail}"
+    reference = (
+        "Note: Field 'reference' (the ground truth) is not text in 2 rows (1 number, 1 boolean), the first on "
+        f"line 2: {tail}"
+    )
+    assert response in err and reference in err
+    assert err.index(reference) < err.index("Estimate: ")  # said before anything is scored

@@ -29,6 +29,7 @@ from scorers.runs.datasets import (
     guess_columns,
     iter_runs,
     load_dataset,
+    not_text_notices,
     require_columns,
 )
 
@@ -873,3 +874,27 @@ def test_a_missing_response_is_missing_input_naming_the_output(second):
     # An empty text is a response (an empty one), not a missing one.
     empty = load_dataset(b"prompt,response,ground_truth\np2,,r2\n", name="blank.csv")
     assert next(iter_runs(empty, guess_columns(empty.columns)))[2]["output"] == {"text": ""}
+
+
+def test_json_values_that_are_not_text_are_named_with_their_rows_and_first_line():
+    lines = [
+        {"prompt": "Add 2 and 2", "response": "4", "reference": "4"},
+        {"prompt": "Add 40 and 2", "response": 42, "reference": ["42", "forty-two"]},  # line 2
+        {"prompt": "Is 7 prime?", "response": True, "reference": "yes"},  # line 3
+        {"prompt": "Pi?", "response": 3.14, "reference": {"value": 3.14}},  # line 4
+        {"prompt": ["a", "b"], "response": [{"role": "assistant", "content": "ok"}], "reference": None},  # line 5
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    dataset = load_dataset(data, name="mixed.jsonl")
+    mapping = {"input": "prompt", "output": "response", "ground_truth": "reference"}
+    # prompt: only line 5's list of strings (scored as its JSON text); response: 42 and 3.14 (numbers), true
+    # (a boolean) on lines 2-4; line 5's list of messages is a conversation, passed as is. reference: a list on
+    # line 2 and an object on line 4; the null on line 5 is a missing cell, not a value.
+    tail = "each is scored as its text (numbers as written, true/false, lists and objects as JSON)."
+    assert not_text_notices(dataset, mapping) == [
+        f"Field 'prompt' (the prompt) is not text in 1 row (1 list), the first on line 5: {tail}",
+        f"Field 'response' (the response) is not text in 3 rows (2 numbers, 1 boolean), the first on line 2: {tail}",
+        f"Field 'reference' (the ground truth) is not text in 2 rows (1 list, 1 object), the first on line 2: {tail}",
+    ]
+    # Text everywhere: nothing to say (a CSV is always text).
+    assert not_text_notices(load_dataset(b"prompt,response\n1,2\n", name="a.csv"), mapping) == []

@@ -42,7 +42,7 @@ from scorers import (
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
-from scorers.runs.datasets import ROLES, skipped_record, unused_system_column
+from scorers.runs.datasets import ROLES, cell_text, not_text_notices, skipped_record, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -120,7 +120,8 @@ def _preview(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: l
     chosen = {ROLE_LABELS.get(r, r): c for r, c in mapping.items() if c}
     chosen.update({f"Group: {g}": g for g in group_by})
     head = dataset.frame.head(5)
-    st.dataframe({label: head[column].tolist() for label, column in chosen.items()}, hide_index=True)
+    # As the scorers read them: a JSON number, boolean, list or object as its text (mixed kinds in a column, too).
+    st.dataframe({label: head[column].map(cell_text).tolist() for label, column in chosen.items()}, hide_index=True)
     st.caption(f"The first {len(head)} of {len(dataset.frame)} rows, as mapped.")
 
 
@@ -254,6 +255,9 @@ if dataset is not None:
         st.warning("Map the response column (marked *), or a conversation (messages) column, to continue.")
     else:
         _preview(dataset, mapping, group_by)
+        # JSON values that are not text (numbers, booleans, lists, objects) are scored as their text: said here.
+        for notice in _kept("batch_not_text", (token, repr(mapping)), lambda: not_text_notices(dataset, mapping)):
+            st.warning(notice, icon=":material/text_fields:")
         items_key = (token, repr(mapping), repr(group_by))  # built again only when the data or mapping changes
         items, items_error = _kept("batch_items", items_key, lambda: _items(dataset, mapping, group_by))
         if items_error:

@@ -554,6 +554,77 @@ def unmapped_columns(
     ]
 
 
+_TEXT_ROLES = {"input": "prompt", "output": "response", "system": "system message", "ground_truth": "ground truth"}
+"""The roles whose cells are read as text, and their names in messages."""
+
+
+def not_text_notices(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> list[str]:
+    """Say which mapped text fields hold JSON values that are not text (numbers, booleans, lists, objects).
+
+    Such a value is scored as its text (numbers as written, ``true``/``false``, lists and objects as
+    JSON; see :func:`iter_runs`): this is decided, and the user must be told before anything is
+    scored. Messages passed as they are (a list of ``{"role", "content"}`` messages as the prompt or
+    response, a message object or a Mastra agent run input) are not text by design and are not
+    counted; nor are missing cells.
+
+    Args:
+        dataset: a loaded dataset.
+        mapping: role → column, as for :func:`iter_runs`; the prompt (``input``), response
+            (``output``), system message and ground truth columns are checked.
+
+    Returns:
+        One sentence per field that holds such values, naming the field and its role, how many rows
+        and which kinds, and the first row's line (or row) number, e.g. ``"Field 'answer' (the
+        response) is not text in 2 rows (2 numbers), the first on line 3: each is scored as its
+        text (numbers as written, true/false, lists and objects as JSON)."``; empty when every value is text.
+    """
+    notices = []
+    for role, name in _TEXT_ROLES.items():
+        column = mapping.get(role)
+        if not column or column not in dataset.columns:
+            continue
+        kinds: Counter[str] = Counter()
+        first = None
+        for i, value in enumerate(dataset.column_values(column)):
+            kind = _not_text_kind(value, role)
+            if kind is not None:
+                kinds[kind] += 1
+                first = i if first is None else first
+        if first is None:
+            continue
+        n = sum(kinds.values())
+        shown = ", ".join(f"{count} {kind if count == 1 else kind + 's'}" for kind, count in kinds.most_common())
+        notices.append(
+            f"Field {column!r} (the {name}) is not text in {n} row{'' if n == 1 else 's'} ({shown}), the first on "
+            f"{dataset.row_label(first)}: each is scored as its text (numbers as written, true/false, lists and "
+            "objects as JSON)."
+        )
+    return notices
+
+
+def _not_text_kind(value: Any, role: str) -> str | None:
+    """``"number"``, ``"boolean"``, ``"list"`` or ``"object"`` for a cell of ``role`` read as text though it is not
+    text; None for text, a missing cell, or messages passed as they are."""
+    np = _numpy()
+    if np is not None and isinstance(value, np.ndarray):
+        value = value.tolist()
+    if np is not None and isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (int, float, Decimal)):
+        return "number"
+    messages = isinstance(value, list) and value and all(isinstance(m, dict) for m in value)
+    if isinstance(value, list):
+        return None if messages and role in ("input", "output") else "list"
+    if isinstance(value, dict):
+        passed = role == "output" or (role == "input" and "inputMessages" in value)
+        return None if passed else "object"
+    return None
+
+
 def _numpy() -> Any:
     """numpy when it has been imported, else None: only then can a value be a numpy object."""
     return sys.modules.get("numpy")
@@ -567,7 +638,7 @@ def _plain_value(value: Any) -> Any:
         return None
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    return _cell_text(value)
+    return cell_text(value)
 
 
 def _runs(
@@ -575,7 +646,7 @@ def _runs(
 ) -> Iterator[tuple[int, str, dict[str, Any]]]:
     columns = {role: dataset.column_values(column) for role, column in mapping.items() if column and role != "id"}
     for i, item_id in enumerate(item_ids):
-        system = _cell_text(columns["system"][i]) if "system" in columns else None
+        system = cell_text(columns["system"][i]) if "system" in columns else None
         if "messages" in columns:
             payload = _conversation(columns["messages"][i], columns["output"][i] if "output" in columns else None)
             if system and system.strip():
@@ -586,7 +657,7 @@ def _runs(
             if output is not None:  # a missing key, null or NaN: no output (missing_input, naming it)
                 payload["output"] = output
         if "ground_truth" in columns:  # carried in every row, "" when blank (missing_input where required)
-            payload["ground_truth"] = _cell_text(columns["ground_truth"][i]) or ""
+            payload["ground_truth"] = cell_text(columns["ground_truth"][i]) or ""
         if "context" in columns:
             payload["context"] = _json_list(columns["context"][i], strings=True)
         if "tool_calls" in columns:
@@ -627,7 +698,7 @@ def _json_list(cell: Any, *, strings: bool) -> Any:
     """
     if isinstance(cell, list):
         return cell
-    text = _cell_text(cell)
+    text = cell_text(cell)
     if text is None or not text.strip():
         return [] if strings else None
     try:
@@ -643,7 +714,7 @@ def _item_ids(dataset: LoadedDataset, id_column: str | None) -> list[str]:
         return [dataset.row_label(i) for i in range(n)]
     ids = []
     for i, value in enumerate(dataset.column_values(id_column)):
-        text = _cell_text(value)
+        text = cell_text(value)
         ids.append(text.strip() if text and text.strip() else dataset.row_label(i))
     duplicates = [(value, count) for value, count in Counter(ids).items() if count > 1]
     if duplicates:
@@ -677,7 +748,7 @@ def _input_messages(value: Any) -> list[Any]:
         value = value.tolist()
     if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
         return value
-    text = _cell_text(value)
+    text = cell_text(value)
     return [] if text is None else [{"role": "user", "content": text}]  # no cell: no user message (missing_input)
 
 
@@ -689,12 +760,15 @@ def _output_value(value: Any) -> Any:
         value = value.tolist()
     if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(m, dict) for m in value)):
         return value
-    text = _cell_text(value)
+    text = cell_text(value)
     return None if text is None else {"text": text}
 
 
-def _cell_text(value: Any) -> str | None:
-    """A cell as text, or None when it is missing (None, NaN, NaT)."""
+def cell_text(value: Any) -> str | None:
+    """A cell as the text a scorer reads, or None when it is missing (None, NaN, NaT).
+
+    Numbers without a trailing ``.0`` when whole, booleans as ``true``/``false``, lists and dicts as JSON.
+    """
     if isinstance(value, str):
         return value
     np = _numpy()
@@ -825,7 +899,7 @@ def _header_names(raw: list[Any], where: str, source_name: str, **location: int)
     names = []
     warnings = []
     for j, value in enumerate(raw):
-        text = _cell_text(value)
+        text = cell_text(value)
         if text is None or not text.strip():
             text = f"column_{j + 1}"
             warnings.append(f"column {j + 1} has no name in the header ({where}); it was named {text!r}")
@@ -1304,5 +1378,5 @@ def _excel_column(values: list[Any]) -> pd.Series:
     import pandas as pd
 
     if any(isinstance(v, str) for v in values) or not any(v is not None for v in values):
-        return pd.Series([_cell_text(v) or "" for v in values], dtype=str)
+        return pd.Series([cell_text(v) or "" for v in values], dtype=str)
     return pd.Series(values)
