@@ -206,3 +206,28 @@ def test_a_cost_under_a_hundredth_of_a_cent_is_printed_in_full_not_as_0_0000(env
     prompt = int(re.search(r"~([\d,]+) prompt", line).group(1).replace(",", ""))
     cost = (prompt * 0.1 + 3 * 700 * 0.2) / 1e6
     assert f"about ${cost:.10f}".rstrip("0") + " at the price set with --price." in line
+
+
+def test_the_usage_line_counts_as_judged_only_the_outcomes_the_judge_made(env: FakeOpenAI, tmp_path, capsys):
+    # r0 and r1 are judged; r2 has no response (missing_input: no judge is asked).
+    data = tmp_path / "rows.csv"
+    data.write_text("id,prompt,response\nr0,Question 0?,Answer 0.\nr1,Question 1?,Answer 1.\nr2,Question 2?,\n")
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--model", "no-such-model"]
+    code, out, err = run_cli(capsys, *argv)
+    assert env.chat_call_count == 2
+    (usage,) = [ln for ln in out.splitlines() if ln.startswith("Judge usage: ")]
+    # 2 outcomes made by the judge; the missing input is not one of them.
+    assert "cost unknown for 2 outcomes judged by no-such-model (no list price, and no price set for it);" in usage
+    # Again: r0 and r1 come from the judge cache (no call, nothing spent), r2 is still a missing input.
+    code, out, err = run_cli(capsys, *argv)
+    assert env.chat_call_count == 2
+    (usage,) = [ln for ln in out.splitlines() if ln.startswith("Judge usage: ")]
+    assert usage == (
+        "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.00; 2 outcome(s) served from the cache (free)."
+    )
+    # A new row beside the cached ones: only its outcome was made by the judge.
+    data.write_text(data.read_text() + "r3,Question 3?,Answer 3.\n")
+    code, out, err = run_cli(capsys, *argv)
+    assert env.chat_call_count == 3
+    (usage,) = [ln for ln in out.splitlines() if ln.startswith("Judge usage: ")]
+    assert "cost unknown for 1 outcome judged by no-such-model" in usage and "2 outcome(s) served from the cache" in usage

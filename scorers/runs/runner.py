@@ -284,10 +284,14 @@ class EvalRunResult:
 
         A run resumed or retried with another judge holds outcomes of each; ``price`` is the
         price set for :attr:`judge_model` only. A Batch API run is counted at the Batch API's
-        price (re-asks sent live included).
+        price (re-asks sent live included). Only outcomes that spent tokens are counted, as for a
+        stored run (:func:`scorers.runs.judges.spend_by_judge`): a reply from the cache and an
+        outcome not scored for its input were made by no judge call.
         """
         spend: dict[str | None, list[int]] = {}
         for o in self.outcomes:
+            if not o.usage.prompt_tokens + o.usage.completion_tokens:
+                continue
             entry = spend.setdefault(o.judge_model, [0, 0, 0])
             entry[0] += o.usage.prompt_tokens
             entry[1] += o.usage.completion_tokens
