@@ -937,7 +937,7 @@ def _print_estimate(
     if cached:
         console.note(f"{cached} item × scorer outcome(s) are answered from the judge cache: free, not in the estimate.")
     if calls == 0 or settings is None:
-        console.note(f"Estimate: no judge calls{' (code-based scoring only)' if settings is None else ''}, cost $0.")
+        console.note(f"Estimate: no judge calls{' (code-based scoring only)' if settings is None else ''}, cost $0.00.")
         return calls
     which = "the price set with --price" if price is not None else f"{settings.model_name}'s list price"
     if cost is None or price_for(settings.model_name, price) is None:

@@ -193,3 +193,17 @@ def test_costs_under_a_hundredth_of_a_cent_are_shown_with_their_digits(judge: Fa
     wait_for(at)
     # 3 calls × (100 × $0.001 + 10 × $0.002) per million tokens = 3 × 0.12 / 1e6 = $0.00000036
     assert metrics(at)["Cost"] == "$0.00000036"
+
+
+def test_an_estimate_with_every_item_cached_costs_nothing_even_without_a_price(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    at.sidebar.text_input(key="judge_model").set_value("no-such-model").run()  # no list price, none set
+    prepare(at, 3)
+    assert metrics(at)["Cost (est.)"] == "unknown"  # 3 calls to make at an unknown price
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    at.file_uploader(key="batch_upload").upload("again.csv", csv(3), "text/plain")  # the same rows again
+    at.run()
+    shown = metrics(at)
+    # Every outcome is in the cache: no call is left to make, so nothing to pay, as the CLI says ("cost $0.00").
+    assert (shown["Judge calls (est.)"], shown["Cost (est.)"]) == ("0", "$0.00")

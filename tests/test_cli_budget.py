@@ -170,7 +170,7 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing(env: FakeOpenAI, tmp_
     assert code == EXIT_OK and env.chat_call_count == 3  # nothing new sent
     # The estimate said so before the run: every item looked up in the cache, none left to pay for.
     assert "3 item × scorer outcome(s) are answered from the judge cache: free, not in the estimate." in err
-    assert "Estimate: no judge calls, cost $0." in err
+    assert "Estimate: no judge calls, cost $0.00." in err
     assert "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.00; 3 outcome(s) served from the cache" in out
     code, out, _ = run_cli(capsys, *argv, "--no-cache")
     assert env.chat_call_count == 6
@@ -230,4 +230,6 @@ def test_the_usage_line_counts_as_judged_only_the_outcomes_the_judge_made(env: F
     code, out, err = run_cli(capsys, *argv)
     assert env.chat_call_count == 3
     (usage,) = [ln for ln in out.splitlines() if ln.startswith("Judge usage: ")]
-    assert "cost unknown for 1 outcome judged by no-such-model" in usage and "2 outcome(s) served from the cache" in usage
+    assert (
+        "cost unknown for 1 outcome judged by no-such-model" in usage and "2 outcome(s) served from the cache" in usage
+    )

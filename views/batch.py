@@ -418,7 +418,8 @@ if dataset is not None:
             else f"-{usd_text(estimate.live_cost_usd - cost)} with the Batch API",
             delta_color="inverse",
             help="List prices of genai-prices (offline), or the price you set; 'unknown' when neither is known."
-            + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else ""),
+            + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else "")
+            + (" No judge call is left to make: $0.00 whatever the model's price." if not estimate.judge_calls else ""),
         )
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."

@@ -385,7 +385,8 @@ def estimate_run(
         price: a user-set price overriding the list price.
 
     Returns:
-        The :class:`Estimate`; ``cost_usd`` None for a model not in the price table.
+        The :class:`Estimate`; ``cost_usd`` None for a model not in the price table (0.0 when
+        no call is left to make, e.g. every item is answered from the cache).
     """
     calls = prompt = completion = cached = too_long = 0
     for scorer in scorers:
@@ -412,7 +413,7 @@ def estimate_run(
             calls += per_run
             prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
             completion += per_run * scorer.expected_completion_tokens
-    model = judge_model_of(scorers)
+    model = judge_model_of(scorers) if calls else None  # no call to make costs $0, whatever the model's price
     cost = cost_usd(model, prompt, completion, price, batch_api=batch_api) if model else 0.0
     counts = {"cached": cached, "too_long": too_long}
     if not batch_api:
