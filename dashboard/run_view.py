@@ -236,15 +236,23 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     scoring_model = (job_judge_model(job.id) if job is not None else None) or (run.get("judge") or {}).get("model")
     unpriced_now = scoring_model if scoring_now and scoring_model and not has_price(run, scoring_model) else None
     unknown_now = f"what {unpriced_now} is scoring now (no list price, and no price set for it)" if unpriced_now else ""
+    # The tile holds the known part (a "$X + unknown" was cut); what is unknown is said right under it, in the delta.
+    unknown_parts = [
+        f"{n:,} outcome{'' if n == 1 else 's'} of {model or 'a judge the outcome does not record'}"
+        for model, n in (cost.unpriced.items() if cost is not None else ())
+    ] + ([f"what {unpriced_now} is scoring now"] if unpriced_now else [])
     if cost is None:
         cost_value = "—"
-    elif not cost.unpriced and not unpriced_now:
-        cost_value = usd_text(cost.usd)
     else:
-        cost_value = f"{usd_text(cost.usd)} + unknown" if cost.priced else "unknown"
+        cost_value = usd_text(cost.usd) if cost.priced or not unknown_parts else "unknown"
     columns[4].metric(
         "Cost",
         cost_value,
+        delta=(("+ unknown for " if cost_value != "unknown" else "for ") + "; ".join(unknown_parts))
+        if unknown_parts
+        else None,
+        delta_color="off",
+        delta_arrow="off",
         help="Actual judge cost, each outcome at the price of the judge model that made it: the list price "
         "(genai-prices, offline), or the price set for the run for its own judge; 'unknown' where neither is "
         "known, never $0 and never another model's price."

@@ -303,7 +303,9 @@ def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_ju
     store.save_result(run_id, 2, "gluten-checker", dict(record, prompt_tokens=300, completion_tokens=30, judge_calls=1))
     store.close()
     at.run()
-    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.00202 + unknown"
+    # The tile holds the known part, whole; what is unknown is said under it (a "$0.00202 + unknown" value was cut).
+    tile = next(m for m in at.metric if m.label == "Cost")
+    assert (tile.value, tile.proto.delta) == ("$0.00202", "+ unknown for 1 outcome of qwen2.5")
     assert (
         "Judge cost: \\$0.00202 for 2 outcome(s) at their judges' prices, unknown for 1 outcome judged by qwen2.5 "
         "(no list price, and no price set for it)." in [c.value for c in at.caption]  # markdown-escaped
@@ -325,7 +327,8 @@ def test_the_cost_of_a_run_scoring_with_a_judge_without_a_price_is_unknown_not_0
     at.button(key="history_open_button").click().run()
     assert not at.exception
     # Nothing stored has spent anything, but fake-judge is scoring and has no price: never "$0.0000".
-    assert {m.label: m.value for m in at.metric}["Cost"] == "unknown"
+    tile = next(m for m in at.metric if m.label == "Cost")
+    assert (tile.value, tile.proto.delta) == ("unknown", "for what fake-judge is scoring now")
     assert "Judge cost: unknown for what fake-judge is scoring now (no list price, and no price set for it)." in [
         c.value for c in at.caption
     ]
