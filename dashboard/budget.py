@@ -22,7 +22,8 @@ def budget_form(prefix: str) -> tuple[BudgetCaps, Price | None]:
 
     Returns:
         The caps (:class:`scorers.core.budget.BudgetCaps`, for ``run_evals(budget=...)`` and the run's
-        ``config["budget"]``) and the price the user set, or None for the model's list price.
+        ``config["budget"]``) and the price the user set (0 allowed: a free model), or None for the model's
+        list price: both fields empty, or a price :func:`budget_problem` refuses (negative, or only one set).
     """
     c1, c2, c3 = st.columns(3)
     calls = c1.number_input("Max judge calls (0: no cap)", min_value=0, step=100, key=f"{prefix}_max_calls", **SESSION)
@@ -36,21 +37,26 @@ def budget_form(prefix: str) -> tuple[BudgetCaps, Price | None]:
     )
     st.caption(CAP_RULE)
     p1, p2 = st.columns(2)
+    # Empty: the model's list price. 0 is a price (a free local model); a negative one is refused (budget_problem).
     price_in = p1.number_input(
-        "Price per million input tokens (USD, 0: list price)",
-        min_value=0.0,
+        "Price per million input tokens (USD; empty: list price)",
+        value=None,
         step=0.05,
         format="%g",
+        placeholder="list price",
         key=f"{prefix}_price_in",
     )
     price_out = p2.number_input(
-        "Price per million output tokens (USD, 0: list price)",
-        min_value=0.0,
+        "Price per million output tokens (USD; empty: list price)",
+        value=None,
         step=0.05,
         format="%g",
+        placeholder="list price",
         key=f"{prefix}_price_out",
     )
-    price = Price(price_in, price_out) if price_in or price_out else None
+    price = None
+    if price_in is not None and price_out is not None and price_in >= 0 and price_out >= 0:
+        price = Price(price_in, price_out)
     return BudgetCaps(int(calls) or None, int(tokens) or None, float(cost) or None), price
 
 
@@ -59,8 +65,22 @@ def price_record(price: Price | None) -> list[float] | None:
     return [price.input_per_million, price.output_per_million] if price else None
 
 
-def budget_problem(caps: BudgetCaps, settings: JudgeSettings | None, price: Price | None) -> str | None:
-    """Why the caps cannot be kept, or None: a cost cap needs the judge's price."""
+def budget_problem(
+    caps: BudgetCaps, settings: JudgeSettings | None, price: Price | None, prefix: str | None = None
+) -> str | None:
+    """Why the run cannot start as set, or None: a price of :func:`budget_form` ``prefix`` that is negative or half
+    set (it then returns no price), or a cost cap without the judge's price."""
+    typed = {side: st.session_state.get(f"{prefix}_price_{side}") for side in ("in", "out")} if prefix else {}
+    negative = [
+        f"{name} {typed[side]:g}" for side, name in (("in", "input"), ("out", "output")) if (typed.get(side) or 0) < 0
+    ]
+    if negative:
+        return (
+            f"A price per million tokens cannot be negative ({', '.join(negative)}): "
+            "0 is a free model; leave both empty for the list price."
+        )
+    if prefix and (typed["in"] is None) != (typed["out"] is None):
+        return "Set both prices per million tokens (0 for a free model), or leave both empty for the list price."
     if caps.max_cost_usd and settings is not None and price_for(settings.model, price) is None:
         return f"A cost cap needs the price of {settings.model_name}: set a price per million tokens."
     return None

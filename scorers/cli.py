@@ -257,13 +257,31 @@ def _price(text: str) -> Price:
     parts = text.split(",")
     try:
         values = [float(p) for p in parts]
-        if len(values) != 2:
+        if len(values) != 2 or not all(math.isfinite(v) for v in values):
             raise ValueError
-        return Price(*values)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected IN,OUT: USD per million input and output tokens, each >= 0, such as 0.15,0.60; got {text!r}"
         ) from None
+    negative = [f"{side} {v:g}" for side, v in zip(("input", "output"), values, strict=True) if v < 0]
+    if negative:
+        raise argparse.ArgumentTypeError(
+            f"a price per million tokens cannot be negative ({', '.join(negative)} in {text!r}); "
+            "0 is a free model, e.g. --price 0,0"
+        )
+    return Price(*values)
+
+
+def _price_values_attached(argv: list[str]) -> list[str]:
+    """``--price -1,0`` as ``--price=-1,0``: argparse takes a value starting with "-" (other than a plain number) for
+    an option, and would only say that --price expected one argument."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--price" and arg.startswith("-"):
+            out[-1] = f"--price={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def _threshold(text: str) -> tuple[str, float]:
@@ -1661,7 +1679,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     console = _Console(stdout or sys.stdout, stderr or sys.stderr)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_price_values_attached(list(sys.argv[1:] if argv is None else argv)))
     except SystemExit as exc:  # argparse prints its own message; --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     from scorers.cli_gate import cmd_baseline, cmd_gate

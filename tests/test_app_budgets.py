@@ -207,3 +207,24 @@ def test_an_estimate_with_every_item_cached_costs_nothing_even_without_a_price(j
     shown = metrics(at)
     # Every outcome is in the cache: no call is left to make, so nothing to pay, as the CLI says ("cost $0.00").
     assert (shown["Judge calls (est.)"], shown["Cost (est.)"]) == ("0", "$0.00")
+
+
+def test_a_price_of_0_can_be_set_for_a_free_model_and_a_negative_one_is_refused(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    at.sidebar.text_input(key="judge_model").set_value("llama3.1").run()  # a local model: no list price
+    prepare(at, 2)
+    assert metrics(at)["Cost (est.)"] == "unknown"
+    at.number_input(key="batch_price_in").set_value(0.0).run()
+    assert [e.value for e in at.error] == [
+        "Set both prices per million tokens (0 for a free model), or leave both empty for the list price."
+    ]
+    assert at.button(key="batch_run").disabled
+    at.number_input(key="batch_price_out").set_value(0.0).run()
+    # 0 per million tokens: free, $0.00 (0 used to mean "the list price", which llama3.1 has not).
+    assert not at.error and metrics(at)["Cost (est.)"] == "$0.00"
+    at.number_input(key="batch_price_in").set_value(-1.0).run()
+    assert [e.value for e in at.error] == [
+        "A price per million tokens cannot be negative (input -1): 0 is a free model; leave both empty for the "
+        "list price."
+    ]
+    assert at.button(key="batch_run").disabled and judge.chat_call_count == 0

@@ -233,3 +233,20 @@ def test_the_usage_line_counts_as_judged_only_the_outcomes_the_judge_made(env: F
     assert (
         "cost unknown for 1 outcome judged by no-such-model" in usage and "2 outcome(s) served from the cache" in usage
     )
+
+
+def test_a_price_of_0_is_a_free_model_and_a_negative_price_is_refused_clearly(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 2)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--model", "llama3.1"]
+    for given, negative in (("-1,0", "input -1"), ("0.1,-0.5", "output -0.5"), ("-1,-2", "input -1, output -2")):
+        code, out, err = run_cli(capsys, *argv, "--price", given)
+        assert code == EXIT_USAGE and env.chat_call_count == 0
+        assert (
+            f"argument --price: a price per million tokens cannot be negative ({negative} in {given!r}); "
+            "0 is a free model, e.g. --price 0,0" in err
+        )
+    # A free local model: 0 per million tokens, so the estimate and the run cost $0.00 (not unknown).
+    code, out, err = run_cli(capsys, *argv, "--price", "0,0")
+    assert code == EXIT_OK and env.chat_call_count == 2
+    assert "about $0.00 at the price set with --price." in err
+    assert "cost $0.00;" in out

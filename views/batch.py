@@ -423,7 +423,7 @@ if dataset is not None:
         )
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
-    problem = budget_problem(BudgetCaps.from_dict(limits["budget"]), settings, price) or problem
+    problem = budget_problem(BudgetCaps.from_dict(limits["budget"]), settings, price, "batch") or problem
     if problem:
         st.error(problem)
     confirmed = True

@@ -509,7 +509,7 @@ def render_setup(store: Store) -> None:
             "counted: its tokens and cost are shown when it is done."
         )
         caps, price = budget_form("compare")
-    problem = problem or budget_problem(caps, settings, price)
+    problem = problem or budget_problem(caps, settings, price, "compare")
     left, right = st.columns(2)
     concurrency = left.number_input(
         "Concurrency", min_value=1, max_value=32, value=8, step=1, key="compare_concurrency", **SESSION
