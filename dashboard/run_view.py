@@ -98,12 +98,13 @@ def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> s
 
     As :func:`scorers.run_evals` checks it (and refuses the run): the cap counts what the run
     spent before at each outcome's own judge's price, so it cannot be kept when an earlier
-    judge's model has no price (no list price, and the run's price is for ``scorers``' judge only).
+    judge's model has no price (no list price, and the run's price is for the run's own judge model only,
+    the one it started with), nor when the judge of ``scorers`` has none.
 
     Args:
         store: the database holding the run.
         run: the stored run (:meth:`~scorers.Store.get_run`), its ``config`` holding the caps and price.
-        scorers: the scorers the run would continue with (their judge is the one the run's price is for).
+        scorers: the scorers the run would continue with.
 
     Returns:
         What to say on the page (what, why, and what the user can do), or None when the run has no
@@ -113,7 +114,15 @@ def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> s
     cap = limits["budget"].max_cost_usd
     if cap is None:
         return None
-    earlier = run_cost(spend_by_judge(store, run["id"]), price=limits["price"], priced_model=judge_model_of(scorers))
+    own = (run.get("judge") or {}).get("model")  # the run's price is for its own judge model only
+    model = judge_model_of(scorers)
+    if model and not has_price(run, model):
+        return (
+            f"Not started: this run has a cost cap of {usd_text(cap)}, and {model} has no list price (the price set "
+            f"for the run is for its own judge, {own}), so the cap cannot be kept. Resume it with the run's judge, "
+            "or score the dataset again in a new run on Batch with a price set for that model or without the cap."
+        )
+    earlier = run_cost(spend_by_judge(store, run["id"]), price=limits["price"], priced_model=own)
     if not earlier.unpriced:
         return None
     models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
@@ -379,9 +388,17 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
             if which == RUN_JUDGE
             else (f"{sidebar.model_name} at {sidebar.endpoint}" if sidebar else "the sidebar's (not valid yet)")
         )
+        other_model = sidebar.model_name if which == SIDEBAR_JUDGE and sidebar else stored.get("model")
+        price_note = (
+            f" The price set for this run is for its own judge model, {stored.get('model')}: the outcomes of "
+            f"{other_model} are priced at its list price (unknown without one)."
+            if config.get("price") and other_model != stored.get("model")
+            else ""
+        )
         col_note.caption(
             f"Will use {md_escape(chosen)}, with the API key the sidebar names (typed there, secrets or "
             "environment). Finished outcomes are never scored again; each result records the judge that made it."
+            + md_escape(price_note)
         )
     if not (resume or retry):
         return

@@ -934,7 +934,9 @@ def _print_estimate(
     *,
     batch_api: bool = False,
     price: Price | None = None,
+    price_model: str | None = None,
 ) -> int:
+    """Print the estimate of the judge calls, tokens and cost; ``price`` is for ``price_model`` (None: the judge's)."""
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
@@ -959,7 +961,10 @@ def _print_estimate(
         return calls
     which = "the price set with --price" if price is not None else f"{settings.model_name}'s list price"
     if cost is None or price_for(settings.model_name, price) is None:
-        cost_text = f"cost unknown (no list price for model {settings.model_name!r}; set one with --price)"
+        how = "set one with --price"
+        if price_model not in (None, settings.model_name):
+            how = f"the run's price is for its own judge model, {price_model}"
+        cost_text = f"cost unknown (no list price for model {settings.model_name!r}; {how})"
     elif batch_api:
         cost_text = (
             f"about {usd_text(cost)} at the Batch API's price ({BATCH_DISCOUNT:.0%} off {which}, "
@@ -1366,13 +1371,15 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         args.batch_api = args.batch_api or bool(config.get("batch_api"))
         args.live_reasks = args.live_reasks or bool(config.get("live_follow_ups"))
         stored_price = _budget_config(args, config)["price"]  # --price, else the price recorded with the run
+        own = (run["judge"] or {}).get("model") or judge_model_of(scorers)  # the model the run's price is for
         calls = _print_estimate(
             console,
             todo,
             scorers,
             settings,
             batch_api=args.batch_api,
-            price=Price(*stored_price) if stored_price else None,
+            price=Price(*stored_price) if stored_price and judge_model_of(scorers) == own else None,
+            price_model=own,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
@@ -1433,7 +1440,13 @@ def _execute(
     caps = BudgetCaps.from_dict(recorded["budget"])
     price = Price(*recorded["price"]) if recorded["price"] else None
     model = judge_model_of(scorers)
-    if caps.max_cost_usd is not None and (model is None or price_for(model, price) is None):
+    own = (run["judge"] or {}).get("model") or model  # the run's price is for its own judge model only
+    if price is not None and model is not None and model != own:
+        console.note(
+            f"Note: the price set for this run is for its own judge model, {own}: the outcomes of {model} are "
+            "priced at its list price (unknown without one)."
+        )
+    if caps.max_cost_usd is not None and (model is None or price_for(model, price if model == own else None) is None):
         raise CLIError(
             f"--max-cost needs the judge's price, and model {model!r} has no list price: give it with --price IN,OUT"
         )

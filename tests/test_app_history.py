@@ -543,3 +543,42 @@ def test_the_page_box_shows_one_page_of_rows_and_goes_back_to_the_first_when_the
     at.run()
     assert at.number_input(key="rows_page").label == "Page (of 2)"
     assert at.markdown[0].value == "start 0, first 0, last 49, shown 50"
+
+
+def test_a_resume_with_another_judge_says_the_runs_price_is_for_its_own_judge(open_page, studio_db: Path):
+    store = Store(studio_db)
+    own = {"model": "model-a", "baseUrl": "http://127.0.0.1:9/v1"}
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(2)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge=own,
+        config={"price": [1.0, 2.0], "budget": {"max_cost_usd": 1.0}},
+    )
+    record = {"status": "scored", "score": 1.0, "analysis": {"isGlutenFree": True, "glutenSources": []}}
+    store.save_result(run_id, 0, "gluten-checker", dict(record, judge=own, prompt_tokens=100, completion_tokens=10))
+    store.finish_run(run_id, "cancelled")
+    store.close()
+    at = open_page("history")
+    at.sidebar.text_input(key="judge_model").set_value("model-b").run()
+    at.sidebar.text_input(key="judge_api_key").set_value("test-key").run()
+    at.button(key="history_open_button").click().run()
+    # The stored cost: model-a's outcome at the run's price, (100 × 1 + 10 × 2) / 1e6 = $0.00012.
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.00012"
+    key = f"history_{run_id}"
+    at.radio(key=f"{key}_which_judge").set_value("with the sidebar's judge").run()
+    (note,) = [c.value for c in at.caption if c.value.startswith("Will use ")]
+    assert note.endswith(
+        "The price set for this run is for its own judge model, model-a: the outcomes of model-b are priced at "
+        "its list price (unknown without one)."
+    )
+    # model-b has no list price, so the run's cost cap could not be kept: said, nothing started.
+    at.button(key=f"{key}_resume").click().run()
+    assert (
+        [e.value for e in at.error]
+        == [
+            "Not started: this run has a cost cap of \\$1.00, and model-b has no list price (the price set for the run is "  # markdown-escaped
+            "for its own judge, model-a), so the cap cannot be kept. Resume it with the run's judge, or score the "
+            "dataset again in a new run on Batch with a price set for that model or without the cap."
+        ]
+    )

@@ -250,3 +250,49 @@ def test_a_price_of_0_is_a_free_model_and_a_negative_price_is_refused_clearly(en
     assert code == EXIT_OK and env.chat_call_count == 2
     assert "about $0.00 at the price set with --price." in err
     assert "cost $0.00;" in out
+
+
+def test_the_runs_price_is_for_its_own_judge_model_on_a_resume_as_on_display(env: FakeOpenAI, tmp_path, capsys):
+    from scorers.runs.judges import stored_run_cost
+
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    data = dataset(tmp_path, 4)
+    base = ["--yes", "--db", "s.db", "--concurrency", "1"]
+    # Started with model-a at $1 / $2 per million tokens, paused after 2 judge calls.
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        str(data),
+        "--scorer",
+        "prompt-alignment",
+        *base,
+        "--model",
+        "model-a",
+        "--price",
+        "1,2",
+        "--max-judge-calls",
+        "2",
+    )
+    assert code == EXIT_PAUSED and env.chat_call_count == 2
+    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    # Resumed with model-b (no list price): the run's price stays model-a's, and the CLI says so.
+    code, out, err = run_cli(
+        capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--max-judge-calls", "4"
+    )
+    assert code == EXIT_OK and env.chat_call_count == 4
+    assert (
+        "cost unknown (no list price for model 'model-b'; the run's price is for its own judge model, model-a)." in err
+    )
+    assert (
+        "Note: the price set for this run is for its own judge model, model-a: the outcomes of model-b are priced "
+        "at its list price (unknown without one)." in err
+    )
+    # model-a's 2 outcomes at its price: 2 × (100 × 1 + 10 × 2) / 1e6 = $0.00024; model-b's 2 outcomes unknown.
+    assert (
+        "cost $0.00024 for 2 outcome(s), unknown for 2 outcomes judged by model-b (no list price, and no price set "
+        "for it);" in out
+    )
+    store = Store(tmp_path / "s.db")
+    cost = stored_run_cost(store, store.get_run(run_id))  # what History and the report show: the same rule
+    store.close()
+    assert (round(cost.usd, 10), cost.priced, cost.unpriced) == (0.00024, 2, {"model-b": 2})

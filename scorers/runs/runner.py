@@ -221,6 +221,8 @@ class EvalRunResult:
         batch_api: the judge calls went through the Batch API (billed at its price).
         stop_reason: why a run that is not completed stopped early, in a sentence, or None.
         price: a user-set judge price that overrides the list price, or None.
+        price_model: the judge model ``price`` is for: the run's own judge model (the one it
+            started with), whichever judge resumed it; None for :attr:`judge_model`.
     """
 
     run_id: str | None
@@ -232,6 +234,7 @@ class EvalRunResult:
     batch_api: bool = False
     stop_reason: str | None = None
     price: Price | None = None
+    price_model: str | None = None
 
     @property
     def cache_hits(self) -> int:
@@ -283,7 +286,7 @@ class EvalRunResult:
         """Actual judge cost, each outcome's usage priced at the model of the judge that made it.
 
         A run resumed or retried with another judge holds outcomes of each; ``price`` is the
-        price set for :attr:`judge_model` only. A Batch API run is counted at the Batch API's
+        price set for the run's own judge model only (:attr:`price_model`). A Batch API run is counted at the Batch API's
         price (re-asks sent live included). Only outcomes that spent tokens are counted, as for a
         stored run (:func:`scorers.runs.judges.spend_by_judge`): a reply from the cache and an
         outcome not scored for its input were made by no judge call.
@@ -299,7 +302,7 @@ class EvalRunResult:
         return run_cost(
             (JudgeSpend(model, *entry) for model, entry in spend.items()),
             price=self.price,
-            priced_model=self.judge_model,
+            priced_model=self.price_model or self.judge_model,
             batch_api=self.batch_api,
         )
 
@@ -761,7 +764,10 @@ def run_evals(
         budget: caps on judge calls, tokens and cost for the whole run (a resumed run
             counts what its stored outcomes spent, each at its own judge's price), or None.
         price: the judge's price per million tokens, overriding the list price (for
-            the cost cap and :attr:`EvalRunResult.cost_usd`).
+            the cost cap and :attr:`EvalRunResult.cost_usd`). It is the price of the run's own
+            judge model (the one a resumed run started with): a resume with another judge model
+            prices that judge's outcomes and calls at its list price (unknown without one), as a
+            stored run's cost does (:func:`scorers.runs.judges.stored_run_cost`).
 
     Returns:
         The :class:`EvalRunResult` with every known outcome, resumed ones included.
@@ -779,15 +785,19 @@ def run_evals(
     scorer_ids = [s.id for s in scorers]
     cancel = cancel or threading.Event()
     judge_model = judge_model_of(scorers)
+    # The price set for a run is for its own judge model (the one it started with), whichever judge resumes it.
+    price_model = judge_model
+    if run_id is not None and store is not None:
+        price_model = (store.get_run(run_id).get("judge") or {}).get("model") or judge_model
     guard = None
     if budget is not None and budget.any:
-        model_price = price_for(judge_model, price) if judge_model else price
+        model_price = price_for(judge_model, price if judge_model == price_model else None) if judge_model else price
         guard = budgets.Budget(budget, price=model_price)  # ValueError: a cost cap without a price
     earlier_cost: float | None = 0.0
     if guard is not None and run_id is not None and store is not None:
         # What the run spent before, each outcome at its own judge's price (a resume may change the judge),
         # checked before the run is claimed: a cost cap cannot be kept when that is unknown.
-        earlier = run_cost(spend_by_judge(store, run_id), price=price, priced_model=judge_model)
+        earlier = run_cost(spend_by_judge(store, run_id), price=price, priced_model=price_model)
         if earlier.unpriced and budget.max_cost_usd is not None:
             raise ValueError(
                 f"a cost cap needs the cost of what the run spent before, and it is {earlier.unknown_text()}"
@@ -1046,7 +1056,17 @@ def run_evals(
     if store is not None and run_id is not None:
         store.finish_run(run_id, status, reason)
     outcomes = [known[key] for key in ((i, sid) for i in range(len(items)) for sid in scorer_ids) if key in known]
-    return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model, stop_reason=reason, price=price)
+    return EvalRunResult(
+        run_id,
+        outcomes,
+        status,
+        len(items),
+        scorer_ids,
+        judge_model,
+        stop_reason=reason,
+        price=price,
+        price_model=price_model,
+    )
 
 
 def _judge_used(scorer: Scorer) -> dict[str, Any] | None:
