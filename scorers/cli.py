@@ -1546,8 +1546,9 @@ def _execute(
 
         _write_junit(console, args.junit, run_junit(result, failures, per_item=args.junit_items))
     if stopped:
+        why = f"{result.stop_reason} Run" if result.stop_reason else "run"  # e.g. the worker process died, and how
         console.note(
-            f"Interrupted: run {run_id} stopped with {len(result.outcomes)} of "
+            f"Interrupted: {why} {run_id} stopped with {len(result.outcomes)} of "
             f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: "
             f"{_resume_hint(run_id, args.db)}"
         )

@@ -19,8 +19,9 @@ TD = create_textual_difference_scorer()
 
 
 def item_index(payload: dict[str, Any]) -> int:
-    """The item's index, from an output of the form ``"out <index> ..."``."""
-    return int(payload["output"].split()[1])
+    """The item's index, from an output of the form ``"out <index> ..."`` (or ``{"text": "out <index> ..."}``)."""
+    output = payload["output"]
+    return int((output["text"] if isinstance(output, dict) else output).split()[1])
 
 
 class Scripted:

@@ -257,3 +257,26 @@ def test_a_run_that_cannot_be_recorded_stops_the_worker_process_started_for_it(i
 
     (child,) = started  # started before the run was recorded, to overlap its imports with that
     assert child._proc.returncode == 0  # and it has exited
+
+
+def test_the_cli_says_why_a_run_was_interrupted_when_its_worker_process_died(in_process, monkeypatch, tmp_path):
+    import io
+
+    from scorers import cli
+
+    data = tmp_path / "rows.csv"
+    data.write_text("id,response,reference\n" + "".join(f"q{i},out {i},out {i}\n" for i in range(12)))
+    # The run's scorer dies in the worker process at item 4 (as if killed).
+    monkeypatch.setattr(cli, "_make_scorers", lambda *args: [Scripted("textual-difference", die_at=4)])
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["run", str(data), "--scorer", "textual-difference", "--db", str(tmp_path / "s.db"), "--yes"]
+    code = cli.main(argv, stdout=out, stderr=err)
+    assert code == cli.EXIT_INTERRUPTED
+    store = Store(tmp_path / "s.db")
+    (run,) = store.list_runs()
+    reason = store.get_run(run["id"])["stop_reason"]
+    store.close()
+    # Chunks of 3: items 0-2 came back before the child died in item 4.
+    assert "stopped unexpectedly" in reason and "3 of 12 items done" in reason
+    (line,) = [ln for ln in err.getvalue().splitlines() if ln.startswith("Interrupted")]
+    assert line.startswith(f"Interrupted: {reason} Run {run['id']} stopped with 3 of 12 outcomes.")
