@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from scorers.analysis.numbers import signed_numbers
 from scorers.analysis.report import VARIANT_COLORS, wrap_label
 
 from .distributions import add_message, message_figure
@@ -426,11 +427,15 @@ def delta_bars(deltas: pd.DataFrame, *, title: str = "Change from run A to run B
             name="delta",
             orientation="h",
             marker_color=[WIN_COLOR if g > 0 else LOSS_COLOR if g < 0 else TIE_COLOR for g in gains],
-            hovertemplate="%{y}: %{x:+.3f}<extra></extra>",
+            customdata=signed_numbers(values),  # a change of 0.0004 is "+0.00040", never "+0.000"
+            hovertemplate="%{y}: %{customdata}<extra></extra>",
         )
     )
     fig.update_layout(title=title, height=140 + 28 * min(len(values), 30), margin=_MARGIN, showlegend=False)
-    fig.update_xaxes(title="B − A", range=[-reach * 1.1, reach * 1.1], zeroline=True)
+    # Plain decimals on the axis (Plotly's default writes 0.0004 with an SI prefix, "400µ"): enough decimals for a
+    # fifth of the reach, trailing zeros trimmed (d3-format "~f").
+    decimals = min(12, max(1, 1 - math.floor(math.log10(reach / 5))))
+    fig.update_xaxes(title="B − A", range=[-reach * 1.1, reach * 1.1], zeroline=True, tickformat=f".{decimals}~f")
     fig.update_yaxes(type="category", autorange="reversed")
     if all(math.isclose(v, 0.0, abs_tol=1e-12) for v in values):
         add_message(fig, "No change: every score is the same in both runs.", y=0.9)

@@ -193,6 +193,17 @@ def test_delta_bars_colour_by_direction_and_say_when_nothing_changed():
     assert figure_messages(nothing) == ["Nothing to compare: no score is present in both runs."]
 
 
+def test_delta_bars_write_small_changes_in_plain_decimals():
+    fig = delta_bars(pd.DataFrame({"name": ["td", "pa"], "delta": [-0.0004, 0.0002]}))
+    # Plotly's default axis writes -0.0004 as "−400µ". Reach 0.0004, a fifth of it 0.00008 (first digit at the 5th
+    # decimal): 6 decimals, trailing zeros trimmed, so the ticks read -0.0004, -0.0002, 0, 0.0002, 0.0004.
+    assert fig.layout.xaxis.tickformat == ".6~f"
+    # Hover: the 3 usual decimals would round both to 0.000; they get digits down to the 4th decimal, plus one.
+    assert list(fig.data[0].customdata) == ["-0.00040", "+0.00020"]
+    # Ordinary changes: reach 0.2, a fifth 0.04 -> 3 decimals (0.1, 0.05 ...).
+    assert delta_bars(pd.DataFrame({"name": ["td"], "delta": [0.2]})).layout.xaxis.tickformat == ".3~f"
+
+
 def test_one_colour_per_variant_across_charts():
     # The leaderboard sorts by mean, so gpt-4 is first for one scorer and second for the other;
     # with the page's one mapping it keeps the palette's first colour in both, and in the other charts.

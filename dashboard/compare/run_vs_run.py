@@ -180,7 +180,8 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
     a = candidates[0]
     return a["id"], (
         f"Run A is {a['name']} ({a['id']}), the next {where} run: no other run is on run B's dataset, {dataset}; "
-        f"A is on {a.get('dataset_name')} ({a.get('n_items')} items), so few or no items may be compared."
+        f"A is on {a.get('dataset_name')} ({a.get('n_items')} items): only the items whose ids are in both runs "
+        "are compared (counted below)."
     )
 
 
