@@ -197,6 +197,9 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     assert td.loc["B", "ci_low"] <= MEAN_B <= td.loc["B", "ci_high"]
     assert (td.loc["A", "n_scored"], td.loc["A", "n_failed"]) == (6, 0)
     assert td.loc["A", "cost_usd"] == pytest.approx((60 * 0.15 + 12 * 0.60) / 1_000_000)  # gpt-4o-mini list price
+    # $0.0000162 is shown in full ("%g"), never "0.0000" ("%.4f"), which reads as free.
+    columns = json.loads(next(d for d in at.dataframe if "ci_low" in d.value.columns).proto.columns)
+    assert columns["cost_usd"]["type_config"]["format"] == "%g"
     pa = board[board["scorer"] == "Prompt alignment"].set_index("variant")
     assert (pa.loc["A", "mean"], pa.loc["B", "mean"]) == (pytest.approx(0.84), pytest.approx(0.84))
     basis = "Every variant is judged against the dataset's user prompt (column 'question') only"
