@@ -2,7 +2,9 @@
 
 Run from the repository root: ``python bench/dashboard.py`` (``--items`` to change the
 10,000 items; ``--chromium`` for another Chromium than ``$CHROMIUM_PATH`` or
-``/usr/bin/chromium``). Nothing here asserts on time.
+``/usr/bin/chromium``; ``--compare-only`` for History's open of the run, which reads run A as
+the whole flow does, and Compare's two steps, without the 20 kB run: about a minute). Nothing
+here asserts on time.
 
 Three runs are built in a temporary database, their outcomes written through
 ``Store.save_results`` as ``run_evals`` writes them:
@@ -109,8 +111,9 @@ def _pa_records(n_variants: int) -> list[dict[str, Any]]:
     return [o.to_record() for o in result.outcomes]
 
 
-def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str, str]:
-    """The benchmark runs in ``db``: (the 20,000-outcome run, its rescoring with lower scores, the 20 kB run)."""
+def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str, str | None]:
+    """The benchmark runs in ``db``: (the 20,000-outcome run, its rescoring with lower scores, the 20 kB run;
+    None when ``n_big`` is 0)."""
     rng = random.Random(SEED)
     store = Store(db)
     td = create_textual_difference_scorer()
@@ -151,6 +154,9 @@ def build_runs(db: Path, n_items: int, n_big: int) -> tuple[str, str, str]:
     ]
     store.save_results(rerun_id, lowered)
     store.finish_run(rerun_id, "completed")
+    if not n_big:
+        store.close()
+        return run_id, rerun_id, None
 
     big_items = []
     big_records = []
@@ -396,7 +402,12 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10_000, help="items of the two-scorer run (default 10,000)")
     parser.add_argument("--big-rows", type=int, default=20_000, help="rows of the 20 kB run (default 20,000)")
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH") or shutil.which("chromium"))
+    parser.add_argument(
+        "--compare-only", action="store_true", help="History's open of the run, then Compare's steps; no 20 kB run"
+    )
     args = parser.parse_args()
+    if args.compare_only:
+        args.big_rows = 0
     if not args.chromium:
         raise SystemExit("needs Debian's Chromium: apt-get install chromium, or --chromium PATH")
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
@@ -412,16 +423,17 @@ def main() -> None:
                 executable_path=args.chromium, args=["--headless=new", "--no-sandbox", "--disable-gpu"]
             )
             try:
-                for name, rid, full in (
-                    (f"{2 * args.items:,} outcomes", run_id, True),
-                    (f"{args.big_rows:,} rows of 20 kB responses", big_id, False),
-                ):
+                flows = [(f"{2 * args.items:,} outcomes", run_id, not args.compare_only, True)]
+                if big_id is not None:
+                    flows.append((f"{args.big_rows:,} rows of 20 kB responses", big_id, False, False))
+                for name, rid, full, compare in flows:
                     with streamlit_server(db, tmp) as (url, pid):
                         page = browser.new_page(viewport={"width": 1400, "height": 1000})
                         page.set_default_timeout(TIMEOUT_MS)
                         times = measure_views(page, url, pid, rid, args.items, full=full)
-                        if full:
+                        if compare:
                             times |= measure_compare(page, url, pid, rerun_id)
+                        if full:
                             times |= measure_review(page, url, pid, rid)
                         page.close()
                         rss = peak_rss_mb(pid)

@@ -555,13 +555,21 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
         in (sentence.replace("\\", ""))
     )
     assert "ariant" not in sentence and "question" not in sentence
-    assert len([d for d in at.dataframe if "Δ (B − A)" in d.value.columns]) == 1  # the regressions only
-    regressions = table_with(at, "Δ (B − A)")
+    assert len([d for d in at.dataframe if "item_id" in d.value.columns]) == 1  # the regressions only
+    regressions = table_with(at, "item_id")
     assert regressions["item_id"].tolist() == ["bye"]
     assert regressions["Δ (B − A)"].tolist() == pytest.approx([0.64 - 0.84])
-    charts = set(chart_keys(at))
-    assert {f"compare_diff_{ids[0]}_{ids[1]}_scorers", f"compare_diff_{ids[0]}_{ids[1]}_dims"} <= charts
-    dims = next(c for c in at.get("plotly_chart") if c.key == f"compare_diff_{ids[0]}_{ids[1]}_dims")
+    # Intent per run: A 0.9 on both items; B 0.9 (hi) and 0.4 (bye), mean 0.65; B − A = −0.25.
+    dims = table_with(at, "scorer · dimension")
+    intent = dims[dims["scorer · dimension"].str.contains("Intent")].iloc[0]
+    assert (intent["mean in A"], intent["mean in B"], intent["Δ (B − A)"]) == pytest.approx((0.9, 0.65, -0.25))
+    # The charts are built only when their expander is opened (their module is heavy for the browser).
+    pair = f"compare_diff_{ids[0]}_{ids[1]}"
+    assert chart_keys(at) == []
+    at.session_state[f"{pair}_charts"] = True
+    at.run()
+    assert {f"{pair}_scorers", f"{pair}_dims"} <= set(chart_keys(at))
+    dims = next(c for c in at.get("plotly_chart") if c.key == f"{pair}_dims")
     bars = json.loads(dims.proto.spec)["data"][0]
     intent = bars["x"][[n for n, label in enumerate(bars["y"]) if "Intent" in label][0]]
     assert intent == pytest.approx((0.4 - 0.9) / 2)
@@ -657,6 +665,30 @@ def test_a_run_link_opens_run_vs_run_and_reads_each_run_once_per_version(
     at.run()
     assert reads[first:] == [ids[0]]
     assert metrics(at)["Outcomes compared"] == "0"  # the failed outcome is not compared as a score
+
+
+def test_a_run_link_builds_the_setup_tab_only_once_it_is_opened(open_page, studio_db: Path):
+    td = create_scorer("textual-difference")
+    store = Store(studio_db)
+    items = [EvalItem("hi", {"input": "hi", "output": "hi"})]
+    ids = [run_evals(items, [td], store=store, run_name=n, dataset_name="greetings.csv").run_id for n in "AB"]
+    store.close()
+    at = open_page()  # a new session whose first visit of Compare is the link
+    at.query_params["run"] = ids[1]
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    assert at.session_state["compare_tab"] == "3. Run vs run"
+    assert metrics(at)["Outcomes compared"] == "1"
+    assert "compare_scorers" not in [w.key for w in at.multiselect]  # the setup tab is not built
+    assert "compare_source" not in [w.key for w in at.radio]
+    show(at, "1. Variants and scoring")
+    upload(at, "mine.csv", CSV)
+    assert "mine.csv: 6 rows loaded, 3 columns (csv)." in [c.value for c in at.caption]
+    # Once shown it is built on every run, hidden or not: the uploaded file is kept.
+    show(at, "3. Run vs run")
+    assert "compare_scorers" in [w.key for w in at.multiselect]
+    show(at, "1. Variants and scoring")
+    assert "mine.csv: 6 rows loaded, 3 columns (csv)." in [c.value for c in at.caption]
 
 
 def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):

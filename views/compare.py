@@ -7,9 +7,10 @@
 3. Run vs run: two stored runs row by row: regressions and improvements, and the CI gate verdict.
 4. Report: a self-contained HTML report to download.
 
-Only the open tab is built (a tab switch reruns the page), but the first one, whose widgets hold the
-setup. ``?run=ID`` opens that run in the Comparison tab when it is a run of variants (its groups include
-``variant``), else (a plain run, with or without a group column) in Run vs run as run B.
+Only the open tab is built (a tab switch reruns the page), but the first one once it has been shown in
+the session: its widgets (the uploaded dataset) hold the setup. ``?run=ID`` opens that run in the
+Comparison tab when it is a run of variants (its groups include ``variant``), else (a plain run, with or
+without a group column) in Run vs run as run B; the setup is then not built until its tab is opened.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dashboard.run_view import get_store
 
 TABS = ("1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report")
 TAB_KEY = "compare_tab"
+SETUP_SHOWN = "compare_setup_shown"  # session key: the setup tab has been open (from then on it is always built)
 
 setup_page()
 store = get_store()
@@ -40,8 +42,13 @@ if follow_run_link("compare_run_pick", [r["id"] for r in variant_runs(runs)]):  
 elif follow_run_b(runs):
     st.session_state[TAB_KEY] = TABS[2]
 setup_tab, compare_tab, runs_tab, report_tab = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
-with setup_tab:  # always drawn: its widgets (the uploaded dataset, the variants) keep their values only while drawn
-    render_setup(store)
+if setup_tab.open:
+    st.session_state[SETUP_SHOWN] = True
+# Once shown, always drawn: its widgets (the uploaded dataset, the variants) keep their values only while
+# drawn. Before (a ?run= link opened another tab) there is nothing in it to keep.
+if st.session_state.get(SETUP_SHOWN):
+    with setup_tab:
+        render_setup(store)
 # The other tabs read stored runs: each is built only when shown (a tab switch reruns the page).
 if compare_tab.open:
     with compare_tab:

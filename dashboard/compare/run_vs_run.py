@@ -22,7 +22,7 @@ from ..layout import follow_run_link
 from ..results import md_escape
 from ..run_explorer import page_of, per_version, run_table
 from ..run_frames import PAGE_SIZE
-from .common import pick_run, scorer_names
+from .common import NUMBER_COLUMN, pick_run, scorer_names
 from .gate import render_gate
 from .report import render_report_builder
 
@@ -55,6 +55,27 @@ def _page(rows: pd.DataFrame, key: str) -> pd.DataFrame:
     page, start = page_of(rows, key)
     st.caption(f"Rows {start + 1}–{start + len(page)} of {len(rows)}.")
     return page
+
+
+CHANGE_COLUMN = st.column_config.NumberColumn(format="%+.3f")
+"""A table column of changes (B − A), signed, to 3 decimals."""
+
+_DIMENSION_COLUMNS = {"name": "scorer · dimension", "mean_a": "mean in A", "mean_b": "mean in B", "delta": "Δ (B − A)"}
+
+
+def _render_delta_charts(diff: RunDiff, names: Mapping[str, str], dims: pd.DataFrame, key: str) -> None:
+    """The mean change per scorer and per dimension (``dims``: :attr:`RunDiff.dimensions` with a ``name``) as bars."""
+    overall = pd.DataFrame(
+        {
+            "name": [names[s] for s in diff.scorers],
+            "delta": [diff.comparisons[s].mean_diff for s in diff.scorers],
+            "higher_is_better": [diff.comparisons[s].higher_is_better for s in diff.scorers],
+        }
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(delta_bars(overall, title="Mean change per scorer (B − A, paired rows)"), key=f"{key}_scorers")
+    dims = dims.assign(higher_is_better=[diff.comparisons[s].higher_is_better for s in dims["scorer"]])
+    right.plotly_chart(delta_bars(dims, title="Mean change per dimension (B − A)"), key=f"{key}_dims")
 
 
 def render_run_diff(diff: RunDiff, *, key: str) -> None:
@@ -108,22 +129,24 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
     for sid in diff.scorers:
         summary = diff.comparisons[sid].summary()
         st.markdown(f"**{md_escape(names[sid])}** — {md_escape(summary)}")
-    overall = pd.DataFrame(
-        {
-            "name": [names[s] for s in diff.scorers],
-            "delta": [diff.comparisons[s].mean_diff for s in diff.scorers],
-            "higher_is_better": [diff.comparisons[s].higher_is_better for s in diff.scorers],
-        }
-    )
-    left, right = st.columns(2)
-    left.plotly_chart(delta_bars(overall, title="Mean change per scorer (B − A, paired rows)"), key=f"{key}_scorers")
     dims = diff.dimensions
     dims = dims.assign(
-        name=[f"{names.get(s, s)} · {lab}" for s, lab in zip(dims["scorer"], dims["label"], strict=True)],
-        higher_is_better=[diff.comparisons[s].higher_is_better for s in dims["scorer"]],
+        name=[f"{names.get(s, s)} · {lab}" for s, lab in zip(dims["scorer"], dims["label"], strict=True)]
     )
-    right.plotly_chart(delta_bars(dims, title="Mean change per dimension (B − A)"), key=f"{key}_dims")
-    config = {"Δ (B − A)": st.column_config.NumberColumn(format="%+.3f")}
+    if not dims.empty:
+        st.markdown("**Mean per dimension** (the scored outcomes of each run)")
+        st.dataframe(
+            dims[["name", "mean_a", "mean_b", "delta"]].rename(columns=_DIMENSION_COLUMNS),
+            hide_index=True,
+            key=f"{key}_dims_table",
+            column_config={"mean in A": NUMBER_COLUMN, "mean in B": NUMBER_COLUMN, "Δ (B − A)": CHANGE_COLUMN},
+        )
+    # The charts' module is 4.7 MB of script for the browser to evaluate: built when asked for, not on the open.
+    charts = st.expander("Charts: mean change per scorer and per dimension", key=f"{key}_charts", on_change="rerun")
+    if charts.open:
+        with charts:
+            _render_delta_charts(diff, names, dims, key)
+    config = {"Δ (B − A)": CHANGE_COLUMN}
     for title, rows, change in (
         ("Regressions", diff.regressions, "worse"),
         ("Improvements", diff.improvements, "better"),
