@@ -116,6 +116,17 @@ def test_the_estimate_counts_cached_items_as_free(judge: FakeOpenAI, open_page):
     assert any(c.value.startswith("4 outcome(s) are already in the judge cache") for c in at.caption)
 
 
+def test_the_estimate_is_looked_up_again_after_a_run_of_the_same_rows(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    prepare(at, 3)
+    assert metrics(at)["Judge calls (est.)"] == "3"
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    # The same upload, now every reply in the cache: running it again makes no call, and the estimate says so.
+    assert metrics(at)["Judge calls (est.)"] == "0"
+    assert any(c.value.startswith("3 outcome(s) are already in the judge cache") for c in at.caption)
+
+
 def test_a_dashboard_budget_cap_is_never_exceeded(judge: FakeOpenAI, open_page, studio_db):
     at = open_page("batch")
     prepare(at, 8)

@@ -202,6 +202,8 @@ def _estimate(items: list[Any], scorers: list[Any], batch_api: bool, price: Pric
         price,
         st.session_state.get("batch_long_limit"),
         st.session_state.get("batch_long_action"),
+        # A run of this session fills the judge cache: looked up again once it starts and once it ends.
+        (st.session_state.get("batch_run_id"), job_running()),
     )
     return _kept(
         "batch_estimate", key, lambda: estimate_run(items, scorers, batch_api=batch_api, probe_cache=True, price=price)
