@@ -891,3 +891,33 @@ def test_run_vs_run_sets_apart_a_scorer_run_with_other_options(open_page, studio
         "'input', run A against run B): its scores do not measure the same thing, so they are not compared."
     ]
     assert "Outcomes compared" not in metrics(at)
+
+
+def test_json_values_that_are_not_text_are_named_before_the_comparison(open_page, studio_db: Path):
+    data = (
+        '{"question": "Add 2 and 2", "reference": "4", "a": "4", "b": "four"}\n'
+        '{"question": "Add 40 and 2", "reference": 42, "a": 42, "b": "forty-two"}\n'  # line 2: numbers
+        '{"question": "Is 7 prime?", "reference": "yes", "a": true, "b": {"answer": "yes"}}\n'  # line 3
+    )
+    at = open_page("compare")
+    upload(at, "answers.jsonl", data)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
+    tail = "each is scored as its text (numbers as written, true/false, lists and objects as JSON)."
+    # reference: 42 on line 2; a: 42 (line 2) and true (line 3); b: an object on line 3 (on this page a message
+    # object is read as text too).
+    assert [w.value for w in at.warning if "is not text" in w.value] == [
+        f"Field 'reference' (the ground truth) is not text in 1 row (1 number), the first on line 2: {tail}",
+        f"Field 'a' (the response) is not text in 2 rows (1 number, 1 boolean), the first on line 2: {tail}",
+        f"Field 'b' (the response) is not text in 1 row (1 object), the first on line 3: {tail}",
+    ]
+    # Scored as that text: true as "true" (as on the Batch page and in the CLI), the object as its JSON.
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    store = Store(studio_db)
+    (run,) = store.list_runs()
+    outputs = {it["item_id"]: it["payload"]["output"]["text"] for it in store.items(run["id"])}
+    store.close()
+    assert (outputs["2::a"], outputs["2::b"]) == ("true", '{"answer": "yes"}')  # item ids: row number::variant

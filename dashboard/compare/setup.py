@@ -29,6 +29,7 @@ from scorers.analysis.generate import (
     validate_variant,
 )
 from scorers.catalogue.registry import resolve_options, scorer_spec, scorer_specs
+from scorers.runs.datasets import not_text_notices
 
 from ..budget import budget_form, budget_problem
 from ..dataset_picker import pick_dataset, warn_shared_columns
@@ -205,6 +206,7 @@ def _existing_items(
                 **SESSION,
             )
             warn_shared_columns({**top, "response columns": chosen})
+            _warn_not_text(dataset, token, "responses", [("output", c) for c in chosen])
             if not chosen:
                 return "Choose the response columns, one per variant."
             if roles["input"] is None:
@@ -269,6 +271,7 @@ def _existing_items(
         ]
         if missing:
             return f"Choose the {' and the '.join(missing)} first."
+        _warn_not_text(dataset, token, "responses", [("output", output_col)])
         items = items_from_responses(
             dataset.frame,
             input_col=roles["input"],
@@ -344,6 +347,19 @@ def _target_problem(settings: Any, variants: list[Variant]) -> str | None:
     return None
 
 
+def _warn_not_text(dataset: LoadedDataset, token: str, slot: str, columns: list[tuple[str, str | None]]) -> None:
+    """Name the chosen columns' JSON values that are not text (numbers, booleans, lists, objects: each is scored as
+    its text), looked for once per dataset and choice of columns (``(role, column)`` pairs)."""
+    key = (token, repr(columns))
+    saved = st.session_state.get(f"compare_not_text_{slot}")
+    if saved is None or saved[0] != key:
+        notices = [n for role, c in columns for n in not_text_notices(dataset, {role: c}, messages_as_is=False)]
+        saved = (key, notices)
+        st.session_state[f"compare_not_text_{slot}"] = saved
+    for notice in saved[1]:
+        st.warning(notice, icon=":material/text_fields:")
+
+
 def render_setup(store: Store) -> None:
     """Tab 1: the dataset, the variants (or existing responses), the scorers, Generate / Score, the job."""
     dataset = _dataset()
@@ -415,6 +431,9 @@ def render_setup(store: Store) -> None:
         key=f"compare_group_cols_{token}",
         help="Columns to break the results down by on the Comparison tab and in the report, e.g. category.",
         **SESSION,
+    )
+    _warn_not_text(
+        dataset, token, "questions", [("input", input_col), ("system", system_col), ("ground_truth", truth_col)]
     )
     column_problem = None
     if input_col is None:

@@ -26,7 +26,6 @@ Typical use::
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 import time
@@ -41,7 +40,7 @@ from scorers.core.errors import InvalidInputError, RateLimitedError, ScorerError
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings
 from scorers.core.pricing import cost_usd
 from scorers.core.workers import map_in_threads
-from scorers.runs.datasets import DatasetError, LoadedDataset
+from scorers.runs.datasets import DatasetError, LoadedDataset, cell_text
 from scorers.runs.runner import EvalItem
 
 # A placeholder is a column name in braces: letters, digits, "_", "." and "-", single spaces
@@ -157,17 +156,6 @@ def validate_variant(variant: Variant, columns: Sequence[str]) -> None:
         )
 
 
-def _cell_text(value: Any) -> str | None:
-    """A dataset cell as text; None when it is missing (None, NaN, NA)."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def render_variant(variant: Variant, row: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages a variant sends for one dataset row.
 
@@ -201,7 +189,7 @@ def render_variant(variant: Variant, row: Mapping[str, Any]) -> list[dict[str, s
                 f"the row has no column {name!r} (the prompt template of variant {variant.name!r} uses it)",
                 field=name,
             )
-        text = _cell_text(row[name])
+        text = cell_text(row[name])
         if text is None or not text.strip():
             raise InvalidInputError(
                 f"the cell is empty, and the prompt template of variant {variant.name!r} uses it", field=name
@@ -416,7 +404,7 @@ def _column_value(row: Mapping[str, Any], column: str, what: str) -> str | None:
             f"the rows have no {what} column {column!r}; columns: {', '.join(map(str, row))}",
             field=what.replace(" ", "_") + "_col",
         )
-    return _cell_text(row[column])
+    return cell_text(row[column])
 
 
 @dataclass(frozen=True)
@@ -679,18 +667,18 @@ def items_from_responses(
         return DatasetError(message, row=position + 1, field=column)
 
     for position, (label, row) in enumerate(zip(dataset_frame.index, dataset_frame.to_dict("records"), strict=True)):
-        user = _cell_text(row[input_col])
-        system = _cell_text(row[system_col]) if system_col else None
-        truth = (_cell_text(row[ground_truth_col]) or "") if ground_truth_col else None
+        user = cell_text(row[input_col])
+        system = cell_text(row[system_col]) if system_col else None
+        truth = (cell_text(row[ground_truth_col]) or "") if ground_truth_col else None
         if wide:
-            row_id = _cell_text(row[id_col]) if id_col else str(label)
+            row_id = cell_text(row[id_col]) if id_col else str(label)
             responses = [(name, row[column], (models or {}).get(name)) for name, column in response_cols.items()]
         else:
-            row_id = _cell_text(row[id_col]) if id_col else user
-            name = _cell_text(row[variant_col])
+            row_id = cell_text(row[id_col]) if id_col else user
+            name = cell_text(row[variant_col])
             if name is None or not name.strip():
                 raise row_error(position, f"the variant cell (column {variant_col!r}) is empty", variant_col)
-            responses = [(name, row[output_col], _cell_text(row[model_col]) if model_col else None)]
+            responses = [(name, row[output_col], cell_text(row[model_col]) if model_col else None)]
         for name, value, model in responses:
             item_id = f"{row_id}::{name}"
             if item_id in seen:
@@ -707,7 +695,7 @@ def items_from_responses(
             groups: dict[str, Any] = {**_row_groups(row, group_cols), "variant": name, ROW_ID_GROUP: row_id}
             if model is not None:
                 groups["model"] = model
-            text = _cell_text(value)
+            text = cell_text(value)
             output = text if text is not None and text.strip() else None  # a blank cell is no response
             items.append(EvalItem(item_id, _run_payload(user, system, output, truth), groups))
     return items

@@ -558,7 +558,9 @@ _TEXT_ROLES = {"input": "prompt", "output": "response", "system": "system messag
 """The roles whose cells are read as text, and their names in messages."""
 
 
-def not_text_notices(dataset: LoadedDataset, mapping: Mapping[str, str | None]) -> list[str]:
+def not_text_notices(
+    dataset: LoadedDataset, mapping: Mapping[str, str | None], *, messages_as_is: bool = True
+) -> list[str]:
     """Say which mapped text fields hold JSON values that are not text (numbers, booleans, lists, objects).
 
     Such a value is scored as its text (numbers as written, ``true``/``false``, lists and objects as
@@ -571,6 +573,8 @@ def not_text_notices(dataset: LoadedDataset, mapping: Mapping[str, str | None]) 
         dataset: a loaded dataset.
         mapping: role → column, as for :func:`iter_runs`; the prompt (``input``), response
             (``output``), system message and ground truth columns are checked.
+        messages_as_is: messages are passed as they are (:func:`iter_runs`); False where every cell
+            is read as text, messages too (the Compare page's columns).
 
     Returns:
         One sentence per field that holds such values, naming the field and its role, how many rows
@@ -586,7 +590,7 @@ def not_text_notices(dataset: LoadedDataset, mapping: Mapping[str, str | None]) 
         kinds: Counter[str] = Counter()
         first = None
         for i, value in enumerate(dataset.column_values(column)):
-            kind = _not_text_kind(value, role)
+            kind = _not_text_kind(value, role if messages_as_is else "")
             if kind is not None:
                 kinds[kind] += 1
                 first = i if first is None else first
