@@ -51,15 +51,18 @@ class AddedIndex:
         table: The table's name.
         name: The index's name.
         columns: Its columns, in order.
+        dialect: The only database it is made on (``"sqlite"``), or None for every one.
     """
 
     table: str
     name: str
     columns: tuple[str, ...]
+    dialect: str | None = None
 
     def apply(self, op: Operations) -> None:
-        """Create the index (in the ``upgrade()`` of the revision that adds it)."""
-        op.create_index(self.name, self.table, list(self.columns))
+        """Create the index (in the ``upgrade()`` of the revision that adds it), on its database only."""
+        if self.dialect is None or op.get_bind().dialect.name == self.dialect:
+            op.create_index(self.name, self.table, list(self.columns))
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,9 @@ class CreatedTable:
         table = sa.Table(self.name, metadata, *self.elements(), **self.options)
         for a in added:
             if isinstance(a, AddedIndex):
-                sa.Index(a.name, *(table.c[name] for name in a.columns))  # belongs to the table of its columns
+                index = sa.Index(a.name, *(table.c[name] for name in a.columns))  # belongs to the table of its columns
+                if a.dialect is not None:
+                    index.ddl_if(dialect=a.dialect)
             elif isinstance(a, DroppedIndex):
                 table.indexes.remove(next(index for index in table.indexes if index.name == a.name))
             else:
@@ -390,3 +395,14 @@ ADD_RESULTS_BY_SCORER_INDEX = AddedIndex(
     "results", "results_by_scorer", ("run_id", "scorer_id", "item_index", "status", "score", "finished_at")
 )
 """What results_stats answered (the History list's counts and means, results_version), from the index alone."""
+
+# ---- 0014: a run's item ids, groups and dataset columns read without walking past the payloads (SQLite)
+
+ADD_ITEMS_WITHOUT_PAYLOAD_INDEX = AddedIndex(
+    "items", "items_without_payload", ("run_id", "item_index", "item_id", "groups", "columns"), dialect="sqlite"
+)
+"""Opening a run reads every item's id, groups and columns (:func:`scorers.runs.table.load_run_table`), not
+its payload. SQLite stores a row's columns in order and a long payload on overflow pages, so reading the
+groups and columns after it walked every payload's pages (a run of 20,000 items of 20 kB responses:
+0.3 s of the open, 0.03 s from this index). SQLite only: PostgreSQL keeps a long payload out of the
+row (TOAST), and its index entries cannot hold long values."""

@@ -46,7 +46,7 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 METADATA = sa.MetaData()
 RUNS = history.CREATE_RUNS.table(METADATA, history.ADD_RUNS_OWNER, history.ADD_RUNS_STOP_REASON)
-ITEMS = history.CREATE_ITEMS.table(METADATA, history.ADD_ITEMS_COLUMNS)
+ITEMS = history.CREATE_ITEMS.table(METADATA, history.ADD_ITEMS_COLUMNS, history.ADD_ITEMS_WITHOUT_PAYLOAD_INDEX)
 RESULTS = history.CREATE_RESULTS.table(
     METADATA, history.ADD_RESULTS_STATS_INDEX, history.DROP_RESULTS_STATS_INDEX, history.ADD_RESULTS_BY_SCORER_INDEX
 )
