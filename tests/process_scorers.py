@@ -60,3 +60,16 @@ class WhereScored:
         result = TD.run({**payload, "ground_truth": payload["output"]})
         loaded = sorted(m for m in ("streamlit", "plotly", "pandas", "pyarrow", "openai") if m in sys.modules)
         return dataclasses.replace(result, details={"pid": os.getpid(), "modules": loaded})
+
+
+class Noted(Scripted):
+    """Textual difference that appends the index of each item it scores, one line each, to the file ``path``."""
+
+    def __init__(self, path: str):
+        super().__init__("noted")
+        self.path = path
+
+    def run(self, payload: dict[str, Any]):
+        with open(self.path, "a", encoding="utf-8") as noted:
+            noted.write(f"{item_index(payload)}\n")
+        return super().run(payload)

@@ -11,12 +11,13 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from killed_runs import kill_once_stored
-from process_scorers import Scripted, WhereScored
+from process_scorers import Noted, Scripted, WhereScored
 
 from scorers import EvalItem, ScoreStatus, Store, run_evals
 from scorers.catalogue.registry import create_scorer
@@ -90,6 +91,34 @@ def test_a_run_in_the_worker_process_has_the_outcomes_it_has_in_a_thread(in_proc
         (i, s) for i in range(8) for s in ("textual-difference", "scripted")
     ]
     assert completed == [(i, 2, False) for i in range(8)]
+
+
+def test_a_new_run_sends_its_first_items_to_the_worker_process_before_it_records_them(in_process, tmp_path):
+    noted = tmp_path / "scored.txt"
+
+    def scored() -> list[str]:
+        return noted.read_text().split() if noted.exists() else []
+
+    class RecordsOnceItemZeroIsScored(Store):
+        def create_run(self, **kwargs):
+            deadline = time.monotonic() + 60
+            while "0" not in scored():
+                assert time.monotonic() < deadline, "the worker process scored nothing before the run was recorded"
+                time.sleep(0.01)
+            return super().create_run(**kwargs)
+
+    # 15 items in chunks of 3: a fifth of them, items 0-2, is the head start (scoring_process.head_start).
+    store = RecordsOnceItemZeroIsScored(":memory:")
+    completed: list[int] = []
+    result = run_evals(
+        numbered(15), [Noted(str(noted))], store=store, on_item_complete=lambda i, item, outcomes: completed.append(i)
+    )
+
+    assert result.status == "completed"
+    assert [(o.item_index, o.item_id, o.score) for o in result.outcomes] == [(i, f"q{i}", 1.0) for i in range(15)]
+    assert written_order(store, result.run_id) == [(i, "noted") for i in range(15)]
+    assert completed == list(range(15))
+    assert sorted(int(i) for i in scored()) == list(range(15))  # each item scored once
 
 
 def test_the_worker_process_imports_no_dashboard_library(in_process):

@@ -38,6 +38,8 @@ from scorers.runs.scoring_process import (
     CHUNKS_IN_FLIGHT,
     ScoringProcess,
     ScoringProcessDied,
+    head_start,
+    outcomes_of,
     packed_scorers,
 )
 from scorers.runs.store import Store
@@ -803,11 +805,21 @@ def run_evals(
                 f"a cost cap needs the cost of what the run spent before, and it is {earlier.unknown_text()}"
             )
         earlier_cost = earlier.total_usd
-    # A new run large enough for the worker process starts it first: its start-up (mostly imports)
-    # overlaps the recording of the run and its items.
+    first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
+    # A new run large enough for the worker process starts it first, and sends it the first items
+    # (scoring_process.head_start): its start-up (mostly imports) and their scoring overlap the
+    # recording of the run and its items.
     packed = packed_scorers(scorers, len(data)) if run_id is None and isinstance(data, Sized) else None
     child = ScoringProcess(packed) if packed is not None else None
+    sent: deque[list[tuple[int, int]]] = deque()  # per chunk sent to the child: [(item index, scorers asked)]
     try:
+        if child is not None and not first_item[0]:
+            data = _as_items(data)
+            ahead = head_start(len(data), CHUNK_ITEMS)
+            for at in range(0, ahead, CHUNK_ITEMS):
+                chunk = range(at, min(at + CHUNK_ITEMS, ahead))
+                child.submit([(i, data[i].item_id, data[i].payload, None) for i in chunk])  # None: every scorer
+                sent.append([(i, len(scorers)) for i in chunk])
         run_id, items, known, retried_spend, spent = open_run(
             data,
             scorers,
@@ -834,7 +846,6 @@ def run_evals(
     wake = threading.Event()  # set when a worker ends or a batch of outcomes waits to be written
     writer = _ResultWriter(store if run_id is not None else None, run_id, wake)
     streak: list[ItemOutcome] = []  # unreachable-judge failures in a row, held back until the streak ends
-    first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
 
     def halt_with(status: RunStatus, reason: str) -> None:
         with lock:
@@ -937,8 +948,10 @@ def run_evals(
     def work_in_process(child: ScoringProcess) -> None:
         # The one worker hands the items to a child process in chunks, a few ahead, and records
         # what comes back: the scoring and this process's bookkeeping and writes use two cores.
-        chunks = (todo[at : at + CHUNK_ITEMS] for at in range(0, len(todo), CHUNK_ITEMS))
-        in_flight: deque[list[tuple[int, int]]] = deque()  # per chunk sent: [(item index, scorers asked)]
+        # The head start sent before the run was recorded is todo's first items (a new run's todo is every item).
+        ahead = sum(len(chunk) for chunk in sent)
+        chunks = (todo[at : at + CHUNK_ITEMS] for at in range(ahead, len(todo), CHUNK_ITEMS))
+        in_flight = sent
         try:
             while True:
                 stopping = cancel.is_set() or stop.is_set()
@@ -946,8 +959,14 @@ def run_evals(
                     child.stop()  # the chunks sent end after the item the child is scoring
                 while not stopping and len(in_flight) < CHUNKS_IN_FLIGHT and (chunk := next(chunks, None)):
                     with lock:
-                        asked = [(i, tuple(k for k, s in enumerate(scorers) if (i, s.id) not in known)) for i in chunk]
-                    child.submit([(i, items[i].item_id, items[i].payload, which) for i, which in asked])
+                        asked = [(i, [k for k, s in enumerate(scorers) if (i, s.id) not in known]) for i in chunk]
+                    every = len(scorers)
+                    child.submit(
+                        [
+                            (i, items[i].item_id, items[i].payload, None if len(which) == every else tuple(which))
+                            for i, which in asked
+                        ]
+                    )
                     in_flight.append([(i, len(which)) for i, which in asked])
                 if not in_flight:
                     return
@@ -969,7 +988,8 @@ def run_evals(
                     return
                 if back is None:  # not yet
                     continue
-                outcomes, error = back
+                rows, error = back
+                outcomes = outcomes_of(rows, items, scorers)
                 asked_of = in_flight.popleft()
                 for outcome in outcomes:
                     settle(outcome)
