@@ -20,9 +20,11 @@ a thread), rows per second, the ratio to the plain loop in the call (``x plain``
 the whole child process, imports and row generation included (``process x plain``), the
 CPU time of the scoring (user + system, all threads, and the worker process's too: less
 sensitive than wall time to other load on the machine) and its ratio, the peak RSS of the
-child (``resource.getrusage(...).ru_maxrss``; the worker process's is not counted) and how
-much of it scoring added on top of the generated rows, and the sum of the scores (all
-must agree). With a worker process the wall-time ratio is met by using a second core: the
+child (``resource.getrusage(...).ru_maxrss``) and how much of it scoring added on top of the
+generated rows, the worker process's own peak RSS (``VmHWM`` in ``/proc/PID/status``, read once
+it has returned every chunk; its ``ru_maxrss`` would count the run's process too, whose memory it
+shared until its ``exec``), their sum (at most what both held at once), and the sum of the
+scores (all must agree). With a worker process the wall-time ratio is met by using a second core: the
 CPU ratio beside it says what the run costs in all. The load average (2 cores shared with
 other work) is printed at the start and the end. Nothing here asserts on time.
 """
@@ -89,6 +91,23 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+WORKER_PEAK_MB = [0.0]
+"""The worker process's peak RSS, noted by :func:`note_worker_peak` (0 when the run had none)."""
+
+
+def note_worker_peak() -> None:
+    """Note the worker process's peak RSS as the run closes it (every chunk has come back by then)."""
+    close = scoring_process.ScoringProcess.close
+
+    def noting_close(self: scoring_process.ScoringProcess) -> None:
+        status = Path(f"/proc/{self.pid}/status").read_text()
+        kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+        WORKER_PEAK_MB[0] = max(WORKER_PEAK_MB[0], kib / 1024)
+        close(self)
+
+    scoring_process.ScoringProcess.close = noting_close
+
+
 def cpu_seconds() -> float:
     """CPU seconds (user + system) of this process and its descendants: the children it has waited
     for (``RUSAGE_CHILDREN``), and, from ``/proc``, its live children (the fork server) with the
@@ -112,6 +131,7 @@ def child(rows: int, concurrency: int | None, with_store: bool, in_thread: bool)
     """Score the rows one way and print one JSON line with the measurements."""
     if in_thread:  # the run's own thread whatever its size: the path before the worker process
         scoring_process.PROCESS_MIN_ITEMS = rows + 1
+    note_worker_peak()
     payloads = make_rows(rows)
     scorer = create_textual_difference_scorer()
     scorer.run(payloads[0])  # import and warm-up outside the timing
@@ -147,6 +167,7 @@ def child(rows: int, concurrency: int | None, with_store: bool, in_thread: bool)
                 "cpu": cpu,
                 "path": path,
                 "peak_mb": peak_rss_mb(),
+                "worker_peak_mb": WORKER_PEAK_MB[0],
                 "rows_mb": rss_before,
                 "score_sum": sum(scores),
                 "mean_chars": sum(len(p["ground_truth"]) for p in payloads) / rows,
@@ -180,6 +201,8 @@ def main() -> None:
         "CPU x plain",
         "peak RSS MB",
         "added by scoring MB",
+        "worker peak MB",
+        "both MB",
         "sum of scores",
     )
     table = [header]
@@ -221,6 +244,8 @@ def main() -> None:
                 f"{m['cpu'] / baseline_cpu:.2f}",
                 f"{m['peak_mb']:,.0f}",
                 f"{m['peak_mb'] - m['rows_mb']:,.0f}",
+                f"{m['worker_peak_mb']:,.0f}" if m["worker_peak_mb"] else "-",
+                f"{m['peak_mb'] + m['worker_peak_mb']:,.0f}",
                 f"{m['score_sum']:.6f}",
             )
         )
