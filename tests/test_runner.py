@@ -7,6 +7,7 @@ expected number is worked out by hand from the formulas in the comments.
 from __future__ import annotations
 
 import collections
+import gc
 import json
 import math
 import re
@@ -37,6 +38,7 @@ from scorers import (
     run_evals,
 )
 from scorers.core.budget import BudgetCaps
+from scorers.runs import garbage
 from scorers.runs import runner as runner_module
 from scorers.runs.runner import ItemOutcome, _ResultWriter
 
@@ -909,3 +911,35 @@ def test_invalid_arguments_are_rejected_before_anything_runs():
     with pytest.raises(KeyError, match="nope"):
         run_evals([], [TD], store=store, run_id="nope")
     assert store.list_runs() == []
+
+
+class _Waits:
+    """A scorer that is not CPU-bound (no ``cpu_bound``): textual difference, as if it waited on a service."""
+
+    id = name = "waits"
+
+    def run(self, payload):
+        return TD.run(payload)
+
+
+def test_a_run_of_code_scorers_defers_full_garbage_collections_until_it_ends():
+    items = [EvalItem(f"q{i}", {"input": "q", "output": f"out {i}", "ground_truth": f"out {i}"}) for i in range(4)]
+    before = gc.get_threshold()
+    seen: list[tuple[str, int]] = []
+
+    def on_item(index, item, outcomes):
+        seen.append(("first", gc.get_threshold()[2]))
+        if index == 0:  # a second run of code scorers while the first one scores, then one that waits on I/O
+            run_evals(items[:1], [TD], on_item_complete=lambda *_: seen.append(("second", gc.get_threshold()[2])))
+            seen.append(("after the second", gc.get_threshold()[2]))
+
+    run_evals(items, [TD], on_item_complete=on_item)
+    waiting: list[tuple[int, int, int]] = []
+    run_evals(items, [_Waits()], on_item_complete=lambda *_: waiting.append(gc.get_threshold()))
+
+    deferred = garbage.DEFERRED_THRESHOLD
+    assert (
+        seen == [("first", deferred), ("second", deferred), ("after the second", deferred)] + [("first", deferred)] * 3
+    )
+    assert gc.get_threshold() == before  # set back when the last run ended
+    assert waiting == [before] * 4  # a run that is not CPU-bound leaves the collector alone

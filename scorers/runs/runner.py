@@ -9,6 +9,7 @@ aggregates that count scored items only.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import statistics
 import threading
@@ -32,6 +33,7 @@ from scorers.core.errors import (
 )
 from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
 from scorers.core.pricing import JudgeSpend, Price, RunCost, cost_usd, estimate_tokens, price_for, run_cost
+from scorers.runs.garbage import full_collections_deferred
 from scorers.runs.judges import spend_by_judge
 from scorers.runs.scoring_process import (
     CHUNK_ITEMS,
@@ -733,7 +735,9 @@ def run_evals(
             items or more, more than one CPU, scorers that pickle) is scored in a worker process
             (:mod:`scorers.runs.scoring_process`) while this process records and writes the
             outcomes: the same outcomes, in the same order; if that process dies the run ends
-            ``interrupted`` (what came back is stored; a resume scores the rest).
+            ``interrupted`` (what came back is stored; a resume scores the rest). While such a run
+            scores, the process's full garbage collections wait until it ends
+            (:func:`~scorers.runs.garbage.full_collections_deferred`; young ones go on).
         item_timeout: seconds one item may take for all its scorers; an item past it
             is recorded as an API error for the scorers not yet done. None: no limit
             beyond the judge's own HTTP timeout.
@@ -1017,8 +1021,13 @@ def run_evals(
     elif child is not None and not n_workers:  # nothing to score after all
         child.close()
         child = None
-    # The writer exits last: after the workers have stopped, what they finished is written.
-    with writer, ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool:
+    # The writer exits last: after the workers have stopped, what they finished is written. A run of code
+    # scorers defers the full garbage collections (scorers.runs.garbage) while its outcomes pile up.
+    with (
+        full_collections_deferred() if parallel == 1 else contextlib.nullcontext(),
+        writer,
+        ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool,
+    ):
         workers: set[Future[None]] = {
             pool.submit(work_in_process, child) if child is not None else pool.submit(work) for _ in range(n_workers)
         }
