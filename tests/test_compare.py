@@ -107,6 +107,15 @@ def test_bootstrap_drawn_in_blocks_gives_the_one_draw_interval(monkeypatch: pyte
     assert bootstrap_ci(values, seed=4)[0] == pytest.approx(low, abs=1e-15)
 
 
+def test_bootstrap_of_a_thousand_values_in_default_blocks_gives_the_one_draw_interval():
+    # 1,000 values: blocks of 2**17 // 1000 = 131 resamples, 16 blocks for 2000 (the last of 35): the
+    # same means, hence the same interval, as one draw of rng.integers(0, 1000, size=(2000, 1000)).
+    values = np.random.default_rng(7).random(1000)
+    idx = np.random.default_rng(0).integers(0, 1000, size=(2000, 1000))
+    low, high = np.quantile(values[idx].mean(axis=1), [0.025, 0.975])  # linear interpolation, as documented
+    assert bootstrap_ci(values) == (low, high)
+
+
 def test_bootstrap_is_close_to_normal_theory_for_a_large_sample():
     values = np.random.default_rng(123).normal(0.6, 0.1, size=400)
     low, high = bootstrap_ci(values, n_resamples=4000)
