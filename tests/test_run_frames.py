@@ -161,6 +161,19 @@ def test_json_documents_decodes_in_chunks_and_refuses_a_text_of_two_documents():
     assert list(json_documents(['{"a": 1}', "1, 2", "{", "[3]"], chunk=3, unreadable="?")) == [{"a": 1}, "?", "?", [3]]
 
 
+def test_json_documents_fast_reads_the_values_json_reads():
+    # orjson reads the first chunk; it refuses the second (the NaN that json writes), which json reads
+    # a text at a time; the third holds a lone surrogate (orjson refuses it too).
+    texts = ['{"ratio": 0.25, "n": 3}', "[1, 2.5]", '{"x": NaN}', None, '"\\ud800"']
+    fast = list(json_documents(texts, chunk=2, fast=True))
+    assert fast[:2] == [{"ratio": 0.25, "n": 3}, [1, 2.5]] and isinstance(fast[0]["n"], int)
+    assert math.isnan(fast[2]["x"]) and fast[3] == {}
+    assert fast[4] == "\ud800"
+    with pytest.raises(json.JSONDecodeError):  # a text of two documents is refused, as without fast
+        list(json_documents(['{"a": 1}', "1, 2"], fast=True))
+    assert list(json_documents(['{"a": 1}', "1, 2", "{"], fast=True, unreadable="?")) == [{"a": 1}, "?", "?"]
+
+
 class ReadLog:
     """The SQL a store runs through ``read_chunks``, with its parameters."""
 
