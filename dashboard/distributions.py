@@ -218,16 +218,22 @@ def score_box(
     Raises:
         ValueError: ``labels`` and ``scores`` differ in length.
     """
-    raw = pd.Series(list(scores) if not isinstance(scores, pd.Series) else scores.to_list(), dtype=object)
-    names = pd.Series(list(labels) if labels is not None else [""] * len(raw), dtype=object)
-    if len(names) != len(raw):
-        raise ValueError(f"labels has {len(names)} entries but scores has {len(raw)}; give one label per score")
-    numbers = pd.to_numeric(raw[~raw.map(lambda v: isinstance(v, bool))], errors="coerce")
+    if isinstance(scores, pd.Series) and pd.api.types.is_float_dtype(scores.dtype):  # a score column: no bool, no text
+        numbers = scores.reset_index(drop=True)
+        given = len(numbers)
+    else:
+        raw = pd.Series(list(scores) if not isinstance(scores, pd.Series) else scores.to_list(), dtype=object)
+        numbers = pd.to_numeric(raw[~raw.map(lambda v: isinstance(v, bool))], errors="coerce")
+        given = len(raw)
+    names = list(labels) if labels is not None else None
+    if names is not None and len(names) != given:
+        raise ValueError(f"labels has {len(names)} entries but scores has {given}; give one label per score")
     numbers = numbers[np.isfinite(numbers.to_numpy(dtype=float, na_value=np.nan))]
     if numbers.empty:
         return message_figure("No scored items: nothing to plot.", title=title)
     values = numbers.to_numpy(dtype=float)
-    text = names[numbers.index].astype(str).tolist() if labels is not None else None
+    # The labels are shown on the points, drawn up to POINTS_LIMIT scores only.
+    text = [str(names[i]) for i in numbers.index] if names is not None and len(values) <= POINTS_LIMIT else None
     fig = go.Figure(_box_trace(values, "scores", text, horizontal=True))
     shown = "" if len(values) <= POINTS_LIMIT else f" (box of {len(values)} scores; points drawn up to {POINTS_LIMIT})"
     fig.update_layout(title=title + shown, height=280, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
@@ -279,7 +285,8 @@ def dimension_distribution(
             continue
         values = part["value"].to_numpy(dtype=float)
         if kind == "box":
-            fig.add_trace(_box_trace(values, name, part["item_id"].astype(str).tolist(), horizontal=False))
+            text = part["item_id"].astype(str).tolist() if len(values) <= POINTS_LIMIT else None  # on the points only
+            fig.add_trace(_box_trace(values, name, text, horizontal=False))
         else:
             many = len(values) > POINTS_LIMIT
             fig.add_trace(
@@ -372,12 +379,14 @@ def heatmap_rows(dimensions: pd.DataFrame, order: Sequence[str] | None = None) -
     data = dimensions[pd.to_numeric(dimensions["value"], errors="coerce").notna()]
     present = list(pd.unique(data["dimension"]))
     columns = [c for c in (list(order) if order is not None else present) if c in set(present)]
-    table = data.pivot_table(index=["item_index", "item_id"], columns="dimension", values="value", aggfunc="first")
+    # Pivoted on the item index alone (grouping by the id text too took most of the time), ids looked up after.
+    table = data.pivot_table(index="item_index", columns="dimension", values="value", aggfunc="first")
     table = table.reindex(columns=columns)
     ranked = table.assign(_mean=table.mean(axis=1)).sort_values(["_mean"], kind="stable").drop(columns="_mean")
-    indexes = [int(i) for i in ranked.index.get_level_values(0)]
+    indexes = [int(i) for i in ranked.index]
     if len(ranked) <= HEATMAP_ROWS:
-        ranked.index = [str(item_id) for item_id in ranked.index.get_level_values(1)]
+        ids = data.drop_duplicates("item_index").set_index("item_index")["item_id"]
+        ranked.index = [str(item_id) for item_id in ids.reindex(ranked.index)]
         return ranked, [[i] for i in indexes]
     bins = np.array_split(np.arange(len(ranked)), HEATMAP_ROWS)
     bin_of = np.repeat(np.arange(len(bins)), [len(positions) for positions in bins])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -72,6 +73,17 @@ def test_box_keeps_labels_aligned_with_the_scores_it_keeps():
     assert list(trace.text) == ["a", "c", "d"]
     assert trace.boxpoints == "all"
     assert list(fig.layout.xaxis.range) == [0, 10]
+
+
+def test_box_of_a_score_column_keeps_labels_aligned_whatever_its_index():
+    # A run's score column (float, NaN where not scored) sliced from a bigger frame: its index starts at 10.
+    scores = pd.Series([0.5, np.nan, 0.75, np.inf, 1.0], index=range(10, 15), dtype="float64")
+    fig = score_box(scores, labels=["a", "b", "c", "d", "e"])
+    (trace,) = fig.data
+    assert list(trace.x) == [0.5, 0.75, 1.0]  # NaN and infinity left out, with their labels
+    assert list(trace.text) == ["a", "c", "e"]
+    with pytest.raises(ValueError, match="labels has 2 entries but scores has 5"):
+        score_box(scores, labels=["a", "b"])
 
 
 def test_box_of_many_scores_is_drawn_from_its_statistics_without_points():
