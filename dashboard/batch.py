@@ -37,10 +37,10 @@ from scorers import (
 from scorers.catalogue.registry import TARGET_LABELS
 from scorers.core.base import RUN_FIELDS, RunInput
 from scorers.core.budget import BudgetCaps
-from scorers.core.pricing import Price
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import unmapped_columns
+from scorers.runs.judges import run_prices
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES, judge_model_of
 from scorers.runs.table import stored_scorer_options
 
@@ -334,13 +334,18 @@ def limit_responses(items: Sequence[EvalItem], limit: int, action: str) -> tuple
     return out, {"truncated": lengths}
 
 
-def run_limits(run: Mapping[str, Any]) -> dict[str, Any]:
-    """The :func:`scorers.run_evals` keyword arguments a stored run's config sets: budget, price, K."""
+def run_limits(run: Mapping[str, Any], model: str | None) -> dict[str, Any]:
+    """The :func:`scorers.run_evals` keyword arguments a stored run's config sets: budget, price, K.
+
+    Args:
+        run: the stored run (:meth:`scorers.Store.get_run`).
+        model: the judge model that scores it now: ``price`` is the one recorded for it
+            (:func:`scorers.runs.judges.run_prices`), None for its list price.
+    """
     config = run.get("config") or {}
-    price = config.get("price")
     return {
         "budget": BudgetCaps.from_dict(config.get("budget")),
-        "price": Price(*price) if price else None,
+        "price": run_prices(run).get(model) if model else None,
         "max_consecutive_failures": config.get("max_consecutive_failures") or DEFAULT_MAX_CONSECUTIVE_FAILURES,
     }
 
@@ -454,7 +459,7 @@ def start_batch_job(
                     retry_failed=retry_failed,
                     on_item_complete=ctx.on_item_complete,
                     cancel=ctx.cancel,
-                    **run_limits(run),
+                    **run_limits(run, judge_model_of(scorers)),
                 )
         except Exception:
             store.finish_run(run_id, RunStatus.FAILED.value)  # the outcomes stored so far are kept

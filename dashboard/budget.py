@@ -16,31 +16,55 @@ CAP_RULE = (
 )
 
 
-def budget_form(prefix: str) -> tuple[BudgetCaps, Price | None]:
+def budget_form(
+    prefix: str, caps: BudgetCaps | None = None, price: Price | None = None
+) -> tuple[BudgetCaps, Price | None]:
     """Three caps (0: no cap) and an optional price per million tokens, keyed ``<prefix>_max_calls``,
     ``_max_tokens``, ``_max_cost``, ``_price_in`` and ``_price_out``.
+
+    ``caps`` and ``price`` fill the fields when they are first shown (a stored run's, on a resume);
+    None: no caps and the list price.
 
     Returns:
         The caps (:class:`scorers.core.budget.BudgetCaps`, for ``run_evals(budget=...)`` and the run's
         ``config["budget"]``) and the price the user set (0 allowed: a free model), or None for the model's
         list price: both fields empty, or a price :func:`budget_problem` refuses (negative, or only one set).
     """
+    caps = caps or BudgetCaps()
     c1, c2, c3 = st.columns(3)
-    calls = c1.number_input("Max judge calls (0: no cap)", min_value=0, step=100, key=f"{prefix}_max_calls", **SESSION)
+    calls = c1.number_input(
+        "Max judge calls (0: no cap)",
+        min_value=0,
+        value=caps.max_judge_calls or 0,
+        step=100,
+        key=f"{prefix}_max_calls",
+        **SESSION,
+    )
     tokens = c2.number_input(
-        "Max total tokens (0: no cap)", min_value=0, step=10_000, key=f"{prefix}_max_tokens", **SESSION
+        "Max total tokens (0: no cap)",
+        min_value=0,
+        value=caps.max_total_tokens or 0,
+        step=10_000,
+        key=f"{prefix}_max_tokens",
+        **SESSION,
     )
     # "%g" shows a cap or price as typed (sprintf.js prints the number in full): a cap of 0.004, never "0.00", which
     # reads as no cap; a price of 0.075, never "0.08" (Streamlit's default for a float is "%0.2f").
     cost = c3.number_input(
-        "Max cost in USD (0: no cap)", min_value=0.0, step=1.0, format="%g", key=f"{prefix}_max_cost", **SESSION
+        "Max cost in USD (0: no cap)",
+        min_value=0.0,
+        value=float(caps.max_cost_usd or 0.0),
+        step=1.0,
+        format="%g",
+        key=f"{prefix}_max_cost",
+        **SESSION,
     )
     st.caption(CAP_RULE)
     p1, p2 = st.columns(2)
     # Empty: the model's list price. 0 is a price (a free local model); a negative one is refused (budget_problem).
     price_in = p1.number_input(
         "Price per million input tokens (USD; empty: list price)",
-        value=None,
+        value=price.input_per_million if price else None,
         step=0.05,
         format="%g",
         placeholder="list price",
@@ -48,7 +72,7 @@ def budget_form(prefix: str) -> tuple[BudgetCaps, Price | None]:
     )
     price_out = p2.number_input(
         "Price per million output tokens (USD; empty: list price)",
-        value=None,
+        value=price.output_per_million if price else None,
         step=0.05,
         format="%g",
         placeholder="list price",

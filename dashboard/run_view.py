@@ -21,10 +21,11 @@ from scorers import (
 )
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
+from scorers.core.budget import BudgetCaps
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
-from scorers.runs.judges import has_price, judges_text, judges_used, spend_by_judge
+from scorers.runs.judges import has_price, judges_text, judges_used, limits_config, run_prices, spend_by_judge
 from scorers.runs.runner import judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
@@ -38,6 +39,7 @@ from .batch import (
     start_batch_job,
     stored_scorer_options,
 )
+from .budget import budget_form, budget_problem
 from .jobs import remember, render_job_progress, session_job, session_job_running
 from .layout import preload_components
 from .results import md_escape
@@ -97,41 +99,38 @@ def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> s
     """Why the run's cost cap cannot be kept on a resume or retry with ``scorers``, or None.
 
     As :func:`scorers.run_evals` checks it (and refuses the run): the cap counts what the run
-    spent before at each outcome's own judge's price, so it cannot be kept when an earlier
-    judge's model has no price (no list price, and the run's price is for the run's own judge model only,
-    the one it started with), nor when the judge of ``scorers`` has none.
+    spent before at each outcome's own judge's price (:func:`scorers.runs.judges.run_prices`, else the
+    list price), so it cannot be kept when an earlier judge's model has no price, nor when the judge of
+    ``scorers`` has none.
 
     Args:
         store: the database holding the run.
-        run: the stored run (:meth:`~scorers.Store.get_run`), its ``config`` holding the caps and price.
+        run: the stored run (:meth:`~scorers.Store.get_run`), its ``config`` holding the caps and prices
+            (those the resume would store, :func:`scorers.runs.judges.limits_config`).
         scorers: the scorers the run would continue with.
 
     Returns:
         What to say on the page (what, why, and what the user can do), or None when the run has no
         cost cap or every earlier outcome's model has a price.
     """
-    limits = run_limits(run)
-    cap = limits["budget"].max_cost_usd
+    model = judge_model_of(scorers)
+    cap = run_limits(run, model)["budget"].max_cost_usd
     if cap is None:
         return None
-    own = (run.get("judge") or {}).get("model")  # the run's price is for its own judge model only
-    model = judge_model_of(scorers)
     if model and not has_price(run, model):
         return (
-            f"Not started: this run has a cost cap of {usd_text(cap)}, and {model} has no list price (the price set "
-            f"for the run is for its own judge, {own}), so the cap cannot be kept. Resume it with the run's judge, "
-            "or score the dataset again in a new run on Batch with a price set for that model or without the cap."
+            f"Not started: the cost cap is {usd_text(cap)}, and {model} has no list price and no price set for it "
+            "in this run, so the cap cannot be kept. Set its price per million tokens under Cost cap and price, "
+            "or set the cost cap to 0 (no cap)."
         )
-    earlier = run_cost(spend_by_judge(store, run["id"]), price=limits["price"], priced_model=own)
+    earlier = run_cost(spend_by_judge(store, run["id"]), prices=run_prices(run))
     if not earlier.unpriced:
         return None
     models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
     return (
-        f"Not started: this run has a cost cap of {usd_text(cap)}, and the cost of what it spent before is "
-        f"{earlier.unknown_text()}, so the cap cannot be kept and the run would be refused. To continue it, it needs "
-        f"a price for {models}, or no cost cap. A stored run keeps the cap and the price it was started with (the "
-        "price is for its own judge model only) and this page cannot change them: score the dataset again in a new "
-        "run on Batch, with a price set for that model or without the cap."
+        f"Not started: the cost cap is {usd_text(cap)}, and the cost of what the run spent before is "
+        f"{earlier.unknown_text()}, so the cap cannot be kept. Set the cost cap to 0 (no cap), or resume with "
+        f"the judge of {models} and set its price per million tokens under Cost cap and price."
     )
 
 
@@ -388,19 +387,25 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
             if which == RUN_JUDGE
             else (f"{sidebar.model_name} at {sidebar.endpoint}" if sidebar else "the sidebar's (not valid yet)")
         )
-        other_model = sidebar.model_name if which == SIDEBAR_JUDGE and sidebar else stored.get("model")
-        price_note = (
-            f" The price set for this run is for its own judge model, {stored.get('model')}: the outcomes of "
-            f"{other_model} are priced at its list price (unknown without one)."
-            if config.get("price") and other_model != stored.get("model")
-            else ""
-        )
         col_note.caption(
             f"Will use {md_escape(chosen)}, with the API key the sidebar names (typed there, secrets or "
             "environment). Finished outcomes are never scored again; each result records the judge that made it."
-            + md_escape(price_note)
         )
+    caps, price, prefix = None, None, None
+    model = (sidebar.model_name if sidebar else None) if which == SIDEBAR_JUDGE else stored.get("model")
+    if model:
+        limits = run_limits(run, model)
+        with st.expander("Cost cap and price"):
+            prefix = f"{key}_resume_{model}"  # per model: the fields show the price recorded for the judge chosen
+            caps, price = budget_form(prefix, limits["budget"], limits["price"])
+            st.caption(
+                f"The price is for {md_escape(model)}'s outcomes. Resume and Retry store the caps and the price "
+                "with the run: its Cost here, the report and a later resume use them."
+            )
     if not (resume or retry):
+        return
+    if problem := budget_problem(caps or BudgetCaps(), None, price, prefix):
+        st.error(problem)
         return
     try:
         current = judge_settings() if stored else None
@@ -413,9 +418,13 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
     if problem:
         st.error(problem)
         return
+    if caps is not None:  # what the resume stores with the run (the job's run_evals reads it back)
+        run = {**run, "config": limits_config(run, model, budget=caps, price=price, list_price=price is None)}
     if problem := cost_cap_problem(store, run, scorers):  # run_evals would refuse it: the job would fail
         st.error(md_escape(problem))
         return
+    if caps is not None and run["config"] != (store.get_run(run["id"]).get("config") or {}):
+        store.set_run_config(run["id"], run["config"])
     try:
         start_job(
             store,

@@ -101,7 +101,7 @@ from scorers.core.judge import (
 )
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, usd_text
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.judges import judges_used
+from scorers.runs.judges import judges_used, run_prices
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     EvalItem,
@@ -934,9 +934,9 @@ def _print_estimate(
     *,
     batch_api: bool = False,
     price: Price | None = None,
-    price_model: str | None = None,
+    price_source: str = "the price set with --price",
 ) -> int:
-    """Print the estimate of the judge calls, tokens and cost; ``price`` is for ``price_model`` (None: the judge's)."""
+    """Print the estimate of the judge calls, tokens and cost; ``price`` (the judge's) is ``price_source`` in words."""
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
@@ -959,12 +959,9 @@ def _print_estimate(
     if calls == 0 or settings is None:
         console.note(f"Estimate: no judge calls{' (code-based scoring only)' if settings is None else ''}, cost $0.00.")
         return calls
-    which = "the price set with --price" if price is not None else f"{settings.model_name}'s list price"
+    which = price_source if price is not None else f"{settings.model_name}'s list price"
     if cost is None or price_for(settings.model_name, price) is None:
-        how = "set one with --price"
-        if price_model not in (None, settings.model_name):
-            how = f"the run's price is for its own judge model, {price_model}"
-        cost_text = f"cost unknown (no list price for model {settings.model_name!r}; {how})"
+        cost_text = f"cost unknown (no list price for model {settings.model_name!r}; set one with --price)"
     elif batch_api:
         cost_text = (
             f"about {usd_text(cost)} at the Batch API's price ({BATCH_DISCOUNT:.0%} off {which}, "
@@ -1370,16 +1367,15 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
         args.batch_api = args.batch_api or bool(config.get("batch_api"))
         args.live_reasks = args.live_reasks or bool(config.get("live_follow_ups"))
-        stored_price = _budget_config(args, config)["price"]  # --price, else the price recorded with the run
-        own = (run["judge"] or {}).get("model") or judge_model_of(scorers)  # the model the run's price is for
+        price = _resume_price(args, run, judge_model_of(scorers))
         calls = _print_estimate(
             console,
             todo,
             scorers,
             settings,
             batch_api=args.batch_api,
-            price=Price(*stored_price) if stored_price and judge_model_of(scorers) == own else None,
-            price_model=own,
+            price=price,
+            price_source="the price set with --price" if args.price else "the price recorded with the run",
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
@@ -1401,6 +1397,30 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         )
     finally:
         store.close()
+
+
+def _note_stored_limits(console: _Console, store: Store, run: Mapping[str, Any]) -> None:
+    """Say what a resume stored with ``run`` (as it was before): the caps and the prices it was given."""
+    after = store.get_run(run["id"])
+    changes = [
+        f"the price {p.input_per_million:g},{p.output_per_million:g} USD per million input,output tokens for {model}"
+        for model, p in run_prices(after).items()
+        if run_prices(run).get(model) != p
+    ]
+    caps = BudgetCaps.from_dict((after["config"] or {}).get("budget"))
+    if caps != BudgetCaps.from_dict((run["config"] or {}).get("budget")):
+        changes.append(f"the caps: {caps.describe()}" if caps.any else "no caps")
+    if changes:
+        console.note(
+            f"Stored with run {run['id']} (its cost in History and the report, and a later resume, use them): "
+            + "; ".join(changes)
+            + "."
+        )
+
+
+def _resume_price(args: argparse.Namespace, run: Mapping[str, Any], model: str | None) -> Price | None:
+    """The price of the judge ``model`` resuming ``run``: ``--price``, else the one recorded for it, else None."""
+    return args.price or (run_prices(run).get(model) if model else None)
 
 
 def _budget_config(args: argparse.Namespace, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -1436,17 +1456,10 @@ def _execute(
     if item_timeout is None:
         item_timeout = args.item_timeout
     run, _, before = load_run(store, run_id)
-    recorded = _budget_config(args, run["config"] or {})
-    caps = BudgetCaps.from_dict(recorded["budget"])
-    price = Price(*recorded["price"]) if recorded["price"] else None
+    caps = BudgetCaps.from_dict(_budget_config(args, run["config"] or {})["budget"])
     model = judge_model_of(scorers)
-    own = (run["judge"] or {}).get("model") or model  # the run's price is for its own judge model only
-    if price is not None and model is not None and model != own:
-        console.note(
-            f"Note: the price set for this run is for its own judge model, {own}: the outcomes of {model} are "
-            "priced at its list price (unknown without one)."
-        )
-    if caps.max_cost_usd is not None and (model is None or price_for(model, price if model == own else None) is None):
+    price = _resume_price(args, run, model)
+    if caps.max_cost_usd is not None and (model is None or price_for(model, price) is None):
         raise CLIError(
             f"--max-cost needs the judge's price, and model {model!r} has no list price: give it with --price IN,OUT"
         )
@@ -1512,6 +1525,7 @@ def _execute(
     except KeyboardInterrupt:
         progress.close()
         store.finish_run(run_id, "cancelled")
+        _note_stored_limits(console, store, run)
         console.note(f"Interrupted. Run {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
         return EXIT_INTERRUPTED
     except ValueError as exc:  # a cost cap that cannot be kept: refused before the run was claimed
@@ -1526,6 +1540,7 @@ def _execute(
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
     progress.close()
+    _note_stored_limits(console, store, run)
     if result.status in (RunStatus.JUDGE_UNREACHABLE.value, RunStatus.BUDGET_REACHED.value):
         console.note(f"{result.stop_reason}")
         console.note(

@@ -462,11 +462,12 @@ def test_resume_with_a_cost_cap_is_not_started_when_an_earlier_judge_has_no_pric
     at.button(key=f"history_{run_id}_resume").click().run()
     assert not at.exception
     (error,) = [e.value for e in at.error]
-    assert error.startswith(
-        "Not started: this run has a cost cap of \\$0.50, and the cost of what it spent before is unknown for "
-        "1 outcome judged by qwen2.5 (no list price, and no price set for it), so the cap cannot be kept"
+    assert error == (
+        "Not started: the cost cap is \\$0.50, and the cost of what the run spent before is unknown for "
+        "1 outcome judged by qwen2.5 (no list price, and no price set for it), so the cap cannot be kept. Set the "
+        "cost cap to 0 (no cap), or resume with the judge of qwen2.5 and set its price per million tokens under "
+        "Cost cap and price."
     )
-    assert "a price for qwen2.5, or no cost cap" in error
     assert "job_batch" not in at.session_state and jobs.running_for(jobs.run_key(run_id)) is None
     assert fake_judge.chat_call_count == 0
     assert history_table(at)["status"].tolist() == ["cancelled"]
@@ -545,7 +546,9 @@ def test_the_page_box_shows_one_page_of_rows_and_goes_back_to_the_first_when_the
     assert at.markdown[0].value == "start 0, first 0, last 49, shown 50"
 
 
-def test_a_resume_with_another_judge_says_the_runs_price_is_for_its_own_judge(open_page, studio_db: Path):
+def test_a_resume_with_another_judge_stores_the_price_and_cap_it_is_given(
+    open_page, studio_db: Path, fake_judge: FakeOpenAI
+):
     store = Store(studio_db)
     own = {"model": "model-a", "baseUrl": "http://127.0.0.1:9/v1"}
     run_id = store.create_run(
@@ -556,29 +559,46 @@ def test_a_resume_with_another_judge_says_the_runs_price_is_for_its_own_judge(op
         config={"price": [1.0, 2.0], "budget": {"max_cost_usd": 1.0}},
     )
     record = {"status": "scored", "score": 1.0, "analysis": {"isGlutenFree": True, "glutenSources": []}}
-    store.save_result(run_id, 0, "gluten-checker", dict(record, judge=own, prompt_tokens=100, completion_tokens=10))
+    made = dict(own, parameters={}, usage={"promptTokens": 100, "completionTokens": 10, "calls": 1})
+    store.save_result(run_id, 0, "gluten-checker", dict(record, judge=made, prompt_tokens=100, completion_tokens=10))
     store.finish_run(run_id, "cancelled")
     store.close()
+    fake_judge.responder = lambda body: Reply.json(
+        {"isGlutenFree": True, "glutenSources": []}, usage={"prompt_tokens": 200, "completion_tokens": 20}
+    )
     at = open_page("history")
     at.sidebar.text_input(key="judge_model").set_value("model-b").run()
-    at.sidebar.text_input(key="judge_api_key").set_value("test-key").run()
     at.button(key="history_open_button").click().run()
     # The stored cost: model-a's outcome at the run's price, (100 × 1 + 10 × 2) / 1e6 = $0.00012.
     assert {m.label: m.value for m in at.metric}["Cost"] == "$0.00012"
     key = f"history_{run_id}"
     at.radio(key=f"{key}_which_judge").set_value("with the sidebar's judge").run()
-    (note,) = [c.value for c in at.caption if c.value.startswith("Will use ")]
-    assert note.endswith(
-        "The price set for this run is for its own judge model, model-a: the outcomes of model-b are priced at "
-        "its list price (unknown without one)."
-    )
+    # The resume's fields: the run's cap, and model-b's price (none recorded: the list price).
+    prefix = f"{key}_resume_model-b"
+    assert at.number_input(key=f"{prefix}_max_cost").value == 1.0
+    assert at.number_input(key=f"{prefix}_price_in").value is None
     # model-b has no list price, so the run's cost cap could not be kept: said, nothing started.
     at.button(key=f"{key}_resume").click().run()
-    assert (
-        [e.value for e in at.error]
-        == [
-            "Not started: this run has a cost cap of \\$1.00, and model-b has no list price (the price set for the run is "  # markdown-escaped
-            "for its own judge, model-a), so the cap cannot be kept. Resume it with the run's judge, or score the "
-            "dataset again in a new run on Batch with a price set for that model or without the cap."
-        ]
-    )
+    assert [e.value for e in at.error] == [
+        "Not started: the cost cap is \\$1.00, and model-b has no list price and no price set for it in this run, "
+        "so the cap cannot be kept. Set its price per million tokens under Cost cap and price, or set the cost cap "
+        "to 0 (no cap)."
+    ]
+    assert fake_judge.chat_call_count == 0
+    # With model-b's price ($3 / $4 per million tokens) and a cap of $2, the resume stores both and runs.
+    at.number_input(key=f"{prefix}_price_in").set_value(3.0)
+    at.number_input(key=f"{prefix}_price_out").set_value(4.0)
+    at.number_input(key=f"{prefix}_max_cost").set_value(2.0).run()
+    at.button(key=f"{key}_resume").click().run()
+    deadline = time.monotonic() + 30
+    while jobs.get(at.session_state["job_batch"]).running:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+        at.run()
+    at.run()
+    assert not at.exception and fake_judge.chat_call_count == 1
+    config = Store(studio_db).get_run(run_id)["config"]
+    assert config["price"] == [1.0, 2.0] and config["prices"] == {"model-b": [3.0, 4.0]}
+    assert config["budget"]["max_cost_usd"] == 2.0
+    # model-a's outcome $0.00012, model-b's at its stored price: (200 × 3 + 20 × 4) / 1e6 = $0.00068; $0.0008 in all.
+    assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0008"

@@ -275,18 +275,12 @@ def test_the_runs_price_is_for_its_own_judge_model_on_a_resume_as_on_display(env
     )
     assert code == EXIT_PAUSED and env.chat_call_count == 2
     run_id = re.search(r"Run (\w+) paused", err).group(1)
-    # Resumed with model-b (no list price): the run's price stays model-a's, and the CLI says so.
+    # Resumed with model-b (no list price) and no --price: the run's price stays model-a's.
     code, out, err = run_cli(
         capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--max-judge-calls", "4"
     )
     assert code == EXIT_OK and env.chat_call_count == 4
-    assert (
-        "cost unknown (no list price for model 'model-b'; the run's price is for its own judge model, model-a)." in err
-    )
-    assert (
-        "Note: the price set for this run is for its own judge model, model-a: the outcomes of model-b are priced "
-        "at its list price (unknown without one)." in err
-    )
+    assert "cost unknown (no list price for model 'model-b'; set one with --price)." in err
     # model-a's 2 outcomes at its price: 2 × (100 × 1 + 10 × 2) / 1e6 = $0.00024; model-b's 2 outcomes unknown.
     assert (
         "cost $0.00024 for 2 outcome(s), unknown for 2 outcomes judged by model-b (no list price, and no price set "
@@ -296,3 +290,47 @@ def test_the_runs_price_is_for_its_own_judge_model_on_a_resume_as_on_display(env
     cost = stored_run_cost(store, store.get_run(run_id))  # what History and the report show: the same rule
     store.close()
     assert (round(cost.usd, 10), cost.priced, cost.unpriced) == (0.00024, 2, {"model-b": 2})
+
+
+def test_a_resume_given_a_price_and_a_cap_stores_them_so_the_cli_history_and_the_report_agree(
+    env: FakeOpenAI, tmp_path, capsys
+):
+    from scorers.analysis.report import run_report
+    from scorers.runs.judges import stored_run_cost
+
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    data = dataset(tmp_path, 4)
+    base = ["--yes", "--db", "s.db", "--concurrency", "1"]
+    code, out, err = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", *base, "--model", "model-a", "--price", "1,2",
+        "--max-judge-calls", "2",
+    )  # fmt: skip
+    assert code == EXIT_PAUSED and env.chat_call_count == 2
+    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    # Resumed with model-b (no list price) at $3 / $4 per million tokens and a cost cap of $1: both are stored.
+    code, out, err = run_cli(
+        capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--price", "3,4",
+        "--max-judge-calls", "4", "--max-cost", "1",
+    )  # fmt: skip
+    assert code == EXIT_OK and env.chat_call_count == 4
+    assert (
+        f"Stored with run {run_id} (its cost in History and the report, and a later resume, use them): the price "
+        "3,4 USD per million input,output tokens for model-b; the caps: at most 4 judge calls, $1.00." in err
+    )
+    # model-a's 2 outcomes at $1 / $2: 2 × (100 × 1 + 10 × 2) / 1e6 = $0.00024; model-b's 2 at $3 / $4:
+    # 2 × (100 × 3 + 10 × 4) / 1e6 = $0.00068; in all $0.00092.
+    assert "cost $0.00092;" in out
+    store = Store(tmp_path / "s.db")
+    run = store.get_run(run_id)
+    assert run["config"]["price"] == [1.0, 2.0] and run["config"]["prices"] == {"model-b": [3.0, 4.0]}
+    assert run["config"]["budget"] == {"max_judge_calls": 4, "max_total_tokens": None, "max_cost_usd": 1.0}
+    cost = stored_run_cost(store, run)  # what History's Cost shows
+    html = run_report(store, run_id)
+    store.close()
+    assert (round(cost.usd, 10), cost.priced, cost.unpriced) == (0.00092, 4, {})
+    assert "$0.00092" in html
+    # A later resume without --price keeps model-b's stored price: nothing new is stored, nothing said.
+    code, out, err = run_cli(
+        capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--retry-failed"
+    )
+    assert code == EXIT_OK and "Stored with run" not in err

@@ -10,7 +10,7 @@ know has an "unknown" cost (None), never a guessed one and never $0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
@@ -175,15 +175,13 @@ class RunCost:
 
 
 def run_cost(
-    spend: Iterable[JudgeSpend], *, price: Price | None = None, priced_model: str | None = None, batch_api: bool = False
+    spend: Iterable[JudgeSpend], *, prices: Mapping[str, Price] | None = None, batch_api: bool = False
 ) -> RunCost:
     """Price each model's outcomes at that model's price (:func:`cost_usd`) and add them up.
 
     Args:
         spend: the tokens spent, per judge model (one entry per model, or several).
-        price: a price set by the user for ``priced_model`` only; other models get their
-            list price.
-        priced_model: the model ``price`` was set for.
+        prices: the prices set by the user, by judge model; other models get their list price.
         batch_api: the calls went through the Batch API (billed at its price).
 
     Returns:
@@ -200,7 +198,7 @@ def run_cost(
             continue
         cost = None
         if entry.model is not None:
-            own = price if price is not None and entry.model == priced_model else None
+            own = (prices or {}).get(entry.model)
             cost = cost_usd(entry.model, entry.prompt_tokens, entry.completion_tokens, own, batch_api=batch_api)
         if cost is None:
             unpriced[entry.model] = unpriced.get(entry.model, 0) + entry.outcomes

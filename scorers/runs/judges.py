@@ -7,8 +7,10 @@ model (:func:`scorers.core.pricing.run_cost`). No pandas: the command line lists
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from scorers.core.budget import BudgetCaps
 from scorers.core.errors import ScoreStatus
 from scorers.core.pricing import JudgeSpend, Price, RunCost, price_for, run_cost
 from scorers.runs.store import Store
@@ -72,9 +74,9 @@ def stored_run_cost(
 ) -> RunCost | None:
     """The judge cost of a stored run's outcomes (or one scorer's), each at the price of the judge model that made it.
 
-    The price set for the run (its config's ``price``) is for the run's own judge model;
-    other models get their list price; a run that went through the Batch API is counted
-    at its price (:func:`scorers.core.pricing.run_cost`).
+    The prices set for the run (:func:`run_prices`) are for their own models; other models get
+    their list price; a run that went through the Batch API is counted at its price
+    (:func:`scorers.core.pricing.run_cost`).
 
     Args:
         store: the database.
@@ -85,19 +87,70 @@ def stored_run_cost(
     Returns:
         The cost, or None when the run has no judge.
     """
-    model = (run.get("judge") or {}).get("model")
-    if not model:
+    if not (run.get("judge") or {}).get("model"):
         return None
-    config = run.get("config") or {}
-    price = _set_price(run)
     if spend is None:
         spend = spend_by_judge(store, run["id"], scorer_id)
-    return run_cost(spend, price=price, priced_model=model, batch_api=bool(config.get("batch_api")))
+    return run_cost(spend, prices=run_prices(run), batch_api=bool((run.get("config") or {}).get("batch_api")))
 
 
-def _set_price(run: dict[str, Any]) -> Price | None:
+def run_prices(run: Mapping[str, Any]) -> dict[str, Price]:
+    """The prices per million tokens set for a run, by judge model.
+
+    A run records the price it was started with (its config's ``price``, for its own judge
+    model, the one it started with) and those a resume was given for another judge model
+    (``prices``: ``{model: [input, output]}``, see :func:`limits_config`).
+
+    Args:
+        run: the run's record (:meth:`scorers.runs.store.Store.get_run`).
+
+    Returns:
+        ``{model: Price}``; a model not in it is priced at its list price.
+    """
     config = run.get("config") or {}
-    return Price(*config["price"]) if config.get("price") else None
+    prices = {str(model): Price(*pair) for model, pair in (config.get("prices") or {}).items()}
+    own = (run.get("judge") or {}).get("model")
+    if own and config.get("price"):
+        prices[own] = Price(*config["price"])
+    return prices
+
+
+def limits_config(
+    run: Mapping[str, Any],
+    model: str | None,
+    *,
+    budget: BudgetCaps | None = None,
+    price: Price | None = None,
+    list_price: bool = False,
+) -> dict[str, Any]:
+    """The run's config with a new budget and a price for ``model``, as a resume given them stores it.
+
+    A price given for the run's own judge model replaces its ``price``; one given for another
+    model (a resume with another judge) goes into ``prices`` under that model.
+
+    Args:
+        run: the run's record (:meth:`scorers.runs.store.Store.get_run`).
+        model: the judge model ``price`` is for (the one that resumes the run); None: no judge.
+        budget: the caps for the whole run (they replace the recorded ones), or None to keep them.
+        price: the price per million tokens of ``model``, or None to keep the recorded one.
+        list_price: with no ``price``, forget the price recorded for ``model`` (its list price applies).
+
+    Returns:
+        The new config (the stored one is not changed: :meth:`scorers.runs.store.Store.set_run_config`).
+    """
+    config = dict(run.get("config") or {})
+    if budget is not None:
+        config["budget"] = budget.to_dict()
+    if model and (price is not None or list_price):
+        pair = [price.input_per_million, price.output_per_million] if price is not None else None
+        others = {name: p for name, p in (config.get("prices") or {}).items() if name != model}
+        if model == (run.get("judge") or {}).get("model"):
+            config["price"] = pair
+        elif pair is not None:
+            config["prices"] = {**others, model: pair}
+        elif "prices" in config:
+            config["prices"] = others
+    return config
 
 
 def has_price(run: dict[str, Any], model: str) -> bool:
@@ -108,7 +161,6 @@ def has_price(run: dict[str, Any], model: str) -> bool:
         model: a judge model, e.g. the one scoring the run now.
 
     Returns:
-        True when the model has a list price, or is the run's own judge model and the run has a price set.
+        True when the model has a list price or a price set for it in the run (:func:`run_prices`).
     """
-    own = (run.get("judge") or {}).get("model") == model
-    return price_for(model, _set_price(run) if own else None) is not None
+    return price_for(model, run_prices(run).get(model)) is not None

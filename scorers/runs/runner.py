@@ -34,7 +34,7 @@ from scorers.core.errors import (
 from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
 from scorers.core.pricing import JudgeSpend, Price, RunCost, cost_usd, estimate_tokens, price_for, run_cost
 from scorers.runs.garbage import full_collections_deferred
-from scorers.runs.judges import spend_by_judge
+from scorers.runs.judges import limits_config, run_prices, spend_by_judge
 from scorers.runs.scoring_process import (
     CHUNK_ITEMS,
     CHUNKS_IN_FLIGHT,
@@ -224,9 +224,8 @@ class EvalRunResult:
         n_items: items in the dataset.
         batch_api: the judge calls went through the Batch API (billed at its price).
         stop_reason: why a run that is not completed stopped early, in a sentence, or None.
-        price: a user-set judge price that overrides the list price, or None.
-        price_model: the judge model ``price`` is for: the run's own judge model (the one it
-            started with), whichever judge resumed it; None for :attr:`judge_model`.
+        prices: the judge prices set by the user (they override the list price), by judge model:
+            a stored run's are those recorded with it (:func:`scorers.runs.judges.run_prices`).
     """
 
     run_id: str | None
@@ -237,8 +236,7 @@ class EvalRunResult:
     judge_model: str | None = None
     batch_api: bool = False
     stop_reason: str | None = None
-    price: Price | None = None
-    price_model: str | None = None
+    prices: Mapping[str, Price] = dataclasses.field(default_factory=dict)
 
     @property
     def cache_hits(self) -> int:
@@ -289,8 +287,8 @@ class EvalRunResult:
     def cost(self) -> RunCost:
         """Actual judge cost, each outcome's usage priced at the model of the judge that made it.
 
-        A run resumed or retried with another judge holds outcomes of each; ``price`` is the
-        price set for the run's own judge model only (:attr:`price_model`). A Batch API run is counted at the Batch API's
+        A run resumed or retried with another judge holds outcomes of each; :attr:`prices` are
+        the prices set per model. A Batch API run is counted at the Batch API's
         price (re-asks sent live included). Only outcomes that spent tokens are counted, as for a
         stored run (:func:`scorers.runs.judges.spend_by_judge`): a reply from the cache and an
         outcome not scored for its input were made by no judge call.
@@ -305,8 +303,7 @@ class EvalRunResult:
             entry[2] += 1
         return run_cost(
             (JudgeSpend(model, *entry) for model, entry in spend.items()),
-            price=self.price,
-            priced_model=self.price_model or self.judge_model,
+            prices=self.prices,
             batch_api=self.batch_api,
         )
 
@@ -768,12 +765,14 @@ def run_evals(
         preflight: score the first item alone before the others (only when a scorer uses a judge).
         max_consecutive_failures: K >= 1, or None to never pause.
         budget: caps on judge calls, tokens and cost for the whole run (a resumed run
-            counts what its stored outcomes spent, each at its own judge's price), or None.
-        price: the judge's price per million tokens, overriding the list price (for
-            the cost cap and :attr:`EvalRunResult.cost_usd`). It is the price of the run's own
-            judge model (the one a resumed run started with): a resume with another judge model
-            prices that judge's outcomes and calls at its list price (unknown without one), as a
-            stored run's cost does (:func:`scorers.runs.judges.stored_run_cost`).
+            counts what its stored outcomes spent, each at its own judge's price), or None. A
+            resume given caps stores them in the run's config (they replace the recorded ones).
+        price: the price per million tokens of the judge model of ``scorers``, overriding its
+            list price (for the cost cap and :attr:`EvalRunResult.cost_usd`). A resume given a
+            price stores it in the run's config for that model (:func:`scorers.runs.judges.limits_config`),
+            so the run's stored cost (History, the report) prices that model's outcomes as this run
+            did; a resume without one uses the price recorded for that model, else its list price.
+            Other models' outcomes get the prices recorded for them, else their list price.
 
     Returns:
         The :class:`EvalRunResult` with every known outcome, resumed ones included.
@@ -791,24 +790,29 @@ def run_evals(
     scorer_ids = [s.id for s in scorers]
     cancel = cancel or threading.Event()
     judge_model = judge_model_of(scorers)
-    # The price set for a run is for its own judge model (the one it started with), whichever judge resumes it.
-    price_model = judge_model
+    prices: dict[str, Price] = {judge_model: price} if judge_model and price is not None else {}
+    new_config = None  # a resume's caps and price, to store once they are checked
     if run_id is not None and store is not None:
-        price_model = (store.get_run(run_id).get("judge") or {}).get("model") or judge_model
+        stored = store.get_run(run_id)
+        new_config = limits_config(stored, judge_model, budget=budget, price=price)
+        prices = run_prices({**stored, "config": new_config})
+        price = prices.get(judge_model) if judge_model else price  # given, else recorded for this model
     guard = None
     if budget is not None and budget.any:
-        model_price = price_for(judge_model, price if judge_model == price_model else None) if judge_model else price
+        model_price = price_for(judge_model, price) if judge_model else price
         guard = budgets.Budget(budget, price=model_price)  # ValueError: a cost cap without a price
     earlier_cost: float | None = 0.0
     if guard is not None and run_id is not None and store is not None:
         # What the run spent before, each outcome at its own judge's price (a resume may change the judge),
         # checked before the run is claimed: a cost cap cannot be kept when that is unknown.
-        earlier = run_cost(spend_by_judge(store, run_id), price=price, priced_model=price_model)
+        earlier = run_cost(spend_by_judge(store, run_id), prices=prices)
         if earlier.unpriced and budget.max_cost_usd is not None:
             raise ValueError(
                 f"a cost cap needs the cost of what the run spent before, and it is {earlier.unknown_text()}"
             )
         earlier_cost = earlier.total_usd
+    if new_config is not None and new_config != (stored.get("config") or {}):
+        store.set_run_config(run_id, new_config)
     first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
     # A new run large enough for the worker process starts it first, and sends it the first items
     # (scoring_process.head_start): its start-up (mostly imports) and their scoring overlap the
@@ -1093,8 +1097,7 @@ def run_evals(
         scorer_ids,
         judge_model,
         stop_reason=reason,
-        price=price,
-        price_model=price_model,
+        prices=prices,
     )
 
 
@@ -1201,7 +1204,6 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
     outcomes.sort(key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id) if o.scorer_id in scorer_ids else 0))
     model = (run["judge"] or {}).get("model")
     config = run["config"] or {}
-    price = Price(*config["price"]) if config.get("price") else None
     result = EvalRunResult(
         run_id,
         outcomes,
@@ -1211,7 +1213,7 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
         model,
         bool(config.get("batch_api")),
         stop_reason=run.get("stop_reason"),
-        price=price,
+        prices=run_prices(run),
     )
     return run, items, result
 

@@ -674,6 +674,20 @@ class Store:
             if db.execute(sa.update(RUNS).where(RUNS.c.id == run_id).values(name=name.strip())).rowcount == 0:
                 raise ValueError(f"no run with id {run_id!r}")
 
+    def set_run_config(self, run_id: str, config: Mapping[str, Any]) -> None:
+        """Replace a run's recorded options (e.g. the cost cap and prices a resume was given).
+
+        Args:
+            run_id: the run.
+            config: the whole new config (JSON-serialisable), as :meth:`get_run` returns it.
+
+        Raises:
+            KeyError: no such run.
+        """
+        with self.transaction() as db:
+            if db.execute(sa.update(RUNS).where(RUNS.c.id == run_id).values(config=json.dumps(config))).rowcount == 0:
+                raise KeyError(run_id)
+
     def delete_run(self, run_id: str) -> None:
         """Delete a run with its items, results, labels and batch jobs."""
         with self.transaction() as db:
