@@ -193,6 +193,14 @@ def test_comparison_report_needs_two_variants(tmp_path):
     )
     assert "Variant chatty scored higher than terse on 0 of 8" in document
     assert "$0.50" in document and "sk-zzz" not in document
+    # The variants' costs are what generating their responses cost (no judging): the header says so.
+    board = document.split('id="leaderboard"')[1].split("</table>")[0]
+    assert "<th>generation cost of the variant (USD)</th>" in board and "cost_usd" not in board
+    row = next(r for r in board.split("<tr>") if '<div class="text">terse</div>' in r)
+    assert '<td class="num">$0.50</td>' in row
+    # Without generation costs there is no cost column (an empty "cost_usd" read as a judging cost unknown).
+    plain = comparison_report(frame, a="chatty", b="terse", scorers=["textual-difference"])
+    assert "cost" not in plain.split('id="leaderboard"')[1].split("</table>")[0]
     with pytest.raises(ValueError, match="two variants"):
         comparison_report(frame[frame["group:variant"] == "terse"])
     store.close()
@@ -252,6 +260,7 @@ def test_run_report_names_every_judge_and_prices_each_outcome_at_its_judge(tmp_p
     assert "$0.21 + unknown for 1 outcome judged by fake-judge (no list price, and no price set for it)" in document
     # The code scorer asked no judge: it cost nothing.
     board = document.split('id="leaderboard"')[1].split("</table>")[0]
+    assert "<th>judge cost (USD)</th>" in board and "cost_usd" not in board
     row = next(r for r in board.split("<tr>") if "textual-difference" in r)
     assert '<td class="num">$0.00</td>' in row
     store.close()

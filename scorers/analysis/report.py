@@ -63,6 +63,11 @@ CONTENT_SECURITY_POLICY = (
 MAX_CELL_CHARS = 4000
 """Longer texts in the sample rows are cut here (the report says how much was left out)."""
 
+GENERATION_COST = "generation cost of the variant (USD)"
+"""A variant report's leaderboard column: what generating the variant's responses cost (no judging)."""
+JUDGE_COST = "judge cost (USD)"
+"""A run report's leaderboard column: what the judge calls of the scorer's outcomes cost."""
+
 _SECRET_KEYS = {"apikey", "key", "secret", "password", "authorization", "token", "accesstoken", "bearer"}
 VARIANT_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
 """The palette of variants (Tableau-like), shared by the Compare page's charts and the reports."""
@@ -166,7 +171,7 @@ def _format_number(value: Any, column: str = "") -> str:
     if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
     if isinstance(value, (float, np.floating)):
-        if column.startswith("cost"):
+        if column in (GENERATION_COST, JUDGE_COST):
             return usd_text(value)
         if column in ("wilcoxon_p", "p"):
             return "< 0.001" if value < 0.001 else f"{value:.3f}"
@@ -531,7 +536,9 @@ def comparison_report(
             default the first two variants in the frame.
         scorers: the scorers to report on; default every scorer in the frame.
         group_col, pair_col: as for :func:`scorers.analysis.compare.paired`.
-        costs: variant → USD cost for the leaderboard (e.g. :func:`scorers.analysis.generate.generation_costs`).
+        costs: variant → USD cost of generating its responses (:func:`scorers.analysis.generate.generation_costs`),
+            shown in the leaderboard as "generation cost of the variant (USD)" (the judging cost is not in it);
+            None: no such column.
         notes: sentences to show first, before the paired summaries (e.g. a warning about the data).
         max_rows: sample rows per scorer (the largest differences).
         scorer_options: scorer id → options, for per-dimension breakdowns that depend on them.
@@ -614,7 +621,8 @@ def comparison_report(
     return build_report(
         title=title,
         setup={**(setup or {}), "Compared": f"{a} against {b} (differences are {a} − {b})"},
-        leaderboard=board,
+        # The costs given are the variants' generation costs: said in the header; without them no cost column.
+        leaderboard=board.rename(columns={"cost_usd": GENERATION_COST}) if costs else board.drop(columns="cost_usd"),
         figures=figures,
         rows=sample,
         notes=[*notes, *summaries, *([failure] if failure else [])],
@@ -740,7 +748,7 @@ def run_report(store: Store, run_id: str, *, max_rows: int = 10, seed: int = 0) 
     return build_report(
         title=title,
         setup=setup,
-        leaderboard=board,
+        leaderboard=board.rename(columns={"cost_usd": JUDGE_COST}) if board is not None else None,
         figures=figures,
         rows=sample,
         notes=[failure] if failure else [],
