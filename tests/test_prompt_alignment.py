@@ -324,3 +324,47 @@ def test_a_contradiction_corrected_on_the_re_ask_is_scored(fake_openai):
     bad["intentAlignment"]["isAddressed"] = False
     fake_openai.enqueue(Reply.json(bad), Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)))
     assert scorer(fake_openai, evaluation_mode="user").run(run_payload()).score == 0.84  # 0.36+0.24+0.14+0.10
+
+
+def test_a_rate_limited_reason_is_retried_by_the_run_alone_without_scoring_again(fake_openai):
+    fake_openai.enqueue(
+        Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0), usage={"prompt_tokens": 100, "completion_tokens": 20}),
+        Reply.rate_limited(0.01),  # the reason call: 429, which the run's pause-and-retry handles
+        Reply.json({"reason": "Good function, but the docstring is missing."}, usage={"prompt_tokens": 30,
+                                                                                       "completion_tokens": 10}),
+    )  # fmt: skip
+    pa = create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user", "reason": "judge"}, settings=settings_for(fake_openai, max_retries=0)
+    )
+
+    (outcome,) = run_evals([EvalItem("q1", run_payload())], [pa]).outcomes
+
+    # 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84, judged once: three requests (analysis, 429, reason).
+    assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
+    assert outcome.result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
+    assert fake_openai.chat_call_count == 3
+    # The analysis's 100 + 20 tokens and the reason's 30 + 10, two calls answered (the 429 spent none).
+    assert outcome.usage == JudgeUsage(130, 30, 2)
+
+
+def test_a_reason_still_rate_limited_after_the_runs_retries_keeps_the_score_and_says_how_to_get_it(fake_openai):
+    pa = create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user", "reason": "judge"}, settings=settings_for(fake_openai, max_retries=0)
+    )
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)), *[Reply.rate_limited(0.01)] * 2)
+
+    (outcome,) = run_evals([EvalItem("q1", run_payload())], [pa], max_rate_limit_retries=1).outcomes
+
+    # The analysis once, the reason twice (the run's first try and its one retry): never scored again.
+    assert fake_openai.chat_call_count == 3
+    assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
+    reason = outcome.result.reason
+    assert reason.startswith("The score is 0.84 out of 1. The judge could not write the reason (rate_limited): ")
+    assert reason.endswith(
+        "The score stands. To get the reason, score this item again once the rate limit allows (with the judge "
+        "cache on, the scoring call is answered from the cache: only the reason is asked)."
+    )
+    # Outside a run (e.g. the Evaluate page) the scorer returns the same result at once.
+    fake_openai.enqueue(Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)), Reply.rate_limited(0.01))
+    result = pa.run(run_payload())
+    assert fake_openai.chat_call_count == 5 and result.score == 0.84 and "To get the reason" in result.reason

@@ -7,6 +7,8 @@ which carries the :class:`ScoreStatus` a batch run records for the item.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from enum import Enum
 from typing import Any
 
@@ -133,6 +135,35 @@ class RateLimitedError(JudgeError):
         self.retry_after = retry_after
         self.quota = quota
         super().__init__(message)
+
+
+FOLLOW_UPS_RETRIED: ContextVar[bool] = ContextVar("follow_ups_retried", default=False)
+"""True while a caller that retries rate-limited calls itself scores an item (the runner, with its shared pause):
+a scorer whose follow-up call (e.g. prompt alignment's judge-written reason) is rate limited then raises
+:class:`FollowUpRateLimitedError` rather than returning the result without it."""
+
+
+class FollowUpRateLimitedError(RateLimitedError):
+    """A scored result's follow-up call (not the one that scored it) kept answering 429.
+
+    Raised only when :data:`FOLLOW_UPS_RETRIED` is set. ``result`` is the result as it stands (the
+    score and analysis, its reason saying the follow-up was rate limited, the usage so far);
+    ``follow_up()`` makes only the follow-up call again and returns the whole result (or raises this
+    again), so a retry never scores the item again. ``usage`` is None: what was spent is in ``result``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        result: Any,
+        follow_up: Callable[[], Any],
+        retry_after: float | None = None,
+        quota: bool = False,
+    ):
+        self.result = result
+        self.follow_up = follow_up
+        super().__init__(message, retry_after=retry_after, quota=quota)
 
 
 class ContextWindowExceededError(JudgeError):

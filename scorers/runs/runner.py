@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import statistics
 import threading
 import time
@@ -24,7 +25,9 @@ from scorers.core import budget as budgets
 from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
 from scorers.core.budget import BudgetCaps, BudgetReached
 from scorers.core.errors import (
+    FOLLOW_UPS_RETRIED,
     ContextWindowExceededError,
+    FollowUpRateLimitedError,
     JudgeConfigError,
     RateLimitedError,
     RunStatus,
@@ -1166,29 +1169,39 @@ def _score_with_retries(
 ) -> ItemOutcome | None:
     usage = _NO_USAGE
     start = time.monotonic()
-    for attempt in range(max_retries + 1):
-        if not throttle.acquire():
-            return None
-        rate_limited, retry_after = False, None
-        try:
-            result = scorer.run(item.payload)
-        except BudgetReached as exc:
-            halt_with(RunStatus.BUDGET_REACHED, f"Stopped at the budget: {exc}. The items left can be resumed.")
-            return None
-        except RateLimitedError as exc:
-            rate_limited, retry_after = True, exc.retry_after
-            if exc.quota:  # retrying cannot help until the quota resets: end the item, pause the run
-                throttle.pause(str(exc))
-            waited = time.monotonic() - start + _backoff(retry_after, attempt)
-            if exc.quota or attempt == max_retries or waited > MAX_RATE_LIMIT_WAIT_S:
+    call: Callable[[], ScoreResult] = functools.partial(scorer.run, item.payload)
+    kept: ScoreResult | None = None  # a scored result whose follow-up call (e.g. its reason) was rate limited
+    retried = FOLLOW_UPS_RETRIED.set(True)  # such a follow-up is retried here, after the shared pause, alone
+    try:
+        for attempt in range(max_retries + 1):
+            if not throttle.acquire():
+                return None
+            rate_limited, retry_after = False, None
+            try:
+                result = call()
+            except BudgetReached as exc:
+                halt_with(RunStatus.BUDGET_REACHED, f"Stopped at the budget: {exc}. The items left can be resumed.")
+                return None
+            except RateLimitedError as exc:
+                rate_limited, retry_after = True, exc.retry_after
+                if isinstance(exc, FollowUpRateLimitedError):  # the score stands: only the follow-up is retried
+                    call, kept = exc.follow_up, exc.result
+                if exc.quota:  # retrying cannot help until the quota resets: end the item, pause the run
+                    throttle.pause(str(exc))
+                waited = time.monotonic() - start + _backoff(retry_after, attempt)
+                if exc.quota or attempt == max_retries or waited > MAX_RATE_LIMIT_WAIT_S:
+                    if kept is not None:  # scored, its reason saying the follow-up was rate limited
+                        return scored_outcome(scorer, index, item, kept, usage, start)
+                    return failed_outcome(scorer, index, item, exc, usage, start)
+            except ScorerError as exc:
                 return failed_outcome(scorer, index, item, exc, usage, start)
-        except ScorerError as exc:
-            return failed_outcome(scorer, index, item, exc, usage, start)
-        else:
-            return scored_outcome(scorer, index, item, result, usage, start)
-        finally:
-            throttle.release(rate_limited=rate_limited, retry_after=retry_after, attempt=attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
+            else:
+                return scored_outcome(scorer, index, item, result, usage, start)
+            finally:
+                throttle.release(rate_limited=rate_limited, retry_after=retry_after, attempt=attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+    finally:
+        FOLLOW_UPS_RETRIED.reset(retried)
 
 
 def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem], EvalRunResult]:

@@ -11,7 +11,14 @@ from typing import Any
 from scorers.catalogue.prompt_alignment import prompts
 from scorers.catalogue.prompt_alignment.schema import BothAnalysis, JudgeReason, SingleAnalysis
 from scorers.core.base import JudgeInfo, JudgeUsage, RunInput, ScoreResult, normalize_run, round_half_up
-from scorers.core.errors import InvalidInputError, JudgeError, MissingInputError
+from scorers.core.errors import (
+    FOLLOW_UPS_RETRIED,
+    FollowUpRateLimitedError,
+    InvalidInputError,
+    JudgeError,
+    MissingInputError,
+    RateLimitedError,
+)
 from scorers.core.judge import Judge, JudgeCache, JudgeSettings, resolve_judge_settings
 
 SCORER_ID = "prompt-alignment"
@@ -374,14 +381,18 @@ class PromptAlignmentScorer:
             "warning": warning,
             "conversationTurns": len(run.history) if self.include_conversation_history else 0,
         }
-        info = reply.info
         if self.reason_source == "judge":
-            reason, info = self._judge_reason(analysis, score, info)
-        else:
-            reason = compose_reason(analysis, score, self.scale)
-        return ScoreResult(scorer=self.id, score=score, reason=reason, analyze_step_result=analysis, judge=info)
+            return self._with_judge_reason(analysis, score, reply.info)
+        reason = compose_reason(analysis, score, self.scale)
+        return ScoreResult(scorer=self.id, score=score, reason=reason, analyze_step_result=analysis, judge=reply.info)
 
-    def _judge_reason(self, analysis: dict[str, Any], score: float, info: JudgeInfo) -> tuple[str, JudgeInfo]:
+    def _with_judge_reason(self, analysis: dict[str, Any], score: float, info: JudgeInfo) -> ScoreResult:
+        """The result with the reason written by a second judge call (the score is given, never judged again).
+
+        Raises:
+            FollowUpRateLimitedError: the reason call was rate limited while :data:`FOLLOW_UPS_RETRIED` is set
+                (the runner then retries only that call after its shared pause).
+        """
         messages = [
             {"role": "system", "content": prompts.INSTRUCTIONS},
             {"role": "user", "content": prompts.reason_prompt(score, self.scale, analysis)},
@@ -392,17 +403,32 @@ class PromptAlignmentScorer:
             # The score and its analysis stand (the first call made them); only the reason is missing.
             # The judge's error messages never carry the API key.
             spent = exc.usage if exc.usage is not None else JudgeUsage()
+            info = replace(info, usage=info.usage + spent, cached=False)
             reason = (
                 f"The score is {score:g} out of {self.scale:g}. The judge could not write the reason "
                 f"({exc.status.value}): {exc}"
             )
-            return reason, replace(info, usage=info.usage + spent, cached=False)
+            if isinstance(exc, RateLimitedError):
+                reason += (
+                    " The score stands. To get the reason, score this item again once the rate limit allows "
+                    "(with the judge cache on, the scoring call is answered from the cache: only the reason is asked)."
+                )
+            result = ScoreResult(scorer=self.id, score=score, reason=reason, analyze_step_result=analysis, judge=info)
+            if isinstance(exc, RateLimitedError) and FOLLOW_UPS_RETRIED.get():
+                raise FollowUpRateLimitedError(
+                    f"the judge-written reason: {exc}",
+                    result=result,
+                    follow_up=lambda: self._with_judge_reason(analysis, score, info),
+                    retry_after=exc.retry_after,
+                    quota=exc.quota,
+                ) from exc
+            return result
         reason = reply.parsed.reason.strip()
         if f"{score:g}" not in reason:
             # The judge wrote a reason without the score: state it, so reason and score agree.
             reason = f"The score is {score:g} out of {self.scale:g}. {reason}"
         merged = replace(info, usage=info.usage + reply.usage, cached=info.cached and reply.info.cached)
-        return reason, merged
+        return ScoreResult(scorer=self.id, score=score, reason=reason, analyze_step_result=analysis, judge=merged)
 
 
 def create_prompt_alignment_scorer(
@@ -430,7 +456,8 @@ def create_prompt_alignment_scorer(
             (or ``evaluationMode``: ``"user" | "system" | "both"``, default ``"both"``) and
             ``reason`` (``"composed"``, default: written in code from the analysis with no
             further call; ``"judge"``: a second judge call writes it; when that call fails the result
-            is still scored and its reason says the judge could not write it, and why) and
+            is still scored and its reason says the judge could not write it, and why; in a run
+            (:func:`scorers.run_evals`) a rate-limited reason call is retried alone after the run's pause) and
             ``include_conversation_history`` (or ``includeConversationHistory``, default True:
             a conversation's earlier turns are shown to the judge, in order, before the final
             user prompt; False: only the final user prompt). The scored response is the final
