@@ -227,7 +227,13 @@ def streamlit_server(db: Path, tmp: Path) -> Iterator[tuple[str, int]]:
     """``streamlit run app.py`` on a free port with ``db``; yields (URL, pid)."""
     home = tmp / f"home-{time.monotonic_ns()}"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "STREAMLIT_"))}
+    # PYTHONDONTWRITEBYTECODE is dropped so the server loads our modules from Python's bytecode cache,
+    # as an installed dashboard does (with it, every first visit of a page compiled its modules again).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "STREAMLIT_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(HOME=str(home), SCORER_STUDIO_DB=str(db), PYTHONUNBUFFERED="1")
     port = _free_port()
     command = [
