@@ -23,8 +23,9 @@ from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
 from scorers.analysis.labels import current_labels, label_history, save_label
 from scorers.catalogue.judge_store import list_judges, save_judge
 from scorers.cli import main
-from scorers.core.pricing import JudgeSpend
-from scorers.runs.judges import has_price, judges_used, spend_by_judge
+from scorers.core.budget import BudgetCaps
+from scorers.core.pricing import JudgeSpend, Price
+from scorers.runs.judges import has_price, judges_used, limits_config, run_prices, spend_by_judge
 from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
 from scorers.runs.table import load_run_table
 
@@ -206,6 +207,35 @@ def test_which_judge_models_of_a_run_have_a_price():
     assert not has_price(run, "fake-judge")  # another model without a list price: not the run's price
     assert has_price(run, "gpt-4o-mini")  # a list price
     assert not has_price({"judge": {"model": "llama3.1"}, "config": {}}, "llama3.1")
+
+
+def test_a_resumes_price_and_caps_are_stored_for_the_model_that_resumes(store: Store):
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=[("q0", {"input": "q", "output": "a"}, {})],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge={"model": "llama3.1"},
+        config={"price": [0.5, 1.0], "concurrency": 4},
+    )
+    run = store.get_run(run_id)
+    # A resume with qwen2.5 at $2 / $3 and a cap of $1: qwen2.5's price goes beside the run's own model's.
+    config = limits_config(run, "qwen2.5", budget=BudgetCaps(max_cost_usd=1.0), price=Price(2.0, 3.0))
+    store.set_run_config(run_id, config)
+    run = store.get_run(run_id)
+    assert run["config"] == {
+        "price": [0.5, 1.0],
+        "concurrency": 4,
+        "budget": {"max_judge_calls": None, "max_total_tokens": None, "max_cost_usd": 1.0},
+        "prices": {"qwen2.5": [2.0, 3.0]},
+    }
+    assert run_prices(run) == {"llama3.1": Price(0.5, 1.0), "qwen2.5": Price(2.0, 3.0)}
+    assert has_price(run, "qwen2.5") and not has_price(run, "fake-judge")
+    # A price for the run's own model replaces its price; list_price forgets another model's.
+    config = limits_config(run, "llama3.1", price=Price(0.0, 0.0))
+    assert limits_config({**run, "config": config}, "qwen2.5", list_price=True)["prices"] == {}
+    assert config["price"] == [0.0, 0.0] and config["budget"] == run["config"]["budget"]
+    with pytest.raises(KeyError):
+        store.set_run_config("missing", {})
 
 
 def test_the_judge_cache(store: Store):
