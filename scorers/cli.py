@@ -84,7 +84,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -101,7 +101,7 @@ from scorers.core.judge import (
 )
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, usd_text
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.judges import judges_used, run_prices
+from scorers.runs.judges import judges_used, limits_config, run_prices
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     EvalItem,
@@ -1507,6 +1507,12 @@ def _execute(
                 on_progress=console.note,
                 cancel=cancel,
             )
+            # run_batch_api takes no price: a resume's is stored as run_evals stores it, and the usage line
+            # prices each model's outcomes at the price stored for it, as History and the report do.
+            config = limits_config(run, model, price=price)
+            if config != (run["config"] or {}):
+                store.set_run_config(run_id, config)
+            result = replace(result, prices=run_prices({**run, "config": config}))
         else:
             result = run_evals(
                 [],

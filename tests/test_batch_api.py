@@ -306,3 +306,24 @@ def test_retrying_failed_items_sends_them_again_and_their_rows_keep_what_the_fai
     assert (row["prompt_tokens"], row["completion_tokens"], row["judge_calls"]) == (250, 25, 3)
     # The run's spend: item 1's 50 + 5 in 1 call, plus item 0's.
     assert retried.usage == JudgeUsage(300, 30, 4)
+
+
+def test_cli_batch_api_usage_line_prices_the_outcomes_at_the_price_set(fake_judge, tmp_path, monkeypatch, capsys):
+    from scorers.cli import main
+    from scorers.runs.judges import stored_run_cost
+
+    monkeypatch.chdir(tmp_path)
+    fake_judge.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    data = tmp_path / "small.csv"
+    data.write_text("id,prompt,response\nq1,Say hi in French,Bonjour !\nq2,Name a prime,7\n", encoding="utf-8")
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "llama3.1", "--mode", "user"]
+    code = main([*argv, "--price", "1,2", "--batch-api", "--poll-interval", "0.01"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    # llama3.1 has no list price; at the price set, 2 outcomes × (100 × 1 + 10 × 2) / 1e6 = $0.00024,
+    # at the Batch API's half: $0.00012 (the usage line said 'unknown' before, History $0.00012).
+    assert "cost $0.00012" in out
+    run_id = out.split("Run id: ", 1)[1].split()[0]
+    store = Store(tmp_path / "studio.db")
+    assert round(stored_run_cost(store, store.get_run(run_id)).usd, 10) == 0.00012
+    store.close()
