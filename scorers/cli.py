@@ -97,6 +97,7 @@ from scorers.core.judge import (
     OPENAI_BASE_URL,
     JudgeSettings,
     import_client_library,
+    redact_key,
     resolve_judge_settings,
 )
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, usd_text
@@ -185,7 +186,7 @@ class _Console:
     secret: str | None = None
 
     def _clean(self, text: str) -> str:
-        return text.replace(self.secret, "[redacted]") if self.secret else text
+        return redact_key(text, self.secret)
 
     def print(self, text: str = "") -> None:
         self.out.write(self._clean(text) + "\n")

@@ -550,6 +550,31 @@ def test_the_key_is_never_printed_even_when_rejected(env, tmp_path, capsys, monk
     assert env.api_keys() == [secret]
 
 
+@pytest.mark.fake_openai(api_key="e")
+def test_a_one_letter_key_alters_no_id_or_message(env, tmp_path, capsys, monkeypatch):
+    # A key of one letter is no secret: hiding every "e" turned "Run id: d650e9c106cd" into
+    # "d650[redacted]9c106cd" and the stored "Error code: 500 - Judge ..." into "Error cod[redacted]: 500 ...".
+    monkeypatch.setenv("OPENAI_API_KEY", "e")
+    env.responder = lambda body: Reply.server_error("Judge exploded here", should_retry=False)
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+    code, out, err = main(["run", str(data), "--scorer", "prompt-alignment"]), *capsys.readouterr()
+    assert "[redacted]" not in out + err
+    run_id = out.split("Run id: ", 1)[1].split()[0]
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    try:
+        assert store.get_run(run_id) is not None  # the printed id is the stored run's
+        errors = [r["error"] for r in store.results(run_id) if r["error"]]
+    finally:
+        store.close()
+    assert errors and all(
+        "[redacted]" not in e and "Error code: 500" in e and "Judge exploded here" in e for e in errors
+    )
+    # A usage error's words stay whole too (a key "x" once printed "te[redacted]t").
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    code, _, err = main(["run", str(data), "--scorer", "no-such-scorer"]), *capsys.readouterr()
+    assert code == 2 and "[redacted]" not in err and "x" in err
+
+
 # ---- confirmation on a terminal
 
 

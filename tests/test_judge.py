@@ -179,6 +179,17 @@ def test_other_400_is_an_api_error_without_the_key(fake_openai):
     assert "sk-secret-123" not in str(info.value) and "[redacted]" in str(info.value)
 
 
+def test_only_a_whole_key_long_enough_to_be_a_secret_is_hidden():
+    from scorers.core.judge import redact_key
+
+    # 14 characters, standing as a token: hidden wherever it stands alone (after a space, in quotes, before ':').
+    assert redact_key("key sk-secret-123, 'sk-secret-123': x", "sk-secret-123") == "key [redacted], '[redacted]': x"
+    # Inside a longer token it is another token, not the key; a short key (< 8 characters) is no secret.
+    assert redact_key("id sk-secret-123abc", "sk-secret-123") == "id sk-secret-123abc"
+    assert redact_key("Run id: d650e9c106cd, Error code: 500", "e") == "Run id: d650e9c106cd, Error code: 500"
+    assert redact_key("text", None) == "text"
+
+
 @pytest.mark.fake_openai(api_key="right-key")
 def test_wrong_key_says_how_to_fix_and_never_shows_the_key(fake_openai):
     with pytest.raises(JudgeAPIError) as info:

@@ -89,6 +89,30 @@ CHARS_PER_TOKEN = 4
 """The pre-flight estimate's characters per token (English text averages about 4 in OpenAI's tokenizers)."""
 
 
+MIN_SECRET_LENGTH = 8
+"""The shortest API key :func:`redact_key` hides: a shorter key (``e``, ``x``, a placeholder) is no secret, and
+replacing its every occurrence would corrupt ids and messages (real provider keys are 40+ characters)."""
+
+
+def redact_key(text: str, key: str | None) -> str:
+    """``text`` with every whole occurrence of the API key ``key`` replaced by ``[redacted]``.
+
+    Only a key of at least :data:`MIN_SECRET_LENGTH` characters is hidden, and only where it stands as a
+    token (not inside a longer run of letters, digits, ``-`` or ``_``), so ids, counts and words are never
+    altered.
+
+    Args:
+        text: Any text about to be shown, stored or logged (an error message, a CLI line).
+        key: The API key in use, or None/empty when there is none.
+
+    Returns:
+        The text, unchanged when the key is absent, short or not in it.
+    """
+    if not key or len(key) < MIN_SECRET_LENGTH:
+        return text
+    return re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", "[redacted]", text)
+
+
 def context_window(settings: JudgeSettings) -> int | None:
     """The judge model's context window: ``settings.context_window``, else the longest matching prefix
     of :data:`CONTEXT_WINDOWS`, else None (unknown: no pre-flight check)."""
@@ -796,8 +820,7 @@ class Judge:
         self.cache = cache
 
     def _scrub(self, text: str) -> str:
-        key = self.settings.api_key
-        return text.replace(key, "[redacted]") if key else text
+        return redact_key(text, self.settings.api_key)
 
     def _params(self, schema: dict[str, Any], schema_name: str) -> dict[str, Any]:
         params: dict[str, Any] = {}
