@@ -90,7 +90,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
-from scorers.core.budget import BudgetCaps
+from scorers.core.budget import BudgetCaps, cost_cap_warning
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
 from scorers.core.judge import (
     HOW_TO_CONFIGURE,
@@ -936,8 +936,10 @@ def _print_estimate(
     batch_api: bool = False,
     price: Price | None = None,
     price_source: str = "the price set with --price",
+    max_cost: float | None = None,
 ) -> int:
-    """Print the estimate of the judge calls, tokens and cost; ``price`` (the judge's) is ``price_source`` in words."""
+    """Print the estimate of the judge calls, tokens and cost; ``price`` (the judge's) is ``price_source`` in words;
+    a warning when the cost cap ``max_cost`` (USD) is below the estimate."""
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
@@ -974,6 +976,8 @@ def _print_estimate(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
     )
+    if warning := cost_cap_warning(max_cost, cost, calls):
+        console.note(f"warning: {warning}")
     return calls
 
 
@@ -1296,7 +1300,13 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         except DatasetError as exc:
             raise CLIError(f"{exc} Choose the columns with {', '.join(COLUMN_FLAGS.values())}.") from None
         calls = _print_estimate(
-            console, {s.id: items for s in scorers}, scorers, settings, batch_api=args.batch_api, price=args.price
+            console,
+            {s.id: items for s in scorers},
+            scorers,
+            settings,
+            batch_api=args.batch_api,
+            price=args.price,
+            max_cost=args.max_cost,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
@@ -1377,6 +1387,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             batch_api=args.batch_api,
             price=price,
             price_source="the price set with --price" if args.price else "the price recorded with the run",
+            max_cost=BudgetCaps.from_dict(_budget_config(args, config)["budget"]).max_cost_usd,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
@@ -1553,6 +1564,11 @@ def _execute(
         console.note(
             f"Run {run_id} paused ({result.status}) with {len(result.outcomes)} of "
             f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: {_resume_hint(run_id, args.db)}"
+            + (
+                f" (the run keeps its caps: raise the one reached, e.g. {_resume_hint(run_id, args.db)} --max-cost USD)"
+                if result.status == RunStatus.BUDGET_REACHED.value
+                else ""
+            )
         )
         return EXIT_PAUSED
     _print_summary(console, result, items, scorers, labels)

@@ -334,3 +334,26 @@ def test_a_resume_given_a_price_and_a_cap_stores_them_so_the_cli_history_and_the
         capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--retry-failed"
     )
     assert code == EXIT_OK and "Stored with run" not in err
+
+
+def test_a_cost_cap_holds_only_the_judge_calls_and_says_how_to_raise_it(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 5)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference", "--yes", "--db", "s.db"]
+    # At $1,000 per million tokens ($0.001 a token) one call may take 100 reply tokens: $0.10 at least, past a
+    # $0.05 cap, so no judge call is sent; textual difference calls no judge and scores all 5 items.
+    code, out, err = run_cli(
+        capsys, *argv, "--no-cache", "--price", "1000,1000", "--judge-max-tokens", "100", "--max-cost", "0.05"
+    )
+    assert code == EXIT_PAUSED and env.chat_call_count == 0
+    # Warned before the run: a call is estimated at hundreds of tokens (the judge prompt alone), > $0.05.
+    assert "warning: The cost cap of $0.05 is below one judge call" in err
+    assert "The scorers that call no judge scored every item" in err
+    run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    assert f"python -m scorers run --resume {run_id} --db s.db --max-cost USD" in err  # the cap can be raised
+    store = Store(tmp_path / "s.db")
+    rows = store.results(run_id)
+    store.close()
+    assert sorted((r["scorer_id"], r["status"]) for r in rows) == [("textual-difference", "scored")] * 5
+    # A higher cap on the resume: the 5 judge calls ($0.10 to $0.5 each at most, reserved one by one) fit in $100.
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-cost", "100")
+    assert code == EXIT_OK and env.chat_call_count == 5

@@ -40,7 +40,7 @@ from scorers import (
     guess_columns,
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
-from scorers.core.budget import BudgetCaps
+from scorers.core.budget import BudgetCaps, cost_cap_warning
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import ROLES, cell_text, not_text_notices, skipped_record, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
@@ -423,6 +423,10 @@ if dataset is not None:
             + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else "")
             + (" No judge call is left to make: $0.00 whatever the model's price." if not estimate.judge_calls else ""),
         )
+        if settings is not None and (
+            warning := cost_cap_warning(limits["budget"]["max_cost_usd"], cost, estimate.judge_calls)
+        ):
+            st.warning(warning)
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
     problem = budget_problem(BudgetCaps.from_dict(limits["budget"]), settings, price, "batch") or problem

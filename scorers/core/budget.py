@@ -86,6 +86,36 @@ class BudgetCaps:
         return "at most " + ", ".join(parts) if parts else "no caps"
 
 
+def cost_cap_warning(max_cost_usd: float | None, estimate_usd: float | None, judge_calls: int) -> str | None:
+    """What a cost cap below a run's estimated judge cost leaves out, or None when it covers the estimate.
+
+    Args:
+        max_cost_usd: the cost cap in USD (> 0), or None for no cap.
+        estimate_usd: the run's estimated judge cost in USD (:func:`scorers.runs.runner.estimate_run`), or None
+            when unknown.
+        judge_calls: the judge calls of that estimate, >= 0.
+
+    Returns:
+        A sentence: the share of the estimate the cap covers, and about how many calls that is at the estimate's
+        average cost a call (``floor(cap / (estimate / calls))``); or, below one call's cost, that no judge call
+        will be sent. Code scorers are never held by the cap.
+    """
+    if max_cost_usd is None or estimate_usd is None or judge_calls <= 0 or max_cost_usd >= estimate_usd:
+        return None
+    per_call = estimate_usd / judge_calls
+    free = "the scorers that call no judge still score every item"
+    if max_cost_usd < per_call:
+        return (
+            f"The cost cap of {usd_text(max_cost_usd)} is below one judge call (about {usd_text(per_call)}): "
+            f"no judge call will be sent; {free}. Raise the cap to judge the items."
+        )
+    return (
+        f"The cost cap of {usd_text(max_cost_usd)} is below the estimate of {usd_text(estimate_usd)}: it covers "
+        f"about {max_cost_usd / estimate_usd:.0%} of the judging (about {int(max_cost_usd // per_call):,} of "
+        f"{judge_calls:,} judge calls; fewer when the replies run long), then the run pauses at the cap; {free}."
+    )
+
+
 def prompt_token_bound(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> int:
     """An upper bound of a request's prompt tokens: UTF-8 bytes of the messages and response format, + 8 a message."""
     size = sum(len(str(m.get("content") or "").encode()) for m in messages)

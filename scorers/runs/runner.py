@@ -864,6 +864,14 @@ def run_evals(
                 halted[:] = [status.value, reason]
         halt.set()
 
+    # A budget reached holds only the judge calls: the scorers that call no judge go on scoring every item.
+    capped: list[str] = []  # the reason, once a judge call was not sent for the budget
+
+    def hold_judge(reason: str) -> None:
+        with lock:
+            if not capped:
+                capped.append(reason)
+
     def record(outcome: ItemOutcome) -> bool:
         key = (outcome.item_index, outcome.scorer_id)
         # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
@@ -919,9 +927,13 @@ def run_evals(
         try:
             for scorer in scorers:
                 with lock:
-                    if (index, scorer.id) in known:
+                    if (index, scorer.id) in known or (capped and getattr(scorer, "settings", None) is not None):
                         continue
-                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, halt_with)
+                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, hold_judge)
+                if (
+                    outcome is None and capped and not (halt.is_set() or cancel.is_set())
+                ):  # its judge call waits for the budget
+                    continue
                 if outcome is None:  # cancelled or paused while waiting
                     return
                 settle(outcome)
@@ -931,7 +943,7 @@ def run_evals(
         if on_item_complete is not None:
             with lock:
                 mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
-            if len(mine) == len(scorers) or not halt.is_set():
+            if len(mine) == len(scorers) or not (halt.is_set() or capped):
                 on_item_complete(index, item, mine)
 
     todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
@@ -1084,6 +1096,9 @@ def run_evals(
         status, reason = RunStatus.COMPLETED.value, None
     elif halted:
         status, reason = halted
+    elif capped and not cancel.is_set():
+        status = RunStatus.BUDGET_REACHED.value
+        reason = budget_stop_reason(capped[0], run_id, free=any(_judge_used(s) is None for s in scorers))
     elif throttle.paused:
         status = RunStatus.CANCELLED.value
         reason = f"Paused: {throttle.paused} Resume the run once the quota is back."
@@ -1101,6 +1116,23 @@ def run_evals(
         judge_model,
         stop_reason=reason,
         prices=prices,
+    )
+
+
+def budget_stop_reason(cap: str, run_id: str | None, *, free: bool) -> str:
+    """Why a run paused at its budget, and how to go on: the cap reached, and how to raise it.
+
+    Args:
+        cap: what :class:`~scorers.core.budget.BudgetReached` said (the cap and what was spent).
+        run_id: the run, for the resume command (None: not stored).
+        free: True when some scorer calls no judge (those scored every item; only judge calls wait).
+    """
+    went_on = " The scorers that call no judge scored every item; only the judge calls wait." if free else ""
+    resume = f"python -m scorers run --resume {run_id or 'RUN_ID'}"
+    return (
+        f"Stopped at the budget: {cap}.{went_on} The cap can be raised: resume the run with a higher one "
+        f"({resume} --max-cost USD, or --max-judge-calls N / --max-total-tokens N; in History: Resume, "
+        "Cost cap and price), which the run then keeps."
     )
 
 
@@ -1165,7 +1197,7 @@ def _score_with_retries(
     item: EvalItem,
     throttle: _Throttle,
     max_retries: int,
-    halt_with: Callable[[RunStatus, str], None],
+    on_budget: Callable[[str], None],
 ) -> ItemOutcome | None:
     usage = _NO_USAGE
     start = time.monotonic()
@@ -1180,7 +1212,7 @@ def _score_with_retries(
             try:
                 result = call()
             except BudgetReached as exc:
-                halt_with(RunStatus.BUDGET_REACHED, f"Stopped at the budget: {exc}. The items left can be resumed.")
+                on_budget(str(exc))
                 return None
             except RateLimitedError as exc:
                 rate_limited, retry_after = True, exc.retry_after
