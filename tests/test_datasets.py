@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from realdata import REALDATA
 
+from scorers.catalogue.registry import create_scorer
 from scorers.core.base import normalize_run
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.datasets import (
@@ -898,3 +899,29 @@ def test_json_values_that_are_not_text_are_named_with_their_rows_and_first_line(
     ]
     # Text everywhere: nothing to say (a CSV is always text).
     assert not_text_notices(load_dataset(b"prompt,response\n1,2\n", name="a.csv"), mapping) == []
+
+
+def test_a_response_object_that_is_no_message_is_scored_as_its_json_text_and_named():
+    lines = [
+        {"prompt": "p1", "response": {"answer": "4", "confidence": 0.9}, "reference": '{"answer": "4"}'},  # line 1
+        {"prompt": "p2", "response": {"role": "assistant", "content": "ok"}, "reference": "ok"},  # line 2
+        {"prompt": "p3", "response": {"text": "fine"}, "reference": "fine"},  # line 3
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    dataset = load_dataset(data, name="objects.jsonl")
+    mapping = {"input": "prompt", "output": "response", "ground_truth": "reference"}
+    payloads = [payload for _, _, payload in iter_runs(dataset, mapping)]
+    # Line 1's object is no message: its JSON text (json.dumps, ", " and ": " separators) is the response.
+    assert payloads[0]["output"] == {"text": '{"answer": "4", "confidence": 0.9}'}
+    # A message and a {"text"} output are passed as they are.
+    assert payloads[1]["output"] == {"role": "assistant", "content": "ok"}
+    assert payloads[2]["output"] == {"text": "fine"}
+    # The notice counts line 1's object only.
+    tail = "each is scored as its text (numbers as written, true/false, lists and objects as JSON)."
+    assert not_text_notices(dataset, mapping) == [
+        f"Field 'response' (the response) is not text in 1 row (1 object), the first on line 1: {tail}"
+    ]
+    # It is scored, not rejected: b = '{"answer": "4", "confidence": 0.9}' (34 characters) against a =
+    # '{"answer": "4"}' (15), all of which is a subsequence of b: ratio = 2·15/49, confidence = 1 - 19/34 = 15/34.
+    result = create_scorer("textual-difference").run(payloads[0])
+    assert result.score == pytest.approx(30 / 49 * 15 / 34)

@@ -566,8 +566,8 @@ def not_text_notices(
     Such a value is scored as its text (numbers as written, ``true``/``false``, lists and objects as
     JSON; see :func:`iter_runs`): this is decided, and the user must be told before anything is
     scored. Messages passed as they are (a list of ``{"role", "content"}`` messages as the prompt or
-    response, a message object or a Mastra agent run input) are not text by design and are not
-    counted; nor are missing cells.
+    response, a message object as the response (:func:`_is_message`) or a Mastra agent run input) are
+    not text by design and are not counted; nor are missing cells; any other object is counted.
 
     Args:
         dataset: a loaded dataset.
@@ -624,9 +624,19 @@ def _not_text_kind(value: Any, role: str) -> str | None:
     if isinstance(value, list):
         return None if messages and role in ("input", "output") else "list"
     if isinstance(value, dict):
-        passed = role == "output" or (role == "input" and "inputMessages" in value)
+        passed = (role == "output" and _is_message(value)) or (role == "input" and "inputMessages" in value)
         return None if passed else "object"
     return None
+
+
+_MESSAGE_KEYS = ("text", "content", "role", "toolInvocations", "tool_calls")
+
+
+def _is_message(value: dict[str, Any]) -> bool:
+    """Whether an object is a response message passed as it is: ``{"text": ...}``, a ``{"role", "content"}``
+    message (OpenAI's, or Mastra's with v2 ``content``) or an assistant turn that only calls tools; any other
+    object is scored as its JSON text."""
+    return any(key in value for key in _MESSAGE_KEYS)
 
 
 def _numpy() -> Any:
@@ -757,12 +767,15 @@ def _input_messages(value: Any) -> list[Any]:
 
 
 def _output_value(value: Any) -> Any:
-    """The run's output from a cell: a message or list of messages as it is, text as ``{"text": ...}``,
-    None when the cell is missing (a missing key, null, NaN), so the run has no output."""
+    """The run's output from a cell: a message or list of messages as it is, text as ``{"text": ...}``
+    (any other value as its text: another object as JSON), None when the cell is missing (a missing key,
+    null, NaN), so the run has no output."""
     np = _numpy()
     if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
-    if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(m, dict) for m in value)):
+    if (isinstance(value, dict) and _is_message(value)) or (
+        isinstance(value, list) and value and all(isinstance(m, dict) for m in value)
+    ):
         return value
     text = cell_text(value)
     return None if text is None else {"text": text}
