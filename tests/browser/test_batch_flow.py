@@ -7,6 +7,7 @@ server (``judge`` fixture), answering prompt alignment by the schema it is asked
 from __future__ import annotations
 
 import csv
+import re
 from typing import Any
 
 from fake_openai import FakeOpenAI, Reply
@@ -72,6 +73,18 @@ def test_score_the_sample_dataset_then_reopen_the_run_from_history(
     wait_until_idle(page)
     screenshot("history_run")
     expect(page.get_by_test_id("stException")).to_have_count(0)
+    # The run's Cost tile shows its whole value (a small cost such as $0.000903 was cut to "$0.000…" when six
+    # tiles shared one row), at this 1400 px window and at 1000 px.
+    cost = page.get_by_test_id("stMetric").filter(has=page.get_by_text("Cost", exact=True)).first
+    for width in (1400, 1000):
+        page.set_viewport_size({"width": width, "height": 1000})
+        wait_until_idle(page)
+        value = cost.get_by_test_id("stMetricValue")
+        assert re.fullmatch(r"\$0\.\d{4,}", value.inner_text().strip())  # a small cost, many digits
+        cut = value.evaluate("el => [el, ...el.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1)")
+        assert not cut, f"the Cost tile's value is cut at {width} px"
+        screenshot(f"history_run_tiles_{width}")
+    page.set_viewport_size({"width": 1400, "height": 1000})
 
     # The export is written when its button is clicked, and the browser gets the file.
     page.get_by_role("tab", name="Export").click()
