@@ -504,7 +504,8 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     Columns: ``id``, ``created`` (UTC, ``YYYY-MM-DD HH:MM``), ``name``, ``status``, one
     ``mean: <scorer id>`` column per scorer found in any run, one per comparison target for a
     scorer that has one (``mean: textual-difference (vs input)``; NaN when the run has no such
-    scorer or nothing scored), ``scored``, ``not scored``, ``pending`` (outcomes),
+    scorer or nothing scored; ``attrs["no_scored"]`` lists the (row position, column) cells of a used
+    scorer that scored no item, see :func:`runs_table_styler`), ``scored``, ``not scored``, ``pending`` (outcomes),
     ``items``, ``dataset``, ``scorers`` and ``first judge`` (the model of the judge the run started with; a run resumed or retried with another judge names every judge in its own view).
 
     ``status`` is the stored one (a :class:`~scorers.RunStatus` value): it is kept true
@@ -522,7 +523,8 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
     mean_columns = [columns(run) for run in runs]
     means = list(dict.fromkeys(name for named in mean_columns for name in named.values()))
-    rows = []
+    rows: list[dict[str, Any]] = []
+    no_scored: list[tuple[int, str]] = []
     for run, named in zip(runs, mean_columns, strict=True):
         stats = run.get("stats") or {}
         ids = [s["id"] for s in run.get("scorers") or []]
@@ -545,6 +547,8 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         for sid in ids:
             mean = stats.get(sid, {}).get("mean")
             row[named[sid]] = float("nan") if mean is None else float(mean)
+            if mean is None:
+                no_scored.append((len(rows), named[sid]))
         rows.append(row)
     columns = [
         "id",
@@ -560,4 +564,31 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         "scorers",
         "first judge",
     ]
-    return pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns)
+    table.attrs["no_scored"] = no_scored
+    return table
+
+
+NO_SCORED_ITEMS = "no scored items"
+"""A used scorer's mean when none of its items was scored (every outcome failed, or none was scored yet)."""
+NOT_USED = "—"
+"""A scorer's mean in a run that did not use it."""
+
+
+def runs_table_styler(table: pd.DataFrame) -> Any:
+    """The History list as shown: means to 3 decimals, :data:`NOT_USED` where the run did not use the
+    scorer, :data:`NO_SCORED_ITEMS` where it used it but scored no item (the counts say why).
+
+    Args:
+        table: :func:`runs_table`'s frame, with the cells of ``attrs["no_scored"]`` (row position, column)
+            a used scorer's mean without a score; columns may have been dropped.
+
+    Returns:
+        A pandas ``Styler`` for ``st.dataframe`` (the values stay numbers, so columns sort as numbers).
+    """
+    means = [c for c in table.columns if c.startswith("mean:")]
+    styler = table.style.format("{:.3f}", subset=means, na_rep=NOT_USED)
+    for position, column in table.attrs.get("no_scored", []):
+        cell = pd.IndexSlice[table.index[position], column]
+        styler = styler.format("{:.3f}", subset=cell, na_rep=NO_SCORED_ITEMS)
+    return styler

@@ -13,10 +13,13 @@ import pandas as pd
 import pytest
 
 from dashboard.batch import (
+    NO_SCORED_ITEMS,
+    NOT_USED,
     build_items,
     create_batch_run,
     resume_settings,
     runs_table,
+    runs_table_styler,
     scorers_for_run,
     start_batch_job,
     work_left,
@@ -219,6 +222,31 @@ def small_run(store: Store):
     items[3] = EvalItem(items[3].item_id, {**items[3].payload, "output": {"text": "bad"}}, items[3].groups)
     result = run_evals(items, [td, slow], store=store, dataset_name="small.csv")
     return result, items
+
+
+def test_runs_table_tells_a_used_scorer_without_scored_items_from_an_unused_one(store):
+    small_run(store)
+    stale = create_batch_run(
+        store,
+        items=items_of(["x", "y"]),
+        scorers=[SlowScorer(0)],
+        scorer_options={"slow": {}},
+        settings=None,
+        dataset_name="other.jsonl",
+        mapping={},
+        name="stale",
+    )
+    table = runs_table(store.list_runs())
+    assert table.iloc[0]["id"] == stale
+    # The stale run used 'slow' but scored none of its 2 items; it did not use textual-difference.
+    assert table.attrs["no_scored"] == [(0, "mean: slow")]
+    shown = table.drop(columns=["id"])
+    lines = runs_table_styler(shown).to_string(delimiter="|").splitlines()  # the header, then one line a run
+    # Each line starts with the row's index, then its cells.
+    first, second = (dict(zip(shown.columns, line.split("|")[1:], strict=True)) for line in lines[1:3])
+    assert (first["mean: slow"], first["mean: textual-difference"]) == (NO_SCORED_ITEMS, NOT_USED)
+    # small_run: textual difference (1 + 0.75 + 0 + 1/3) / 4 = 0.5208… → 0.521; slow 1.0 → 1.000.
+    assert (second["mean: textual-difference"], second["mean: slow"]) == ("0.521", "1.000")
 
 
 def test_runs_table_lists_means_counts_and_status(store):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.batch import runs_table
+from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table, runs_table_styler
 from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
 from dashboard.run_view import get_store, render_job_panel, render_run
@@ -38,11 +38,10 @@ if not runs:
 
 table = runs_table(runs)
 st.dataframe(
-    table.drop(columns=["id"]),
+    runs_table_styler(table.drop(columns=["id"])),
     hide_index=True,
     key="history_table",
-    column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns if c.startswith("mean:")}
-    | {
+    column_config={
         "first judge": st.column_config.TextColumn(
             help="The judge model the run started with. A run resumed or retried with another judge names "
             "every judge, with its outcomes, when opened."
@@ -52,7 +51,8 @@ st.dataframe(
 st.caption(
     'Means count scored outcomes only; "not scored" counts the outcomes without a score (a judge '
     'failure, or an input the scorer needs was missing or invalid), "pending" the ones never scored (a '
-    "stopped run). A mean of None: the run did not use that scorer."
+    f'stopped run). A mean of "{NO_SCORED_ITEMS}": the run used that scorer but none of its items was scored '
+    f'(the counts say why); "{NOT_USED}": the run did not use that scorer.'
 )
 
 by_id = {run["id"]: run for run in runs}
