@@ -925,3 +925,11 @@ def test_a_response_object_that_is_no_message_is_scored_as_its_json_text_and_nam
     # '{"answer": "4"}' (15), all of which is a subsequence of b: ratio = 2·15/49, confidence = 1 - 19/34 = 15/34.
     result = create_scorer("textual-difference").run(payloads[0])
     assert result.score == pytest.approx(30 / 49 * 15 / 34)
+
+
+def test_a_key_column_is_guessed_as_the_id_as_readme_says():
+    # IFEval's records: {"key": 1000, "prompt": ..., "response": ...}; README: a `key` column is guessed as the id.
+    assert guess_columns(["key", "prompt", "response"])["id"] == "key"
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "a `key` column, as in IFEval's data, is guessed as the id" in readme
+    assert "`target` or `key` column is" not in readme
