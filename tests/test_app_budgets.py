@@ -239,3 +239,18 @@ def test_a_price_of_0_can_be_set_for_a_free_model_and_a_negative_one_is_refused(
         "list price."
     ]
     assert at.button(key="batch_run").disabled and judge.chat_call_count == 0
+
+
+def test_no_cost_is_estimated_while_the_price_is_not_valid(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    prepare(at, 2)  # the default judge, gpt-4o-mini, has a list price: a cost is estimated
+    assert metrics(at)["Cost (est.)"].startswith("$")
+    at.number_input(key="batch_price_in").set_value(-1.0).run()
+    at.number_input(key="batch_price_out").set_value(0.0).run()
+    # A negative price is refused: no cost figure (the list price's was shown), and Run stays disabled.
+    cost = next(m for m in at.metric if m.label == "Cost (est.)")
+    assert (cost.value, cost.proto.delta) == ("—", "the price is not valid")
+    assert at.error and at.button(key="batch_run").disabled
+    at.number_input(key="batch_price_in").set_value(1.0).run()
+    # 1 and 0 USD per million tokens: valid again, a cost is shown.
+    assert metrics(at)["Cost (est.)"].startswith("$") and not at.error

@@ -411,14 +411,23 @@ if dataset is not None:
                 "they will not be sent, and are stored as not scored (exceeds_context), not counted above. "
                 "Shorten the texts (Longest response to send), or choose a model with a larger window."
             )
-        cost = estimate.cost_usd
+        # A price refused below (negative, or half set) gives no cost: the list price's would be shown for it.
+        bad_price = settings is not None and budget_problem(BudgetCaps(), None, price, "batch") is not None
+        cost = None if bad_price else estimate.cost_usd
         e4.metric(
             "Cost (est.)",
-            "$0 (no judge)" if settings is None else ("unknown" if cost is None else usd_text(cost)),
-            delta=None
-            if not batch_api or cost is None or not estimate.live_cost_usd
-            else f"-{usd_text(estimate.live_cost_usd - cost)} with the Batch API",
-            delta_color="inverse",
+            "—"
+            if bad_price
+            else ("$0 (no judge)" if settings is None else ("unknown" if cost is None else usd_text(cost))),
+            delta="the price is not valid"
+            if bad_price
+            else (
+                None
+                if not batch_api or cost is None or not estimate.live_cost_usd
+                else f"-{usd_text(estimate.live_cost_usd - cost)} with the Batch API"
+            ),
+            delta_color="off" if bad_price else "inverse",
+            delta_arrow="off" if bad_price else "auto",
             help="List prices of genai-prices (offline), or the price you set; 'unknown' when neither is known."
             + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else "")
             + (" No judge call is left to make: $0.00 whatever the model's price." if not estimate.judge_calls else ""),
