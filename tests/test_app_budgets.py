@@ -254,3 +254,14 @@ def test_no_cost_is_estimated_while_the_price_is_not_valid(judge: FakeOpenAI, op
     at.number_input(key="batch_price_in").set_value(1.0).run()
     # 1 and 0 USD per million tokens: valid again, a cost is shown.
     assert metrics(at)["Cost (est.)"].startswith("$") and not at.error
+
+
+def test_batch_warns_before_the_run_when_the_cost_cap_is_below_one_judge_call(judge: FakeOpenAI, open_page):
+    at = open_page("batch")
+    prepare(at, 3)
+    assert not [w for w in at.warning if "cost cap" in w.value]
+    # 3 calls at gpt-4o-mini's list price cost hundreds of tokens' worth each: far above a $0.0000001 cap.
+    at.number_input(key="batch_max_cost").set_value(0.0000001).run()
+    (warning,) = [w.value for w in at.warning if "cost cap" in w.value]
+    assert warning.startswith("The cost cap of $0.0000001 is below one judge call")
+    assert "the scorers that call no judge still score every item" in warning
