@@ -498,11 +498,12 @@ def test_a_rerun_builds_items_and_previews_again_only_for_what_changed(open_page
 # JSON Lines whose line 2 has no "response" key and whose line 3's response is an object without
 # text: pandas reads the missing key as NaN. Textual difference (vs ground truth) then gives
 #   line 1: "a1" = "r1"? no: Indel similarity of "a1" and "r1" is 2·1/4 = 0.5, equal lengths → 0.5 (scored);
-#   line 2: no output → missing_input (output); line 3: {"x": 1} has no text → invalid_input (output).
+#   line 2: no output → missing_input (output); line 3: a message whose content is 5, no text → invalid_input (output).
 MISSING_KEYS = (
     b'{"prompt": "p1", "response": "a1", "ground_truth": "r1"}\n'
     b'{"prompt": "p2", "ground_truth": "r2"}\n'
-    b'{"prompt": "p3", "response": {"x": 1}, "ground_truth": "r3"}\n'
+    # A message whose content is no text: invalid input (an object that is no message is scored as its JSON).
+    b'{"prompt": "p3", "response": {"role": "assistant", "content": 5}, "ground_truth": "r3"}\n'
 )
 
 

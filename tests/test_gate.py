@@ -408,9 +408,9 @@ def test_run_writes_junit_xml_that_validates(tmp_path: Path, studio_db: Path):
     data = tmp_path / "d.jsonl"
     # Row 1: the response equals the reference → ratio 1, confidence 1, score 1.
     # Row 2: "abcd" against "abxy": LCS 2 → ratio 2·2/8 = 0.5, equal lengths → score 0.5.
-    # Row 3: a response object without text is invalid input: not scored (never 0).
+    # Row 3: a response message whose content is no text is invalid input: not scored (never 0).
     # Mean of the scored = (1 + 0.5)/2 = 0.75.
-    rows = [("r1", "same", "same"), ("r2", "abcd", "abxy"), ("r3", {"x": 1}, "x")]
+    rows = [("r1", "same", "same"), ("r2", "abcd", "abxy"), ("r3", {"role": "assistant", "content": 5}, "x")]
     data.write_text(
         "".join(json.dumps({"id": i, "prompt": "Q", "response": r, "reference": g}) + "\n" for i, r, g in rows),
         encoding="utf-8",
