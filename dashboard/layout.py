@@ -4,8 +4,9 @@ import gc
 import json
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -199,3 +200,18 @@ def show_run_link(run_id: str) -> None:
     if st.query_params.get(RUN_PARAM) != run_id:
         st.query_params[RUN_PARAM] = run_id
         st.session_state[_SHOWN] = run_id
+
+
+def kept_in_session(slot: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept in the session under ``slot`` and computed again only when ``key`` changes.
+
+    Args:
+        slot: the ``st.session_state`` key that holds ``(key, value)``.
+        key: what the value depends on (compared with ``!=``), e.g. the upload's token and the mapping.
+        compute: builds the value; not called while ``key`` is unchanged.
+    """
+    saved = st.session_state.get(slot)
+    if saved is None or saved[0] != key:
+        saved = (key, compute())
+        st.session_state[slot] = saved
+    return saved[1]

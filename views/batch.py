@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -26,7 +25,14 @@ from dashboard.batch import (
 )
 from dashboard.budget import budget_form, budget_problem, price_record
 from dashboard.dataset_picker import pick_dataset, warn_shared_columns
-from dashboard.layout import RUN_PARAM, follow_run_link, setup_page, show_run_link, warn_missing_run_link
+from dashboard.layout import (
+    RUN_PARAM,
+    follow_run_link,
+    kept_in_session,
+    setup_page,
+    show_run_link,
+    warn_missing_run_link,
+)
 from dashboard.options import option_widget
 from dashboard.results import md_escape
 from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
@@ -205,18 +211,9 @@ def _estimate(items: list[Any], scorers: list[Any], batch_api: bool, price: Pric
         # A run of this session fills the judge cache: looked up again once it starts and once it ends.
         (st.session_state.get("batch_run_id"), job_running()),
     )
-    return _kept(
+    return kept_in_session(
         "batch_estimate", key, lambda: estimate_run(items, scorers, batch_api=batch_api, probe_cache=True, price=price)
     )
-
-
-def _kept(slot: str, key: Any, compute: Callable[[], Any]) -> Any:
-    """``compute()``, kept in the session under ``slot`` and computed again only when ``key`` changes."""
-    saved = st.session_state.get(slot)
-    if saved is None or saved[0] != key:
-        saved = (key, compute())
-        st.session_state[slot] = saved
-    return saved[1]
 
 
 def _items(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: list[str]) -> tuple[Any, str | None]:
@@ -258,10 +255,12 @@ if dataset is not None:
     else:
         _preview(dataset, mapping, group_by)
         # JSON values that are not text (numbers, booleans, lists, objects) are scored as their text: said here.
-        for notice in _kept("batch_not_text", (token, repr(mapping)), lambda: not_text_notices(dataset, mapping)):
+        for notice in kept_in_session(
+            "batch_not_text", (token, repr(mapping)), lambda: not_text_notices(dataset, mapping)
+        ):
             st.warning(notice, icon=":material/text_fields:")
         items_key = (token, repr(mapping), repr(group_by))  # built again only when the data or mapping changes
-        items, items_error = _kept("batch_items", items_key, lambda: _items(dataset, mapping, group_by))
+        items, items_error = kept_in_session("batch_items", items_key, lambda: _items(dataset, mapping, group_by))
         if items_error:
             st.error(items_error)
 
@@ -341,13 +340,13 @@ if dataset is not None:
 
     run_items, long_record = items, {}
     if items is not None and long_limit:
-        n_long = _kept("batch_long", (items_key, long_limit), lambda: len(long_responses(items, long_limit)))
+        n_long = kept_in_session("batch_long", (items_key, long_limit), lambda: len(long_responses(items, long_limit)))
         if n_long:
             st.warning(
                 f"{n_long} response(s) are longer than {long_limit:,} characters: they will be "
                 + ("cut to that length (recorded with the run, per item)." if long_action == "truncate" else "skipped.")
             )
-            run_items, long_record = _kept(
+            run_items, long_record = kept_in_session(
                 "batch_limited",
                 (items_key, long_limit, long_action),
                 lambda: limit_responses(items, long_limit, long_action),
@@ -355,7 +354,7 @@ if dataset is not None:
     textual = next((s for s in scorers if s.id == "textual-difference"), None)
     if run_items is not None and textual is not None:
         blank_key = (items_key, long_limit, long_action, repr(scorer_options.get(textual.id)))
-        n_blank = _kept("batch_blank", blank_key, lambda: blank_responses(run_items, textual))
+        n_blank = kept_in_session("batch_blank", blank_key, lambda: blank_responses(run_items, textual))
         if n_blank:
             st.warning(
                 f"{n_blank} row(s) have a blank response. Textual difference scores each 0 (an empty text against "
@@ -370,7 +369,7 @@ if dataset is not None:
         st.markdown("**Preview: the first rows as each scorer will read them**")
         for scorer in scorers:
             st.caption(md_escape(scorer_label(scorer.id, scorer_options.get(scorer.id))))
-            preview = _kept(
+            preview = kept_in_session(
                 f"batch_preview_rows_{scorer.id}",
                 (items_key, repr(scorer_options.get(scorer.id))),
                 functools.partial(scorer_preview, items, scorer),

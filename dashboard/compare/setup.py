@@ -33,6 +33,7 @@ from scorers.runs.datasets import not_text_notices
 
 from ..budget import budget_form, budget_problem
 from ..dataset_picker import pick_dataset, warn_shared_columns
+from ..layout import kept_in_session
 from ..options import option_widget
 from ..results import md_escape
 from ..run_view import check_judges
@@ -350,13 +351,12 @@ def _target_problem(settings: Any, variants: list[Variant]) -> str | None:
 def _warn_not_text(dataset: LoadedDataset, token: str, slot: str, columns: list[tuple[str, str | None]]) -> None:
     """Name the chosen columns' JSON values that are not text (numbers, booleans, lists, objects: each is scored as
     its text), looked for once per dataset and choice of columns (``(role, column)`` pairs)."""
-    key = (token, repr(columns))
-    saved = st.session_state.get(f"compare_not_text_{slot}")
-    if saved is None or saved[0] != key:
-        notices = [n for role, c in columns for n in not_text_notices(dataset, {role: c}, messages_as_is=False)]
-        saved = (key, notices)
-        st.session_state[f"compare_not_text_{slot}"] = saved
-    for notice in saved[1]:
+    notices = kept_in_session(
+        f"compare_not_text_{slot}",
+        (token, repr(columns)),
+        lambda: [n for role, c in columns for n in not_text_notices(dataset, {role: c}, messages_as_is=False)],
+    )
+    for notice in notices:
         st.warning(notice, icon=":material/text_fields:")
 
 
