@@ -927,6 +927,36 @@ def test_a_response_object_that_is_no_message_is_scored_as_its_json_text_and_nam
     assert result.score == pytest.approx(30 / 49 * 15 / 34)
 
 
+def test_a_list_of_objects_that_are_no_messages_is_scored_as_its_json_text_and_named():
+    lines = [
+        {"prompt": [{"q": "2+2"}], "response": [{"answer": "4"}, {"answer": "four"}]},  # line 1
+        {"prompt": [{"role": "user", "content": "2+2?"}], "response": [{"role": "assistant", "content": "4"}]},
+        {"prompt": "3+3?", "response": [{"role": "assistant", "content": "6"}, {"answer": "6"}]},  # line 3
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    dataset = load_dataset(data, name="lists.jsonl")
+    mapping = {"input": "prompt", "output": "response"}
+    payloads = [payload for _, _, payload in iter_runs(dataset, mapping)]
+    # Line 1: neither list holds messages, so each is its JSON text (json.dumps: ", " and ": " separators).
+    assert payloads[0]["input"]["inputMessages"] == [{"role": "user", "content": '[{"q": "2+2"}]'}]
+    assert payloads[0]["output"] == {"text": '[{"answer": "4"}, {"answer": "four"}]'}
+    # Line 2: lists of messages are a conversation, passed as they are.
+    assert payloads[1]["input"]["inputMessages"] == [{"role": "user", "content": "2+2?"}]
+    assert payloads[1]["output"] == [{"role": "assistant", "content": "4"}]
+    # Line 3: one object of the list is no message, so the whole list is JSON text.
+    assert payloads[2]["output"] == {"text": '[{"role": "assistant", "content": "6"}, {"answer": "6"}]'}
+    tail = "each is scored as its text (numbers as written, true/false, lists and objects as JSON)."
+    assert not_text_notices(dataset, mapping) == [
+        f"Field 'prompt' (the prompt) is not text in 1 row (1 list), the first on line 1: {tail}",
+        f"Field 'response' (the response) is not text in 2 rows (2 lists), the first on line 1: {tail}",
+    ]
+    # Scored, not rejected as invalid input (as it was when any list of objects was read as messages): with no
+    # ground truth mapped, textual difference compares the response with the prompt, here both JSON texts.
+    result = create_scorer("textual-difference").run(payloads[0])
+    assert result.details["comparedWith"] == "input"
+    assert 0 < result.score < 1
+
+
 def test_a_key_column_is_guessed_as_the_id_as_readme_says():
     # IFEval's records: {"key": 1000, "prompt": ..., "response": ...}; README: a `key` column is guessed as the id.
     assert guess_columns(["key", "prompt", "response"])["id"] == "key"

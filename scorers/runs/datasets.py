@@ -620,9 +620,8 @@ def _not_text_kind(value: Any, role: str) -> str | None:
         return None
     if isinstance(value, (int, float, Decimal)):
         return "number"
-    messages = isinstance(value, list) and value and all(isinstance(m, dict) for m in value)
     if isinstance(value, list):
-        return None if messages and role in ("input", "output") else "list"
+        return None if _is_message_list(value) and role in ("input", "output") else "list"
     if isinstance(value, dict):
         passed = (role == "output" and _is_message(value)) or (role == "input" and "inputMessages" in value)
         return None if passed else "object"
@@ -637,6 +636,12 @@ def _is_message(value: dict[str, Any]) -> bool:
     message (OpenAI's, or Mastra's with v2 ``content``) or an assistant turn that only calls tools; any other
     object is scored as its JSON text."""
     return any(key in value for key in _MESSAGE_KEYS)
+
+
+def _is_message_list(value: Any) -> bool:
+    """Whether a value is a list of messages passed as it is (a conversation): a non-empty list of objects
+    that are each a message (:func:`_is_message`); any other list is scored as its JSON text."""
+    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and _is_message(m) for m in value)
 
 
 def _numpy() -> Any:
@@ -760,7 +765,7 @@ def _input_messages(value: Any) -> list[Any]:
     np = _numpy()
     if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
-    if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
+    if _is_message_list(value):
         return value
     text = cell_text(value)
     return [] if text is None else [{"role": "user", "content": text}]  # no cell: no user message (missing_input)
@@ -773,9 +778,7 @@ def _output_value(value: Any) -> Any:
     np = _numpy()
     if np is not None and isinstance(value, np.ndarray):
         value = value.tolist()
-    if (isinstance(value, dict) and _is_message(value)) or (
-        isinstance(value, list) and value and all(isinstance(m, dict) for m in value)
-    ):
+    if (isinstance(value, dict) and _is_message(value)) or _is_message_list(value):
         return value
     text = cell_text(value)
     return None if text is None else {"text": text}
