@@ -253,6 +253,23 @@ def number_type(accepts: Callable[[float], bool], expected: str) -> Callable[[st
 
 _positive_float = number_type(lambda value: value > 0, "a finite number > 0")
 
+NO_CAP = "none"
+"""A budget flag's value that removes the cap (on a resume: the one the run recorded)."""
+
+
+def _cap(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse ``type`` for a budget cap: what ``parse`` accepts, or ``none`` (:data:`NO_CAP`) for no cap."""
+
+    def cap(text: str) -> Any:
+        if text.strip().lower() == NO_CAP:
+            return NO_CAP
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} (or none, for no cap)") from None
+
+    return cap
+
 
 def _price(text: str) -> Price:
     parts = text.split(",")
@@ -439,15 +456,16 @@ def build_parser() -> argparse.ArgumentParser:
         "budget",
         "Caps for the whole run (a resumed run counts what it spent before). A judge call that could\n"
         "pass a cap is not sent: the run stops at the cap, never past it, with status budget_reached\n"
-        "(exit 4) and can be resumed with a higher cap. A resumed run keeps its caps unless given.",
+        "(exit 4) and can be resumed with a higher cap. A resumed run keeps its caps unless given;\n"
+        "none removes one (e.g. --max-cost none).",
     )
-    budget.add_argument("--max-judge-calls", type=_positive_int, default=None, metavar="N", help="judge requests")
+    budget.add_argument("--max-judge-calls", type=_cap(_positive_int), default=None, metavar="N", help="judge requests")
     budget.add_argument(
-        "--max-total-tokens", type=_positive_int, default=None, metavar="N", help="prompt + completion tokens"
+        "--max-total-tokens", type=_cap(_positive_int), default=None, metavar="N", help="prompt + completion tokens"
     )
     budget.add_argument(
         "--max-cost",
-        type=_positive_float,
+        type=_cap(_positive_float),
         default=None,
         metavar="USD",
         help="judge cost in USD at the model's list price or --price",
@@ -1306,7 +1324,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             settings,
             batch_api=args.batch_api,
             price=args.price,
-            max_cost=args.max_cost,
+            max_cost=BudgetCaps.from_dict(_budget_config(args, {})["budget"]).max_cost_usd,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
@@ -1436,7 +1454,8 @@ def _resume_price(args: argparse.Namespace, run: Mapping[str, Any], model: str |
 
 
 def _budget_config(args: argparse.Namespace, config: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's ``budget`` caps and judge ``price`` (config keys): the flags given, else what ``config`` recorded."""
+    """The run's ``budget`` caps and judge ``price`` (config keys): the flags given (``none``: no cap), else what
+    ``config`` recorded."""
     caps = BudgetCaps.from_dict(config.get("budget")).to_dict()
     for key, value in (
         ("max_judge_calls", args.max_judge_calls),
@@ -1444,7 +1463,7 @@ def _budget_config(args: argparse.Namespace, config: Mapping[str, Any]) -> dict[
         ("max_cost_usd", args.max_cost),
     ):
         if value is not None:
-            caps[key] = value
+            caps[key] = None if value == NO_CAP else value
     price = [args.price.input_per_million, args.price.output_per_million] if args.price else config.get("price")
     return {"budget": caps, "price": price}
 

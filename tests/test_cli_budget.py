@@ -80,6 +80,28 @@ def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(e
     assert code == EXIT_OK and env.chat_call_count == 10
 
 
+def test_none_removes_a_runs_cap_on_resume(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 6)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "1,1"]
+    code, out, err = run_cli(capsys, *argv, "--max-judge-calls", "2", "--max-cost", "5")
+    assert code == EXIT_PAUSED and env.chat_call_count == 2
+    run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    # The call cap removed, the cost cap kept: the 4 other items are scored.
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-judge-calls", "none")
+    assert code == EXIT_OK and env.chat_call_count == 6
+    assert "the caps: at most $5.00" in out + err
+    store = Store(tmp_path / "s.db")
+    assert store.get_run(run_id)["config"]["budget"] == {
+        "max_judge_calls": None,
+        "max_total_tokens": None,
+        "max_cost_usd": 5.0,
+    }
+    store.close()
+    # Anything else is still refused, and the message says none is allowed.
+    assert main(["run", str(data), "--max-cost", "0"]) == EXIT_USAGE
+    assert "expected a finite number > 0, got '0' (or none, for no cap)" in capsys.readouterr().err
+
+
 def test_max_cost_needs_a_price_for_an_unknown_model(env: FakeOpenAI, tmp_path, capsys):
     data = dataset(tmp_path, 10)
     argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "fake-judge", "--yes", "--db", "s.db"]
