@@ -21,7 +21,7 @@ from scorers import (
 )
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
-from scorers.core.budget import BudgetCaps
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
@@ -408,6 +408,11 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
     if not (resume or retry):
         return
     if problem := budget_problem(caps or BudgetCaps(), None, price, prefix):
+        st.error(problem)
+        return
+    if config.get("batch_api") and (
+        problem := batch_api_caps_problem(caps or BudgetCaps.from_dict(config.get("budget")))
+    ):
         st.error(problem)
         return
     try:

@@ -90,7 +90,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
-from scorers.core.budget import BudgetCaps, cost_cap_warning
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
 from scorers.core.judge import (
     HOW_TO_CONFIGURE,
@@ -1248,6 +1248,8 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         raise CLIError("--batch-api needs an LLM-judged scorer: the scorers chosen make no judge calls")
     if args.live_reasks and not args.batch_api:
         raise CLIError("--live-reasks applies to --batch-api only")
+    if args.batch_api and (problem := batch_api_caps_problem(BudgetCaps.from_dict(_budget_config(args, {})["budget"]))):
+        raise CLIError(problem)
     console.secret = settings.api_key if settings else None
     flags = {
         "target": args.target,
@@ -1396,6 +1398,9 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         todo = {sid: [it for i, it in enumerate(items) if (i, sid) not in redo] for sid in scorer_ids}
         args.batch_api = args.batch_api or bool(config.get("batch_api"))
         args.live_reasks = args.live_reasks or bool(config.get("live_follow_ups"))
+        caps = BudgetCaps.from_dict(_budget_config(args, config)["budget"])
+        if args.batch_api and (problem := batch_api_caps_problem(caps)):
+            raise CLIError(f"{problem} A cap the run recorded is removed with none, e.g. --max-cost none.")
         price = _resume_price(args, run, judge_model_of(scorers))
         calls = _print_estimate(
             console,
@@ -1405,7 +1410,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             batch_api=args.batch_api,
             price=price,
             price_source="the price set with --price" if args.price else "the price recorded with the run",
-            max_cost=BudgetCaps.from_dict(_budget_config(args, config)["budget"]).max_cost_usd,
+            max_cost=caps.max_cost_usd,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")

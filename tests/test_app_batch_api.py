@@ -55,3 +55,20 @@ def test_batch_api_option_shows_the_discount_and_runs_through_batches(batch_judg
     assert run["config"]["batch_api"] is True and run["status"] == "completed"
     assert [o.score for o in result.outcomes] == [0.84, 0.84, 0.84]
     store.close()
+
+
+def test_budget_caps_with_the_batch_api_are_refused_on_the_page(batch_judge: FakeOpenAI, studio_db, open_page):
+    at = open_page("batch")
+    at.file_uploader(key="batch_upload").upload("three.csv", CSV, "text/plain")
+    at.run()
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="batch_max_calls").set_value(2).run()
+    assert not at.error and not at.button(key="batch_run").disabled  # live calls: the cap holds
+    at.toggle(key="batch_api").set_value(True).run()
+    assert [e.value for e in at.error] == [
+        "Budget caps (at most 2 judge calls) apply to live judge calls only: the Batch API sends all of a run's "
+        "requests at once, so no cap could stop it. Remove the caps or switch the Batch API off."
+    ]
+    assert at.button(key="batch_run").disabled
+    at.number_input(key="batch_max_calls").set_value(0).run()
+    assert not at.error and not at.button(key="batch_run").disabled

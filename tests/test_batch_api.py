@@ -275,6 +275,24 @@ def test_cli_batch_api_prints_the_discounted_estimate_and_scores_through_batches
     assert "--batch-api needs an LLM-judged scorer" in capsys.readouterr().err
 
 
+def test_budget_caps_are_refused_with_the_batch_api_before_anything_is_sent(fake_judge, tmp_path, monkeypatch, capsys):
+    # Caps are checked before each live call; a Batch API run uploads every request at once, so none could hold it.
+    from scorers.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    store = Store(tmp_path / "lib.db")
+    with pytest.raises(ValueError, match=r"Budget caps \(at most 5 judge calls\) apply to live judge calls only"):
+        run_batch_api(items(2), [alignment(fake_judge)], store=store, run_config={"budget": {"max_judge_calls": 5}})
+    assert store.list_runs() == []
+    store.close()
+    data = tmp_path / "small.csv"
+    data.write_text("id,prompt,response\nq1,Say hi,hi\n", encoding="utf-8")
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini", "--batch-api", "--yes"]
+    assert main([*argv, "--max-cost", "2"]) == 2
+    assert "Budget caps (at most $2.00) apply to live judge calls only" in capsys.readouterr().err
+    assert fake_judge.chat_call_count == 0 and not fake_judge.batches
+
+
 def test_retrying_failed_items_sends_them_again_and_their_rows_keep_what_the_failed_attempts_spent(fake_openai):
     fixed = threading.Event()
 

@@ -46,7 +46,7 @@ from scorers import (
     guess_columns,
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
-from scorers.core.budget import BudgetCaps, cost_cap_warning
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import ROLES, cell_text, not_text_notices, skipped_record, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
@@ -437,7 +437,8 @@ if dataset is not None:
             st.warning(warning)
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
-    problem = budget_problem(BudgetCaps.from_dict(limits["budget"]), settings, price, "batch") or problem
+    caps = BudgetCaps.from_dict(limits["budget"])
+    problem = budget_problem(caps, settings, price, "batch") or (batch_api and batch_api_caps_problem(caps)) or problem
     if problem:
         st.error(problem)
     confirmed = True

@@ -86,6 +86,20 @@ class BudgetCaps:
         return "at most " + ", ".join(parts) if parts else "no caps"
 
 
+def batch_api_caps_problem(caps: BudgetCaps) -> str | None:
+    """Why ``caps`` cannot hold a Batch API run (:mod:`scorers.runs.batch_api`), or None when no cap is set.
+
+    Caps are checked before each live judge call; a Batch API run uploads all of its requests at once in
+    files, so no cap could stop it part way: such a run is refused rather than run past its caps.
+    """
+    if not caps.any:
+        return None
+    return (
+        f"Budget caps ({caps.describe()}) apply to live judge calls only: the Batch API sends all of a run's "
+        "requests at once, so no cap could stop it. Remove the caps or switch the Batch API off."
+    )
+
+
 def cost_cap_warning(max_cost_usd: float | None, estimate_usd: float | None, judge_calls: int) -> str | None:
     """What a cost cap below a run's estimated judge cost leaves out, or None when it covers the estimate.
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from scorers.core.base import JudgeUsage, Scorer
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem
 from scorers.core.errors import ScorerError
 from scorers.core.judge import (
     BatchAnswer,
@@ -267,13 +268,17 @@ def run_batch_api(
 
     Raises:
         ValueError: no judged scorer, scorers on different endpoints, duplicate scorer ids,
-            ``poll_interval`` <= 0.
+            ``poll_interval`` <= 0, budget caps in ``run_config`` or in the stored run's config
+            (:func:`scorers.core.budget.batch_api_caps_problem`: no cap can stop a Batch API run).
         KeyError: ``run_id`` is not in the store.
         JudgeConfigError, JudgeAPIError, RateLimitedError: the Files or Batches endpoint
             could not be used (the run stays resumable).
     """
     if poll_interval <= 0:
         raise ValueError(f"poll_interval must be > 0 seconds, got {poll_interval}")
+    config = (store.get_run(run_id)["config"] or {}) if run_id is not None else (run_config or {})
+    if problem := batch_api_caps_problem(BudgetCaps.from_dict(config.get("budget"))):
+        raise ValueError(problem)
     cancel = cancel or threading.Event()
     scorer_ids = [s.id for s in scorers]
     client = BatchClient(batch_settings(scorers))
