@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, interpretation_band
+from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_breakdown, interpretation_band
 from scorers.catalogue.registry import higher_is_better
 
-from .charts import dimension_chart, score_gauge, textual_difference_chart
+from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
 from .diff import render_text_diff
 from .runs import RunFailure
 
+_Renderer = Callable[[ScoreResult, str, Mapping[str, Any] | None, str | None], None]
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#$|~])")
+_TEXT_BLOCK_STYLE = (
+    "white-space:pre-wrap;overflow-wrap:anywhere;font-family:'Source Code Pro',monospace;font-size:0.875rem;"
+    "line-height:1.6;padding:0.75rem 1rem;border-radius:0.5rem;background:rgba(128,128,128,0.1)"
+)
 
 
 def md_escape(text: str) -> str:
@@ -36,6 +44,49 @@ def pass_fail(ok: bool, yes: str, no: str) -> str:
     ':red-badge[NO: not addressed]'
     """
     return f":green-badge[YES: {yes}]" if ok else f":red-badge[NO: {no}]"
+
+
+def text_block_html(text: str) -> str:
+    """``text`` as an HTML block for ``st.html`` that shows it as it is: HTML-escaped, in a monospace
+    font, every space and line break kept, long lines wrapped. It shows what ``st.code(text,
+    language=None, wrap_lines=True)`` shows, less its copy button, without loading ``st.code``'s
+    1.6 MB syntax highlighter in the browser (a row's texts on every Review open).
+
+    >>> text_block_html("a  <b>\\n c").endswith(">a  &lt;b&gt;\\n c</div>")
+    True
+    """
+    return f'<div style="{_TEXT_BLOCK_STYLE}">{html.escape(text, quote=False)}</div>'
+
+
+def dimension_table(analysis: Mapping[str, Any]) -> str:
+    """The prompt-alignment dimensions as a Markdown table, the numbers
+    :func:`dashboard.charts.dimension_chart` draws: per dimension (and instruction source, with its
+    share, in both mode) its 0..1 score, its weight and its contribution ``share · weight · score``;
+    then the weighted score W, the sum of the contributions.
+
+    Args:
+        analysis: ``ScoreResult.analyze_step_result`` of the prompt-alignment scorer.
+
+    Returns:
+        Markdown: a table with one row per :func:`scorers.dimension_breakdown` row, and a line with W.
+    """
+    rows = dimension_breakdown(analysis)
+    both = len({r["source"] for r in rows}) > 1
+    head = ["Dimension", *(["Against (share)"] if both else []), "Score (0–1)", "Weight", "Contribution"]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for r in rows:
+        source = [f"{SOURCE_NAMES[r['source']]} ({r['sourceShare']:.0%})"] if both else []
+        cells = [r["label"], *source, f"{r['score']:.2f}", f"{r['weight']:.0%}", f"{r['contribution']:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    total = sum(r["contribution"] for r in rows)
+    return "\n".join(lines) + f"\n\nWeighted score W = {total:.3f} (the sum of the contributions)."
+
+
+def _on_request(label: str, key: str) -> DeltaGenerator | None:
+    """A collapsed expander (widget key ``key``) whose content runs only when it is open: the
+    expander to draw into when it is, None when it is closed."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
 
 
 def _render_dimensions(dims: Mapping[str, Any]) -> None:
@@ -90,10 +141,13 @@ def _render_judge(judge: JudgeInfo | None) -> None:
     )
 
 
-def _render_raw(result: ScoreResult, key: str) -> None:
+def _render_raw(result: ScoreResult, key: str, lazy_key: str | None) -> None:
     data = result.to_dict()
-    with st.expander("Raw result JSON"):
-        st.json(data)
+    if lazy_key is None:
+        with st.expander("Raw result JSON"):
+            st.json(data)
+    elif (box := _on_request("Raw result JSON", f"{lazy_key}_raw")) is not None:
+        box.json(data)
     st.download_button(
         "Download result JSON",
         data=json.dumps(data, indent=2, ensure_ascii=False),
@@ -104,7 +158,9 @@ def _render_raw(result: ScoreResult, key: str) -> None:
     )
 
 
-def _render_prompt_alignment(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
+def _render_prompt_alignment(
+    result: ScoreResult, key: str, payload: Mapping[str, Any] | None, lazy_key: str | None
+) -> None:
     analysis = result.analyze_step_result
     scale = analysis["scale"]
     both = analysis["effectiveMode"] == "both"
@@ -124,14 +180,21 @@ def _render_prompt_alignment(result: ScoreResult, key: str, payload: Mapping[str
         effective = analysis["effectiveMode"]
         st.caption(f"Evaluation mode: {mode}" + (f", scored in {effective} mode" if effective != mode else ""))
     with right:
-        st.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
+        if lazy_key is None:
+            st.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
+        else:  # the numbers of the dimension chart, drawn below on request
+            st.markdown(dimension_table(analysis))
     if analysis["note"]:
         st.info(analysis["note"])
     if analysis.get("warning"):  # a very short prompt with no conversation context
         st.warning(md_escape(analysis["warning"]))
     if analysis.get("conversationTurns"):
         st.caption(f"The judge saw {analysis['conversationTurns']} earlier turn(s) of the conversation as context.")
-    st.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
+    if lazy_key is None:
+        st.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
+    elif (box := _on_request("Charts: score gauge and dimensions", f"{lazy_key}_charts")) is not None:
+        box.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
+        box.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     if both:
         user_tab, system_tab = st.tabs(["Against the user prompt", "Against the system messages"])
@@ -145,7 +208,9 @@ def _render_prompt_alignment(result: ScoreResult, key: str, payload: Mapping[str
     st.markdown(f"**Overall assessment:** {md_escape(analysis['overallAssessment'])}")
 
 
-def _render_textual_difference(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
+def _render_textual_difference(
+    result: ScoreResult, key: str, payload: Mapping[str, Any] | None, lazy_key: str | None
+) -> None:
     analysis = result.analyze_step_result
     details = result.details
     columns = st.columns(5)
@@ -155,7 +220,10 @@ def _render_textual_difference(result: ScoreResult, key: str, payload: Mapping[s
     columns[3].metric("Length diff", f"{analysis['lengthDiff']:.3f}", help="|len(a) − len(b)| / max(len(a), len(b))")
     columns[4].metric("Confidence", f"{analysis['confidence']:.3f}", help="1 − length diff")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
-    st.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
+    if lazy_key is None:
+        st.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
+    elif (box := _on_request("Chart of the ratio, confidence and length difference", f"{lazy_key}_charts")) is not None:
+        box.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
     reference = "Ground truth" if details["comparedWith"] == "ground_truth" else "Input (user prompt)"
     if payload is None:
         st.caption("The word diff is drawn where the run's texts are shown.")
@@ -168,7 +236,7 @@ def _render_textual_difference(result: ScoreResult, key: str, payload: Mapping[s
     )
 
 
-def _render_gluten(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
+def _render_gluten(result: ScoreResult, key: str, payload: Mapping[str, Any] | None, lazy_key: str | None) -> None:
     analysis = result.analyze_step_result
     left, right = st.columns(2)
     left.metric("Verdict", "Gluten-free" if analysis["isGlutenFree"] else "Contains gluten")
@@ -178,7 +246,7 @@ def _render_gluten(result: ScoreResult, key: str, payload: Mapping[str, Any] | N
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
 
 
-def _render_generic(result: ScoreResult, key: str, payload: Mapping[str, Any] | None) -> None:
+def _render_generic(result: ScoreResult, key: str, payload: Mapping[str, Any] | None, lazy_key: str | None) -> None:
     """Any other scorer: its score (with its direction), its reason, and its analysis as JSON."""
     up = higher_is_better(result.scorer)
     st.metric(
@@ -192,7 +260,7 @@ def _render_generic(result: ScoreResult, key: str, payload: Mapping[str, Any] | 
             st.json(result.analyze_step_result)
 
 
-_RENDERERS = {
+_RENDERERS: dict[str, _Renderer] = {
     "prompt-alignment": _render_prompt_alignment,
     "textual-difference": _render_textual_difference,
     "gluten-checker": _render_gluten,
@@ -200,7 +268,11 @@ _RENDERERS = {
 
 
 def render_outcome(
-    outcome: ScoreResult | RunFailure, key: str = "result", payload: Mapping[str, Any] | None = None
+    outcome: ScoreResult | RunFailure,
+    key: str = "result",
+    payload: Mapping[str, Any] | None = None,
+    *,
+    lazy_key: str | None = None,
 ) -> None:
     """Show a run's outcome.
 
@@ -216,13 +288,24 @@ def render_outcome(
             shown on one page its own prefix.
         payload: the run payload that was scored; views that recompute detail the
             result does not keep (the textual-difference word diff) need it.
+        lazy_key: None (default): everything is drawn at once, charts inline. A widget key prefix: the
+            light view of a page that shows one outcome after another (Review's rows), which loads
+            no chart, JSON viewer or syntax highlighter in the browser until asked. Every number
+            stays on the page as text (the prompt-alignment dimensions as :func:`dimension_table`);
+            the charts and the raw JSON sit in collapsed expanders (keys ``<lazy_key>_charts``,
+            ``<lazy_key>_raw``) whose content runs only when opened, and an opened one stays open
+            for the next outcome shown under the same prefix; a raw reply is plain text
+            (:func:`text_block_html`).
     """
     if isinstance(outcome, RunFailure):
         st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.message)}")
         if outcome.raw_reply:
             with st.expander("The judge's raw reply"):
-                st.code(outcome.raw_reply, language=None)
+                if lazy_key is None:
+                    st.code(outcome.raw_reply, language=None)
+                else:
+                    st.html(text_block_html(outcome.raw_reply))
         return
-    _RENDERERS.get(outcome.scorer, _render_generic)(outcome, key, payload)
+    _RENDERERS.get(outcome.scorer, _render_generic)(outcome, key, payload, lazy_key)
     _render_judge(outcome.judge)
-    _render_raw(outcome, key)
+    _render_raw(outcome, key, lazy_key)

@@ -35,7 +35,7 @@ from .distributions import (
     score_histogram,
     status_chart,
 )
-from .results import md_escape, render_outcome
+from .results import md_escape, render_outcome, text_block_html
 from .run_frames import (
     PAGE_SIZE,
     aggregates,
@@ -471,8 +471,8 @@ def _render_item(store: Store, table: RunTable, index: int, names: dict[str, str
 
 
 def render_item_texts(item: EvalItem) -> None:
-    """An item's user prompt, system message, response and ground truth (those it has), then its groups
-    and its other dataset columns."""
+    """An item's user prompt, system message, response and ground truth (those it has, each exactly as
+    written: :func:`~dashboard.results.text_block_html`), then its groups and its other dataset columns."""
     texts = item_texts(item)
     for label, field in (
         ("User prompt", "input"),
@@ -482,7 +482,7 @@ def render_item_texts(item: EvalItem) -> None:
     ):
         if texts[field]:
             st.markdown(f"**{label}**")
-            st.code(texts[field], language=None, wrap_lines=True)
+            st.html(text_block_html(texts[field]))
     for name, value in {**item.groups, **item.columns}.items():
         st.caption(md_escape(f"{name}: {value}"))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
-from judge_data import settings_for
+from judge_data import settings_for, single_analysis
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
@@ -26,6 +26,7 @@ from scorers import (
     ScoreResult,
     ScoreStatus,
     Store,
+    create_prompt_alignment_scorer,
     create_scorer,
     create_textual_difference_scorer,
     run_evals,
@@ -134,6 +135,18 @@ def test_labelling_rows_with_the_buttons_and_the_form(open_page, studio_db: Path
     assert row_heading(at).startswith("**Row 1 of 4** (all rows) · item `row0`")
     assert at.button(key=f"{key}_0_pass").disabled  # no reviewer name yet
     assert at.button(key=f"{key}_previous").disabled and not at.button(key=f"{key}_next").disabled
+    # The textual difference's numbers, its chart only when asked.
+    assert [metrics(at)[m] for m in ("Score", "Ratio", "Changes", "Length diff", "Confidence")] == [
+        "1.000",
+        "1.000",
+        "0",
+        "0.000",
+        "1.000",
+    ]
+    assert not at.get("plotly_chart")
+    at.session_state[f"{key}_breakdown_charts"] = True
+    at.run()
+    assert [c.key for c in at.get("plotly_chart")] == [f"{key}_0_outcome_textual_difference"]
 
     at.text_input(key="review_reviewer").input("Ann").run()
     at.button(key=f"{key}_0_pass").click().run()
@@ -579,3 +592,54 @@ def test_choosing_another_scorer_keeps_the_uploaded_label_file(open_page, studio
     # The file is still there, now matched for the other scorer's rows.
     assert next(b for b in at.button if b.key and b.key.endswith("_import")).label == "Import 2 label(s)"
     assert review_key(run_id, "content-similarity") in next(b.key for b in at.button if b.key.endswith("_import"))
+
+
+def test_the_row_view_draws_its_charts_only_when_asked(open_page, studio_db: Path, fake_judge: FakeOpenAI):
+    # answer0: intent 0.9, requirements 0.5, completeness 1, appropriateness 0.8; answer1: 0.5 each; answer2: no JSON.
+    replies = {"0": (0.9, 0.5, 1.0, 0.8), "1": (0.5, 0.5, 0.5, 0.5)}
+
+    def respond(body):
+        which = re.search(r"answer(\d)", " ".join(str(m.get("content")) for m in body["messages"])).group(1)
+        return Reply.json(single_analysis(*replies[which])) if which in replies else Reply.content("Not JSON <b>")
+
+    fake_judge.responder = respond
+    store = Store(studio_db)
+    outputs = ["answer0:\n    indented  twice", "answer1", "answer2"]
+    items = [EvalItem(f"q{n}", {"input": "Say it.", "output": out}) for n, out in enumerate(outputs)]
+    scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings_for(fake_judge))
+    run_id = run_evals(items, [scorer], store=store, dataset_name="answers.csv").run_id
+    store.close()
+    key = review_key(run_id, "prompt-alignment")
+    at = open_page("review")
+    assert not at.exception
+    # Row 1: no chart, no JSON viewer, no code block; every number as text. W = 0.40·0.9 + 0.30·0.5 + 0.20·1
+    # + 0.10·0.8 = 0.36 + 0.15 + 0.2 + 0.08 = 0.79, the score on the scale 1.
+    assert not at.get("plotly_chart") and not at.json and not at.code
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.79"
+    table = next(m.value for m in at.markdown if m.value.startswith("| Dimension"))
+    assert table.splitlines()[2:6] == [
+        "| Intent alignment | 0.90 | 40% | 0.360 |",
+        "| Requirements fulfillment | 0.50 | 30% | 0.150 |",
+        "| Completeness | 1.00 | 20% | 0.200 |",
+        "| Response appropriateness | 0.80 | 10% | 0.080 |",
+    ]
+    assert table.endswith("Weighted score W = 0.790 (the sum of the contributions).")
+    assert "The function is there." in [c.value for c in at.caption]  # each dimension's reasoning
+    # The texts as they are (spaces and line breaks kept), escaped, without st.code's highlighter.
+    texts = [h.proto.body for h in at.get("html")]
+    assert any(t.endswith(">answer0:\n    indented  twice</div>") for t in texts)
+    # Asked for: the gauge and the dimension chart, and the raw JSON; they stay open on the next row.
+    at.session_state[f"{key}_breakdown_charts"] = True
+    at.session_state[f"{key}_breakdown_raw"] = True
+    at.run()
+    assert [c.key for c in at.get("plotly_chart")] == [f"{key}_0_outcome_gauge", f"{key}_0_outcome_dimensions"]
+    assert at.json[0].value and '"score": 0.79' in at.json[0].value
+    at.button(key=f"{key}_next").click().run()
+    assert [c.key for c in at.get("plotly_chart")] == [f"{key}_1_outcome_gauge", f"{key}_1_outcome_dimensions"]
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.5"
+    # A failure: the judge's raw reply as plain text (escaped), no code block.
+    at.button(key=f"{key}_next").click().run()
+    assert at.error[0].value.startswith("Not scored (judge output invalid)")
+    assert not at.get("plotly_chart") and not at.code
+    assert at.expander[-1].label == "The judge's raw reply"
+    assert at.expander[-1].get("html")[0].proto.body.endswith(">Not JSON &lt;b&gt;</div>")

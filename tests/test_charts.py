@@ -1,4 +1,4 @@
-"""Chart builders: traces and values from hand-written analyses (expected values computed by hand)."""
+"""Chart builders and the dimension table: traces and values from hand-written analyses (expected values computed by hand)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.charts import dimension_chart, score_gauge, textual_difference_chart
+from dashboard.results import dimension_table
 
 LABELS = ["Intent alignment", "Requirements fulfillment", "Completeness", "Response appropriateness"]
 
@@ -97,3 +98,27 @@ def test_textual_difference_bars():
     assert textual_difference_chart(
         {"ratio": 0.5, "changes": 3, "lengthDiff": 0.2, "confidence": 0.8}
     ).layout.title.text == ("3 word-level changes")
+
+
+def test_the_dimension_table_carries_the_charts_numbers_in_both_mode():
+    analysis = {
+        "effectiveMode": "both",
+        **dims(0.9, 0.8, 0.7, 1.0),
+        "systemAlignment": dims(1.0, 0.4, 1.0, 0.6),
+    }
+    # User: 0.7 × (0.40·0.9, 0.30·0.8, 0.20·0.7, 0.10·1) = 0.252, 0.168, 0.098, 0.070 (sum 0.588);
+    # system: 0.3 × (0.35·1, 0.35·0.4, 0.15·1, 0.15·0.6) = 0.105, 0.042, 0.045, 0.027 (sum 0.219); W = 0.807.
+    assert dimension_table(analysis).splitlines() == [
+        "| Dimension | Against (share) | Score (0–1) | Weight | Contribution |",
+        "|---|---:|---:|---:|---:|",
+        "| Intent alignment | User prompt (70%) | 0.90 | 40% | 0.252 |",
+        "| Requirements fulfillment | User prompt (70%) | 0.80 | 30% | 0.168 |",
+        "| Completeness | User prompt (70%) | 0.70 | 20% | 0.098 |",
+        "| Response appropriateness | User prompt (70%) | 1.00 | 10% | 0.070 |",
+        "| Intent alignment | System messages (30%) | 1.00 | 35% | 0.105 |",
+        "| Requirements fulfillment | System messages (30%) | 0.40 | 35% | 0.042 |",
+        "| Completeness | System messages (30%) | 1.00 | 15% | 0.045 |",
+        "| Response appropriateness | System messages (30%) | 0.60 | 15% | 0.027 |",
+        "",
+        "Weighted score W = 0.807 (the sum of the contributions).",
+    ]

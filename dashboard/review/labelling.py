@@ -501,15 +501,14 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         _render_label_form(ctx, index, reviewer, mode)
         _render_history(ctx, index)
     with st.expander(f"The judge's breakdown ({ctx.scorer_name})", expanded=True):
+        # The light view: its charts and raw JSON are drawn when asked (kept open from row to row).
+        light = {"key": f"{ctx.key}_{index}_outcome", "lazy_key": f"{ctx.key}_breakdown"}
         if outcome is None:
             st.info("Not scored yet: the run stopped before this row. Resume the run on the History page.")
         elif outcome.result is not None:
-            render_outcome(outcome.result, key=f"{ctx.key}_{index}_outcome", payload=item.payload)
+            render_outcome(outcome.result, payload=item.payload, **light)
         else:
-            render_outcome(
-                RunFailure(outcome.error or "not scored", outcome.status, outcome.raw_reply),
-                key=f"{ctx.key}_{index}_outcome",
-            )
+            render_outcome(RunFailure(outcome.error or "not scored", outcome.status, outcome.raw_reply), **light)
 
 
 # ---- agreement view
