@@ -72,6 +72,9 @@ def test_label_rows_with_the_keyboard(page: Page, app_url: str, streamlit_server
     name.press("Enter")
     expect(page.get_by_role("button", name="Pass Shortcut U")).to_be_enabled()
     wait_until_idle(page)
+    # The row's view draws no chart and no code block (Plotly's and the highlighter's modules stay unloaded).
+    expect(page.locator(".js-plotly-plot")).to_have_count(0)
+    expect(page.get_by_test_id("stCode")).to_have_count(0)
     name.press("Escape")  # leave the field so the letter keys reach the buttons
 
     press(page, "u")  # thumbs up on row0 (judge 1 → pass): agree
@@ -115,6 +118,14 @@ def test_label_rows_with_the_keyboard(page: Page, app_url: str, streamlit_server
     expect(metric(page, "Cohen's κ")).to_have_text("0.500")
     wait_until_idle(page)
     screenshot("review_keyboard_labelled")
+
+    # The chart on request: row3 "ab" against "abc" is 1 word-level change; it stays open on row2 ("xyz").
+    page.get_by_test_id("stExpander").get_by_text("Chart of the ratio, confidence and length difference").click()
+    expect(page.locator(".js-plotly-plot").filter(has_text="1 word-level change")).to_be_visible()
+    press(page, "k")
+    expect(heading(page)).to_contain_text("Row 3 of 4")
+    wait_until_idle(page)
+    expect(page.locator(".js-plotly-plot")).to_have_count(1)
 
     page.get_by_test_id("stRadio").get_by_text("Agreement", exact=True).click()
     expect(page.get_by_text("Only 4 labelled row(s): with fewer than 10", exact=False)).to_be_visible()
