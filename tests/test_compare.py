@@ -474,6 +474,28 @@ def test_run_diff_says_what_differs_between_the_datasets():
     store.close()
 
 
+def test_run_diff_finds_the_changed_texts_of_items_in_another_order():
+    # Items are matched by id wherever they stand: q1 and q2 swapped places (q2's response changed, q1's
+    # did not), q3 kept its place with a changed response, q4 kept its place and its texts.
+    store = Store(":memory:")
+    base = stored_run(store, "before", [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4), ("q4", "a4", 1.0)])
+    other = stored_run(
+        store, "after", [("q2", "CHANGED", 0.9), ("q1", "a1", 0.5), ("q3", "a3!", 0.4), ("q4", "a4", 1.0)]
+    )
+    diff = run_diff(store, base, other)
+    assert diff.changed_inputs == ["q2", "q3"]  # in run A's order
+    assert not diff.same_dataset and (diff.only_in_a, diff.only_in_b) == ([], [])
+    assert diff.dataset_note == (
+        "The runs are not over the same dataset: 2 item id(s) in both runs with a different input or response: "
+        "'q2', 'q3'."
+    )
+    # Only swapped places, the same texts: the same dataset.
+    swapped = stored_run(store, "swapped", [("q2", "a2", 0.9), ("q1", "a1", 0.5), ("q3", "a3", 0.4), ("q4", "a4", 1.0)])
+    diff = run_diff(store, base, swapped)
+    assert diff.same_dataset and diff.changed_inputs == [] and diff.dataset_note == ""
+    store.close()
+
+
 def test_summary_of_a_tiny_difference_shows_its_digits():
     # 20 questions, B = 0.5 each, A = 0.5 − 2e-5 each: every d = −2e-5 (above the tie tolerance 1e-9), so
     # mean(d) = −2e-5 and every bootstrap resample's mean is −2e-5: the CI is [−2e-5, −2e-5]. At the old

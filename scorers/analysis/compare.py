@@ -159,7 +159,8 @@ def variant_labels(values: pd.Series) -> pd.Series:
     """
     if isinstance(values.dtype, pd.StringDtype):  # only text: equal values are the same text
         codes, uniques = pd.factorize(values)  # a missing value has code −1: the last label
-        labels = np.array([*(variant_label(u) for u in uniques.tolist()), "(blank)"], dtype=object)
+        # variant_label of a text: the text, "(blank)" when only spaces (one call per value is slow at 10,000 ids)
+        labels = np.array([*(u if u.strip() else "(blank)" for u in uniques.tolist()), "(blank)"], dtype=object)
         return pd.Series(labels[codes], index=values.index, dtype=object)
     return pd.Series([variant_label(v) for v in values.tolist()], index=values.index, dtype=object)
 
@@ -528,7 +529,7 @@ def _paired_statistics(
         ci_high=high,
         wilcoxon_p=p,
         note=note,
-        differences=tuple(float(x) for x in d),
+        differences=tuple(d.tolist()),
         pair_ids=tuple(pairs["pair_id"].tolist()),
         **common,
     )
@@ -848,12 +849,23 @@ def table_outcomes(table: RunTable) -> pd.DataFrame:
 def _changed_items(store: Store, tables: tuple[RunTable, RunTable], pairs: Sequence[tuple[str, int, int]]) -> list[str]:
     """The item ids of ``pairs`` (item id, index in run a, index in run b) whose input or response text differs.
 
-    The database first finds the ids whose stored payload is not the same in both runs (an equal
-    payload has equal texts); only those items' texts are read and compared.
+    The database first finds the pairs whose stored payloads are not the same (an equal payload has equal
+    texts): a pair at the same position in both runs by comparing the two rows at that position, any other
+    pair by its id's payload being in one run only. Only those items' texts are read and compared.
     """
-    sql = "SELECT item_id FROM items WHERE run_id IN (?, ?) GROUP BY item_id, payload HAVING COUNT(*) = 1"
-    differ = {row["item_id"] for chunk in store.read_chunks(sql, [t.run["id"] for t in tables]) for row in chunk}
-    suspects = [p for p in pairs if p[0] in differ]
+    run_ids = [t.run["id"] for t in tables]
+    differ_at: set[int] = set()
+    if any(p[1] == p[2] for p in pairs):  # a join on the position: cheaper than grouping every payload
+        sql = (
+            "SELECT a.item_index FROM items a JOIN items b ON b.run_id = ? AND b.item_index = a.item_index"
+            " WHERE a.run_id = ? AND a.payload <> b.payload"
+        )
+        differ_at = {row[0] for chunk in store.read_chunks(sql, run_ids[::-1]) for row in chunk}
+    differ_ids: set[str] = set()
+    if any(p[1] != p[2] for p in pairs):
+        sql = "SELECT item_id FROM items WHERE run_id IN (?, ?) GROUP BY item_id, payload HAVING COUNT(*) = 1"
+        differ_ids = {row["item_id"] for chunk in store.read_chunks(sql, run_ids) for row in chunk}
+    suspects = [p for p in pairs if (p[1] in differ_at if p[1] == p[2] else p[0] in differ_ids)]
     if not suspects:
         return []
     texts = []
