@@ -4,6 +4,7 @@ Expected numbers are worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import threading
@@ -33,7 +34,7 @@ from scorers import (
     load_dataset,
     run_evals,
 )
-from scorers.runs.table import json_documents, load_outcomes, load_run_table
+from scorers.runs.table import collector_paused, json_documents, load_outcomes, load_run_table
 
 CSV = (
     b"id,prompt,response,reference,variant,votes,note\n"
@@ -99,7 +100,13 @@ def test_table_has_items_texts_groups_dataset_columns_and_flat_dimensions(store)
     assert math.isnan(slow.loc[0, "textual_difference.ratio"])  # another scorer's dimension: empty, not 0
 
 
-def test_dimension_columns_come_in_order_of_first_appearance_down_the_rows(store):
+@pytest.mark.parametrize("chunk", [2000, 1, 4])
+def test_dimension_columns_come_in_order_of_first_appearance_down_the_rows(store, monkeypatch, chunk):
+    # Read in one chunk, then a row at a time and in chunks of 4 (rows 0-3, 4-5): the same table.
+    original = Store.read_chunks
+    monkeypatch.setattr(
+        Store, "read_chunks", lambda self, sql, params=(), size=2000: original(self, sql, params, chunk)
+    )
     run_id = store.create_run(
         dataset_name="d.csv",
         items=[(f"i{i}", {"input": "q", "output": "a"}, {}) for i in range(3)],
@@ -131,6 +138,35 @@ def test_dimension_columns_come_in_order_of_first_appearance_down_the_rows(store
     for column, values in expected.items():
         assert table.results[column].tolist() == pytest.approx(values, nan_ok=True), column
     assert table.results["analysis"].isna().tolist() == [False, False, False, True, False, False]
+    assert table.results["status"].tolist() == ["scored", "scored", "scored", "api_error", "scored", "scored"]
+    assert table.results["error"].tolist()[3] == "boom" and str(table.results["error"].dtype) == "string"
+
+
+def test_the_collector_is_paused_while_a_table_is_built_and_back_on_after(store, monkeypatch):
+    run_id = store.create_run(
+        dataset_name="d.csv", items=[("i0", {"input": "q", "output": "a"}, {})], scorers=[], judge=None
+    )
+    seen: list[bool] = []
+    original = Store.get_run
+    monkeypatch.setattr(Store, "get_run", lambda self, rid: seen.append(gc.isenabled()) or original(self, rid))
+    assert gc.isenabled()
+    load_run_table(store, run_id)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(KeyError):
+        load_run_table(store, "no-such-run")
+    assert gc.isenabled()  # back on after a failed build too
+    with collector_paused():
+        with collector_paused():  # nested (or another thread's): on again only when the last one ends
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()
 
 
 def test_an_analysis_that_cannot_be_read_or_split_gives_that_row_no_dimensions(store):
