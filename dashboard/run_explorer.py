@@ -20,9 +20,9 @@ import streamlit as st
 
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
-from scorers.core.pricing import RunCost
+from scorers.core.pricing import JudgeSpend, RunCost
 from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
-from scorers.runs.judges import spend_by_judge, stored_run_cost
+from scorers.runs.judges import judge_totals, stored_run_cost
 from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
 from .batch import truncate
@@ -102,6 +102,12 @@ def run_table(store: Store, run_id: str) -> RunTable:
     return per_version(store, "table", (run_id,), lambda: load_run_table(store, run_id))
 
 
+def run_judges(store: Store, run_id: str) -> tuple[list[tuple[str, str, int]], list[JudgeSpend]]:
+    """The judges the run's outcomes were made by and what each spent (:func:`scorers.runs.judges.judge_totals`),
+    read once per version of its outcomes (:func:`per_version`)."""
+    return per_version(store, "judge totals", (run_id,), lambda: judge_totals(store, run_id))
+
+
 def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | None]:
     """Prompt tokens, completion tokens and judge calls spent, and their cost (None when the run has no judge).
 
@@ -114,8 +120,7 @@ def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | N
     run_id = table.run["id"]
     cost = None
     if (table.run.get("judge") or {}).get("model"):
-        spend = per_version(store, "judge spend", (run_id,), lambda: spend_by_judge(store, run_id))
-        cost = stored_run_cost(store, table.run, spend=spend)
+        cost = stored_run_cost(store, table.run, spend=run_judges(store, run_id)[1])
     return prompt, completion, int(results["judge_calls"].sum()), cost
 
 

@@ -25,7 +25,7 @@ from scorers.core.budget import BudgetCaps, batch_api_caps_problem
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
-from scorers.runs.judges import has_price, judges_text, judges_used, limits_config, run_prices, spend_by_judge
+from scorers.runs.judges import has_price, judges_text, limits_config, run_prices, spend_by_judge
 from scorers.runs.runner import judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
@@ -43,7 +43,7 @@ from .budget import budget_form, budget_problem
 from .jobs import remember, render_job_progress, session_job, session_job_running
 from .layout import preload_components
 from .results import md_escape
-from .run_explorer import per_version, render_results, run_table, run_usage
+from .run_explorer import render_results, run_judges, run_table, run_usage
 from .run_frames import items_left
 from .settings import judge_cache, judge_settings
 
@@ -170,7 +170,7 @@ def render_job_panel() -> None:
 def _judges_text(store: Store, run: dict[str, Any]) -> str:
     """ " · judge M" for the run's judge, or every judge its outcomes were made by when a resume or retry used others."""
     started = run.get("judge") or {}
-    used = per_version(store, "judges used", (run["id"],), lambda: judges_used(store, run["id"]))
+    used = run_judges(store, run["id"])[0]
     if all((model, url) == (started.get("model"), started.get("baseUrl")) for model, url, _ in used):
         return f" · judge {started['model']}" if started.get("model") else ""
     return " · judges: " + judges_text(used)

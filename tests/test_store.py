@@ -25,7 +25,7 @@ from scorers.catalogue.judge_store import list_judges, save_judge
 from scorers.cli import main
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import JudgeSpend, Price
-from scorers.runs.judges import has_price, judges_used, limits_config, run_prices, spend_by_judge
+from scorers.runs.judges import has_price, judge_totals, judges_used, limits_config, run_prices, spend_by_judge
 from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
 from scorers.runs.table import load_run_table
 
@@ -162,12 +162,12 @@ def test_values_orjson_does_not_write_as_json_does_are_stored_as_json_writes_the
     assert store.items(run_id)[0]["payload"] == payload
 
 
-def test_the_judges_of_a_run_and_what_each_spent(store: Store):
+def test_the_judges_of_a_run_and_what_each_spent(store: Store, monkeypatch: pytest.MonkeyPatch):
     mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
     local = {"model": "qwen2.5", "baseUrl": "http://localhost:11434/v1"}
     run_id = store.create_run(
         dataset_name="judged.csv",
-        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(4)],
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(5)],
         scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
         judge=mini,
     )
@@ -192,13 +192,29 @@ def test_the_judges_of_a_run_and_what_each_spent(store: Store):
     )
     # A cached reply spent nothing: a judge was used, but there is nothing to price.
     store.save_result(run_id, 3, "gluten-checker", {"status": "scored", "score": 1.0, "judge": local})
+    # The same model at another endpoint: another judge, but the same model's price.
+    proxy = {"model": "gpt-4o-mini", "baseUrl": "https://proxy.example/v1"}
+    store.save_result(
+        run_id,
+        4,
+        "gluten-checker",
+        {"status": "scored", "score": 1.0, "judge": proxy, "prompt_tokens": 30, "completion_tokens": 3, **usage},
+    )
 
     assert judges_used(store, run_id) == [
         ("gpt-4o-mini", "https://api.openai.com/v1", 2),
         ("qwen2.5", "http://localhost:11434/v1", 2),
+        ("gpt-4o-mini", "https://proxy.example/v1", 1),
     ]
-    # gpt-4o-mini: items 0 and 1, 100 + 200 prompt and 10 + 20 completion tokens; qwen2.5: item 2 only.
-    assert spend_by_judge(store, run_id) == [JudgeSpend("gpt-4o-mini", 300, 30, 2), JudgeSpend("qwen2.5", 50, 5, 1)]
+    # gpt-4o-mini: items 0, 1 and 4, 100 + 200 + 30 prompt and 10 + 20 + 3 completion tokens; qwen2.5: item 2 only.
+    spend = [JudgeSpend("gpt-4o-mini", 330, 33, 3), JudgeSpend("qwen2.5", 50, 5, 1)]
+    assert spend_by_judge(store, run_id) == spend
+    assert spend_by_judge(store, run_id, "other-scorer") == []
+    queries: list[tuple] = []
+    original = store.query
+    monkeypatch.setattr(store, "query", lambda *args: queries.append(args) or original(*args))
+    assert judge_totals(store, run_id) == (judges_used(store, run_id), spend)
+    assert len(queries) == 2  # one for both, one for judges_used alone
 
 
 def test_which_judge_models_of_a_run_have_a_price():

@@ -35,12 +35,40 @@ def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:
         ``(model, base URL, number of outcomes)`` per judge; outcomes of code-based scorers
         (no judge) and those not scored for their input (no judge was asked) are not counted.
     """
+    return judge_totals(store, run_id)[0]
+
+
+def judge_totals(
+    store: Store, run_id: str, scorer_id: str | None = None
+) -> tuple[list[tuple[str, str, int]], list[JudgeSpend]]:
+    """:func:`judges_used` and :func:`spend_by_judge` of a run (or of one scorer's outcomes) from one pass
+    over its outcomes, for a view that shows both (a run's judges and its cost).
+
+    Returns:
+        ``(judges used, spend by judge)``. Ties are ordered by model (a model not recorded first),
+        then base URL.
+    """
+    mine = " AND scorer_id = ?" if scorer_id is not None else ""
+    spent = "prompt_tokens + completion_tokens > 0"
     rows = store.query(
-        f"SELECT {JUDGE_SQL[store.dialect]}, COUNT(*) FROM results WHERE run_id = ? AND judge IS NOT NULL"
-        " AND status NOT IN (?, ?) GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
-        (run_id, ScoreStatus.MISSING_INPUT.value, ScoreStatus.INVALID_INPUT.value),
+        f"SELECT {JUDGE_SQL[store.dialect]}, SUM(CASE WHEN judge IS NOT NULL AND status NOT IN (?, ?) THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN {spent} THEN prompt_tokens ELSE 0 END), SUM(CASE WHEN {spent} THEN completion_tokens ELSE 0 END),"
+        f" SUM(CASE WHEN {spent} THEN 1 ELSE 0 END) FROM results WHERE run_id = ?{mine} GROUP BY 1, 2",
+        (ScoreStatus.MISSING_INPUT.value, ScoreStatus.INVALID_INPUT.value, run_id)
+        + (() if scorer_id is None else (scorer_id,)),
     )
-    return [(str(r[0]), str(r[1]), int(r[2])) for r in rows if r[0] is not None]
+    used = [(str(model), str(url), int(n)) for model, url, n, *_ in rows if model is not None and n]
+    by_model: dict[str | None, list[int]] = {}
+    for model, _, _, prompt, completion, n in rows:
+        if n:
+            totals = by_model.setdefault(model, [0, 0, 0])
+            for i, value in enumerate((prompt, completion, n)):
+                totals[i] += int(value)
+    spend = [JudgeSpend(model, *totals) for model, totals in by_model.items()]
+    return (
+        sorted(used, key=lambda j: (-j[2], j[0], j[1])),
+        sorted(spend, key=lambda j: (-j.outcomes, j.model is not None, j.model or "")),
+    )
 
 
 def judges_text(used: list[tuple[str, str, int]]) -> str:
@@ -49,7 +77,8 @@ def judges_text(used: list[tuple[str, str, int]]) -> str:
 
 
 def spend_by_judge(store: Store, run_id: str, scorer_id: str | None = None) -> list[JudgeSpend]:
-    """What a run's outcomes (or one scorer's) spent, per the judge model each records (its ``judge`` JSON's ``model``).
+    """What a run's outcomes (or one scorer's) spent, per the judge model each records (its ``judge`` JSON's ``model``),
+    most outcomes first.
 
     Only outcomes that spent tokens are counted (a cached reply, a code-based scorer and an
     input error spent none); one that spent tokens without recording a judge has model None.
@@ -60,13 +89,7 @@ def spend_by_judge(store: Store, run_id: str, scorer_id: str | None = None) -> l
         run_id: the run.
         scorer_id: only this scorer's outcomes; None for all of them.
     """
-    mine = " AND scorer_id = ?" if scorer_id is not None else ""
-    rows = store.query(
-        f"SELECT {JUDGE_MODEL_SQL[store.dialect]}, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*) FROM results"
-        f" WHERE run_id = ?{mine} AND prompt_tokens + completion_tokens > 0 GROUP BY 1 ORDER BY 4 DESC, 1",
-        (run_id,) if scorer_id is None else (run_id, scorer_id),
-    )
-    return [JudgeSpend(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows]
+    return judge_totals(store, run_id, scorer_id)[1]
 
 
 def stored_run_cost(
