@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.compare.comparison import render_comparison_tab, selected_comparison, variant_runs
-from dashboard.compare.report import render_report_tab
+from dashboard.compare.common import variant_runs
 from dashboard.compare.run_vs_run import follow_run_b, render_run_vs_run
-from dashboard.compare.setup import render_setup
 from dashboard.layout import follow_run_link, setup_page, warn_missing_run_link
 from dashboard.run_view import get_store
 
@@ -46,16 +44,24 @@ if setup_tab.open:
     st.session_state[SETUP_SHOWN] = True
 # Once shown, always drawn: its widgets (the uploaded dataset, the variants) keep their values only while
 # drawn. Before (a ?run= link opened another tab) there is nothing in it to keep.
+# A tab's module is imported when the tab is first built (a ?run= link to Run vs run loads none of the others').
 if st.session_state.get(SETUP_SHOWN):
+    from dashboard.compare.setup import render_setup
+
     with setup_tab:
         render_setup(store)
 # The other tabs read stored runs: each is built only when shown (a tab switch reruns the page).
 if compare_tab.open:
+    from dashboard.compare.comparison import render_comparison_tab
+
     with compare_tab:
         render_comparison_tab(store, runs)
 if runs_tab.open:
     with runs_tab:
         render_run_vs_run(store, runs)
 if report_tab.open:
+    from dashboard.compare.comparison import selected_comparison
+    from dashboard.compare.report import render_report_tab
+
     with report_tab:
         render_report_tab(store, runs, selected_comparison(store, runs))

@@ -1,4 +1,5 @@
-"""Names shared by the Compare page's tabs: the variant and row groups, scorer names, the run picker."""
+"""Names shared by the Compare page's tabs: the variant and row groups, scorer names, the run lists and picker,
+the report's Build button (light: the page imports a tab's own module only when that tab is open)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,43 @@ def pick_run(runs: list[dict[str, Any]], label: str, key: str, default: int = 0)
     if key not in st.session_state:  # a default index with a value set through the session state is an error
         st.session_state[key] = ids[min(default, len(ids) - 1)]
     return st.selectbox(label, ids, key=key, format_func=lambda r: _run_label(by_id[r]), **SESSION)
+
+
+def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs with groups (a comparison, or a Batch run grouped by a column), newest first."""
+    return [r for r in runs if (r.get("mapping") or {}).get("groups")]
+
+
+def variant_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of variants (generated or scored on the first tab, whose groups include ``variant``), newest first.
+
+    A Batch or CLI run with a group column (``--group-col category``) has groups too, but they group
+    the dataset's items, not variants of a prompt: it is not one of these.
+    """
+    return [r for r in runs if VARIANT_GROUP.removeprefix("group:") in ((r.get("mapping") or {}).get("groups") or ())]
+
+
+def _download(label: str, html: str, name: str, key: str) -> None:
+    st.download_button(
+        label,
+        data=html.encode("utf-8"),
+        file_name=name,
+        mime="text/html",
+        key=key,
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def render_report_builder(kind: str, build: Any, name: str, key: str) -> None:
+    """A Build button; once built, the report's download button (reports inline Plotly: a few MB)."""
+    state = f"compare_report_{key}"
+    if st.button(f"Build the {kind} report", key=f"{key}_build", icon=":material/description:"):
+        try:
+            with st.spinner("Building the report…"):
+                st.session_state[state] = (name, build())
+        except (ValueError, KeyError) as exc:
+            st.error(f"Cannot build the report: {exc}")
+    built = st.session_state.get(state)
+    if built is not None and built[0] == name:
+        _download(f"Download the {kind} report (HTML)", built[1], name, f"{key}_download")

@@ -53,7 +53,7 @@ from ..results import md_escape, render_outcome
 from ..run_explorer import stored_run
 from ..runs import RunFailure
 from ..settings import judge_cache, judge_settings
-from .common import NUMBER_COLUMN, ROW_GROUP, SESSION, VARIANT_GROUP, pick_run, scorer_names
+from .common import NUMBER_COLUMN, ROW_GROUP, SESSION, VARIANT_GROUP, comparison_runs, pick_run, scorer_names
 from .job import render_generation
 from .many import render_breakdown, render_per_question, render_ranking
 
@@ -550,20 +550,6 @@ def _start_pairwise(
         )
 
     return jobs.start("pairwise", f"Pairwise judge: {a} vs {b} in run {run_id}", work, key=f"pairwise:{run_id}")
-
-
-def comparison_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Runs with groups (a comparison, or a Batch run grouped by a column), newest first."""
-    return [r for r in runs if (r.get("mapping") or {}).get("groups")]
-
-
-def variant_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Runs of variants (generated or scored on the first tab, whose groups include ``variant``), newest first.
-
-    A Batch or CLI run with a group column (``--group-col category``) has groups too, but they group
-    the dataset's items, not variants of a prompt: it is not one of these.
-    """
-    return [r for r in runs if VARIANT_GROUP.removeprefix("group:") in ((r.get("mapping") or {}).get("groups") or ())]
 
 
 def _picked(store: Store, run_id: str) -> Comparison | None:

@@ -14,7 +14,7 @@ from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.report import comparison_report, run_report
 
 from ..results import md_escape
-from .common import VARIANT_GROUP, pick_run
+from .common import VARIANT_GROUP, pick_run, render_report_builder
 from .comparison import Comparison
 
 
@@ -33,32 +33,6 @@ def setup_record(run: dict[str, Any]) -> dict[str, Any]:
         "Scorers": [s["id"] for s in run.get("scorers") or []],
         "Judge": judge or "none (code scorers)",
     }
-
-
-def _download(label: str, html: str, name: str, key: str) -> None:
-    st.download_button(
-        label,
-        data=html.encode("utf-8"),
-        file_name=name,
-        mime="text/html",
-        key=key,
-        on_click="ignore",
-        icon=":material/download:",
-    )
-
-
-def render_report_builder(kind: str, build: Any, name: str, key: str) -> None:
-    """A Build button; once built, the report's download button (reports inline Plotly: a few MB)."""
-    state = f"compare_report_{key}"
-    if st.button(f"Build the {kind} report", key=f"{key}_build", icon=":material/description:"):
-        try:
-            with st.spinner("Building the report…"):
-                st.session_state[state] = (name, build())
-        except (ValueError, KeyError) as exc:
-            st.error(f"Cannot build the report: {exc}")
-    built = st.session_state.get(state)
-    if built is not None and built[0] == name:
-        _download(f"Download the {kind} report (HTML)", built[1], name, f"{key}_download")
 
 
 def render_report_tab(store: Store, runs: list[dict[str, Any]], comparison: Comparison | None) -> None:

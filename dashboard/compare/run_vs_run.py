@@ -12,19 +12,13 @@ from scorers import (
     Store,
 )
 from scorers.analysis.compare import RunDiff, run_diff
-from scorers.analysis.report import run_comparison_report
 
 from ..batch import runs_table, truncate
-from ..compare_charts import (
-    delta_bars,
-)
 from ..layout import follow_run_link
 from ..results import md_escape
 from ..run_explorer import page_of, per_version, run_table
 from ..run_frames import PAGE_SIZE
-from .common import NUMBER_COLUMN, pick_run, scorer_names
-from .gate import render_gate
-from .report import render_report_builder
+from .common import NUMBER_COLUMN, pick_run, render_report_builder, scorer_names
 
 _SHOWN = ["item_id", "scorer", "input", "output_a", "output_b", "status_a", "status_b", "score_a", "score_b", "delta"]
 
@@ -65,6 +59,9 @@ _DIMENSION_COLUMNS = {"name": "scorer · dimension", "mean_a": "mean in A", "mea
 
 def _render_delta_charts(diff: RunDiff, names: Mapping[str, str], dims: pd.DataFrame, key: str) -> None:
     """The mean change per scorer and per dimension (``dims``: :attr:`RunDiff.dimensions` with a ``name``) as bars."""
+    # The charts' module (with the report's colours) loads when the charts are asked for, not with the tab.
+    from ..compare_charts import delta_bars
+
     overall = pd.DataFrame(
         {
             "name": [names[s] for s in diff.scorers],
@@ -267,11 +264,20 @@ def _render_pair(store: Store, run_a: str, run_b: str) -> None:
                 return
             render_run_diff(diff, key="compare_diff")
     if gate_tab.open:
+        from .gate import render_gate  # the gate's modules (JUnit, certification) load when its view opens
+
         with gate_tab:
             render_gate(store, run_a, run_b, key=f"compare_gate_{run_a}_{run_b}")
     render_report_builder(
         "run comparison",
-        lambda: run_comparison_report(store, run_b, run_a),
+        lambda: _run_comparison_report(store, run_b, run_a),
         f"run-comparison-{run_b}-vs-{run_a}.html",
         f"compare_report_diff_{run_a}_{run_b}",
     )
+
+
+def _run_comparison_report(store: Store, run_b: str, run_a: str) -> str:
+    # The report's module (its charts, the certification's) loads when a report is built, not with the tab.
+    from scorers.analysis.report import run_comparison_report
+
+    return run_comparison_report(store, run_b, run_a)
