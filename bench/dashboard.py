@@ -302,6 +302,11 @@ def measure_compare(page: Page, url: str, pid: int, run_b: str) -> dict[str, tup
     out = {"Compare: open run vs run": timed(pid, open_run)}
     page.get_by_role("tab", name="2. Comparison").click()
     expect(tab).to_have_attribute("aria-selected", "false", timeout=TIMEOUT_MS)
+    # Until the rerun the click asked for has drawn the tabs again, Streamlit disables every tab and a click
+    # on one is lost; the idle check alone can pass before that rerun has even started. The Comparison
+    # tab's own content (built only when open) is drawn after the tabs.
+    comparison = page.get_by_role("tabpanel", name="2. Comparison").get_by_test_id("stElementContainer")
+    expect(comparison.first).to_be_visible(timeout=TIMEOUT_MS)
     _idle(page)
 
     def back() -> None:
