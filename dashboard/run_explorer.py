@@ -102,10 +102,14 @@ def run_table(store: Store, run_id: str) -> RunTable:
     return per_version(store, "table", (run_id,), lambda: load_run_table(store, run_id))
 
 
-def run_judges(store: Store, run_id: str) -> tuple[list[tuple[str, str, int]], list[JudgeSpend]]:
+def run_judges(store: Store, table: RunTable) -> tuple[list[tuple[str, str, int]], list[JudgeSpend]]:
     """The judges the run's outcomes were made by and what each spent (:func:`scorers.runs.judges.judge_totals`),
-    read once per version of its outcomes (:func:`per_version`)."""
-    return per_version(store, "judge totals", (run_id,), lambda: judge_totals(store, run_id))
+    read once per version of the table (:func:`run_table`): they change when its outcomes do, and the rerun
+    that got the table has just read the version stamp."""
+    run_id = table.run["id"]
+    return _per_version(
+        store.display_name, "judge totals", ((run_id, table.version),), lambda: judge_totals(store, run_id)
+    )
 
 
 def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | None]:
@@ -117,10 +121,9 @@ def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | N
     """
     results = table.results
     prompt, completion = int(results["prompt_tokens"].sum()), int(results["completion_tokens"].sum())
-    run_id = table.run["id"]
     cost = None
     if (table.run.get("judge") or {}).get("model"):
-        cost = stored_run_cost(store, table.run, spend=run_judges(store, run_id)[1])
+        cost = stored_run_cost(store, table.run, spend=run_judges(store, table)[1])
     return prompt, completion, int(results["judge_calls"].sum()), cost
 
 

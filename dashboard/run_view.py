@@ -29,6 +29,7 @@ from scorers.runs.judges import has_price, judges_text, limits_config, run_price
 from scorers.runs.runner import judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
+from scorers.runs.table import RunTable
 
 from .batch import (
     DEFAULT_CONCURRENCY,
@@ -167,10 +168,10 @@ def render_job_panel() -> None:
     render_job_progress(job.id, key="batch_job")
 
 
-def _judges_text(store: Store, run: dict[str, Any]) -> str:
+def _judges_text(store: Store, run: dict[str, Any], table: RunTable) -> str:
     """ " · judge M" for the run's judge, or every judge its outcomes were made by when a resume or retry used others."""
     started = run.get("judge") or {}
-    used = run_judges(store, run["id"])[0]
+    used = run_judges(store, table)[0]
     if all((model, url) == (started.get("model"), started.get("baseUrl")) for model, url, _ in used):
         return f" · judge {started['model']}" if started.get("model") else ""
     return " · judges: " + judges_text(used)
@@ -205,7 +206,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     st.caption(
         md_escape(
             f"Run {run_id} · dataset {run['dataset_name']} · started {str(run['created_at'])[:19].replace('T', ' ')} "
-            f"UTC · scorers {', '.join(names.values())}" + _judges_text(store, run)
+            f"UTC · scorers {', '.join(names.values())}" + _judges_text(store, run, table)
         )
     )
     stored = len(table.results)

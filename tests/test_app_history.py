@@ -197,6 +197,19 @@ def test_rows_read_the_texts_of_their_page_only_and_a_search_finds_any_row(
     assert payload_reads[1:] == [[run_id]]
 
 
+def test_a_rerun_with_a_run_open_reads_its_version_stamp_once(open_page, studio_db: Path, monkeypatch):
+    run_id = stored_td_run(studio_db, [("a", "a"), ("b", "c")])
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    stamps: list[str] = []
+    original = Store.results_version
+    monkeypatch.setattr(Store, "results_version", lambda self, rid: stamps.append(rid) or original(self, rid))
+    at.run()
+    # The table's cache reads it; the judges and their cost are kept per version of that table.
+    assert stamps == [run_id]
+    assert at.metric[1].value == "2"  # Outcomes scored: both
+
+
 def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, studio_db: Path, monkeypatch):
     from dashboard import run_explorer
 
