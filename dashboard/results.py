@@ -82,7 +82,7 @@ def dimension_table(analysis: Mapping[str, Any]) -> str:
     return "\n".join(lines) + f"\n\nWeighted score W = {total:.3f} (the sum of the contributions)."
 
 
-def _on_request(label: str, key: str) -> DeltaGenerator | None:
+def on_request(label: str, key: str) -> DeltaGenerator | None:
     """A collapsed expander (widget key ``key``) whose content runs only when it is open: the
     expander to draw into when it is, None when it is closed."""
     box = st.expander(label, key=key, on_change="rerun")
@@ -146,7 +146,7 @@ def _render_raw(result: ScoreResult, key: str, lazy_key: str | None) -> None:
     if lazy_key is None:
         with st.expander("Raw result JSON"):
             st.json(data)
-    elif (box := _on_request("Raw result JSON", f"{lazy_key}_raw")) is not None:
+    elif (box := on_request("Raw result JSON", f"{lazy_key}_raw")) is not None:
         box.json(data)
     st.download_button(
         "Download result JSON",
@@ -192,7 +192,7 @@ def _render_prompt_alignment(
         st.caption(f"The judge saw {analysis['conversationTurns']} earlier turn(s) of the conversation as context.")
     if lazy_key is None:
         st.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
-    elif (box := _on_request("Charts: score gauge and dimensions", f"{lazy_key}_charts")) is not None:
+    elif (box := on_request("Charts: score gauge and dimensions", f"{lazy_key}_charts")) is not None:
         box.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
         box.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
@@ -222,7 +222,7 @@ def _render_textual_difference(
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     if lazy_key is None:
         st.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
-    elif (box := _on_request("Chart of the ratio, confidence and length difference", f"{lazy_key}_charts")) is not None:
+    elif (box := on_request("Chart of the ratio, confidence and length difference", f"{lazy_key}_charts")) is not None:
         box.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")
     reference = "Ground truth" if details["comparedWith"] == "ground_truth" else "Input (user prompt)"
     if payload is None:

@@ -544,6 +544,14 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
     at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
     assert at.success[0].value == "Both runs score the same dataset (2 rows matched by id)."
+    # The stored runs' table is built when its expander is opened: newest first, the three runs.
+    assert "Stored runs" in [e.label for e in at.expander]
+    assert [d for d in at.dataframe if "first judge" in d.value.columns] == []
+    at.session_state["compare_diff_runs"] = True
+    at.run()
+    assert table_with(at, "first judge")["name"].tolist() == ["Other questions", "Stricter judge", "Baseline judge"]
+    at.session_state["compare_diff_runs"] = False
+    at.run()
     assert metrics(at)["Regressions"] == "1"
     assert metrics(at)["Improvements"] == "0"
     assert metrics(at)["Unchanged"] == "1"

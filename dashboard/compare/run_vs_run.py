@@ -15,7 +15,7 @@ from scorers.analysis.compare import RunDiff, run_diff
 
 from ..batch import runs_table, truncate
 from ..layout import follow_run_link
-from ..results import md_escape
+from ..results import md_escape, on_request
 from ..run_explorer import page_of, per_version, run_table
 from ..run_frames import PAGE_SIZE
 from .common import NUMBER_COLUMN, pick_run, render_report_builder, scorer_names
@@ -139,8 +139,7 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
             column_config={"mean in A": NUMBER_COLUMN, "mean in B": NUMBER_COLUMN, "Δ (B − A)": CHANGE_COLUMN},
         )
     # The charts' module is 4.7 MB of script for the browser to evaluate: built when asked for, not on the open.
-    charts = st.expander("Charts: mean change per scorer and per dimension", key=f"{key}_charts", on_change="rerun")
-    if charts.open:
+    if (charts := on_request("Charts: mean change per scorer and per dimension", f"{key}_charts")) is not None:
         with charts:
             _render_delta_charts(diff, names, dims, key)
     config = {"Δ (B − A)": CHANGE_COLUMN}
@@ -226,8 +225,10 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
     if len(runs) < 2:
         st.info("Run vs run needs two stored runs; there " + ("is one." if runs else "are none."))
     else:
-        with st.expander("Stored runs", expanded=False):
-            st.dataframe(runs_table(runs).drop(columns=["id"]), hide_index=True)
+        # Built when opened: a hidden table is still a data grid for the browser to set up.
+        if (stored := on_request("Stored runs", "compare_diff_runs")) is not None:
+            with stored:
+                st.dataframe(runs_table(runs).drop(columns=["id"]), hide_index=True)
         left, right = st.columns(2)
         with left:
             run_a = pick_run(runs, "Run A (baseline)", "compare_diff_a", default=1)
