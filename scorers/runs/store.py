@@ -33,7 +33,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import StaticPool
 
 from scorers.core.errors import ScoreStatus
 from scorers.runs import schema_history as history
@@ -782,24 +782,28 @@ class Store:
             for start in range(0, len(rows), size):
                 yield rows[start : start + size]
             return
-        reader = self.engine
-        if self.dialect == "sqlite":  # a read-only connection of its own, beside the store's one
-            path = self.path
+        if self.dialect == "sqlite":
+            yield from self._read_only_chunks(sql, params, size)
+            return
+        with self.engine.connect() as conn:
+            db = Connection(conn)
+            result = conn.exec_driver_sql(db._sql(sql), tuple(params), execution_options={"yield_per": size})
+            index = {key: n for n, key in enumerate(result.keys())}
+            for part in result.partitions(size):
+                yield [Record(index, row) for row in part]
 
-            def read_only() -> sqlite3.Connection:
-                return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
-
-            reader = sa.create_engine("sqlite://", creator=read_only, poolclass=NullPool)
+    def _read_only_chunks(self, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Record]]:
+        # A read-only connection of its own, beside the store's one, used through the sqlite3 module directly:
+        # SQLAlchemy made a Row of each row before its Record (a quarter to a third of the time of reading 20,000
+        # outcomes).
+        conn = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
         try:
-            with reader.connect() as conn:
-                db = Connection(conn)
-                result = conn.exec_driver_sql(db._sql(sql), tuple(params), execution_options={"yield_per": size})
-                index = {key: n for n, key in enumerate(result.keys())}
-                for part in result.partitions(size):
-                    yield [Record(index, row) for row in part]
+            cursor = conn.execute(sql, tuple(params))
+            index = {column[0]: n for n, column in enumerate(cursor.description or ())}
+            while rows := cursor.fetchmany(size):
+                yield [Record(index, row) for row in rows]
         finally:
-            if reader is not self.engine:
-                reader.dispose()
+            conn.close()
 
     def results(self, run_id: str, item_index: int | None = None) -> list[dict[str, Any]]:
         """Every stored outcome of the run (or of one item), JSON fields decoded, ordered by item then scorer."""
