@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fake_openai import Reply
 from judge_data import settings_for, single_analysis
 
 from dashboard.runs import build_payload
-from scorers import create_prompt_alignment_scorer, normalize_run
-from scorers.runs.datasets import guess_columns, iter_runs, load_dataset
+from scorers import MissingInputError, create_prompt_alignment_scorer, create_scorer, normalize_run
+from scorers.runs.datasets import guess_columns, iter_runs, load_dataset, not_text_notices
 
 TURNS = [
     {"role": "system", "content": "You are an exam coach."},
@@ -102,3 +103,31 @@ def test_the_evaluate_form_takes_pasted_openai_messages():
     )
     run = normalize_run(payload)
     assert run.output == "Then revise topic A first." and run.prompt_text == "A" and len(run.history) == 2
+
+
+def test_a_conversation_without_a_reply_or_not_a_list_is_not_scored_and_is_named_before_the_run(tmp_path):
+    path = tmp_path / "chats.jsonl"
+    records = [
+        {"id": "m1", "messages": [*TURNS, {"role": "assistant", "content": "Revise A."}]},
+        {"id": "m2", "messages": [{"role": "user", "content": "no answer here at all yet"}]},  # line 2
+        {"id": "m3", "messages": "not a list"},  # line 3
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    payloads = [payload for _, _, payload in iter_runs(dataset, mapping)]
+    # No assistant message: no response at all (before, an empty one, which textual difference scored 0).
+    assert payloads[1] == {"input": [{"role": "user", "content": "no answer here at all yet"}]}
+    # Not a list of messages: the cell's text is the prompt, and there is no response either.
+    assert payloads[2] == {"input": [{"role": "user", "content": "not a list"}]}
+    textual = create_scorer("textual-difference")
+    for payload in payloads[1:]:
+        with pytest.raises(MissingInputError):
+            textual.run(payload)
+    assert textual.run(payloads[0]).score is not None
+    assert not_text_notices(dataset, mapping) == [
+        "Field 'messages' (the conversation) is not a list of messages in 1 row, the first on line 3: each is read "
+        "as the prompt's text, with no response (not scored: missing_input).",
+        "Field 'messages' (the conversation) has no assistant message in 1 row, the first on line 2: no response "
+        "to score (not scored: missing_input).",
+    ]

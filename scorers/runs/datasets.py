@@ -567,7 +567,9 @@ def not_text_notices(
     JSON; see :func:`iter_runs`): this is decided, and the user must be told before anything is
     scored. Messages passed as they are (a list of ``{"role", "content"}`` messages as the prompt or
     response, a message object as the response (:func:`_is_message`) or a Mastra agent run input) are
-    not text by design and are not counted; nor are missing cells; any other object is counted.
+    not text by design and are not counted; nor are missing cells; any other object is counted. A mapped
+    messages column's cells that hold no list of messages (read as the prompt's text) are named, and, when no
+    response column is mapped, its conversations without an assistant message (no response: ``missing_input``).
 
     Args:
         dataset: a loaded dataset.
@@ -602,6 +604,43 @@ def not_text_notices(
             f"Field {column!r} (the {name}) is not text in {n} row{'' if n == 1 else 's'} ({shown}), the first on "
             f"{dataset.row_label(first)}: each is scored as its text (numbers as written, true/false, lists and "
             "objects as JSON)."
+        )
+    column = mapping.get("messages")
+    if messages_as_is and column and column in dataset.columns:
+        notices += _conversation_notices(dataset, column, response_mapped=bool(mapping.get("output")))
+    return notices
+
+
+def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
+    """Say which cells of the messages ``column`` are no conversation (read as the prompt's text) and, when no
+    response column is mapped, which conversations have no assistant message (no response: ``missing_input``)."""
+    not_lists: list[int] = []
+    no_reply: list[int] = []
+    for i, cell in enumerate(dataset.column_values(column)):
+        turns = _conversation_turns(cell)
+        if turns is None:
+            if cell_text(cell) is not None:  # a missing cell is said elsewhere: no prompt
+                not_lists.append(i)
+        elif not response_mapped and not any(isinstance(m, dict) and m.get("role") == "assistant" for m in turns):
+            no_reply.append(i)
+
+    def rows(found: list[int]) -> str:
+        return f"{len(found)} row{'' if len(found) == 1 else 's'}, the first on {dataset.row_label(found[0])}"
+
+    notices = []
+    if not_lists:
+        notices.append(
+            f"Field {column!r} (the conversation) is not a list of messages in {rows(not_lists)}: each is read as "
+            + (
+                "the prompt's text."
+                if response_mapped
+                else "the prompt's text, with no response (not scored: missing_input)."
+            )
+        )
+    if no_reply:
+        notices.append(
+            f"Field {column!r} (the conversation) has no assistant message in {rows(no_reply)}: "
+            "no response to score (not scored: missing_input)."
         )
     return notices
 
@@ -687,11 +726,28 @@ def _runs(
 def _conversation(cell: Any, output: Any) -> dict[str, Any]:
     """A messages cell (OpenAI chat format: a list of ``{"role", "content"}``, or its JSON text) as a
     run: the turns are the input; the response is the output cell when one is mapped, else the
-    conversation's final assistant message (the turns before it are the input).
+    conversation's final assistant message (the turns before it are the input); a conversation without
+    one has no response (``missing_input`` for every scorer, never an empty response scored).
 
-    A cell that is not such a list is passed through as the input, so the scorer reports the item
-    as invalid input naming the field.
+    A cell that holds no list of messages is the prompt's text (:func:`not_text_notices` names such rows
+    before the run).
     """
+    turns = _conversation_turns(cell)
+    if turns is None:  # no conversation: the cell's text is the prompt
+        text = cell_text(cell)
+        turns = [] if text is None else [{"role": "user", "content": text}]
+    value = _output_value(output)
+    if output is not None:
+        return {"input": turns} | ({} if value is None else {"output": value})
+    last = max((i for i, m in enumerate(turns) if isinstance(m, dict) and m.get("role") == "assistant"), default=None)
+    if last is None:  # no assistant message: no response (missing_input for every scorer)
+        return {"input": turns}
+    return {"input": turns[:last], "output": turns[last]}
+
+
+def _conversation_turns(cell: Any) -> list[Any] | None:
+    """A messages cell's turns: the list it holds (a list value, or its JSON text), None when it holds no list of
+    messages (:func:`_is_message_list`)."""
     np = _numpy()
     if np is not None and isinstance(cell, np.ndarray):
         cell = cell.tolist()
@@ -699,14 +755,8 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
         try:
             cell = json.loads(cell)
         except json.JSONDecodeError:
-            pass
-    if output is not None or not isinstance(cell, list) or not cell:
-        value = _output_value(output)
-        return {"input": cell if cell is not None else []} | ({} if value is None else {"output": value})
-    last = max((i for i, m in enumerate(cell) if isinstance(m, dict) and m.get("role") == "assistant"), default=None)
-    if last is None:
-        return {"input": cell, "output": {"text": ""}}
-    return {"input": cell[:last], "output": cell[last]}
+            return None
+    return cell if _is_message_list(cell) else None
 
 
 def _json_list(cell: Any, *, strings: bool) -> Any:
