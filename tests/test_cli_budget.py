@@ -213,6 +213,21 @@ def test_the_estimate_uses_the_price_given(env: FakeOpenAI, tmp_path, capsys):
     )
 
 
+def test_the_estimate_takes_no_reply_longer_than_the_judges_max_tokens(env: FakeOpenAI, tmp_path, capsys):
+    data = dataset(tmp_path, 3)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--no-cache"]
+    # Prompt alignment's typical reply is 700 tokens: 3 calls, 2,100 completion tokens; at most 100 each: 300.
+    for flags, completion in (
+        ((), "2,100"),
+        (("--judge-max-tokens", "100"), "300"),
+        (("--judge-max-tokens", "5000"), "2,100"),
+    ):
+        code, _, err = run_cli(capsys, *argv, *flags)
+        assert code == EXIT_OK
+        (line,) = [ln for ln in err.splitlines() if ln.startswith("Estimate: ")]
+        assert f"~{completion} completion tokens" in line, line
+
+
 def test_a_cost_under_a_hundredth_of_a_cent_is_printed_in_full_not_as_0_0000(env: FakeOpenAI, tmp_path, capsys):
     env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
     data = dataset(tmp_path, 3)

@@ -375,7 +375,7 @@ def estimate_run(
     """Judge calls, tokens and cost a run is expected to take (no call is made).
 
     Prompt tokens are the rendered judge prompts at 4 characters a token;
-    completion tokens each scorer's typical reply. Items whose prompt cannot
+    completion tokens each scorer's typical reply, at most the judge's ``max_tokens`` when set. Items whose prompt cannot
     be rendered (invalid input) make no call and are not counted, nor are those
     the judge refuses before sending because the prompt is longer than the
     model's context window (counted in ``too_long``: every prompt of at least half
@@ -404,6 +404,9 @@ def estimate_run(
         probe = probe_cache and getattr(scorer, "cache", None) is not None
         settings = getattr(scorer, "settings", None)
         window = context_window(settings) if settings is not None else None
+        reply_tokens = scorer.expected_completion_tokens
+        if settings is not None and settings.max_tokens:  # no reply is longer than the judge's max_tokens
+            reply_tokens = min(reply_tokens, settings.max_tokens)
         for item in items:
             try:
                 messages = render(item.payload)
@@ -419,7 +422,7 @@ def estimate_run(
                     continue
             calls += per_run
             prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
-            completion += per_run * scorer.expected_completion_tokens
+            completion += per_run * reply_tokens
     model = judge_model_of(scorers) if calls else None  # no call to make costs $0, whatever the model's price
     cost = cost_usd(model, prompt, completion, price, batch_api=batch_api) if model else 0.0
     counts = {"cached": cached, "too_long": too_long}
