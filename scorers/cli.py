@@ -90,7 +90,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
+from scorers.core.budget import CAP_FLAGS, BudgetCaps, batch_api_caps_problem, cost_cap_warning
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
 from scorers.core.judge import (
     HOW_TO_CONFIGURE,
@@ -1589,8 +1589,9 @@ def _execute(
             f"Run {run_id} paused ({result.status}) with {len(result.outcomes)} of "
             f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: {_resume_hint(run_id, args.db)}"
             + (
-                f" (the run keeps its caps: raise the one reached, e.g. {_resume_hint(run_id, args.db)} --max-cost USD)"
-                if result.status == RunStatus.BUDGET_REACHED.value
+                f" (the run keeps its caps: raise the one reached, {_resume_hint(run_id, args.db)} "
+                f"{CAP_FLAGS[result.cap_reached]})"
+                if result.cap_reached
                 else ""
             )
         )

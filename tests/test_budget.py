@@ -1,6 +1,9 @@
-"""The warning shown before a run whose cost cap is below the estimate (scorers.core.budget.cost_cap_warning)."""
+"""The run budget: the warning before a run whose cost cap is below the estimate (cost_cap_warning), the cap reached."""
 
-from scorers.core.budget import cost_cap_warning
+import pytest
+
+from scorers.core.budget import Budget, BudgetCaps, BudgetReached, cost_cap_warning
+from scorers.core.pricing import Price
 
 
 def test_cost_cap_warning_says_what_part_of_the_estimate_the_cap_covers():
@@ -13,3 +16,25 @@ def test_cost_cap_warning_says_what_part_of_the_estimate_the_cap_covers():
     # $0.00313785 for 30 calls: about $0.0001046 a call; a $0.00005 cap is below one call.
     text = cost_cap_warning(0.00005, 0.00313785, 30)
     assert "below one judge call" in text and "no judge call will be sent" in text
+
+
+def test_the_cap_reached_names_its_own_flag():
+    # Each cap alone, one request of a 100-token prompt and a 10-token reply at $1 / $1 per million tokens
+    # (110 tokens, $0.00011): a call cap of 1 holds one request, so the second is refused; a token cap of
+    # 100 and a cost cap of $0.0001 refuse the first.
+    calls = Budget(BudgetCaps(max_judge_calls=1))
+    calls.reserve(100, 10)
+    reached = []
+    for budget in (
+        calls,
+        Budget(BudgetCaps(max_total_tokens=100)),
+        Budget(BudgetCaps(max_cost_usd=0.0001), price=Price(1.0, 1.0)),
+    ):
+        with pytest.raises(BudgetReached) as caught:
+            budget.reserve(100, 10)
+        reached.append((caught.value.cap, caught.value.flag))
+    assert reached == [
+        ("max_judge_calls", "--max-judge-calls N"),
+        ("max_total_tokens", "--max-total-tokens N"),
+        ("max_cost_usd", "--max-cost USD"),
+    ]

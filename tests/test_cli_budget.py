@@ -70,6 +70,10 @@ def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(e
     assert env.chat_call_count == 4  # never past the cap
     assert "Stopped at the budget: the cap of 4 judge calls is reached" in err
     run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    # The flag of the cap reached, not another cap's: in the stop reason (History shows it too) and the resume hint.
+    assert f"(python -m scorers run --resume {run_id} --max-judge-calls N; in History: Resume, Cost cap" in err
+    assert f"raise the one reached, python -m scorers run --resume {run_id} --db s.db --max-judge-calls N)" in err
+    assert "--max-cost USD" not in err
     store = Store(tmp_path / "s.db")
     assert store.get_run(run_id)["config"]["budget"]["max_judge_calls"] == 4
     store.close()

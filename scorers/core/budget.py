@@ -36,8 +36,30 @@ ASSUMED_MAX_REPLY_TOKENS = 4096
 PER_MESSAGE_TOKENS = 8
 
 
+CAP_FLAGS = {
+    "max_judge_calls": "--max-judge-calls N",
+    "max_total_tokens": "--max-total-tokens N",
+    "max_cost_usd": "--max-cost USD",
+}
+"""The command-line flag that sets each cap of :class:`BudgetCaps`, with its value's kind."""
+
+
 class BudgetReached(Exception):
-    """The next judge call could pass a cap of the run's budget; it was not sent."""
+    """The next judge call could pass a cap of the run's budget; it was not sent.
+
+    Args:
+        message: the cap and what was spent, in words.
+        cap: the :class:`BudgetCaps` field of the cap reached (a key of :data:`CAP_FLAGS`).
+    """
+
+    def __init__(self, message: str, cap: str):
+        super().__init__(message)
+        self.cap = cap
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag that raises the cap reached, e.g. ``"--max-judge-calls N"``."""
+        return CAP_FLAGS[self.cap]
 
 
 @dataclass(frozen=True)
@@ -225,19 +247,21 @@ class Budget:
         caps = self.caps
         with self._lock:
             if caps.max_judge_calls is not None and self.calls + self._held_calls + 1 > caps.max_judge_calls:
-                raise BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached")
+                raise BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached", "max_judge_calls")
             tokens = self.prompt_tokens + self.completion_tokens + self._held_tokens + ticket.tokens
             if caps.max_total_tokens is not None and tokens > caps.max_total_tokens:
                 raise BudgetReached(
                     f"the next judge call could pass the cap of {caps.max_total_tokens:,} tokens "
-                    f"({self.prompt_tokens + self.completion_tokens:,} spent, up to {ticket.tokens:,} more)"
+                    f"({self.prompt_tokens + self.completion_tokens:,} spent, up to {ticket.tokens:,} more)",
+                    "max_total_tokens",
                 )
             if caps.max_cost_usd is not None:
                 cost = (self.cost_usd or 0.0) + self._held_cost + ticket.cost
                 if cost > caps.max_cost_usd:
                     raise BudgetReached(
                         f"the next judge call could pass the cost cap of {usd_text(caps.max_cost_usd)} "
-                        f"({usd_text(self.cost_usd or 0.0)} spent, up to {usd_text(ticket.cost)} more)"
+                        f"({usd_text(self.cost_usd or 0.0)} spent, up to {usd_text(ticket.cost)} more)",
+                        "max_cost_usd",
                     )
             self._held_calls += 1
             self._held_tokens += ticket.tokens

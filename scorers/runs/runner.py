@@ -227,6 +227,8 @@ class EvalRunResult:
         n_items: items in the dataset.
         batch_api: the judge calls went through the Batch API (billed at its price).
         stop_reason: why a run that is not completed stopped early, in a sentence, or None.
+        cap_reached: for a ``"budget_reached"`` run, the cap it stopped at (a
+            :class:`~scorers.core.budget.BudgetCaps` field, a key of :data:`~scorers.core.budget.CAP_FLAGS`), else None.
         prices: the judge prices set by the user (they override the list price), by judge model:
             a stored run's are those recorded with it (:func:`scorers.runs.judges.run_prices`).
     """
@@ -239,6 +241,7 @@ class EvalRunResult:
     judge_model: str | None = None
     batch_api: bool = False
     stop_reason: str | None = None
+    cap_reached: str | None = None
     prices: Mapping[str, Price] = dataclasses.field(default_factory=dict)
 
     @property
@@ -868,12 +871,12 @@ def run_evals(
         halt.set()
 
     # A budget reached holds only the judge calls: the scorers that call no judge go on scoring every item.
-    capped: list[str] = []  # the reason, once a judge call was not sent for the budget
+    capped: list[BudgetReached] = []  # the cap, once a judge call was not sent for the budget
 
-    def hold_judge(reason: str) -> None:
+    def hold_judge(reached: BudgetReached) -> None:
         with lock:
             if not capped:
-                capped.append(reason)
+                capped.append(reached)
 
     def record(outcome: ItemOutcome) -> bool:
         key = (outcome.item_index, outcome.scorer_id)
@@ -1118,15 +1121,16 @@ def run_evals(
         scorer_ids,
         judge_model,
         stop_reason=reason,
+        cap_reached=capped[0].cap if status == RunStatus.BUDGET_REACHED.value else None,
         prices=prices,
     )
 
 
-def budget_stop_reason(cap: str, run_id: str | None, *, free: bool) -> str:
-    """Why a run paused at its budget, and how to go on: the cap reached, and how to raise it.
+def budget_stop_reason(cap: BudgetReached, run_id: str | None, *, free: bool) -> str:
+    """Why a run paused at its budget, and how to go on: the cap reached, and the flag that raises it.
 
     Args:
-        cap: what :class:`~scorers.core.budget.BudgetReached` said (the cap and what was spent).
+        cap: the cap reached (its message says what was spent).
         run_id: the run, for the resume command (None: not stored).
         free: True when some scorer calls no judge (those scored every item; only judge calls wait).
     """
@@ -1134,8 +1138,7 @@ def budget_stop_reason(cap: str, run_id: str | None, *, free: bool) -> str:
     resume = f"python -m scorers run --resume {run_id or 'RUN_ID'}"
     return (
         f"Stopped at the budget: {cap}.{went_on} The cap can be raised: resume the run with a higher one "
-        f"({resume} --max-cost USD, or --max-judge-calls N / --max-total-tokens N; in History: Resume, "
-        "Cost cap and price), which the run then keeps."
+        f"({resume} {cap.flag}; in History: Resume, Cost cap and price), which the run then keeps."
     )
 
 
@@ -1200,7 +1203,7 @@ def _score_with_retries(
     item: EvalItem,
     throttle: _Throttle,
     max_retries: int,
-    on_budget: Callable[[str], None],
+    on_budget: Callable[[BudgetReached], None],
 ) -> ItemOutcome | None:
     usage = _NO_USAGE
     start = time.monotonic()
@@ -1215,7 +1218,7 @@ def _score_with_retries(
             try:
                 result = call()
             except BudgetReached as exc:
-                on_budget(str(exc))
+                on_budget(exc)
                 return None
             except RateLimitedError as exc:
                 rate_limited, retry_after = True, exc.retry_after
