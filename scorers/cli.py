@@ -494,7 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="seconds one item may take for all its scorers; later, it is recorded as an "
-        "API error (default: no limit beyond --timeout)",
+        "API error, and what a judge call it stopped waiting for spent when answered is counted "
+        "(default: no limit beyond --timeout)",
     )
     batch.add_argument(
         "--output",

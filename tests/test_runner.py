@@ -374,6 +374,38 @@ def test_item_past_its_timeout_is_an_api_error_once_even_when_its_worker_finishe
     assert len(store.results(result.run_id)) == 6
 
 
+def test_a_judge_call_abandoned_at_the_item_timeout_counts_in_the_usage_and_cost_when_it_returns(fake_openai):
+    # The provider answers (and bills) the call the run stopped waiting for: its worker thread gets the reply.
+    billed = {"prompt_tokens": 1000, "completion_tokens": 200}
+    fake_openai.responder = Script(
+        {1: [Reply.json(GOOD, usage=billed).delayed(3.0)], 2: [Reply.json(GOOD, usage=billed).delayed(3.0)]},
+        default=Reply.json(GOOD, usage=billed),
+    )
+    store = Store(":memory:")
+    pa = alignment(fake_openai, model="openai/gpt-4o-mini", max_retries=0)
+
+    result = run_evals(
+        items_of([item_payload(i) for i in range(3)]), [pa], concurrency=2, item_timeout=1.5, store=store
+    )
+
+    assert fake_openai.chat_call_count == 3
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.API_ERROR, ScoreStatus.API_ERROR]
+    assert [o.error for o in result.outcomes[1:]] == [TIMEOUT_MESSAGE.format(1.5)] * 2
+    # Items 1 and 2 timed out, but each call was answered: 3 calls of 1,000 + 200 tokens.
+    assert [o.usage for o in result.outcomes] == [JudgeUsage(1000, 200, 1)] * 3
+    assert result.usage == JudgeUsage(3000, 600, 3)
+    # 3000 · 0.15 / 1e6 + 600 · 0.60 / 1e6 = 0.00045 + 0.00036 = 0.00081 USD
+    assert result.cost_usd == pytest.approx(0.00081)
+    rows = sorted(store.results(result.run_id), key=lambda r: r["item_index"])
+    assert [(r["status"], r["judge_calls"], r["prompt_tokens"], r["completion_tokens"]) for r in rows] == [
+        ("scored", 1, 1000, 200),
+        ("api_error", 1, 1000, 200),
+        ("api_error", 1, 1000, 200),
+    ]
+    assert [r["judge"]["model"] for r in rows[1:]] == ["gpt-4o-mini"] * 2  # priced at the judge asked
+    assert load_run(store, result.run_id)[2].cost_usd == pytest.approx(0.00081)
+
+
 def test_queued_items_are_not_timed_out_before_they_start(fake_openai):
     fake_openai.responder = Script(default=OK.delayed(0.5))
     pa = alignment(fake_openai, max_retries=0)

@@ -745,8 +745,11 @@ def run_evals(
             scores, the process's full garbage collections wait until it ends
             (:func:`~scorers.runs.garbage.full_collections_deferred`; young ones go on).
         item_timeout: seconds one item may take for all its scorers; an item past it
-            is recorded as an API error for the scorers not yet done. None: no limit
-            beyond the judge's own HTTP timeout.
+            is recorded as an API error for the scorers not yet done. The judge call it
+            stopped waiting for goes on in its worker (the run waits for it before it ends):
+            when it is answered, what it spent is added to that outcome's usage (a provider
+            bills it), so the run's usage and cost count it. None: no limit beyond the
+            judge's own HTTP timeout.
         max_rate_limit_retries: times an item that stayed rate limited (after the
             client's own retries) is tried again after the shared pause; an item never
             waits more than :data:`MAX_RATE_LIMIT_WAIT_S` in all. An exhausted quota or
@@ -885,10 +888,14 @@ def run_evals(
         if key in retried_spend:
             outcome = dataclasses.replace(outcome, usage=outcome.usage + retried_spend[key])
         with lock:
-            if key in known:  # exactly once: a late result after a timeout is dropped
-                return False
-            known[key] = outcome
-        writer.add(outcome)
+            if key in known:  # exactly once: a late result after a timeout is dropped, but not what it spent
+                if outcome.item_index not in timed_out or not outcome.usage.calls:
+                    return False
+                # The abandoned judge call was answered (and billed): the timed-out outcome carries its spend.
+                outcome = known[key] = dataclasses.replace(known[key], usage=known[key].usage + outcome.usage)
+            else:
+                known[key] = outcome
+        writer.add(outcome)  # a timed-out outcome written already is replaced (the store's rows are upserts)
         return True
 
     def settle(outcome: ItemOutcome) -> None:
@@ -1088,6 +1095,7 @@ def run_evals(
                                     scorer.id,
                                     ScoreStatus.API_ERROR,
                                     error=f"the item took longer than the per-item timeout of {item_timeout:g} s",
+                                    judge_used=_judge_used(scorer),
                                 )
                             )
         except BaseException:
