@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from scorers import (
     EvalItem,
@@ -34,6 +35,7 @@ from scorers import (
     normalize_run,
     run_evals,
 )
+from scorers.analysis.labels import scorer_scale
 from scorers.catalogue.registry import TARGET_LABELS
 from scorers.core.base import RUN_FIELDS, RunInput
 from scorers.core.budget import BudgetCaps
@@ -514,12 +516,16 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """
 
     def columns(run: Mapping[str, Any]) -> dict[str, str]:
-        # Textual difference against the ground truth and against the input measure different things.
+        # Textual difference against the ground truth and against the input measure different things, and a
+        # mean on a 0-10 scale is not one on 0-1: each is its own column.
         targets = {sid: options.get("target") for sid, options in stored_scorer_options(run).items()}
-        return {
-            sid: f"mean: {sid}" + (f" ({TARGET_LABELS[t]})" if (t := targets.get(sid)) in TARGET_LABELS else "")
-            for sid in (s["id"] for s in run.get("scorers") or [])
-        }
+        named = {}
+        for sid in (s["id"] for s in run.get("scorers") or []):
+            notes = [TARGET_LABELS[t]] if (t := targets.get(sid)) in TARGET_LABELS else []
+            if (scale := scorer_scale(run, sid)) != 1:
+                notes.append(f"0–{scale:g}")
+            named[sid] = f"mean: {sid}" + (f" ({', '.join(notes)})" if notes else "")
+        return named
 
     mean_columns = [columns(run) for run in runs]
     means = list(dict.fromkeys(name for named in mean_columns for name in named.values()))
@@ -579,6 +585,11 @@ def runs_table_styler(table: pd.DataFrame) -> Any:
     """The History list as shown: means to 3 decimals, :data:`NOT_USED` where the run did not use the
     scorer, :data:`NO_SCORED_ITEMS` where it used it but scored no item (the counts say why).
 
+    Streamlit's grid shows its placeholder for every missing value, whatever the Styler says, so a used
+    scorer's mean without a score is -inf in the styled data (it sorts below every mean) shown as
+    :data:`NO_SCORED_ITEMS`; a scorer the run did not use stays NaN, shown as :data:`NOT_USED` by
+    :func:`show_runs_table`'s placeholder.
+
     Args:
         table: :func:`runs_table`'s frame, with the cells of ``attrs["no_scored"]`` (row position, column)
             a used scorer's mean without a score; columns may have been dropped.
@@ -587,8 +598,17 @@ def runs_table_styler(table: pd.DataFrame) -> Any:
         A pandas ``Styler`` for ``st.dataframe`` (the values stay numbers, so columns sort as numbers).
     """
     means = [c for c in table.columns if c.startswith("mean:")]
-    styler = table.style.format("{:.3f}", subset=means, na_rep=NOT_USED)
-    for position, column in table.attrs.get("no_scored", []):
-        cell = pd.IndexSlice[table.index[position], column]
-        styler = styler.format("{:.3f}", subset=cell, na_rep=NO_SCORED_ITEMS)
+    data = table.copy()
+    cells = [(data.index[position], column) for position, column in table.attrs.get("no_scored", [])]
+    for row, column in cells:
+        data.loc[row, column] = -math.inf
+    styler = data.style.format("{:.3f}", subset=means, na_rep=NOT_USED)
+    for row, column in cells:
+        styler = styler.format(lambda _: NO_SCORED_ITEMS, subset=pd.IndexSlice[row, column])
     return styler
+
+
+def show_runs_table(table: pd.DataFrame, **kwargs: Any) -> None:
+    """Draw :func:`runs_table`'s frame (``id`` may be dropped) with ``st.dataframe`` as
+    :func:`runs_table_styler` shows it; ``kwargs`` go to ``st.dataframe`` (``key``, ``column_config``)."""
+    st.dataframe(runs_table_styler(table), hide_index=True, placeholder=NOT_USED, **kwargs)

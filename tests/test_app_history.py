@@ -69,6 +69,9 @@ def test_runs_are_listed_with_their_means_and_counts(open_page, studio_db: Path)
     assert table["not scored"].tolist() == [0, 0]
     assert table["mean: textual-difference"].tolist() == pytest.approx([0.0, 0.875])
     assert table["first judge"].tolist() == ["—", "—"]
+    # A missing mean (a scorer the run did not use) shows the grid's placeholder, "—" as the caption says.
+    (grid,) = [d for d in at.dataframe if "status" in d.value.columns and "dataset" in d.value.columns]
+    assert grid.proto.placeholder == "—"
     assert at.selectbox(key="history_pick").value == second
     assert [o.rsplit(" · ", 1)[1] for o in at.selectbox(key="history_pick").options] == [second, first]
 

@@ -247,6 +247,20 @@ def test_runs_table_tells_a_used_scorer_without_scored_items_from_an_unused_one(
     assert (first["mean: slow"], first["mean: textual-difference"]) == (NO_SCORED_ITEMS, NOT_USED)
     # small_run: textual difference (1 + 0.75 + 0 + 1/3) / 4 = 0.5208… → 0.521; slow 1.0 → 1.000.
     assert (second["mean: textual-difference"], second["mean: slow"]) == ("0.521", "1.000")
+    # Streamlit's grid shows its placeholder for any missing value whatever the Styler says: the grid gets -inf
+    # (shown as NO_SCORED_ITEMS, sorted below every mean) for the used scorer, NaN (the placeholder) for the other.
+    data = runs_table_styler(shown).data
+    assert data.iloc[0]["mean: slow"] == -math.inf and math.isnan(data.iloc[0]["mean: textual-difference"])
+    assert math.isnan(shown.iloc[0]["mean: slow"])  # the table itself is untouched
+
+
+def test_runs_table_puts_means_on_another_scale_in_their_own_column(store):
+    items = items_of(["x"])
+    run_evals(items, [create_textual_difference_scorer()], store=store)
+    scaled = SlowScorer(0)
+    run_evals(items, [scaled], store=store, scorer_options={"slow": {"scale": 10}})
+    table = runs_table(store.list_runs())
+    assert [c for c in table.columns if c.startswith("mean:")] == ["mean: slow (0–10)", "mean: textual-difference"]
 
 
 def test_runs_table_lists_means_counts_and_status(store):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table, runs_table_styler
+from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table, show_runs_table
 from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
 from dashboard.run_view import get_store, render_job_panel, render_run
@@ -37,9 +37,8 @@ if not runs:
     st.stop()
 
 table = runs_table(runs)
-st.dataframe(
-    runs_table_styler(table.drop(columns=["id"])),
-    hide_index=True,
+show_runs_table(
+    table.drop(columns=["id"]),
     key="history_table",
     column_config={
         "first judge": st.column_config.TextColumn(
@@ -52,7 +51,8 @@ st.caption(
     'Means count scored outcomes only; "not scored" counts the outcomes without a score (a judge '
     'failure, or an input the scorer needs was missing or invalid), "pending" the ones never scored (a '
     f'stopped run). A mean of "{NO_SCORED_ITEMS}": the run used that scorer but none of its items was scored '
-    f'(the counts say why); "{NOT_USED}": the run did not use that scorer.'
+    f'(the counts say why); "{NOT_USED}": the run did not use that scorer. A scale other than 0–1 is named '
+    "in the column's heading, e.g. (0–10): means on different scales are never in one column."
 )
 
 by_id = {run["id"]: run for run in runs}

@@ -13,7 +13,7 @@ from scorers import (
 )
 from scorers.analysis.compare import RunDiff, run_diff
 
-from ..batch import runs_table, truncate
+from ..batch import runs_table, show_runs_table, truncate
 from ..layout import follow_run_link
 from ..results import md_escape, on_request
 from ..run_explorer import page_of, per_version, run_table
@@ -228,7 +228,7 @@ def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
         # Built when opened: a hidden table is still a data grid for the browser to set up.
         if (stored := on_request("Stored runs", "compare_diff_runs")) is not None:
             with stored:
-                st.dataframe(runs_table(runs).drop(columns=["id"]), hide_index=True)
+                show_runs_table(runs_table(runs).drop(columns=["id"]))
         left, right = st.columns(2)
         with left:
             run_a = pick_run(runs, "Run A (baseline)", "compare_diff_a", default=1)
