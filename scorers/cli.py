@@ -100,9 +100,9 @@ from scorers.core.judge import (
     redact_key,
     resolve_judge_settings,
 )
-from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, usd_text
+from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, run_cost, usd_text
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.judges import judges_used, limits_config, run_prices
+from scorers.runs.judges import judges_used, limits_config, run_prices, spend_by_judge
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     EvalItem,
@@ -956,9 +956,10 @@ def _print_estimate(
     price: Price | None = None,
     price_source: str = "the price set with --price",
     max_cost: float | None = None,
+    spent: float = 0.0,
 ) -> int:
     """Print the estimate of the judge calls, tokens and cost; ``price`` (the judge's) is ``price_source`` in words;
-    a warning when the cost cap ``max_cost`` (USD) is below the estimate."""
+    a warning when the cost cap ``max_cost`` (USD), less what a resumed run ``spent`` before, is below the estimate."""
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
@@ -995,7 +996,7 @@ def _print_estimate(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
     )
-    if warning := cost_cap_warning(max_cost, cost, calls):
+    if warning := cost_cap_warning(max_cost, cost, calls, spent):
         console.note(f"warning: {warning}")
     return calls
 
@@ -1402,7 +1403,12 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         caps = BudgetCaps.from_dict(_budget_config(args, config)["budget"])
         if args.batch_api and (problem := batch_api_caps_problem(caps)):
             raise CLIError(f"{problem} A cap the run recorded is removed with none, e.g. --max-cost none.")
-        price = _resume_price(args, run, judge_model_of(scorers))
+        model = judge_model_of(scorers)
+        price = _resume_price(args, run, model)
+        spent = 0.0  # what the run spent, each model at its price (as run_evals counts it against the cost cap)
+        if caps.max_cost_usd is not None:
+            prices = {**run_prices(run), **({model: price} if model and price else {})}
+            spent = run_cost(spend_by_judge(store, args.resume), prices=prices).total_usd or 0.0
         calls = _print_estimate(
             console,
             todo,
@@ -1412,6 +1418,7 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             price=price,
             price_source="the price set with --price" if args.price else "the price recorded with the run",
             max_cost=caps.max_cost_usd,
+            spent=spent,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")

@@ -18,6 +18,18 @@ def test_cost_cap_warning_says_what_part_of_the_estimate_the_cap_covers():
     assert "below one judge call" in text and "no judge call will be sent" in text
 
 
+def test_cost_cap_warning_counts_what_a_resumed_run_spent():
+    # A $0.003 cap on a run that spent $0.0027 leaves $0.0003: 30% of a $0.001 estimate for 10 calls, 3 calls.
+    text = cost_cap_warning(0.003, 0.001, 10, spent_usd=0.0027)
+    assert text.startswith("The cost cap of $0.003 leaves $0.0003 after what the run spent ($0.0027), below the")
+    assert "about 30% of the judging (about 3 of 10 judge calls" in text
+    assert cost_cap_warning(0.0037, 0.001, 10, spent_usd=0.0027) is None  # $0.001 left covers the estimate
+    # A cap below the spend: no call, and the spend named (not "below one judge call").
+    text = cost_cap_warning(0.000001, 0.001, 10, spent_usd=0.0027)
+    assert text.startswith("The cost cap of $0.000001 is already below what the run spent ($0.0027;")
+    assert "Raise the cap above $0.0027" in text
+
+
 def test_the_cap_reached_names_its_own_flag():
     # Each cap alone, one request of a 100-token prompt and a 10-token reply at $1 / $1 per million tokens
     # (110 tokens, $0.00011): a call cap of 1 holds one request, so the second is refused; a token cap of

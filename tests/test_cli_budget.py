@@ -398,3 +398,23 @@ def test_a_cost_cap_holds_only_the_judge_calls_and_says_how_to_raise_it(env: Fak
     # A higher cap on the resume: the 5 judge calls ($0.10 to $0.5 each at most, reserved one by one) fit in $100.
     code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-cost", "100")
     assert code == EXIT_OK and env.chat_call_count == 5
+
+
+def test_a_resume_warns_when_its_cost_cap_is_below_what_the_run_spent(env: FakeOpenAI, tmp_path, capsys):
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    data = dataset(tmp_path, 4)
+    base = ["--yes", "--db", "s.db", "--concurrency", "1", "--model", "model-a", "--price", "1,2"]
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", *base, "--max-judge-calls", "2")
+    assert code == EXIT_PAUSED and env.chat_call_count == 2
+    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    # 2 calls at $1 / $2 per million tokens: 2 × (100 × 1 + 10 × 2) / 1e6 = $0.00024 spent; a $0.0001 cap is below it.
+    code, out, err = run_cli(
+        capsys, "run", "--resume", run_id, *base, "--max-judge-calls", "none", "--max-cost", "0.0001"
+    )
+    assert code == EXIT_PAUSED and env.chat_call_count == 2
+    assert (
+        "warning: The cost cap of $0.0001 is already below what the run spent ($0.00024; the cap is for the whole "
+        "run): no judge call will be sent" in err
+    )
+    assert "Raise the cap above $0.00024 to judge the items left." in err
+    assert "below one judge call" not in err

@@ -122,7 +122,9 @@ def batch_api_caps_problem(caps: BudgetCaps) -> str | None:
     )
 
 
-def cost_cap_warning(max_cost_usd: float | None, estimate_usd: float | None, judge_calls: int) -> str | None:
+def cost_cap_warning(
+    max_cost_usd: float | None, estimate_usd: float | None, judge_calls: int, spent_usd: float = 0.0
+) -> str | None:
     """What a cost cap below a run's estimated judge cost leaves out, or None when it covers the estimate.
 
     Args:
@@ -130,24 +132,38 @@ def cost_cap_warning(max_cost_usd: float | None, estimate_usd: float | None, jud
         estimate_usd: the run's estimated judge cost in USD (:func:`scorers.runs.runner.estimate_run`), or None
             when unknown.
         judge_calls: the judge calls of that estimate, >= 0.
+        spent_usd: what the run spent before (a resumed run's outcomes), USD >= 0: the cap is for the whole run,
+            so only ``max_cost_usd - spent_usd`` is left for the estimate.
 
     Returns:
         A sentence: the share of the estimate the cap covers, and about how many calls that is at the estimate's
-        average cost a call (``floor(cap / (estimate / calls))``); or, below one call's cost, that no judge call
-        will be sent. Code scorers are never held by the cap.
+        average cost a call (``floor(left / (estimate / calls))``); or, when what is left is below one call's cost,
+        that no judge call will be sent (and, when the run already spent the cap, that it did). Code scorers are
+        never held by the cap.
     """
-    if max_cost_usd is None or estimate_usd is None or judge_calls <= 0 or max_cost_usd >= estimate_usd:
+    if max_cost_usd is None or estimate_usd is None or judge_calls <= 0:
         return None
-    per_call = estimate_usd / judge_calls
+    left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
+    if left >= estimate_usd:
+        return None
+    per_call = estimate_usd / judge_calls  # (below: + 1e-9, so 0.0003 / 0.0001 = 2.9999999999999996 counts 3 calls)
     free = "the scorers that call no judge still score every item"
-    if max_cost_usd < per_call:
+    cap = f"The cost cap of {usd_text(max_cost_usd)}"
+    if left <= 0:
         return (
-            f"The cost cap of {usd_text(max_cost_usd)} is below one judge call (about {usd_text(per_call)}): "
+            f"{cap} is already below what the run spent ({usd_text(spent_usd)}; the cap is for the whole run): "
+            f"no judge call will be sent; {free}. Raise the cap above {usd_text(spent_usd)} to judge the items left."
+        )
+    if spent_usd > 0:
+        cap += f" leaves {usd_text(left)} after what the run spent ({usd_text(spent_usd)})"
+    if left < per_call:
+        return (
+            f"{cap}{',' if spent_usd > 0 else ' is'} below one judge call (about {usd_text(per_call)}): "
             f"no judge call will be sent; {free}. Raise the cap to judge the items."
         )
     return (
-        f"The cost cap of {usd_text(max_cost_usd)} is below the estimate of {usd_text(estimate_usd)}: it covers "
-        f"about {max_cost_usd / estimate_usd:.0%} of the judging (about {int(max_cost_usd // per_call):,} of "
+        f"{cap}{',' if spent_usd > 0 else ' is'} below the estimate of {usd_text(estimate_usd)}: it covers "
+        f"about {left / estimate_usd:.0%} of the judging (about {int(left / per_call + 1e-9):,} of "
         f"{judge_calls:,} judge calls; fewer when the replies run long), then the run pauses at the cap; {free}."
     )
 
