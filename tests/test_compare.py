@@ -375,7 +375,7 @@ def test_run_diff_matches_items_and_finds_regressions_and_improvements():
         "Run B (new prompt) scored higher than run A (baseline) on 1 of 3 items and lower on 1 (1 tie); "
     )
     assert "Only 2 items have different scores" in summary
-    assert summary.endswith(" 1 more item was left out because they lack a scored result from one of the two.")
+    assert summary.endswith(" 1 more item was left out because it lacks a scored result from one of the two.")
     assert "ariant" not in summary and "question" not in summary
     store.close()
 
@@ -406,6 +406,9 @@ def test_run_diff_from_columns_counts_not_scored_rows_apart_and_never_as_zero():
     assert (comparison.n_pairs, comparison.wins, comparison.ties, comparison.losses) == (3, 1, 1, 1)
     assert comparison.mean_diff == pytest.approx(0.0, abs=1e-12) and comparison.n_unpaired == 2
     assert comparison.pair_ids == ("q1", "q2", "q3")
+    assert comparison.summary().endswith(
+        " 2 more items were left out because they lack a scored result from one of the two."
+    )
     # Dimension "ratio" (= the score here) over each run's scored rows only:
     # A (0.5 + 0.9 + 0.4 + 0.7) / 4 = 0.625; B (0.8 + 0.6 + 0.4 + 0.2) / 4 = 0.5; delta −0.125.
     ratio = diff.dimensions.set_index("dimension").loc["ratio"]

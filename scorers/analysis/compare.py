@@ -334,8 +334,13 @@ class PairedComparison:
         counted = unit if self.n_pairs == 1 else units
         left_out = (
             (
-                f" {self.n_unpaired} more {f'{unit} was' if self.n_unpaired == 1 else f'{units} were'} left "
-                "out because they lack a scored result from one of the two."
+                f" {self.n_unpaired} more "
+                + (
+                    f"{unit} was left out because it lacks"
+                    if self.n_unpaired == 1
+                    else f"{units} were left out because they lack"
+                )
+                + " a scored result from one of the two."
             )
             if self.n_unpaired
             else ""
