@@ -135,12 +135,12 @@ def render_judge_sidebar() -> None:
         st.number_input("Seed", step=1, key="judge_seed")
         st.number_input("Timeout (seconds)", min_value=1.0, max_value=600.0, step=5.0, key="judge_timeout")
         st.number_input(
-            "Max output tokens per call",
+            "Max output tokens per call (0: the server's default)",
             min_value=0,
             max_value=200_000,
             step=256,
             key="judge_max_tokens",
-            help="A cap on each judge reply (0: the server's default). Budgets use it as the strict bound of a "
+            help="A cap on each judge reply. Budgets use it as the strict bound of a "
             "reply; without it a reply is assumed to take at most 4,096 tokens.",
         )
         st.toggle(

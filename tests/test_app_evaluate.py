@@ -234,6 +234,12 @@ def test_a_base_url_without_v1_gets_a_hint_under_the_field(open_page):
     assert not [c.value for c in at.sidebar.caption if "under /v1" in c.value]
 
 
+def test_the_max_output_tokens_field_says_what_0_means_in_its_label(open_page):
+    at = open_page()
+    field = at.sidebar.number_input(key="judge_max_tokens")
+    assert (field.label, field.value) == ("Max output tokens per call (0: the server's default)", 0)
+
+
 def test_both_mode_without_system_message_shows_the_fallback_note(open_page, fake_judge: FakeOpenAI):
     fake_judge.enqueue(Reply.json({**dimension_set((1.0, 1.0, 1.0, 1.0), "Be short"), "overallAssessment": "Fine."}))
     at = open_page()
