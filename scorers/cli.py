@@ -125,6 +125,10 @@ EXIT_UNSCORED = 3
 EXIT_PAUSED = 4
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader left (``... | head``)
+PAUSED_STATUSES = frozenset(
+    {RunStatus.JUDGE_UNREACHABLE.value, RunStatus.QUOTA_EXHAUSTED.value, RunStatus.BUDGET_REACHED.value}
+)
+"""Run statuses the run paused at by itself (exit 4, resumable), not by Ctrl-C."""
 
 SCORER_IDS = tuple(SCORERS)
 LLM_SCORER_IDS = frozenset(sid for sid, spec in SCORERS.items() if spec.uses_judge)
@@ -151,7 +155,9 @@ exit codes:
        unknown run id, no API key and no base URL for an LLM judge)
   3    some items could not be scored or loaded (listed with their row and reason)
   4    paused: the judge could not be used for the first item, or was unreachable
-       K times in a row, or a budget cap was reached (reason and resume command printed)
+       K times in a row, or its quota or daily limit is used up (429
+       insufficient_quota), or a budget cap was reached (reason and resume
+       command printed)
   130  interrupted by Ctrl-C (the run id and the resume command are printed)
   precedence: 2 > 130 > 4 > 1 > 3 > 0
 
@@ -1591,7 +1597,7 @@ def _execute(
             signal.signal(signal.SIGINT, previous_handler)
     progress.close()
     _note_stored_limits(console, store, run)
-    if result.status in (RunStatus.JUDGE_UNREACHABLE.value, RunStatus.BUDGET_REACHED.value):
+    if result.status in PAUSED_STATUSES:
         console.note(f"{result.stop_reason}")
         console.note(
             f"Run {run_id} paused ({result.status}) with {len(result.outcomes)} of "

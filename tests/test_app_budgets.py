@@ -47,6 +47,30 @@ def judge(fake_judge: FakeOpenAI) -> FakeOpenAI:
     return fake_judge
 
 
+def test_a_used_up_quota_pauses_the_run_and_history_shows_it_paused_and_resumes_it(
+    judge: FakeOpenAI, open_page, studio_db
+):
+    judge.responder = lambda body: Reply.error(429, "You exceeded your current quota", code="insufficient_quota")
+    at = open_page("batch")
+    prepare(at, 4)
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    run_id = at.session_state["batch_run_id"]
+    store = Store(studio_db)
+    run = store.get_run(run_id)
+    assert run["status"] == "quota_exhausted" and store.results(run_id) == []  # paused, not stopped by the user
+    assert judge.chat_call_count == 1
+    paused = "Paused because the judge's quota or daily limit is used up (429 insufficient_quota)"
+
+    history = open_page("history")
+    history.button(key="history_open_button").click().run()
+    assert any(paused in w.value and "current quota. The items it hit" in w.value for w in history.warning)
+    judge.responder = lambda body: OK  # the quota is back
+    history.button(key=f"history_{run_id}_resume").click().run()
+    wait_for(history)
+    assert judge.chat_call_count == 5 and store.get_run(run_id)["status"] == "completed"
+
+
 def test_a_wrong_url_stops_after_the_preflight_and_resume_with_the_sidebars_judge_reaches_the_new_endpoint(
     judge: FakeOpenAI, open_page, studio_db
 ):

@@ -529,6 +529,36 @@ def test_the_usage_line_prices_each_outcome_at_its_own_judges_model(env, tmp_pat
     assert code == 0 and "gpt-4o-mini, qwen2.5" in line
 
 
+def test_a_used_up_quota_pauses_the_run_with_exit_4_and_a_resume_scores_every_item(env, tmp_path, capsys):
+    # A server whose message has no full stop of its own: the reason still reads as sentences.
+    env.responder = lambda body: Reply.error(429, "You exceeded your current quota", code="insufficient_quota")
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--concurrency", "1")
+
+    assert code == 4  # a pause, not Ctrl-C (130)
+    assert env.chat_call_count == 1  # the pre-flight item met the quota: nothing else was sent
+    assert "Interrupted" not in out + err
+    assert "You exceeded your current quota. The items it hit are left to do: resume the run once the quota" in err
+    run_id = err.split("--resume ", 1)[1].split()[0]
+    assert f"Run {run_id} paused (quota_exhausted) with 0 of 3 outcomes." in err
+    store = Store(tmp_path / "studio.db")
+    try:
+        assert store.get_run(run_id)["status"] == "quota_exhausted" and store.results(run_id) == []
+    finally:
+        store.close()
+
+    env.responder = lambda body: Reply.json(GOOD)  # the quota is back
+    code, out, _ = run_cli(capsys, "run", "--resume", run_id)
+    assert code == 0 and env.chat_call_count == 4  # the 3 items, the one the quota hit included
+    store = Store(tmp_path / "studio.db")
+    try:
+        assert store.get_run(run_id)["status"] == "completed"
+        assert [r["status"] for r in store.results(run_id)] == ["scored"] * 3
+    finally:
+        store.close()
+
+
 def test_resume_of_an_unknown_run_exits_2(env, tmp_path, capsys):
     Store(tmp_path / "studio.db").close()
     code, _, err = run_cli(capsys, "run", "--resume", "feedbeef")

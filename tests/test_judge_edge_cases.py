@@ -120,7 +120,7 @@ def test_an_unpinned_model_is_noted_in_the_result(fake_openai):
     assert pinned.run({"input": "Dinner?", "output": "Rice."}).judge.note == ""  # nothing asked, nothing missed
 
 
-def test_an_exhausted_quota_is_rate_limited_at_once_and_pauses_the_run(fake_openai):
+def test_an_exhausted_quota_is_rate_limited_at_once_and_a_run_pauses_leaving_the_item_to_do(fake_openai):
     fake_openai.responder = lambda body: Reply.error(
         429, "You exceeded your current quota, please check your plan and billing details.", code="insufficient_quota"
     )
@@ -133,8 +133,10 @@ def test_an_exhausted_quota_is_rate_limited_at_once_and_pauses_the_run(fake_open
     items = [EvalItem(f"q{i}", {"input": "Dinner?", "output": f"Rice {i}."}) for i in range(6)]
     result = run_evals(items, [scorer], concurrency=1, max_rate_limit_retries=3)
     assert fake_openai.chat_call_count == 1  # one call, then the run paused instead of hammering
-    assert [o.status for o in result.outcomes] == [ScoreStatus.RATE_LIMITED]
-    assert result.status == "cancelled" and result.stop_reason.startswith("Paused: The judge's quota is exhausted")
+    assert result.outcomes == []  # the item it hit is left to do, like the other pauses: a resume scores it
+    assert result.status == "quota_exhausted" and result.stop_reason.startswith(
+        "Paused: The judge's quota is exhausted"
+    )
 
 
 def test_the_total_rate_limit_wait_of_an_item_is_capped(fake_openai, monkeypatch):

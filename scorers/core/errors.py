@@ -52,6 +52,7 @@ class RunStatus(str, Enum):
     INTERRUPTED = "interrupted"  # the process scoring it died (marked at the next start-up)
     BUDGET_REACHED = "budget_reached"  # a judge-call, token or cost cap would have been passed
     JUDGE_UNREACHABLE = "judge_unreachable"  # consecutive connection, auth or 5xx failures, or the pre-flight
+    QUOTA_EXHAUSTED = "quota_exhausted"  # the judge's quota or daily limit is used up (429 insufficient_quota)
 
 
 class ScorerError(Exception):

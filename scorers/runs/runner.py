@@ -223,7 +223,7 @@ class EvalRunResult:
         run_id: the stored run's id (None without a store).
         outcomes: every item × scorer outcome known, in item order.
         status: a :class:`~scorers.RunStatus` value: ``"completed"``, ``"cancelled"``,
-            ``"judge_unreachable"`` or ``"budget_reached"``.
+            ``"judge_unreachable"``, ``"quota_exhausted"`` or ``"budget_reached"``.
         n_items: items in the dataset.
         batch_api: the judge calls went through the Batch API (billed at its price).
         stop_reason: why a run that is not completed stopped early, in a sentence, or None.
@@ -753,9 +753,10 @@ def run_evals(
         max_rate_limit_retries: times an item that stayed rate limited (after the
             client's own retries) is tried again after the shared pause; an item never
             waits more than :data:`MAX_RATE_LIMIT_WAIT_S` in all. An exhausted quota or
-            daily limit (429 ``insufficient_quota``) ends the item as ``rate_limited`` at once
-            and pauses the run: no further item starts, the run ends ``cancelled`` (resume it
-            once the quota is back) and ``EvalRunResult.stop_reason`` says why.
+            daily limit (429 ``insufficient_quota``) is not retried and pauses the run: no
+            further item starts, the items it hit are left to do (not recorded as failed), the run
+            ends ``quota_exhausted`` (resume it once the quota is back) and
+            ``EvalRunResult.stop_reason`` says why.
         on_item_complete: called as ``(item_index, item, outcomes)`` when an item is
             finished, from a worker thread.
         store: where the run, its items and every outcome are written as they finish
@@ -1114,8 +1115,10 @@ def run_evals(
         status = RunStatus.BUDGET_REACHED.value
         reason = budget_stop_reason(capped[0], run_id, free=any(_judge_used(s) is None for s in scorers))
     elif throttle.paused:
-        status = RunStatus.CANCELLED.value
-        reason = f"Paused: {throttle.paused} Resume the run once the quota is back."
+        status = RunStatus.QUOTA_EXHAUSTED.value
+        ended = throttle.paused.rstrip()
+        ended += "" if ended.endswith((".", "!", "?")) else "."
+        reason = f"Paused: {ended} The items it hit are left to do: resume the run once the quota is back."
     else:
         status, reason = RunStatus.CANCELLED.value, None
     if store is not None and run_id is not None:
@@ -1238,6 +1241,8 @@ def _score_with_retries(
                 if exc.quota or attempt == max_retries or waited > MAX_RATE_LIMIT_WAIT_S:
                     if kept is not None:  # scored, its reason saying the follow-up was rate limited
                         return scored_outcome(scorer, index, item, kept, usage, start)
+                    if exc.quota and not (exc.usage and exc.usage.calls):  # nothing spent: left to do, as paused
+                        return None
                     return failed_outcome(scorer, index, item, exc, usage, start)
             except ScorerError as exc:
                 return failed_outcome(scorer, index, item, exc, usage, start)
