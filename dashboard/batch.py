@@ -146,6 +146,12 @@ def _readable_fields(payload: Mapping[str, Any], reads: Sequence[str]) -> tuple[
         return None, ()
 
 
+PREVIEW_ID = "id (or where the row starts in the file)"
+"""The heading of a preview's first column: the id column's value, or without one where the row starts in the file
+(``"line 6480"``: a physical line of a CSV or JSON Lines file, which cells over several lines move away from the row's
+number; ``"row N"`` for a spreadsheet row or a JSON record)."""
+
+
 def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd.DataFrame:
     """The first ``limit`` rows exactly as ``scorer`` will read them, before any call.
 
@@ -155,14 +161,14 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
         limit: rows to show.
 
     Returns:
-        Columns ``row``, ``status`` (``"will be scored"`` or ``"not scored: missing_input (...)"``)
+        Columns :data:`PREVIEW_ID`, ``status`` (``"will be scored"`` or ``"not scored: missing_input (...)"``)
         and one per field the scorer reads (``ScorerSpec.reads``), by the field's label.
     """
     spec = getattr(scorer, "spec", None)
     reads = spec.reads if spec is not None else RUN_FIELDS
     rows = []
     for item in items[:limit]:
-        row: dict[str, Any] = {"row": item.item_id}
+        row: dict[str, Any] = {PREVIEW_ID: item.item_id}
         try:
             run = scorer.check(item.payload) if hasattr(scorer, "check") else normalize_run(item.payload)
             row["status"] = "will be scored"

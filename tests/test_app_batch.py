@@ -553,3 +553,13 @@ def test_json_values_that_are_not_text_are_named_before_the_run(open_page):
     output = next(s.key for s in at.selectbox if s.key.startswith("batch_map_output_"))
     at.selectbox(key=output).set_value("prompt").run()  # text in every row: nothing to say
     assert not any("is not text" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def test_the_scorer_preview_heads_its_first_column_as_the_id_or_where_the_row_starts(open_page):
+    # No id column, and a response over 3 lines: the second data row starts on line 5 of the file (header on 1).
+    at = open_page("batch")
+    upload(at, "multi.csv", b'prompt,response\nSay hi.,"hi\nthere\nfriend"\nSay bye.,bye\n')
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    preview = table_with(at, "status")
+    assert preview.columns[0] == "id (or where the row starts in the file)"
+    assert preview[preview.columns[0]].tolist() == ["line 2", "line 5"]
