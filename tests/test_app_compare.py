@@ -929,3 +929,22 @@ def test_json_values_that_are_not_text_are_named_before_the_comparison(open_page
     outputs = {it["item_id"]: it["payload"]["output"]["text"] for it in store.items(run["id"])}
     store.close()
     assert (outputs["2::a"], outputs["2::b"]) == ("true", '{"answer": "yes"}')  # item ids: row number::variant
+
+
+def test_default_baseline_prefers_a_run_whose_scores_measure_the_same_thing():
+    from dashboard.compare.run_vs_run import default_baseline
+
+    def run(rid: str, scale: int) -> dict[str, Any]:
+        scorers = [{"id": "prompt-alignment", "name": "Prompt alignment", "options": {"scale": scale}}]
+        return {"id": rid, "name": rid.upper(), "dataset_name": "ifeval.jsonl", "n_items": 541, "scorers": scorers}
+
+    # Newest first: the next older run on B's dataset scored on 0-10, which Run vs run would refuse to compare
+    # (no scorer in common on the same scale); the one before it is on B's 0-1 scale.
+    runs = [run("b", 1), run("ten", 10), run("one", 1)]
+    assert default_baseline(runs, "b") == (
+        "one",
+        "Run A is ONE (one), the next older run on the same dataset, ifeval.jsonl (541 items) scored as run B is "
+        "(the nearer TEN (ten) has another scale or target).",
+    )
+    # With no comparable run, the rules apply as before.
+    assert default_baseline([run("b", 1), run("ten", 10)], "b")[0] == "ten"

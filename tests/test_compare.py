@@ -436,8 +436,9 @@ def test_run_diff_compares_the_input_and_response_texts_not_the_stored_payloads(
     ids = []
     for name, payloads in (
         ("before", [{"input": "Say hi.", "output": "hi", "ground_truth": "hi"}, {"input": "Say no.", "output": "no"}]),
-        # q1: only the ground truth differs (the same input and response); q2: the same texts written as
-        # messages ({"role", "content"}) instead of plain strings. Neither is a different input or response.
+        # q1: only the ground truth differs (the same input and response): another item, whose score against
+        # its reference means something else; q2: the same texts written as messages ({"role", "content"})
+        # instead of plain strings: the same item.
         (
             "after",
             [
@@ -457,7 +458,11 @@ def test_run_diff_compares_the_input_and_response_texts_not_the_stored_payloads(
             store.save_result(run_id, i, "textual-difference", {"status": SCORED, "score": 1.0, "analysis": {}})
         ids.append(run_id)
     diff = run_diff(store, *ids)
-    assert diff.same_dataset and diff.changed_inputs == [] and diff.dataset_note == ""
+    assert not diff.same_dataset and (diff.changed_inputs, diff.changed_responses) == (["q1"], [])
+    assert diff.dataset_note == (
+        "The runs are not over the same dataset: 1 item id(s) in both runs with a different prompt, system message "
+        "or ground truth: 'q1'."
+    )
     store.close()
 
 
@@ -467,11 +472,11 @@ def test_run_diff_says_what_differs_between_the_datasets():
     other = stored_run(store, "same", [("q1", "a1", 0.5), ("q2", "CHANGED", 0.9), ("q9", "a9", 0.4)])
     diff = run_diff(store, base, other)
     assert not diff.same_dataset
-    assert (diff.only_in_a, diff.only_in_b, diff.changed_inputs) == (["q3"], ["q9"], ["q2"])
+    assert (diff.only_in_a, diff.only_in_b, diff.changed_inputs, diff.changed_responses) == (["q3"], ["q9"], [], ["q2"])
     assert diff.name_a == f"same ({base})" and diff.name_b == f"same ({other})"  # equal names get their ids
     note = diff.dataset_note
     assert note.startswith("The runs are not over the same dataset")
-    assert "'q3'" in note and "'q9'" in note and "different input or response: 'q2'" in note
+    assert "'q3'" in note and "'q9'" in note and "1 item(s) have another response in" in note and "('q2')" in note
     with pytest.raises(KeyError):
         run_diff(store, base, "nope")
     store.close()
@@ -486,16 +491,18 @@ def test_run_diff_finds_the_changed_texts_of_items_in_another_order():
         store, "after", [("q2", "CHANGED", 0.9), ("q1", "a1", 0.5), ("q3", "a3!", 0.4), ("q4", "a4", 1.0)]
     )
     diff = run_diff(store, base, other)
-    assert diff.changed_inputs == ["q2", "q3"]  # in run A's order
-    assert not diff.same_dataset and (diff.only_in_a, diff.only_in_b) == ([], [])
+    assert diff.changed_responses == ["q2", "q3"]  # in run A's order
+    # Other responses to the same prompts are what two runs of a dataset compare (a new model, a new prompt):
+    # the same dataset, with a note.
+    assert diff.same_dataset and (diff.only_in_a, diff.only_in_b, diff.changed_inputs) == ([], [], [])
     assert diff.dataset_note == (
-        "The runs are not over the same dataset: 2 item id(s) in both runs with a different input or response: "
-        "'q2', 'q3'."
+        "Note: 2 item(s) have another response in after than in before: their changes compare the scores of two "
+        "responses to the same item ('q2', 'q3')."
     )
     # Only swapped places, the same texts: the same dataset.
     swapped = stored_run(store, "swapped", [("q2", "a2", 0.9), ("q1", "a1", 0.5), ("q3", "a3", 0.4), ("q4", "a4", 1.0)])
     diff = run_diff(store, base, swapped)
-    assert diff.same_dataset and diff.changed_inputs == [] and diff.dataset_note == ""
+    assert diff.same_dataset and diff.changed_responses == [] and diff.dataset_note == ""
     store.close()
 
 

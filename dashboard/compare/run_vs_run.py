@@ -12,6 +12,8 @@ from scorers import (
     Store,
 )
 from scorers.analysis.compare import RunDiff, run_diff
+from scorers.catalogue.registry import unlike_scorers
+from scorers.runs.table import stored_scorer_options
 
 from ..batch import runs_table, show_runs_table, truncate
 from ..layout import follow_run_link
@@ -165,6 +167,7 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
 
     The same dataset is the same ``dataset_name`` and number of items (the runs' metadata; the items
     themselves are not read); failing that the same ``dataset_name``; failing that the next older run.
+    Under each rule a run that shares a comparable scorer with B (the same scale and target) comes first.
     With no older run, the newer runs are searched the same way (nearest first).
 
     Args:
@@ -182,6 +185,9 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
     if not candidates:
         return None
     dataset = f"{b.get('dataset_name')} ({b.get('n_items')} items)"
+    # A run whose shared scorers all measure something else (another scale or target) compares nothing: skipped
+    # by the rules below while a comparable one is found.
+    comparable = [r for r in candidates if _comparable(r, b)]
     rules = (
         (
             lambda r: (r.get("dataset_name"), r.get("n_items")) == (b.get("dataset_name"), b.get("n_items")),
@@ -193,15 +199,27 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
         ),
     )
     for same, how in rules:
-        match = next((r for r in candidates if same(r)), None)
+        nearest = next((r for r in candidates if same(r)), None)
+        match = next((r for r in comparable if same(r)), None) or nearest
         if match is not None:
-            return match["id"], f"Run A is {match['name']} ({match['id']}), the next {where} run {how}."
+            why = f"Run A is {match['name']} ({match['id']}), the next {where} run {how}"
+            if match is not nearest:
+                why += (
+                    f" scored as run B is (the nearer {nearest['name']} ({nearest['id']}) has another scale or target)"
+                )
+            return match["id"], why + "."
     a = candidates[0]
     return a["id"], (
         f"Run A is {a['name']} ({a['id']}), the next {where} run: no other run is on run B's dataset, {dataset}; "
         f"A is on {a.get('dataset_name')} ({a.get('n_items')} items): only the items whose ids are in both runs "
         "are compared (counted below)."
     )
+
+
+def _comparable(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two runs share a scorer whose scores measure the same thing in both (the same scale and target)."""
+    shared = [s["id"] for s in a.get("scorers") or [] if s["id"] in {t["id"] for t in b.get("scorers") or []}]
+    return len(unlike_scorers(shared, stored_scorer_options(a), stored_scorer_options(b))) < len(shared)
 
 
 def follow_run_b(runs: list[dict[str, Any]]) -> bool:

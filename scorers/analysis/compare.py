@@ -706,10 +706,12 @@ class RunDiff:
     Attributes:
         run_a, run_b: the run ids; deltas are ``b − a`` (how run b changed from run a).
         name_a, name_b: the runs' display names.
-        same_dataset: True when both runs have the same item ids and the same input texts.
+        same_dataset: True when both runs have the same item ids and each item the same prompt, system message
+            and ground truth (its response may differ: that is what two runs of a dataset compare).
         dataset_note: what differs between the datasets ("" when they are the same).
         only_in_a, only_in_b: item ids in one run only.
-        changed_inputs: item ids in both runs whose input or response text differs.
+        changed_inputs: item ids in both runs whose prompt, system message or ground truth differs.
+        changed_responses: the other item ids in both runs whose response differs (a note, not another dataset).
         scorers: the scorer ids both runs have, scored with the same options: the ones compared.
         scorers_only_in_a, scorers_only_in_b: scorer ids of one run only.
         scorers_unlike: scorer id → the options the runs gave it differently
@@ -739,6 +741,7 @@ class RunDiff:
     only_in_a: list[str]
     only_in_b: list[str]
     changed_inputs: list[str]
+    changed_responses: list[str]
     scorers: list[str]
     scorers_only_in_a: list[str]
     scorers_only_in_b: list[str]
@@ -851,8 +854,11 @@ def table_outcomes(table: RunTable) -> pd.DataFrame:
     return frame.sort_values(["item_index", "_order"], kind="stable", ignore_index=True).drop(columns="_order")
 
 
-def _changed_items(store: Store, tables: tuple[RunTable, RunTable], pairs: Sequence[tuple[str, int, int]]) -> list[str]:
-    """The item ids of ``pairs`` (item id, index in run a, index in run b) whose input or response text differs.
+def _changed_items(
+    store: Store, tables: tuple[RunTable, RunTable], pairs: Sequence[tuple[str, int, int]]
+) -> tuple[list[str], list[str]]:
+    """The item ids of ``pairs`` (item id, index in run a, index in run b) whose texts differ: (those whose prompt,
+    system message or ground truth differs, the others whose response differs).
 
     The database first finds the pairs whose stored payloads are not the same (an equal payload has equal
     texts): a pair at the same position in both runs by comparing the two rows at that position, any other
@@ -872,12 +878,15 @@ def _changed_items(store: Store, tables: tuple[RunTable, RunTable], pairs: Seque
         differ_ids = {row["item_id"] for chunk in store.read_chunks(sql, run_ids) for row in chunk}
     suspects = [p for p in pairs if (p[1] in differ_at if p[1] == p[2] else p[0] in differ_ids)]
     if not suspects:
-        return []
+        return [], []
+    fields = ["input", "system", "ground_truth", "output"]
     texts = []
     for table, side in zip(tables, (1, 2), strict=True):
-        found = table.texts([p[side] for p in suspects])[["input", "output"]].astype(object)
+        found = table.texts([p[side] for p in suspects])[fields].astype(object)
         texts.append(list(zip(*(found[c].where(found[c].notna(), None).tolist() for c in found), strict=True)))
-    return [p[0] for p, a, b in zip(suspects, *texts, strict=True) if a != b]
+    items = [p[0] for p, a, b in zip(suspects, *texts, strict=True) if a[:3] != b[:3]]
+    responses = [p[0] for p, a, b in zip(suspects, *texts, strict=True) if a[:3] == b[:3] and a[3] != b[3]]
+    return items, responses
 
 
 def _dimension_means(store: Store, table: RunTable, scorer: str, options: Mapping[str, Any] | None) -> dict[str, float]:
@@ -913,7 +922,7 @@ def run_diff(
 
     Items are matched by ``item_id``; an id used more than once in a run is matched by its
     first outcome (the note says so). The runs should score the same dataset; when they do
-    not (different item ids, or the same ids with different input or response texts),
+    not (different item ids, or the same ids with a different prompt, system message or ground truth),
     ``same_dataset`` is False and ``dataset_note`` says what differs. Deltas are ``b − a``.
     Built from the runs' columns (:class:`scorers.runs.table.RunTable`), vectorised; the
     paired statistics are :func:`paired`'s (run b as ``a``, run a as ``b``, pairs by item id).
@@ -946,14 +955,17 @@ def run_diff(
     set_a = set(ids_a)
     only_b = [i for i in ids_b if i not in set_a]
     both_ids = [(i, n, index_b[i]) for i, n in zip(ids_a, first_a["item_index"].tolist(), strict=True) if i in index_b]
-    changed = _changed_items(store, tables, both_ids)
+    changed, responses = _changed_items(store, tables, both_ids)
     notes = []
     if only_a:
         notes.append(f"{len(only_a)} item id(s) only in {name_a}: {_sample(only_a)}")
     if only_b:
         notes.append(f"{len(only_b)} item id(s) only in {name_b}: {_sample(only_b)}")
     if changed:
-        notes.append(f"{len(changed)} item id(s) in both runs with a different input or response: {_sample(changed)}")
+        notes.append(
+            f"{len(changed)} item id(s) in both runs with a different prompt, system message or ground truth: "
+            f"{_sample(changed)}"
+        )
     duplicated = sorted(
         set(fa.loc[fa.duplicated(["item_id", "scorer"]), "item_id"].tolist())
         | set(fb.loc[fb.duplicated(["item_id", "scorer"]), "item_id"].tolist())
@@ -961,6 +973,11 @@ def run_diff(
     if duplicated:
         notes.append(f"item id(s) used more than once in a run, matched by their first row only: {_sample(duplicated)}")
     same = not (only_a or only_b or changed)
+    if responses:  # two models' (or prompts') answers to the same items: what Run vs run compares
+        notes.append(
+            f"{len(responses)} item(s) have another response in {name_b} than in {name_a}: their changes compare the "
+            f"scores of two responses to the same item ({_sample(responses)})"
+        )
     note = "; ".join(notes)
     if note:
         note = f"The runs are not over the same dataset: {note}." if not same else f"Note: {note}."
@@ -1016,6 +1033,7 @@ def run_diff(
         only_in_a=only_a,
         only_in_b=only_b,
         changed_inputs=changed,
+        changed_responses=responses,
         scorers=common,
         scorers_only_in_a=[s for s in scorers_a if s not in scorers_b],
         scorers_only_in_b=[s for s in scorers_b if s not in scorers_a],
