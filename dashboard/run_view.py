@@ -322,9 +322,12 @@ def _render_status(run: dict[str, Any], expected: int, stored: int, n_failed: in
     note = run.get("stop_reason")
     if scoring_now:
         where = "" if jobs.running_for(jobs.run_key(run["id"])) else " by another process (e.g. the command line)"
+        n_items = run.get("n_items") or 0
+        per_item = f": {n_items:,} items × {expected // n_items} scorers" if n_items and expected > n_items else ""
         st.info(
-            f"Being scored now{where}: {stored} of {expected} outcomes were stored when this view "
-            "was drawn; it shows everything when the run ends."
+            f"Being scored now{where}: the progress bar counts items as they finish; the results below are the "
+            f"outcomes stored when this view was drawn ({stored:,} of {expected:,}{per_item}, written in batches), "
+            "and everything once the run ends."
         )
     elif status == RunStatus.COMPLETED.value and not n_failed:
         st.success(f"Completed: all {expected} outcomes scored.")

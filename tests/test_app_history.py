@@ -618,3 +618,18 @@ def test_a_resume_with_another_judge_stores_the_price_and_cap_it_is_given(
     assert config["budget"]["max_cost_usd"] == 2.0
     # model-a's outcome $0.00012, model-b's at its stored price: (200 × 3 + 20 × 4) / 1e6 = $0.00068; $0.0008 in all.
     assert {m.label: m.value for m in at.metric}["Cost"] == "$0.0008"
+
+
+def test_a_run_being_scored_says_its_stored_outcomes_in_the_units_of_its_progress():
+    def page():
+        from dashboard.run_view import _render_status
+
+        _render_status({"id": "r1", "status": "running", "n_items": 541}, 1082, 0, 0, True)
+
+    at = AppTest.from_function(page).run()
+    # 541 items × 2 scorers = 1,082 outcomes: the progress bar counts items, the view stored outcomes.
+    assert [i.value for i in at.info] == [
+        "Being scored now by another process (e.g. the command line): the progress bar counts items as they "
+        "finish; the results below are the outcomes stored when this view was drawn (0 of 1,082: 541 items × 2 "
+        "scorers, written in batches), and everything once the run ends."
+    ]
