@@ -171,6 +171,8 @@ def test_run_report_of_a_plain_run_lists_failures(tmp_path):
     assert_self_contained(document)
     assert "1 of 2 outcomes were not scored (1 invalid input)" in document
     assert "invalid_input" in document
+    # The leaderboard heads that count as the CLI and Compare do: outcomes not scored (not only judge failures).
+    assert "<th>n_not_scored</th>" in document and "n_failed" not in document
     with pytest.raises(KeyError):
         run_report(store, "missing")
     store.close()

@@ -279,7 +279,9 @@ def build_report(
     parts.append(_render_value(redact_setup(setup)) if setup else '<p class="missing">Not recorded.</p>')
     if leaderboard is not None:
         parts.append('<h2 id="leaderboard">Leaderboard</h2>')
-        parts.append(_table(leaderboard) if not leaderboard.empty else '<p class="missing">Nothing was scored.</p>')
+        # "n_failed" counts every outcome without a score (a missing input too): headed as the CLI and Compare say it.
+        shown = leaderboard.rename(columns={"n_failed": "n_not_scored"})
+        parts.append(_table(shown) if not shown.empty else '<p class="missing">Nothing was scored.</p>')
     for n, (heading, table) in enumerate((tables or {}).items()):
         parts.append(f'<h2 id="table-{n}">{_e(heading)}</h2>')
         parts.append(_table(table) if not table.empty else '<p class="missing">Nothing to show.</p>')
