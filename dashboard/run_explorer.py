@@ -10,7 +10,6 @@ and statistics, not from one mark per item.
 from __future__ import annotations
 
 import math
-import re
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +20,7 @@ import streamlit as st
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
 from scorers.core.pricing import JudgeSpend, RunCost
-from scorers.runs.export import TABLE_EXPORTS, item_texts, write_run_export
+from scorers.runs.export import TABLE_EXPORTS, export_file_stem, item_texts, write_run_export
 from scorers.runs.judges import judge_totals, stored_run_cost
 from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
@@ -130,11 +129,6 @@ def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | N
 def _scale_range(options: dict[str, Any]) -> tuple[float, float]:
     scale = options.get("scale", 1.0)
     return (0.0, float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0)
-
-
-def _file_stem(name: str, run_id: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "run"
-    return f"{slug}-{run_id}"
 
 
 def _long_dimensions(table: RunTable, sid: str) -> pd.DataFrame:
@@ -515,7 +509,7 @@ def _render_exports(table: RunTable, key: str) -> None:
         "as a formula (also answers starting with '- '); the plain CSV keeps every text as it is. Each file is "
         "written when its button is clicked."
     )
-    stem = _file_stem(table.run["name"], table.run["id"])
+    stem = export_file_stem(table.run)
     with st.container(horizontal=True):  # each button as wide as its label (five columns cut them)
         for fmt, (label, ext) in TABLE_EXPORTS.items():
             st.download_button(

@@ -421,3 +421,21 @@ def read_results_bytes(data: bytes, fmt: str) -> pd.DataFrame:
     if fmt == "jsonl":
         return pd.read_json(io.BytesIO(data), lines=True, dtype=False)
     return pd.read_parquet(io.BytesIO(data))
+
+
+def test_export_file_names_drop_the_datasets_extension_and_give_the_time_in_full():
+    from scorers.runs.export import export_file_stem
+
+    run = {
+        "id": "c4de9c5a5b6f",
+        "name": "input_response_data_2026.jsonl 2026-12-02 10:34",  # the store's default name
+        "created_at": "2026-12-02T10:34:12+00:00",
+        "dataset_name": "input_response_data_2026.jsonl",
+    }
+    assert export_file_stem(run) == "input_response_data_2026-2026-12-02T103412Z-c4de9c5a5b6f"
+    # A name the user gave is kept (in file-name characters); the time is still the run's, to the second.
+    named = {**run, "name": "Prompt v7: gpt-4o / both"}
+    assert export_file_stem(named) == "Prompt-v7-gpt-4o-both-2026-12-02T103412Z-c4de9c5a5b6f"
+    # A long name is cut at 60 characters before the time, so the time is never cut.
+    long = {**run, "name": "x" * 80}
+    assert export_file_stem(long) == "x" * 60 + "-2026-12-02T103412Z-c4de9c5a5b6f"

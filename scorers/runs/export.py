@@ -24,8 +24,10 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -69,6 +71,29 @@ def format_for_path(path: str | PurePath) -> str:
             f"{', '.join(EXPORT_FORMATS)} (CSV, JSON Lines, the seeds' JSON shape, Parquet)"
         )
     return EXPORT_FORMATS[suffix]
+
+
+def export_file_stem(run: Mapping[str, Any]) -> str:
+    """The name of a run's export files without the extension: ``<name>-<created>-<run id>``.
+
+    The name is the run's, in characters safe in a file name (at most 60); a run named by default
+    (``"<dataset> <date> <hh:mm>"``) is named by its dataset's file name without its extension. The
+    time the run was created is given in full, in UTC.
+
+    Args:
+        run: the run's record (:meth:`scorers.runs.store.Store.get_run`): ``id``, ``name``,
+            ``created_at`` and ``dataset_name``.
+
+    >>> export_file_stem({"id": "c4de9c5a5b6f", "name": "data.jsonl 2026-12-02 10:34",
+    ...                   "created_at": "2026-12-02T10:34:12+00:00", "dataset_name": "data.jsonl"})
+    'data-2026-12-02T103412Z-c4de9c5a5b6f'
+    """
+    name, dataset, created = run.get("name") or "", run.get("dataset_name") or "", run.get("created_at") or ""
+    if dataset and name == f"{dataset} {created[:16].replace('T', ' ')}":  # the store's default name
+        name = PurePath(dataset).stem
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60].strip("-.") or "run"
+    stamp = datetime.fromisoformat(created).astimezone(UTC).strftime("%Y-%m-%dT%H%M%SZ") if created else None
+    return "-".join(part for part in (slug, stamp, run["id"]) if part)
 
 
 def _raw_text(value: Any) -> str | None:
