@@ -311,6 +311,7 @@ STOPPED_BECAUSE: dict[str, str] = {
     RunStatus.INTERRUPTED.value: "Interrupted (the process scoring it stopped during the run)",
     RunStatus.BUDGET_REACHED.value: "Paused at the budget cap (the next judge call could have passed it)",
     RunStatus.JUDGE_UNREACHABLE.value: "Paused because the judge could not be used (unreachable, or answering with errors)",
+    RunStatus.JUDGE_REPLIES_UNUSABLE.value: "Paused because the judge's replies were unusable (invalid output or refusals, several in a row)",
     RunStatus.QUOTA_EXHAUSTED.value: "Paused because the judge's quota or daily limit is used up (429 insufficient_quota)",
 }
 """How a run that stopped early says why, by stored status."""

@@ -58,9 +58,10 @@ Exit codes:
 * 3: some outcomes are not scored (invalid input, judge errors, records skipped at load, ...); they are
   listed with their item and reason. Every threshold was met.
 * 4: the run paused: the judge could not be used for the first item (wrong URL,
-  key or model), K judge failures in a row said it is unreachable
-  (``--max-consecutive-failures``), or a budget cap was reached; the reason and
-  the command to resume it are printed.
+  key or model), K judge failures in a row said it is unreachable or K judge
+  replies in a row were unusable (invalid output, refusals)
+  (``--max-consecutive-failures``), its quota or daily limit is used up, or a
+  budget cap was reached; the reason and the command to resume it are printed.
 * 130: interrupted (Ctrl-C, or the confirmation declined); the run id and the
   command to resume it are printed.
 * 141: the reader of the output left before it was all written (``python -m
@@ -126,7 +127,12 @@ EXIT_PAUSED = 4
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader left (``... | head``)
 PAUSED_STATUSES = frozenset(
-    {RunStatus.JUDGE_UNREACHABLE.value, RunStatus.QUOTA_EXHAUSTED.value, RunStatus.BUDGET_REACHED.value}
+    {
+        RunStatus.JUDGE_UNREACHABLE.value,
+        RunStatus.QUOTA_EXHAUSTED.value,
+        RunStatus.JUDGE_REPLIES_UNUSABLE.value,
+        RunStatus.BUDGET_REACHED.value,
+    }
 )
 """Run statuses the run paused at by itself (exit 4, resumable), not by Ctrl-C."""
 
@@ -155,7 +161,8 @@ exit codes:
        unknown run id, no API key and no base URL for an LLM judge)
   3    some items could not be scored or loaded (listed with their row and reason)
   4    paused: the judge could not be used for the first item, or was unreachable
-       K times in a row, or its quota or daily limit is used up (429
+       K times in a row, or gave K unusable replies in a row (invalid output,
+       refusals), or its quota or daily limit is used up (429
        insufficient_quota), or a budget cap was reached (reason and resume
        command printed)
   130  interrupted by Ctrl-C (the run id and the resume command are printed)
@@ -482,8 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
         metavar="K",
         help="pause the run (exit 4, resumable) after K judge failures in a row that say the judge is "
-        f"unreachable: connection, timeout, auth, 5xx (default {DEFAULT_MAX_CONSECUTIVE_FAILURES}). The first "
-        "item is always scored alone first: a wrong URL, key or model stops the run there",
+        f"unreachable: connection, timeout, auth, 5xx (default {DEFAULT_MAX_CONSECUTIVE_FAILURES}), or after K "
+        "judge replies in a row that are unusable: invalid output after the re-ask, or refusals (those are "
+        "recorded as failed). The first item is always scored alone first: a wrong URL, key or model stops the "
+        "run there",
     )
 
     batch = run.add_argument_group("batch")

@@ -71,6 +71,22 @@ def test_a_used_up_quota_pauses_the_run_and_history_shows_it_paused_and_resumes_
     assert judge.chat_call_count == 5 and store.get_run(run_id)["status"] == "completed"
 
 
+def test_unusable_judge_replies_pause_a_batch_run_and_the_page_says_why(judge: FakeOpenAI, open_page, studio_db):
+    judge.responder = lambda body: Reply.content("I think it is fine.")  # not JSON: asked, re-asked, invalid
+    at = open_page("batch")
+    prepare(at, 30)  # more than the 8 workers have in flight when the third unusable reply pauses the run
+    at.number_input(key="batch_k").set_value(3).run()
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    run = Store(studio_db).get_run(at.session_state["batch_run_id"])
+    assert run["status"] == "judge_replies_unusable"
+    assert run["stop_reason"].startswith("Paused: the judge's last 3 replies did not match the schema: ")
+    assert any(
+        "Paused because the judge's replies were unusable (invalid output or refusals, several in a row)" in w.value
+        for w in at.warning
+    )
+
+
 def test_a_wrong_url_stops_after_the_preflight_and_resume_with_the_sidebars_judge_reaches_the_new_endpoint(
     judge: FakeOpenAI, open_page, studio_db
 ):

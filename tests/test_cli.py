@@ -559,6 +559,29 @@ def test_a_used_up_quota_pauses_the_run_with_exit_4_and_a_resume_scores_every_it
         store.close()
 
 
+def test_unusable_judge_replies_in_a_row_pause_the_run_with_exit_4(env, tmp_path, capsys):
+    env.responder = lambda body: Reply.content("I think it is fine.")  # not JSON: asked, re-asked, invalid
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        str(data),
+        "--scorer",
+        "prompt-alignment",
+        "--concurrency",
+        "1",
+        "--max-consecutive-failures",
+        "2",
+    )
+
+    assert code == 4 and env.chat_call_count == 4  # 2 items, 2 calls each; the third was never sent
+    assert "Interrupted" not in out + err
+    assert "Paused: the judge's last 2 replies did not match the schema: " in err
+    assert 'first reply: "I think it is fine.".' in err
+    assert "paused (judge_replies_unusable) with 2 of 3 outcomes." in err
+
+
 def test_resume_of_an_unknown_run_exits_2(env, tmp_path, capsys):
     Store(tmp_path / "studio.db").close()
     code, _, err = run_cli(capsys, "run", "--resume", "feedbeef")

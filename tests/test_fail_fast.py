@@ -133,6 +133,79 @@ def test_isolated_failures_are_recorded_and_the_run_goes_on(fake_openai: FakeOpe
     assert fake_openai.chat_call_count == 9
 
 
+# ---- unusable judge replies: K in a row pause the run (the same K); they were paid, so they are recorded
+
+GARBAGE = "I think it is fine."  # not JSON: invalid, re-asked once, invalid again (2 calls an item)
+REFUSAL = "I'm sorry, but I can't help with evaluating this content."  # judge_refused at once (1 call)
+OUT_OF_RANGE = Reply.json(single_analysis(1.5, 0.8, 0.7, 1.0))  # an intent score above 1: invalid, never clamped
+
+
+def test_k_invalid_replies_in_a_row_pause_the_run_and_a_resume_scores_the_rest(fake_openai: FakeOpenAI, store):
+    fake_openai.responder = lambda body: Reply.content(GARBAGE)
+    result = run_evals(items(20), [alignment(fake_openai)], concurrency=1, store=store)
+
+    # K = 5 (the default): 5 items, each asked and re-asked (10 calls), then nothing more was sent.
+    assert fake_openai.chat_call_count == 10
+    assert result.status == "judge_replies_unusable"
+    assert [o.status.value for o in result.outcomes] == ["judge_output_invalid"] * 5  # recorded: they were paid
+    assert result.usage.calls == 10
+    assert result.stop_reason.startswith(
+        "Paused: the judge's last 5 replies did not match the schema: The judge's reply is not valid for "
+        "prompt_alignment_user after one re-ask: not JSON"
+    )
+    assert f'first reply: "{GARBAGE}".' in result.stop_reason
+    run = store.get_run(result.run_id)
+    assert (run["status"], run["stop_reason"]) == ("judge_replies_unusable", result.stop_reason)
+
+    fake_openai.responder = lambda body: OK  # the judge is fixed: a resume scores the 15 items left, each once
+    resumed = run_evals([], [alignment(fake_openai)], concurrency=4, store=store, run_id=result.run_id)
+    assert resumed.status == "completed" and fake_openai.chat_call_count == 10 + 15
+    assert [o.status.value for o in resumed.outcomes] == ["judge_output_invalid"] * 5 + ["scored"] * 15
+
+
+def test_refusals_and_out_of_range_scores_in_a_row_pause_the_run_too(fake_openai: FakeOpenAI, store):
+    fake_openai.responder = lambda body: Reply.content(REFUSAL)
+    refused = run_evals(items(20), [alignment(fake_openai)], concurrency=1, store=store, max_consecutive_failures=3)
+    assert fake_openai.chat_call_count == 3  # a refusal is not re-asked: 3 items, 3 calls
+    assert refused.status == "judge_replies_unusable"
+    assert [o.status.value for o in refused.outcomes] == ["judge_refused"] * 3
+    assert refused.stop_reason.startswith("Paused: the judge's last 3 replies were refusals: ")
+    assert f'first reply: "{REFUSAL}".' in refused.stop_reason
+
+    fake_openai.reset()
+    replies = iter([Reply.content(REFUSAL), OUT_OF_RANGE, OUT_OF_RANGE])  # item 0 refused, item 1 invalid twice
+    lock = threading.Lock()
+
+    def mixed(body):
+        with lock:
+            return next(replies, OUT_OF_RANGE)
+
+    fake_openai.responder = mixed
+    result = run_evals(items(20), [alignment(fake_openai)], concurrency=1, store=store, max_consecutive_failures=3)
+    assert fake_openai.chat_call_count == 1 + 2 + 2
+    assert [o.status.value for o in result.outcomes] == ["judge_refused"] + ["judge_output_invalid"] * 2
+    assert result.stop_reason.startswith(
+        "Paused: the judge's last 3 replies did not match the schema or were refusals (2 invalid, 1 refused): "
+    )
+
+
+def test_a_usable_reply_between_unusable_ones_starts_the_count_again(fake_openai: FakeOpenAI, store):
+    lock = threading.Lock()
+    count = {"n": 0}
+
+    def responder(body):  # 2 items refused, then 1 scored, and again: never K = 3 unusable in a row
+        with lock:
+            count["n"] += 1
+            n = count["n"]
+        return OK if n % 3 == 0 else Reply.content(REFUSAL)
+
+    fake_openai.responder = responder
+    result = run_evals(items(9), [alignment(fake_openai)], concurrency=1, store=store, max_consecutive_failures=3)
+    assert result.status == "completed"
+    assert [o.status.value for o in result.outcomes] == ["judge_refused", "judge_refused", "scored"] * 3
+    assert fake_openai.chat_call_count == 9
+
+
 # ---- budgets: a run stops at a cap, never past it (calls and tokens counted at the fake server)
 
 

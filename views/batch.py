@@ -180,7 +180,9 @@ def _limits_form() -> tuple[dict[str, Any], Price | None, int, str]:
             value=DEFAULT_MAX_CONSECUTIVE_FAILURES,
             key="batch_k",
             help="Connection, auth or 5xx failures in a row pause the run as judge_unreachable (resumable); "
-            "the items they hit are left to do, not recorded as failed.",
+            "the items they hit are left to do, not recorded as failed. As many unusable judge replies in a row "
+            "(invalid output after the re-ask, or refusals) pause it as judge_replies_unusable (those are recorded "
+            "as failed: they were paid for).",
             **SESSION,
         )
         l1, l2 = st.columns(2)

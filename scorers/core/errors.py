@@ -53,6 +53,7 @@ class RunStatus(str, Enum):
     BUDGET_REACHED = "budget_reached"  # a judge-call, token or cost cap would have been passed
     JUDGE_UNREACHABLE = "judge_unreachable"  # consecutive connection, auth or 5xx failures, or the pre-flight
     QUOTA_EXHAUSTED = "quota_exhausted"  # the judge's quota or daily limit is used up (429 insufficient_quota)
+    JUDGE_REPLIES_UNUSABLE = "judge_replies_unusable"  # consecutive replies not matching the schema, or refusals
 
 
 class ScorerError(Exception):

@@ -60,6 +60,13 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 UNREACHABLE_KINDS = frozenset({"connection", "timeout", "auth", "server", "not_a_completion"})
 """``JudgeAPIError.kind`` values that say the judge cannot be reached (counted towards the pause)."""
 
+UNUSABLE_REPLY_STATUSES = frozenset({ScoreStatus.JUDGE_OUTPUT_INVALID, ScoreStatus.JUDGE_REFUSED})
+"""Outcomes whose judge answered but not usably (no valid reply after the re-ask, or a refusal): K of them in a row
+(``max_consecutive_failures``) pause a run as ``judge_replies_unusable``."""
+
+REPLY_SHOWN_CHARS = 200
+"""Characters of the judge's first unusable reply that the pause's reason quotes."""
+
 PREFLIGHT_KINDS = UNREACHABLE_KINDS - {"server"} | {"unknown_model", "rejected", "config"}
 """Failures of the first item that stop a run before it fans out (a 5xx may be passing; it is counted instead)."""
 
@@ -223,7 +230,7 @@ class EvalRunResult:
         run_id: the stored run's id (None without a store).
         outcomes: every item × scorer outcome known, in item order.
         status: a :class:`~scorers.RunStatus` value: ``"completed"``, ``"cancelled"``,
-            ``"judge_unreachable"``, ``"quota_exhausted"`` or ``"budget_reached"``.
+            ``"judge_unreachable"``, ``"quota_exhausted"``, ``"judge_replies_unusable"`` or ``"budget_reached"``.
         n_items: items in the dataset.
         batch_api: the judge calls went through the Batch API (billed at its price).
         stop_reason: why a run that is not completed stopped early, in a sentence, or None.
@@ -723,7 +730,9 @@ def run_evals(
     judge failures in a row that say the judge is unreachable (connection, timeout,
     auth, 5xx) pause it as ``judge_unreachable``: no new call is made, and the items
     those failures hit are left unscored rather than recorded as failed (a resume
-    scores them). With a ``budget``, a judge call that could pass a cap is not sent and
+    scores them). As many judge replies in a row that are unusable (invalid output
+    after the re-ask, or refusals: :data:`UNUSABLE_REPLY_STATUSES`) pause it as
+    ``judge_replies_unusable``; those outcomes are recorded (they were paid for). With a ``budget``, a judge call that could pass a cap is not sent and
     the run ends as ``budget_reached`` (see :mod:`scorers.core.budget`). Both can be
     resumed.
 
@@ -776,7 +785,8 @@ def run_evals(
         run_config: other options to record with the run.
         cancel: set it to stop: items not started are left unscored (resumable).
         preflight: score the first item alone before the others (only when a scorer uses a judge).
-        max_consecutive_failures: K >= 1, or None to never pause.
+        max_consecutive_failures: K >= 1, or None to never pause: unreachable-judge failures
+            in a row, and unusable replies in a row, that pause the run.
         budget: caps on judge calls, tokens and cost for the whole run (a resumed run
             counts what its stored outcomes spent, each at its own judge's price), or None. A
             resume given caps stores them in the run's config (they replace the recorded ones).
@@ -867,6 +877,7 @@ def run_evals(
     wake = threading.Event()  # set when a worker ends or a batch of outcomes waits to be written
     writer = _ResultWriter(store if run_id is not None else None, run_id, wake)
     streak: list[ItemOutcome] = []  # unreachable-judge failures in a row, held back until the streak ends
+    unusable: list[ItemOutcome] = []  # judge replies in a row that were invalid or refusals (recorded: they were paid)
 
     def halt_with(status: RunStatus, reason: str) -> None:
         with lock:
@@ -928,7 +939,21 @@ def run_evals(
                 flushed, streak[:] = list(streak), []
         for held in flushed:
             record(held)
-        record(outcome)
+        if record(outcome):
+            count_unusable(outcome)
+
+    def count_unusable(outcome: ItemOutcome) -> None:
+        """Count the judge's unusable replies in a row (invalid output, refusals); K of them pause the run."""
+        if outcome.status in UNUSABLE_REPLY_STATUSES:
+            with lock:
+                unusable.append(outcome)
+                if max_consecutive_failures is None or len(unusable) < max_consecutive_failures:
+                    return
+                hit, unusable[:] = list(unusable), []
+            halt_with(RunStatus.JUDGE_REPLIES_UNUSABLE, unusable_replies_reason(hit))
+        elif outcome.usage.calls or (outcome.result is not None and outcome.result.judge is not None):
+            with lock:  # the judge gave a usable reply (or another failure): the count starts again
+                unusable.clear()
 
     running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
     timed_out: set[int] = set()
@@ -1134,6 +1159,27 @@ def run_evals(
         stop_reason=reason,
         cap_reached=capped[0].cap if status == RunStatus.BUDGET_REACHED.value else None,
         prices=prices,
+    )
+
+
+def unusable_replies_reason(hit: Sequence[ItemOutcome]) -> str:
+    """Why a run paused after the judge's replies in ``hit`` (in a row, oldest first) were all unusable: what
+    they were, the first one's error and reply, and how to go on."""
+    refused = sum(o.status is ScoreStatus.JUDGE_REFUSED for o in hit)
+    if not refused:
+        what = "did not match the schema"
+    elif refused == len(hit):
+        what = "were refusals"
+    else:
+        what = f"did not match the schema or were refusals ({len(hit) - refused} invalid, {refused} refused)"
+    first = hit[0]
+    reply = first.raw_reply or ""
+    shown = reply if len(reply) <= REPLY_SHOWN_CHARS else reply[:REPLY_SHOWN_CHARS] + "…"
+    return (
+        f'Paused: the judge\'s last {len(hit)} replies {what}: {first.error}; first reply: "{shown}". '
+        "Those items are recorded as failed (their calls are counted); nothing was scored between them. "
+        "Check the judge's model and settings, then resume the run to score the rest (Retry failed items, "
+        "or --retry-failed, asks these again)."
     )
 
 
