@@ -154,12 +154,18 @@ def test_usd_text_keeps_the_digits_of_a_small_sum():
     from scorers.core.budget import BudgetCaps
     from scorers.core.pricing import usd_text
 
-    # At least 2 decimals (cents), more only when the sum has them.
-    assert [usd_text(v) for v in (0.004, 0.5, 12.0, 1234.5, 0.00012345)] == [
+    # Cents, and below a dollar the first 3 significant digits (trailing zeros past the cents dropped):
+    # 0.28238715 → 0.282; 0.00012345 → 0.000123; 0.09996 rounds to 0.1000 → $0.10; a tiny sum is never $0.00.
+    assert [usd_text(v) for v in (0.004, 0.5, 12.0, 1234.5, 0.28238715, 0.00012345, 0.000036, 0.09996, 3e-12, 0)] == [
         "$0.004",
         "$0.50",
         "$12.00",
         "$1,234.50",
-        "$0.00012345",
+        "$0.282",
+        "$0.000123",
+        "$0.000036",
+        "$0.10",
+        "$0.000000000003",
+        "$0.00",
     ]
     assert BudgetCaps(max_judge_calls=100, max_cost_usd=0.004).describe() == "at most 100 judge calls, $0.004"

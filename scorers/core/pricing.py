@@ -10,6 +10,7 @@ know has an "unknown" cost (None), never a guessed one and never $0.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -38,18 +39,23 @@ class Price:
 
 
 def usd_text(value: float) -> str:
-    """A sum of USD in words: at least 2 decimals, and as many more (up to 10) as the value needs.
+    """A sum of USD in words: cents, and below a dollar the decimals its first 3 significant digits need.
 
-    Used wherever a cap or a cost the user typed is shown, so $0.004 never reads as $0.00.
+    Every cost, estimate and cap is shown this way (the CLI, the pages, the report), so a sum never reads
+    as $0.00 when it is not zero ($0.000036), and never with digits that say nothing ($0.282, not
+    $0.28238715). Trailing zeros past the cents are dropped.
 
     Args:
         value: USD, >= 0.
 
-    >>> usd_text(0.004), usd_text(0.5), usd_text(1234.5), usd_text(0.00012345)
-    ('$0.004', '$0.50', '$1,234.50', '$0.00012345')
+    >>> usd_text(0.28238715), usd_text(0.004), usd_text(0.5), usd_text(1234.5), usd_text(0.0000362)
+    ('$0.282', '$0.004', '$0.50', '$1,234.50', '$0.0000362')
+    >>> usd_text(0.09996), usd_text(0.0), usd_text(3e-12)
+    ('$0.10', '$0.00', '$0.000000000003')
     """
-    whole, _, decimals = f"{value:,.10f}".partition(".")
-    return f"${whole}.{decimals.rstrip('0').ljust(2, '0')}"
+    decimals = 2 if value <= 0 or value >= 1 else max(2, 2 - math.floor(math.log10(value)))
+    whole, _, fraction = f"{value:,.{decimals}f}".partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(2, '0')}"
 
 
 def _list_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
