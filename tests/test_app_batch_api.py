@@ -24,6 +24,11 @@ def batch_judge(fake_judge: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Fake
     return fake_judge
 
 
+def limits_expander(at):
+    (expander,) = [e for e in at.expander if e.label == "Budget, price and limits"]
+    return expander
+
+
 def test_batch_api_option_shows_the_discount_and_runs_through_batches(batch_judge: FakeOpenAI, studio_db, open_page):
     fake_openai = batch_judge
     at = open_page("batch")
@@ -63,12 +68,21 @@ def test_budget_caps_with_the_batch_api_are_refused_on_the_page(batch_judge: Fak
     at.run()
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
     at.number_input(key="batch_max_calls").set_value(2).run()
+    at.number_input(key="batch_max_cost").set_value(0.0000001).run()  # far below the estimate
     assert not at.error and not at.button(key="batch_run").disabled  # live calls: the cap holds
+    assert [w.value for w in at.warning if w.value.startswith("The cost cap of $0.0000001 is below")]
+    assert not limits_expander(at).proto.expanded
     at.toggle(key="batch_api").set_value(True).run()
     assert [e.value for e in at.error] == [
-        "Budget caps (at most 2 judge calls) apply to live judge calls only: the Batch API sends all of a run's "
-        "requests at once, so no cap could stop it. Remove the caps or switch the Batch API off."
+        "Budget caps (at most 2 judge calls, $0.0000001) apply to live judge calls only: the Batch API sends all of "
+        "a run's requests at once, so no cap could stop it. Remove the caps or switch the Batch API off. The caps "
+        "are under Budget, price and limits (opened above)."
     ]
+    # The refusal is the whole story: no warning of what the cost cap would leave out; the caps are shown.
+    assert not [w.value for w in at.warning if w.value.startswith("The cost cap")]
+    assert limits_expander(at).proto.expanded
     assert at.button(key="batch_run").disabled
     at.number_input(key="batch_max_calls").set_value(0).run()
+    at.number_input(key="batch_max_cost").set_value(0.0).run()
     assert not at.error and not at.button(key="batch_run").disabled
+    assert limits_expander(at).proto.expanded  # left open: the user closes it

@@ -168,9 +168,15 @@ def _scorer_choice(mapping: dict[str, str | None]) -> dict[str, dict[str, Any]]:
     return options
 
 
-def _limits_form() -> tuple[dict[str, Any], Price | None, int, str]:
-    """Budget caps, the judge's price, the pause after K failures and the long-response limit."""
-    with st.expander("Budget, price and limits"):
+def _limits_form(batch_api: bool) -> tuple[dict[str, Any], Price | None, int, str]:
+    """Budget caps, the judge's price, the pause after K failures and the long-response limit.
+
+    Opened once the Batch API is on with a cap set (the run is refused, and the caps are shown where they can be
+    removed), and kept open for the session: the user may close it.
+    """
+    if batch_api and any(st.session_state.get(f"batch_{cap}") for cap in ("max_calls", "max_tokens", "max_cost")):
+        st.session_state["batch_limits_open"] = True
+    with st.expander("Budget, price and limits", expanded=st.session_state.get("batch_limits_open", False)):
         caps, price = budget_form("batch")
         k_col, _ = st.columns(2)
         k = k_col.number_input(
@@ -311,7 +317,7 @@ if dataset is not None:
         == "with a live call at once"
     )
 
-    limits, price, long_limit, long_action = _limits_form()
+    limits, price, long_limit, long_action = _limits_form(batch_api)
 
     scorer_options = {
         sid: resolve_options(sid, opts, ground_truth_mapped=bool(mapping.get("ground_truth")))
@@ -433,14 +439,20 @@ if dataset is not None:
             + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else "")
             + (" No judge call is left to make: $0.00 whatever the model's price." if not estimate.judge_calls else ""),
         )
-        if settings is not None and (
-            warning := cost_cap_warning(limits["budget"]["max_cost_usd"], cost, estimate.judge_calls)
+        # With the Batch API a cap refuses the run (below): what the cap would leave out is beside the point.
+        if (
+            settings is not None
+            and not batch_api
+            and (warning := cost_cap_warning(limits["budget"]["max_cost_usd"], cost, estimate.judge_calls))
         ):
             st.warning(warning)
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
     caps = BudgetCaps.from_dict(limits["budget"])
-    problem = budget_problem(caps, settings, price, "batch") or (batch_api and batch_api_caps_problem(caps)) or problem
+    refused = batch_api and batch_api_caps_problem(caps)
+    if refused:
+        refused += " The caps are under Budget, price and limits (opened above)."
+    problem = budget_problem(caps, settings, price, "batch") or refused or problem
     if problem:
         st.error(problem)
     confirmed = True
