@@ -643,3 +643,23 @@ def test_the_row_view_draws_its_charts_only_when_asked(open_page, studio_db: Pat
     assert not at.get("plotly_chart") and not at.code
     assert at.expander[-1].label == "The judge's raw reply"
     assert at.expander[-1].get("html")[0].proto.body.endswith(">Not JSON &lt;b&gt;</div>")
+
+
+def test_the_key_legend_says_what_u_d_and_enter_do_with_the_next_row_setting(open_page, studio_db: Path):
+    run_id = stored_td_run(studio_db, ["abc", "abx"], "abc")
+    key = review_key(run_id, TD)
+    at = open_page("review")
+
+    def legend() -> str:
+        (text,) = [c.value for c in at.caption if c.value.startswith("Keys: ")]
+        return text
+
+    assert at.checkbox(key=f"{key}_advance").value  # on by default: a save moves on, so U then J skips a row
+    assert legend().startswith(
+        "Keys: J next · K previous · U pass and next row · D fail and next row · S score field · M comment · "
+        "Enter saves and goes to the next row · "
+    )
+    at.checkbox(key=f"{key}_advance").uncheck().run()
+    assert legend().startswith(
+        "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
+    )

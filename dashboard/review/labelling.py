@@ -1,8 +1,9 @@
 """The Review page's labelling view: step through a run's results and label them.
 
 Keyboard (Streamlit 1.67's native ``st.button(..., shortcut=...)``; the shortcut is shown on
-each button): ``J`` next row, ``K`` previous row, ``U`` thumbs up (pass: save and go on),
-``D`` thumbs down (fail: save and go on). The score and the comment sit in a form, so
+each button): ``J`` next row, ``K`` previous row, ``U`` thumbs up (pass: save), ``D`` thumbs down
+(fail: save); with "After saving, go to the next row" (on by default) every save goes to the next row,
+and the key legend says so. The score and the comment sit in a form, so
 ``Enter`` in either saves. Streamlit binds keys to buttons only, so a small script
 (:data:`FOCUS_SCRIPT`, ``st.html`` with JavaScript) adds ``S`` to put the cursor in the
 score field, ``M`` in the comment field, and ``Esc`` to leave them (``Enter`` saves and
@@ -488,8 +489,11 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
         )
     if doubts is not None and index in doubts:
         st.markdown(f"Why here: {md_escape(doubts[index].explain())}")
+    # The label form's "After saving, go to the next row" (drawn below; its value is the last run's): on, a save moves.
+    moves = st.session_state.get(f"{ctx.key}_advance", True)
+    then, then_enter = (" and next row", " and goes to the next row") if moves else ("", "")
     st.caption(
-        "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
+        f"Keys: J next · K previous · U pass{then} · D fail{then} · S score field · M comment · Enter saves{then_enter} · "
         "Esc leaves a field (letter keys do nothing while the cursor is in a field)."
     )
     texts_col, label_col = st.columns([3, 2])
