@@ -20,7 +20,14 @@ import streamlit as st
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
 from scorers.core.pricing import JudgeSpend, RunCost
-from scorers.runs.export import TABLE_EXPORTS, export_file_stem, item_texts, write_run_export
+from scorers.runs.export import (
+    SPREADSHEET_CELL_LIMIT,
+    TABLE_EXPORTS,
+    export_file_stem,
+    item_texts,
+    spreadsheet_overflow,
+    write_run_export,
+)
 from scorers.runs.judges import judge_totals, stored_run_cost
 from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
@@ -34,6 +41,7 @@ from .distributions import (
     score_histogram,
     status_chart,
 )
+from .layout import kept_in_session
 from .results import md_escape, render_outcome, text_block_html
 from .run_frames import (
     PAGE_SIZE,
@@ -509,6 +517,16 @@ def _render_exports(table: RunTable, key: str) -> None:
         "as a formula (also answers starting with '- '); the plain CSV keeps every text as it is. Each file is "
         "written when its button is clicked."
     )
+    overflow = kept_in_session(f"{key}_export_overflow", table.version, lambda: spreadsheet_overflow(table))
+    if overflow:
+        n = sum(overflow.values())
+        st.warning(
+            f"{n:,} cell{'s' if n != 1 else ''} of the spreadsheet CSV "
+            f"{'are' if n != 1 else 'is'} longer than the {SPREADSHEET_CELL_LIMIT:,} characters a spreadsheet cell "
+            f"holds ({', '.join(f'{name}: {count:,}' for name, count in overflow.items())}). The file keeps "
+            f"{'them' if n != 1 else 'it'} whole, but Excel cuts or breaks {'them' if n != 1 else 'it'} on opening: for the full texts, use the plain CSV, "
+            "JSON Lines or Parquet."
+        )
     stem = export_file_stem(table.run)
     with st.container(horizontal=True):  # each button as wide as its label (five columns cut them)
         for fmt, (label, ext) in TABLE_EXPORTS.items():

@@ -563,3 +563,20 @@ def test_the_scorer_preview_heads_its_first_column_as_the_id_or_where_the_row_st
     preview = table_with(at, "status")
     assert preview.columns[0] == "id (or where the row starts in the file)"
     assert preview[preview.columns[0]].tolist() == ["line 2", "line 5"]
+
+
+def test_the_export_says_which_cells_are_too_long_for_a_spreadsheet(open_page):
+    # Row b's response is 40,000 characters: over the 32,767 a spreadsheet cell holds; one scorer, one cell.
+    at = open_page("batch")
+    upload(at, "long.csv", b"id,prompt,response\na,Say hi.,hi\nb,Say a lot.," + b"x" * 40_000 + b"\n")
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    at.selectbox(key="batch_opt_textual-difference_target").set_value("input").run()
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    key = f"batch_{at.session_state['batch_run_id']}"
+    open_tab(at, key, "Export")
+    assert [w.value for w in at.warning if "spreadsheet CSV" in w.value] == [
+        "1 cell of the spreadsheet CSV is longer than the 32,767 characters a spreadsheet cell holds (output: 1). "
+        "The file keeps it whole, but Excel cuts or breaks it on opening: for the full texts, use the plain CSV, "
+        "JSON Lines or Parquet."
+    ]

@@ -439,3 +439,30 @@ def test_export_file_names_drop_the_datasets_extension_and_give_the_time_in_full
     # A long name is cut at 60 characters before the time, so the time is never cut.
     long = {**run, "name": "x" * 80}
     assert export_file_stem(long) == "x" * 60 + "-2026-12-02T103412Z-c4de9c5a5b6f"
+
+
+def test_spreadsheet_overflow_counts_the_cells_over_a_spreadsheets_limit_by_column(tmp_path):
+    from scorers import create_content_similarity_scorer
+    from scorers.runs.export import SPREADSHEET_CELL_LIMIT, spreadsheet_overflow
+
+    store = Store(tmp_path / "s.db")
+    limit = SPREADSHEET_CELL_LIMIT  # 32,767
+    items = [
+        EvalItem("long", {"input": "Q", "output": "x" * 40_000, "ground_truth": "y" * 33_000}),
+        EvalItem("at-limit", {"input": "Q", "output": "x" * limit, "ground_truth": "x"}),  # fits exactly
+        EvalItem("formula", {"input": "=" + "x" * (limit - 1), "output": "a", "ground_truth": "a"}),  # ' makes 32,768
+        EvalItem("short", {"input": "Q", "output": "a", "ground_truth": "a"}),
+    ]
+    scorers = [create_textual_difference_scorer(), create_content_similarity_scorer()]
+    run_id = run_evals(items, scorers, store=store).run_id
+    table = load_run_table(store, run_id)
+    # Two scorers: each item is two rows of the CSV, so each long text is two cells. Content similarity's
+    # analysis JSON holds both processed texts: over the limit for "long" (33,000 + 40,000 characters) and
+    # "at-limit" (32,767 + 1, plus the JSON around them); textual difference's is a few numbers.
+    assert spreadsheet_overflow(table) == {"input": 2, "output": 2, "ground_truth": 2, "analysis": 2}
+    # What the spreadsheet CSV holds: the cells whole, never cut.
+    rows = _csv_rows(_export(table, "csv"))
+    assert [len(r["output"]) for r in rows if r["item_id"] == "long"] == [40_000, 40_000]
+    short = run_evals(items[1:], scorers[:1], store=store).run_id
+    assert spreadsheet_overflow(load_run_table(store, short)) == {"input": 1}
+    store.close()

@@ -539,6 +539,56 @@ TABLE_EXPORTS: dict[str, tuple[str, str]] = {
 """Export format → (label, file extension) of :func:`write_run_export`."""
 
 
+SPREADSHEET_CELL_LIMIT = 32_767
+"""Characters a spreadsheet cell holds (Excel's limit; LibreOffice's is the same for a CSV it opens)."""
+
+
+def spreadsheet_overflow(table: RunTable) -> dict[str, int]:
+    """The cells of a stored run's spreadsheet CSV that are longer than :data:`SPREADSHEET_CELL_LIMIT`, by column.
+
+    The export writes them whole (nothing is cut silently); a spreadsheet cuts or breaks them, so the
+    page says where they are. A cell is counted as written: one per item × scorer row (an item's long
+    text counts once for each of its scorers), with the ``'`` a formula-safe cell gets.
+
+    Only the items whose stored record is longer than the limit are read (a text is never longer
+    than the JSON record that holds it), so a run without long texts costs one small query.
+
+    Args:
+        table: the run (:func:`scorers.runs.table.load_run_table`, with its store).
+
+    Returns:
+        Column name → cells over the limit; empty when none is.
+    """
+
+    def over(values: pd.Series) -> pd.Series:
+        # A text one under the limit can pass it by the ' prefix; the few that long are measured as written.
+        long = (values.astype("string").str.len() >= SPREADSHEET_CELL_LIMIT).to_numpy(dtype=bool, na_value=False)
+        return values[long].map(lambda v: len(neutralize_cell(v)) > SPREADSHEET_CELL_LIMIT).astype(bool)
+
+    rows_per_item = table.results["item_index"].value_counts()
+    found: dict[str, int] = {}
+    long_items = [
+        int(row[0])
+        for row in table.store.query(
+            "SELECT item_index FROM items WHERE run_id = ? AND length(payload) >= ? ORDER BY item_index",
+            [table.run["id"], SPREADSHEET_CELL_LIMIT],
+        )
+    ]
+    if long_items:
+        texts = table.texts(long_items)
+        for name in texts.columns:
+            hits = over(texts[name])
+            found[name] = int(rows_per_item.reindex(hits.index[hits.to_numpy()]).fillna(0).sum())
+    for name in table.items.columns:
+        if table.items[name].dtype == object or isinstance(table.items[name].dtype, pd.StringDtype):
+            hits = over(table.items[name])
+            found[name] = int(rows_per_item.reindex(hits.index[hits.to_numpy()]).fillna(0).sum())
+    for name in ("reason", "error", "analysis"):
+        if name in table.results.columns:
+            found[name] = int(over(table.results[name]).sum())
+    return {name: n for name, n in found.items() if n}
+
+
 def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
     """The rows the CSV, JSON Lines and Parquet exports of a stored run hold (all, or the labels ``index``).
 
