@@ -166,29 +166,76 @@ def box_statistics(values: np.ndarray) -> dict[str, float]:
     }
 
 
-def _box_trace(values: np.ndarray, name: str, text: Sequence[str] | None, *, horizontal: bool) -> go.Box:
-    """All points over the box up to :data:`POINTS_LIMIT` values; beyond, a box from its statistics."""
+def _box_traces(
+    values: np.ndarray, name: str, text: Sequence[str] | None, *, horizontal: bool
+) -> list[go.BaseTraceType]:
+    """All points over the box up to :data:`POINTS_LIMIT` values; beyond, a box from its statistics and
+    :func:`_extreme_marks` (the min and max, where the whiskers do not reach them)."""
     axis = "x" if horizontal else "y"
     if len(values) <= POINTS_LIMIT:
-        return go.Box(
-            **{axis: values.tolist()},
-            name=name,
-            text=list(text) if text is not None else None,
-            boxpoints="all",
-            jitter=0.4,
-            pointpos=0,
-            boxmean=True,
-            marker={"color": SCORE_COLOR, "size": 5, "opacity": 0.6} if horizontal else {"size": 4},
-            hovertemplate=("%{text}<br>" if text is not None else "") + name + " %{" + axis + ":.3g}<extra></extra>",
-        )
+        return [
+            go.Box(
+                **{axis: values.tolist()},
+                name=name,
+                text=list(text) if text is not None else None,
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                boxmean=True,
+                marker={"color": SCORE_COLOR, "size": 5, "opacity": 0.6} if horizontal else {"size": 4},
+                hovertemplate=("%{text}<br>" if text is not None else "")
+                + name
+                + " %{"
+                + axis
+                + ":.3g}<extra></extra>",
+            )
+        ]
     stats = box_statistics(values)
-    return go.Box(
+    box = go.Box(
         **{"y" if horizontal else "x": [name]},
         **{k: [v] for k, v in stats.items()},
         name=name,
+        legendgroup=name,
         orientation="h" if horizontal else "v",
         boxmean=True,
         marker={"color": SCORE_COLOR} if horizontal else None,
+    )
+    marks = _extreme_marks(values, stats, name, horizontal=horizontal)
+    return [box] if marks is None else [box, marks]
+
+
+EXTREMES_NOTE = "◇ min and max beyond the whiskers"
+"""What the title of a box plot of more than :data:`POINTS_LIMIT` values says of its :func:`_extreme_marks`."""
+
+
+def _extreme_marks(values: np.ndarray, stats: dict[str, float], name: str, *, horizontal: bool) -> go.Scatter | None:
+    """The lowest and highest of ``values`` as marks on the box ``name``, those beyond its whiskers (None: both
+    within), each hover saying which it is and how many values lie beyond that whisker."""
+    marks = []
+    below = int((values < stats["lowerfence"]).sum())
+    above = int((values > stats["upperfence"]).sum())
+    if below:
+        marks.append((float(values.min()), f"lowest of {len(values)}", below, "below"))
+    if above:
+        marks.append((float(values.max()), f"highest of {len(values)}", above, "above"))
+    if not marks:
+        return None
+    scores = [m[0] for m in marks]
+    where = [[name] * len(marks), scores] if not horizontal else [scores, [name] * len(marks)]
+    return go.Scatter(
+        x=where[0],
+        y=where[1],
+        mode="markers",
+        name=f"{name}: min and max",
+        legendgroup=name,
+        showlegend=False,
+        marker={"color": SCORE_COLOR if horizontal else "#444444", "size": 7, "symbol": "diamond-open"},
+        customdata=[[m[1], m[2], m[3]] for m in marks],
+        hovertemplate="%{customdata[0]}: %{"
+        + ("x" if horizontal else "y")
+        + ":.3g}<br>%{customdata[1]} value(s) %{customdata[2]} the whisker (1.5 × IQR)<extra>"
+        + name
+        + "</extra>",
     )
 
 
@@ -211,9 +258,11 @@ def score_box(
     Returns:
         A figure with one ``go.Box`` trace named ``"scores"``: up to :data:`POINTS_LIMIT`
         scores its ``x`` are the scores (quartiles computed by Plotly) with every point
-        drawn; beyond, the box is drawn from :func:`box_statistics` and no point is
-        sent. No score: a :func:`message_figure`. One score, or all equal: the box
-        plus a message annotation.
+        drawn; beyond, the box is drawn from :func:`box_statistics` and only the lowest
+        and highest scores beyond the whiskers are marked (a second trace, a ``go.Scatter``
+        named ``"scores: min and max"``), so the chart still shows the data's range.
+        No score: a :func:`message_figure`. One score, or all equal: the box plus a
+        message annotation.
 
     Raises:
         ValueError: ``labels`` and ``scores`` differ in length.
@@ -234,9 +283,17 @@ def score_box(
     values = numbers.to_numpy(dtype=float)
     # The labels are shown on the points, drawn up to POINTS_LIMIT scores only.
     text = [str(names[i]) for i in numbers.index] if names is not None and len(values) <= POINTS_LIMIT else None
-    fig = go.Figure(_box_trace(values, "scores", text, horizontal=True))
-    shown = "" if len(values) <= POINTS_LIMIT else f" (box of {len(values)} scores; points drawn up to {POINTS_LIMIT})"
-    fig.update_layout(title=title + shown, height=280, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
+    fig = go.Figure(_box_traces(values, "scores", text, horizontal=True))
+    shown = ""
+    if len(values) > POINTS_LIMIT:  # on a second line: the half-width chart cuts a long title
+        marked = f"; {EXTREMES_NOTE}" if len(fig.data) > 1 else ""
+        shown = f" (box of {len(values)} scores)<br><sup>points drawn up to {POINTS_LIMIT}{marked}</sup>"
+    fig.update_layout(
+        title=title + shown,
+        height=280,
+        margin={"l": 10, "r": 10, "t": 70 if shown else 50, "b": 10},
+        showlegend=False,
+    )
     fig.update_xaxes(title="score", range=list(x_range) if x_range is not None else None)
     fig.update_yaxes(visible=False)
     note = _single_value_note(values.tolist(), "scored item")
@@ -253,7 +310,9 @@ def dimension_distribution(
     """The distribution of each dimension's 0..1 scores, one box or violin per dimension.
 
     Every point is drawn up to :data:`POINTS_LIMIT` items; beyond, boxes are drawn from
-    their statistics (:func:`box_statistics`) and violins without points.
+    their statistics (:func:`box_statistics`) with their min and max marked where the whiskers
+    do not reach them (``go.Scatter`` traces after the boxes), and violins without points
+    (their outline spans the min to the max).
 
     Args:
         dimensions: long frame with columns ``dimension`` (label), ``value`` (0..1
@@ -279,6 +338,7 @@ def dimension_distribution(
         return message_figure("No dimension scores: no item has been scored with a dimension breakdown.", title=title)
     names = list(order) if order is not None else list(pd.unique(data["dimension"]))
     fig = go.Figure()
+    marks: list[go.Scatter] = []  # added after every box, which keep their default colours
     for name in names:
         part = data[data["dimension"] == name]
         if part.empty:
@@ -286,7 +346,9 @@ def dimension_distribution(
         values = part["value"].to_numpy(dtype=float)
         if kind == "box":
             text = part["item_id"].astype(str).tolist() if len(values) <= POINTS_LIMIT else None  # on the points only
-            fig.add_trace(_box_trace(values, name, text, horizontal=False))
+            box, *extremes = _box_traces(values, name, text, horizontal=False)
+            fig.add_trace(box)
+            marks += extremes
         else:
             many = len(values) > POINTS_LIMIT
             fig.add_trace(
@@ -301,6 +363,9 @@ def dimension_distribution(
                     hovertemplate=("" if many else "%{text}<br>") + name + ": %{y:.2f}<extra></extra>",
                 )
             )
+    fig.add_traces(marks)
+    if marks:
+        title += f" (boxes of more than {POINTS_LIMIT} items: {EXTREMES_NOTE})"
     fig.update_layout(title=title, height=360, margin={"l": 10, "r": 10, "t": 50, "b": 10}, showlegend=False)
     fig.update_yaxes(title="dimension score (0–1)", range=[-0.05, 1.05])
     if data["item_id"].nunique() == 1:

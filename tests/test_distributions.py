@@ -97,6 +97,34 @@ def test_box_of_many_scores_is_drawn_from_its_statistics_without_points():
     assert "points drawn up to 300" in fig.layout.title.text
 
 
+def test_box_of_many_scores_marks_the_min_and_max_beyond_the_whiskers():
+    # 0, then 399 × 0.5, then 1: quartiles 0.5 and 0.5, IQR 0, so the whiskers end at 0.5 and the box alone
+    # would hide the range; the 0 and the 1 are marked, one value beyond each whisker.
+    fig = score_box([0.0] + [0.5] * 399 + [1.0])
+    box, marks = fig.data
+    assert (box.lowerfence[0], box.upperfence[0]) == (0.5, 0.5)
+    assert marks.type == "scatter" and marks.mode == "markers"
+    assert list(marks.x) == [0.0, 1.0] and list(marks.y) == ["scores", "scores"]
+    assert [list(c) for c in marks.customdata] == [["lowest of 401", 1, "below"], ["highest of 401", 1, "above"]]
+    assert "min and max beyond the whiskers" in fig.layout.title.text
+    # Only the side a whisker does not reach: sorted, 0 then 100 × 0.4, 100 × 0.5, 200 × 0.6 give quartiles
+    # 0.4 (position 100) and 0.6 (position 300), fences 0.1 and 0.9: the max 0.6 is within, the 0 below.
+    low = score_box([0.0] + [0.4] * 100 + [0.5] * 100 + [0.6] * 200)
+    assert list(low.data[1].x) == [0.0] and low.data[0].upperfence[0] == pytest.approx(0.6)
+
+
+def test_dimension_boxes_of_many_items_mark_the_min_and_max_after_the_boxes():
+    values = [0.0] + [0.5] * 299 + [1.0]
+    frame = dims([(i, f"i{i}", d, v) for i, v in enumerate(values) for d in ("Ratio", "Confidence")])
+    fig = dimension_distribution(frame)
+    assert [t.type for t in fig.data] == ["box", "box", "scatter", "scatter"]  # the boxes keep their colours
+    assert [(list(t.x), list(t.y)) for t in fig.data[2:]] == [
+        (["Ratio"] * 2, [0.0, 1.0]),
+        (["Confidence"] * 2, [0.0, 1.0]),
+    ]
+    assert "min and max beyond the whiskers" in fig.layout.title.text
+
+
 def test_box_edge_cases():
     assert figure_messages(score_box([])) == ["No scored items: nothing to plot."]
     single = score_box([0.3], labels=["only"])
