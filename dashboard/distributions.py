@@ -426,6 +426,12 @@ HEATMAP_ROWS = 60
 """At most this many heatmap rows: beyond, items are ranked and binned (each row the mean of a bin)."""
 
 
+HEATMAP_ROW_PX = 15
+"""The height of a heatmap row in pixels: room for its label (:data:`HEATMAP_TICK_PX`) and a gap."""
+HEATMAP_TICK_PX = 11
+"""The font size of the heatmap's row labels."""
+
+
 def heatmap_rows(dimensions: pd.DataFrame, order: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[list[int]]]:
     """The rows of :func:`dimension_heatmap`: items ranked by their mean dimension score (lowest first).
 
@@ -482,7 +488,8 @@ def dimension_heatmap(
         A figure with one ``go.Heatmap`` (``x`` = dimension labels, ``y`` = the rows of
         :func:`heatmap_rows`: item ids ranked by their mean dimension score, or bins of
         ranked items when there are many, ``z`` = scores, None where an item has no
-        score for a dimension, colour scale fixed to 0..1). No rows: a :func:`message_figure`.
+        score for a dimension, colour scale fixed to 0..1), every row labelled (one tick per row,
+        :data:`HEATMAP_ROW_PX` high). No rows: a :func:`message_figure`.
     """
     _require(dimensions, ("item_index", "item_id", "dimension", "value"), "dimension_heatmap")
     if pd.to_numeric(dimensions["value"], errors="coerce").notna().sum() == 0:
@@ -508,11 +515,20 @@ def dimension_heatmap(
     )
     fig.update_layout(
         title=f"{title}: {what}, lowest first",
-        height=150 + min(18 * len(labels), 700),
+        height=150 + HEATMAP_ROW_PX * len(labels),
         margin={"l": 10, "r": 10, "t": 80, "b": 10},  # room for the title above the dimension labels on top
         clickmode="event+select",
     )
-    fig.update_yaxes(autorange="reversed", type="category", showticklabels=True, title=None)
+    # Every row labelled: left to itself Plotly labels every other row once they are closer than its font.
+    fig.update_yaxes(
+        autorange="reversed",
+        type="category",
+        tickmode="array",
+        tickvals=labels,
+        ticktext=labels,
+        tickfont={"size": HEATMAP_TICK_PX},
+        title=None,
+    )
     fig.update_xaxes(side="top", type="category")
     return fig
 

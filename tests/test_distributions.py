@@ -201,6 +201,13 @@ def test_heatmap_of_many_items_is_binned_by_rank():
     table, members = heatmap_rows(frame)
     assert members[0] == [0, 1] and members[-1] == [118, 119]
     assert "bins of items ranked" in fig.layout.title.text
+    # Every row labelled: Plotly's automatic ticks label every other row once rows are closer than the
+    # label font (60 rows in 700 px, 12 px each, showed #1–#2, #5–#6, ...), so the ticks are given one per
+    # row and each row is taller than its label.
+    assert fig.layout.yaxis.tickmode == "array"
+    assert list(fig.layout.yaxis.tickvals) == list(trace.y) == list(fig.layout.yaxis.ticktext)
+    layout = fig.layout
+    assert (layout.height - layout.margin.t - layout.margin.b) / 60 > layout.yaxis.tickfont.size
 
 
 def test_heatmap_without_rows_is_a_message():
