@@ -174,7 +174,7 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
             "prompt_tokens": st.column_config.NumberColumn("judge prompt tokens (calls made)"),
             "completion_tokens": st.column_config.NumberColumn("judge completion tokens (calls made)"),
             "n_cached": st.column_config.NumberColumn("n from judge cache"),
-            # "%g" prints the cost in full (sprintf.js), as usd_text does: "%.4f" showed $0.0000162 as 0.0000, free.
+            # "%g" prints the cost to 6 significant digits (sprintf.js): "%.4f" showed $0.0000162 as 0.0000, free.
             "cost_usd": st.column_config.NumberColumn("generation cost (USD)", format="%g"),
             "latency_s": st.column_config.NumberColumn("scoring latency (s)", format="%.2f"),
         },
