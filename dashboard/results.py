@@ -58,6 +58,34 @@ def text_block_html(text: str) -> str:
     return f'<div style="{_TEXT_BLOCK_STYLE}">{html.escape(text, quote=False)}</div>'
 
 
+TEXT_PREVIEW_CHARS = 20_000
+"""A longer text is shown cut to its first this many characters (:func:`render_text_block`)."""
+
+
+def render_text_block(text: str, *, key: str, name: str) -> None:
+    """``text`` as :func:`text_block_html`, cut to its first :data:`TEXT_PREVIEW_CHARS` characters when it
+    is longer (a row's 386,000-character response made a page of 777,000 characters): then a caption
+    gives the total length, a toggle (key ``key``) shows all of it and a download (key
+    ``<key>_download``, file ``<name>.txt``, written when clicked) gives all of it.
+    """
+    if len(text) <= TEXT_PREVIEW_CHARS:
+        st.html(text_block_html(text))
+        return
+    whole = st.toggle(f"Show all {len(text):,} characters", key=key)
+    st.html(text_block_html(text if whole else text[:TEXT_PREVIEW_CHARS]))
+    if not whole:
+        st.caption(f"The first {TEXT_PREVIEW_CHARS:,} of {len(text):,} characters: the rest is not shown.")
+    st.download_button(
+        f"Download all {len(text):,} characters",
+        data=lambda: text.encode("utf-8"),
+        file_name=f"{name}.txt",
+        mime="text/plain",
+        key=f"{key}_download",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
 def dimension_table(analysis: Mapping[str, Any]) -> str:
     """The prompt-alignment dimensions as a Markdown table, the numbers
     :func:`dashboard.charts.dimension_chart` draws: per dimension (and instruction source, with its
@@ -295,7 +323,7 @@ def render_outcome(
             the charts and the raw JSON sit in collapsed expanders (keys ``<lazy_key>_charts``,
             ``<lazy_key>_raw``) whose content runs only when opened, and an opened one stays open
             for the next outcome shown under the same prefix; a raw reply is plain text
-            (:func:`text_block_html`).
+            (:func:`render_text_block`, keyed ``<key>_raw_reply``).
     """
     if isinstance(outcome, RunFailure):
         st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.message)}")
@@ -304,7 +332,7 @@ def render_outcome(
                 if lazy_key is None:
                     st.code(outcome.raw_reply, language=None)
                 else:
-                    st.html(text_block_html(outcome.raw_reply))
+                    render_text_block(outcome.raw_reply, key=f"{key}_raw_reply", name="raw-reply")
         return
     _RENDERERS.get(outcome.scorer, _render_generic)(outcome, key, payload, lazy_key)
     _render_judge(outcome.judge)

@@ -42,7 +42,7 @@ from .distributions import (
     status_chart,
 )
 from .layout import kept_in_session
-from .results import md_escape, render_outcome, text_block_html
+from .results import md_escape, render_outcome, render_text_block
 from .run_frames import (
     PAGE_SIZE,
     aggregates,
@@ -469,7 +469,7 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
 def _render_item(store: Store, table: RunTable, index: int, names: dict[str, str], key: str) -> None:
     item, outcomes = load_outcomes(store, table.run["id"], index)  # read only for the row that is opened
     with st.expander(f"Texts of {item.item_id}", expanded=True):
-        render_item_texts(item)
+        render_item_texts(item, f"{key}_texts_{index}")
     for sid in table.scorer_ids:
         st.markdown(f"#### {md_escape(names[sid])}")
         outcome = outcomes.get(sid)
@@ -480,9 +480,10 @@ def _render_item(store: Store, table: RunTable, index: int, names: dict[str, str
         render_outcome(view, key=f"{key}_drill_{sid}", payload=item.payload)
 
 
-def render_item_texts(item: EvalItem) -> None:
+def render_item_texts(item: EvalItem, key: str) -> None:
     """An item's user prompt, system message, response and ground truth (those it has, each exactly as
-    written: :func:`~dashboard.results.text_block_html`), then its groups and its other dataset columns."""
+    written, a long one cut with a way to see and download all of it: :func:`~dashboard.results.render_text_block`,
+    widget keys ``<key>_<field>``), then its groups and its other dataset columns."""
     texts = item_texts(item)
     for label, field in (
         ("User prompt", "input"),
@@ -492,7 +493,7 @@ def render_item_texts(item: EvalItem) -> None:
     ):
         if texts[field]:
             st.markdown(f"**{label}**")
-            st.html(text_block_html(texts[field]))
+            render_text_block(texts[field], key=f"{key}_{field}", name=f"{item.item_id}-{field}")
     for name, value in {**item.groups, **item.columns}.items():
         st.caption(md_escape(f"{name}: {value}"))
 

@@ -633,3 +633,29 @@ def test_a_run_being_scored_says_its_stored_outcomes_in_the_units_of_its_progres
         "finish; the results below are the outcomes stored when this view was drawn (0 of 1,082: 541 items × 2 "
         "scorers, written in batches), and everything once the run ends."
     ]
+
+
+def test_a_long_response_in_the_drill_down_is_cut_with_its_length_a_toggle_and_a_download(open_page, studio_db: Path):
+    # 20,000 "a", then "TAIL", then 9,996 "b": 30,000 characters, of which the first 20,000 are shown
+    # (the text block, not the word diff of the textual-difference outcome below it, whose words are in spans).
+    long = "a" * 20_000 + "TAIL" + "b" * 9_996
+    run_id = stored_td_run(studio_db, [(long, "ref"), ("short", "ref")])
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
+    at.selectbox(key=f"{key}_item").set_value(0).run()
+    assert not at.exception
+    texts = f"{key}_texts_0"
+    blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
+    assert len(blocks) == 1 and blocks[0].endswith(">" + "a" * 20_000 + "</div>") and "TAIL" not in blocks[0]
+    assert "The first 20,000 of 30,000 characters: the rest is not shown." in [c.value for c in at.caption]
+    download = next(b for b in at.get("download_button") if b.proto.id and f"{texts}_output_download" in b.proto.id)
+    assert download.proto.label == "Download all 30,000 characters"
+    at.toggle(key=f"{texts}_output").set_value(True).run()
+    blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
+    assert len(blocks) == 1 and blocks[0].endswith(">" + long + "</div>")
+    # A short text is shown whole, with no toggle.
+    at.selectbox(key=f"{key}_item").set_value(1).run()
+    assert any(h.proto.body.endswith(">short</div>") for h in at.get("html"))
+    assert not [t for t in at.toggle if t.key.startswith(f"{key}_texts_1")]

@@ -663,3 +663,17 @@ def test_the_key_legend_says_what_u_d_and_enter_do_with_the_next_row_setting(ope
     assert legend().startswith(
         "Keys: J next · K previous · U pass · D fail · S score field · M comment · Enter saves · "
     )
+
+
+def test_a_long_response_in_the_row_view_is_cut_as_history_cuts_it(open_page, studio_db: Path):
+    # 25,000 "a" then "TAIL": the first 20,000 characters shown, the toggle shows all 25,004.
+    run_id = stored_td_run(studio_db, ["a" * 25_000 + "TAIL", "abc"], "abc")
+    key = review_key(run_id, TD)
+    at = open_page("review")
+    assert not at.exception
+    assert "The first 20,000 of 25,004 characters: the rest is not shown." in [c.value for c in at.caption]
+    blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
+    assert len(blocks) == 1 and blocks[0].endswith(">" + "a" * 20_000 + "</div>")
+    at.toggle(key=f"{key}_texts_0_output").set_value(True).run()
+    blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
+    assert blocks[0].endswith("aTAIL</div>")

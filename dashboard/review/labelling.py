@@ -498,7 +498,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     )
     texts_col, label_col = st.columns([3, 2])
     with texts_col:
-        render_item_texts(item)
+        render_item_texts(item, f"{ctx.key}_texts_{index}")
     with label_col:
         st.markdown(f"**{md_escape(_judge_line(ctx, outcome))}**")
         st.caption("Your label is stored apart: the judge's score and breakdown are kept as they are.")
