@@ -69,7 +69,8 @@ def leaderboard_chart(
 
     Returns:
         One ``go.Bar`` named ``"mean"`` (``x`` = variants in the board's order, ``y``
-        = means, asymmetric error bars to the CI bounds, ``n`` and failures as text).
+        = means, asymmetric error bars to the CI bounds, ``n`` and failures as text at the
+        base of each bar, clear of the error bar).
         No row or no scored variant: a message figure. One variant: the bar plus a
         message saying there is nothing to compare it with.
     """
@@ -96,6 +97,7 @@ def leaderboard_chart(
                 for n, f in zip(scored["n_scored"], scored["n_failed"], strict=True)
             ],
             textposition="inside",
+            insidetextanchor="start",  # at the bar's base: at its top the CI whisker crossed it
             hovertemplate="%{x}<br>mean %{y:.3f}<br>%{text}<extra></extra>",
         )
     )

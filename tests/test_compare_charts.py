@@ -45,6 +45,9 @@ def test_leaderboard_chart_draws_means_with_asymmetric_ci_bars():
     assert list(bar.error_y.array) == pytest.approx([0.25, 0.15])
     assert list(bar.error_y.arrayminus) == pytest.approx([0.25, 0.1])
     assert list(bar.text) == ["n=4", "n=3, 1 not scored"]
+    # The text inside each bar at its base: at the top of the bar (Plotly's default) the CI whisker,
+    # which starts at the mean, ran through it.
+    assert (bar.textposition, bar.insidetextanchor) == ("inside", "start")
     assert figure_messages(fig) == []
     assert list(bar.marker.color) == [variant_color(0), variant_color(1)]
 
