@@ -708,6 +708,10 @@ def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
     keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
     keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
     at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    # 6 cells: 4 responses to score, the 2 blank ones said apart (they were counted as responses).
+    assert "4 responses of 2 variant(s): a, b. 2 more cell(s) blank: no response, not scored (missing input)." in [
+        c.value for c in at.caption
+    ]
     assert (
         "2 response cell(s) are blank or missing. Here a blank cell is no response from that variant (unlike the "
         "Batch page, where it is an empty answer): every scorer reports it as not scored (missing input), never as "

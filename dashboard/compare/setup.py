@@ -514,8 +514,11 @@ def render_setup(store: Store) -> None:
             items, layout = picked
             config.update(layout)
             found = sorted({str(it.groups.get("variant")) for it in items})
-            st.caption(md_escape(f"{len(items)} responses of {len(found)} variant(s): {', '.join(found)}."))
             blank = sum("output" not in it.payload for it in items)
+            # The responses that will be scored; the blank cells (missing input for every scorer) apart.
+            counted = f"{len(items) - blank} responses of {len(found)} variant(s): {', '.join(found)}."
+            apart = f" {blank} more cell(s) blank: no response, not scored (missing input)." if blank else ""
+            st.caption(md_escape(counted + apart))
             if blank:
                 st.warning(
                     f"{blank} response cell(s) are blank or missing. Here a blank cell is no response from that "
