@@ -148,8 +148,22 @@ DIFF_LEVELS = {"word": "Words (lines kept)", "char": "Characters (Chinese, Japan
 """The diff view's levels: :func:`diff_tokens` level → the chooser's label."""
 
 
+TEXT_PREVIEW_CHARS = 20_000
+"""A longer text is shown cut to its first this many characters (:func:`dashboard.results.render_text_block`),
+and a diff of it is drawn only when asked (:func:`render_text_diff`)."""
+
+
 def render_text_diff(reference: str, response: str, *, key: str, reference_title: str, response_title: str) -> None:
-    """The shared diff view: a word/character chooser (keyed ``<key>_diff_level``) and :func:`text_diff_html`."""
+    """The shared diff view: a word/character chooser (keyed ``<key>_diff_level``) and :func:`text_diff_html`.
+    When a text is longer than :data:`TEXT_PREVIEW_CHARS`, the diff (which holds both texts whole) is drawn
+    only once a toggle (keyed ``<key>_diff_long``) asks for it."""
+    longest = max(len(reference), len(response))
+    if longest > TEXT_PREVIEW_CHARS and not st.toggle(
+        f"Show the diff of the whole texts ({len(reference):,} and {len(response):,} characters)",
+        key=f"{key}_diff_long",
+    ):
+        st.caption(f"A text is longer than {TEXT_PREVIEW_CHARS:,} characters: its diff is drawn when asked.")
+        return
     level = st.segmented_control(
         "Diff view", list(DIFF_LEVELS), default="word", format_func=DIFF_LEVELS.get, key=f"{key}_diff_level"
     )

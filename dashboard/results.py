@@ -15,7 +15,7 @@ from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_b
 from scorers.catalogue.registry import higher_is_better
 
 from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
-from .diff import render_text_diff
+from .diff import TEXT_PREVIEW_CHARS, render_text_diff
 from .runs import RunFailure
 
 _Renderer = Callable[[ScoreResult, str, Mapping[str, Any] | None, str | None], None]
@@ -56,10 +56,6 @@ def text_block_html(text: str) -> str:
     True
     """
     return f'<div style="{_TEXT_BLOCK_STYLE}">{html.escape(text, quote=False)}</div>'
-
-
-TEXT_PREVIEW_CHARS = 20_000
-"""A longer text is shown cut to its first this many characters (:func:`render_text_block`)."""
 
 
 def render_text_block(text: str, *, key: str, name: str) -> None:

@@ -637,7 +637,7 @@ def test_a_run_being_scored_says_its_stored_outcomes_in_the_units_of_its_progres
 
 def test_a_long_response_in_the_drill_down_is_cut_with_its_length_a_toggle_and_a_download(open_page, studio_db: Path):
     # 20,000 "a", then "TAIL", then 9,996 "b": 30,000 characters, of which the first 20,000 are shown
-    # (the text block, not the word diff of the textual-difference outcome below it, whose words are in spans).
+    # (the text block; the word diff of the textual-difference outcome below it has its words in spans).
     long = "a" * 20_000 + "TAIL" + "b" * 9_996
     run_id = stored_td_run(studio_db, [(long, "ref"), ("short", "ref")])
     at = open_page("history")
@@ -650,6 +650,13 @@ def test_a_long_response_in_the_drill_down_is_cut_with_its_length_a_toggle_and_a
     blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
     assert len(blocks) == 1 and blocks[0].endswith(">" + "a" * 20_000 + "</div>") and "TAIL" not in blocks[0]
     assert "The first 20,000 of 30,000 characters: the rest is not shown." in [c.value for c in at.caption]
+    # The word diff of the textual-difference outcome holds both texts whole: drawn only when asked.
+    assert not [h for h in at.get("html") if "<span" in h.proto.body]
+    assert "A text is longer than 20,000 characters: its diff is drawn when asked." in [c.value for c in at.caption]
+    diff_toggle = at.toggle(key=f"{key}_drill_textual-difference_diff_long")
+    assert diff_toggle.label == "Show the diff of the whole texts (3 and 30,000 characters)"
+    diff_toggle.set_value(True).run()
+    assert [h for h in at.get("html") if "<span" in h.proto.body and "TAIL" in h.proto.body]
     download = next(b for b in at.get("download_button") if b.proto.id and f"{texts}_output_download" in b.proto.id)
     assert download.proto.label == "Download all 30,000 characters"
     at.toggle(key=f"{texts}_output").set_value(True).run()
