@@ -11,6 +11,7 @@ from fake_openai import FakeOpenAI
 from streamlit.testing.v1 import AppTest
 from test_app_batch import upload, wait_for_job
 
+from dashboard.batch import PREVIEW_ID
 from scorers import Store, load_run
 
 # `system` holds the model under test (never a system message); `system_prompt` and `context` are
@@ -105,7 +106,7 @@ def test_textual_difference_needs_no_prompt_and_blank_references_are_missing_inp
     assert not at.error, "no prompt column is required for textual difference against the ground truth"
     assert not at.button(key="batch_run").disabled
     rows = preview(at)
-    assert rows["row"].tolist() == ["r1", "r2", "r3"]
+    assert rows[PREVIEW_ID].tolist() == ["r1", "r2", "r3"]
     assert rows["status"].iloc[0] == "will be scored"
     assert rows["status"].iloc[1].startswith("not scored: missing_input")
     assert rows["Ground truth"].tolist() == ["abc", "", "abcd"]
