@@ -952,3 +952,9 @@ def test_default_baseline_prefers_a_run_whose_scores_measure_the_same_thing():
     )
     # With no comparable run, the rules apply as before.
     assert default_baseline([run("b", 1), run("ten", 10)], "b")[0] == "ten"
+    # No run on B's dataset: the next older run scored as B is, not the nearest one on another scale.
+    other = [run("b", 1), run("ten", 10), run("one", 1)]
+    for r in other[1:]:
+        r["dataset_name"] = "other.jsonl"
+    a, why = default_baseline(other, "b")
+    assert a == "one" and why.startswith("Run A is ONE (one), the next older run scored as run B is: no other run")

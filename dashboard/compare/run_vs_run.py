@@ -208,11 +208,12 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
                     f" scored as run B is (the nearer {nearest['name']} ({nearest['id']}) has another scale or target)"
                 )
             return match["id"], why + "."
-    a = candidates[0]
+    a = comparable[0] if comparable else candidates[0]
+    scored = " scored as run B is" if a is not candidates[0] else ""
     return a["id"], (
-        f"Run A is {a['name']} ({a['id']}), the next {where} run: no other run is on run B's dataset, {dataset}; "
-        f"A is on {a.get('dataset_name')} ({a.get('n_items')} items): only the items whose ids are in both runs "
-        "are compared (counted below)."
+        f"Run A is {a['name']} ({a['id']}), the next {where} run{scored}: no other run is on run B's dataset, "
+        f"{dataset}; A is on {a.get('dataset_name')} ({a.get('n_items')} items): only the items whose ids are in "
+        "both runs are compared (counted below)."
     )
 
 
