@@ -251,6 +251,21 @@ def test_summary_when_the_difference_is_not_significant():
     assert "do not show that either is better" in comparison.summary()
 
 
+def test_summary_says_the_evidence_is_mixed_when_the_interval_and_the_test_disagree():
+    from scorers.analysis.compare import PairedComparison
+
+    # The run a fresh user saw: the 95% interval of the mean (+0.003 to +0.057) leaves out 0, the signed-rank
+    # test gives p = 0.07. "Could easily arise by chance" contradicted the interval printed beside it.
+    comparison = PairedComparison("textual-difference", "B", "A", 20, 12, 0, 8, 0.029, 0.003, 0.057, 0.07)
+    summary = comparison.summary()
+    assert "the average difference is +0.029 (95% CI +0.003 to +0.057)." in summary
+    assert "could easily arise by chance" not in summary
+    assert summary.endswith(
+        "The evidence is mixed: the 95% interval of the average difference leaves out 0, but the signed-rank test "
+        "does not show that either variant is better (p = 0.07); more questions would settle it."
+    )
+
+
 def test_paired_leaves_out_pairs_with_a_failure_and_says_so():
     frame = pairs_frame([0.9, 0.8], [0.5, None])
     comparison = paired(frame, "textual-difference", "A", "B")

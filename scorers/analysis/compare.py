@@ -363,6 +363,13 @@ class PairedComparison:
                 f" A difference this large would be unlikely if the two {self.noun}s were equally good "
                 f"({_p_text(self.wilcoxon_p)})."
             )
+        elif self.ci is not None and (self.ci[0] > 0 or self.ci[1] < 0):
+            # The bootstrap interval of the mean and the signed-rank test (of the ranks) can disagree: say both.
+            verdict = (
+                f" The evidence is mixed: the {level} interval of the average difference leaves out 0, but the "
+                f"signed-rank test does not show that either {self.noun} is better ({_p_text(self.wilcoxon_p)}); "
+                f"more {units} would settle it."
+            )
         else:
             verdict = (
                 f" A difference this large could easily arise by chance if the two {self.noun}s were equally "
