@@ -580,3 +580,31 @@ def test_the_export_says_which_cells_are_too_long_for_a_spreadsheet(open_page):
         "The file keeps it whole, but Excel cuts or breaks it on opening: for the full texts, use the plain CSV, "
         "JSON Lines or Parquet."
     ]
+
+
+def test_a_conversation_column_alone_is_the_prompt_and_the_response(open_page, fake_judge: FakeOpenAI, studio_db: Path):
+    # Only an id and a conversation, as the CLI and the README take it: the final assistant message is the response.
+    data = (
+        b'{"id": "a1", "messages": [{"role": "system", "content": "Answer with a digit."}, '
+        b'{"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"}]}\n'
+        b'{"id": "a2", "messages": [{"role": "user", "content": "Name a color of the sky."}]}\n'
+    )
+    fake_judge.responder = judge
+    at = open_page("batch")
+    upload(at, "msgs.jsonl", data)
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_messages_")][0].rsplit("_", 1)[1]
+    at.checkbox(key=f"batch_confirm_messages_{token}").check().run()
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment", "textual-difference"]).run()
+    at.selectbox(key="batch_opt_textual-difference_target").set_value("input").run()
+    assert not [e.value for e in at.error if "need(s) the" in e.value]
+    assert not at.button(key="batch_run").disabled
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    store = Store(studio_db)
+    _, _, result = load_run(store, at.session_state["batch_run_id"])
+    store.close()
+    outcomes = {(o.item_id, o.scorer_id): (o.status.value, o.score) for o in result.outcomes}
+    # a1, both mode (BOTH): 0.7·1 + 0.3·0.5 = 0.85; a2 has no reply: no response, for every scorer.
+    assert outcomes[("a1", "prompt-alignment")] == ("scored", 0.85)
+    assert outcomes[("a2", "prompt-alignment")] == ("missing_input", None)
+    assert outcomes[("a2", "textual-difference")] == ("missing_input", None)

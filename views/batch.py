@@ -132,9 +132,9 @@ def _preview(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: l
 
 
 def _defaults(mapping: dict[str, str | None]) -> list[str]:
-    """The scorers pre-selected: prompt alignment when a prompt is mapped, textual difference when a
-    ground truth is (never response-vs-prompt by default)."""
-    wanted = {"prompt-alignment": ("input", "system"), "textual-difference": ("ground_truth",)}
+    """The scorers pre-selected: prompt alignment when a prompt is mapped (or a conversation, which holds one),
+    textual difference when a ground truth is (never response-vs-prompt by default)."""
+    wanted = {"prompt-alignment": ("input", "system", "messages"), "textual-difference": ("ground_truth",)}
     return [sid for sid, roles in wanted.items() if any(mapping.get(r) for r in roles)]
 
 
@@ -335,8 +335,10 @@ if dataset is not None:
             problem = check_judges(scorers)
         except ScorerError as exc:
             problem = str(exc)
-        conversation = mapping.get("messages")  # a conversation carries the prompt and system turns
-        mapped = {**mapping, "input": mapping["input"] or conversation, "system": mapping["system"] or conversation}
+        # A conversation carries the prompt and system turns, and the response (its final assistant message)
+        # when no response column is mapped (scorers.runs.datasets._conversation).
+        conversation = mapping.get("messages")
+        mapped = {**mapping, **{role: mapping[role] or conversation for role in ("input", "system", "output")}}
         unmapped = unmapped_fields(scorer_options, mapped, store)
         if unmapped:
             problem = "; ".join(
