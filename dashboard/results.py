@@ -13,6 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_breakdown, interpretation_band
 from scorers.catalogue.registry import higher_is_better
+from scorers.core.base import round_half_up
 
 from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
 from .diff import TEXT_PREVIEW_CHARS, render_text_diff
@@ -80,6 +81,18 @@ def render_text_block(text: str, *, key: str, name: str) -> None:
         on_click="ignore",
         icon=":material/download:",
     )
+
+
+def part_score_text(value: float) -> str:
+    """A 0..1 part of a score (both mode's user or system score, not rounded by the scorer) with 2 decimals, or 3
+    when the third is not 0, rounded half up: 0.705 reads 0.705, never 0.70 (binary ``:.2f``) beside a final score
+    that counts it as 0.705.
+
+    >>> part_score_text(0.84), part_score_text(1.0), part_score_text(0.705), part_score_text(0.70449)
+    ('0.84', '1.00', '0.705', '0.704')
+    """
+    text = f"{round_half_up(value, 3):.3f}"
+    return text[:-1] if text.endswith("0") else text
 
 
 def dimension_table(analysis: Mapping[str, Any]) -> str:
@@ -198,8 +211,8 @@ def _render_prompt_alignment(
             delta_arrow="off",
         )
         if both:
-            st.metric("User score (0–1, weight 70%)", f"{analysis['userScore']:.2f}")
-            st.metric("System score (0–1, weight 30%)", f"{analysis['systemScore']:.2f}")
+            st.metric("User score (0–1, weight 70%)", part_score_text(analysis["userScore"]))
+            st.metric("System score (0–1, weight 30%)", part_score_text(analysis["systemScore"]))
         mode = analysis["evaluationMode"]
         effective = analysis["effectiveMode"]
         st.caption(f"Evaluation mode: {mode}" + (f", scored in {effective} mode" if effective != mode else ""))
