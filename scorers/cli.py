@@ -61,7 +61,8 @@ Exit codes:
   key or model), K judge failures in a row said it is unreachable or K judge
   replies in a row were unusable (invalid output, refusals)
   (``--max-consecutive-failures``), its quota or daily limit is used up, or a
-  budget cap was reached; the reason and the command to resume it are printed.
+  budget cap was reached; the scores so far and the judge usage are printed, then the reason and the
+  command to resume it.
 * 130: interrupted (Ctrl-C, or the confirmation declined); the run id and the
   command to resume it are printed.
 * 141: the reader of the output left before it was all written (``python -m
@@ -91,7 +92,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
-from scorers.core.budget import CAP_FLAGS, BudgetCaps, batch_api_caps_problem, cost_cap_warning
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
 from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
 from scorers.core.judge import (
     HOW_TO_CONFIGURE,
@@ -1167,6 +1168,18 @@ def _resume_hint(run_id: str, db: str | None) -> str:
     return f"python -m scorers run --resume {run_id}{db_flag}"
 
 
+def _pause_text(result: EvalRunResult, run_id: str, db: str | None, outcomes: str) -> str:
+    """Why the run paused by itself, then the command that resumes it, once, with ``--db`` when given.
+
+    A budget pause's reason (stored; History shows it) already holds the command with the flag of the cap reached:
+    it is completed there rather than printed again."""
+    hint = _resume_hint(run_id, db)
+    if result.cap_reached and result.stop_reason:
+        reason = result.stop_reason.replace(_resume_hint(run_id, None), hint)
+        return f"{reason}\nRun {run_id} paused ({result.status}) with {outcomes}."
+    return f"{result.stop_reason}\nRun {run_id} paused ({result.status}) with {outcomes}. Resume it with: {hint}"
+
+
 def validate_thresholds(
     fail_under: Sequence[tuple[str, float]],
     fail_over: Sequence[tuple[str, float]],
@@ -1606,19 +1619,6 @@ def _execute(
             signal.signal(signal.SIGINT, previous_handler)
     progress.close()
     _note_stored_limits(console, store, run)
-    if result.status in PAUSED_STATUSES:
-        console.note(f"{result.stop_reason}")
-        console.note(
-            f"Run {run_id} paused ({result.status}) with {len(result.outcomes)} of "
-            f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: {_resume_hint(run_id, args.db)}"
-            + (
-                f" (the run keeps its caps: raise the one reached, {_resume_hint(run_id, args.db)} "
-                f"{CAP_FLAGS[result.cap_reached]})"
-                if result.cap_reached
-                else ""
-            )
-        )
-        return EXIT_PAUSED
     _print_summary(console, result, items, scorers, labels)
     stopped = cancel.is_set() or result.status != "completed"
     failures = {} if stopped else _check_thresholds(console, result, args)
@@ -1631,12 +1631,14 @@ def _execute(
         from scorers.analysis.junit import run_junit  # (it imports an XML library)
 
         _write_junit(console, args.junit, run_junit(result, failures, per_item=args.junit_items))
+    outcomes = f"{len(result.outcomes)} of {result.n_items * len(result.scorer_ids)} outcomes"
+    if result.status in PAUSED_STATUSES:
+        console.note(_pause_text(result, run_id, args.db, outcomes))
+        return EXIT_PAUSED
     if stopped:
         why = f"{result.stop_reason} Run" if result.stop_reason else "run"  # e.g. the worker process died, and how
         console.note(
-            f"Interrupted: {why} {run_id} stopped with {len(result.outcomes)} of "
-            f"{result.n_items * len(result.scorer_ids)} outcomes. Resume it with: "
-            f"{_resume_hint(run_id, args.db)}"
+            f"Interrupted: {why} {run_id} stopped with {outcomes}. Resume it with: {_resume_hint(run_id, args.db)}"
         )
         return EXIT_INTERRUPTED
     if not thresholds_met:

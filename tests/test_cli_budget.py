@@ -70,9 +70,8 @@ def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(e
     assert env.chat_call_count == 4  # never past the cap
     assert "Stopped at the budget: the cap of 4 judge calls is reached" in err
     run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
-    # The flag of the cap reached, not another cap's: in the stop reason (History shows it too) and the resume hint.
-    assert f"(python -m scorers run --resume {run_id} --max-judge-calls N; in History: Resume, Cost cap" in err
-    assert f"raise the one reached, python -m scorers run --resume {run_id} --db s.db --max-judge-calls N)" in err
+    # The flag of the cap reached, not another cap's, in the stop reason's resume command, completed with --db.
+    assert f"(python -m scorers run --resume {run_id} --db s.db --max-judge-calls N; in History: Resume, Cost" in err
     assert "--max-cost USD" not in err
     store = Store(tmp_path / "s.db")
     assert store.get_run(run_id)["config"]["budget"]["max_judge_calls"] == 4
@@ -82,6 +81,26 @@ def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(e
     assert code == EXIT_PAUSED and env.chat_call_count == 4  # the stored cap is spent: nothing sent
     code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-judge-calls", "10")
     assert code == EXIT_OK and env.chat_call_count == 10
+
+
+def test_a_paused_run_prints_its_scores_and_usage_then_the_reason_and_the_resume_command_once(
+    env: FakeOpenAI, tmp_path, capsys
+):
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    data = dataset(tmp_path, 10)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--concurrency", "1"]
+    code, out, err = run_cli(capsys, *argv, "--model", "model-a", "--price", "1,2", "--max-judge-calls", "4")
+    assert code == EXIT_PAUSED and env.chat_call_count == 4
+    run_id = re.search(r"Run (\w+) paused \(budget_reached\) with 4 of 10 outcomes\.", err).group(1)
+    # The summary of what was done, as for a completed run: 4 scored, 6 left; 4 calls of 100 + 10 tokens at
+    # $1 / $2 per million: 4 × (100 × 1 + 10 × 2) / 1e6 = $0.00048.
+    assert re.search(r"prompt-alignment +4 +0 ", out)
+    assert "Not scored yet: 6 item × scorer outcome(s)" in out
+    assert "Judge usage: 4 calls, 400 prompt + 40 completion tokens, cost $0.00048;" in out
+    assert f"Run id: {run_id}" in out
+    # Then the reason, with the one resume command (the run's --db and the flag of the cap reached).
+    assert err.count("python -m scorers run --resume") == 1
+    assert f"python -m scorers run --resume {run_id} --db s.db --max-judge-calls N;" in err
 
 
 def test_none_removes_a_runs_cap_on_resume(env: FakeOpenAI, tmp_path, capsys):
