@@ -135,7 +135,7 @@ def test_an_exhausted_quota_is_rate_limited_at_once_and_a_run_pauses_leaving_the
     assert fake_openai.chat_call_count == 1  # one call, then the run paused instead of hammering
     assert result.outcomes == []  # the item it hit is left to do, like the other pauses: a resume scores it
     assert result.status == "quota_exhausted" and result.stop_reason.startswith(
-        "Paused: The judge's quota is exhausted"
+        "Paused: the judge's quota is exhausted"
     )
 
 

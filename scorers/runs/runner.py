@@ -1143,7 +1143,7 @@ def run_evals(
         status = RunStatus.QUOTA_EXHAUSTED.value
         ended = throttle.paused.rstrip()
         ended += "" if ended.endswith((".", "!", "?")) else "."
-        reason = f"Paused: {ended} The items it hit are left to do: resume the run once the quota is back."
+        reason = f"Paused: {ended[:1].lower()}{ended[1:]} The items it hit are left to do: resume the run once the quota is back."
     else:
         status, reason = RunStatus.CANCELLED.value, None
     if store is not None and run_id is not None:
