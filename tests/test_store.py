@@ -278,6 +278,16 @@ def test_read_chunks_yields_the_rows_in_order_size_at_a_time(store: Store):
     assert chunks == [[0, 1, 2], [3, 4, 5], [6]]
 
 
+def test_read_chunks_reads_a_sqlite_file_named_by_a_relative_path(tmp_path, monkeypatch):
+    # `--db s.db`, SCORER_STUDIO_DB=studio.db: the read-only connection must find the same file.
+    monkeypatch.chdir(tmp_path)
+    store = Store("relative.db")
+    run_id = make_run(store, n_items=2)
+    sql = "SELECT item_index FROM items WHERE run_id = ? ORDER BY item_index"
+    assert [[r["item_index"] for r in chunk] for chunk in store.read_chunks(sql, (run_id,))] == [[0, 1]]
+    store.close()
+
+
 def test_a_run_reads_into_columns_with_its_cache_marks_and_texts(store: Store):
     run_id = make_run(store, n_items=3)
     store.save_result(run_id, 0, TD, {"status": "scored", "score": 0.5, "judge": {"model": "m", "cached": True}})

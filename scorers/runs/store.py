@@ -796,7 +796,7 @@ class Store:
         # A read-only connection of its own, beside the store's one, used through the sqlite3 module directly:
         # SQLAlchemy made a Row of each row before its Record (a quarter to a third of the time of reading 20,000
         # outcomes).
-        conn = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
         try:
             cursor = conn.execute(sql, tuple(params))
             index = {column[0]: n for n, column in enumerate(cursor.description or ())}
