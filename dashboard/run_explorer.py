@@ -21,11 +21,10 @@ from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
 from scorers.core.pricing import JudgeSpend, RunCost
 from scorers.runs.export import (
-    SPREADSHEET_CELL_LIMIT,
     TABLE_EXPORTS,
     export_file_stem,
     item_texts,
-    spreadsheet_overflow,
+    spreadsheet_overflow_note,
     write_run_export,
 )
 from scorers.runs.judges import judge_totals, stored_run_cost
@@ -518,16 +517,9 @@ def _render_exports(table: RunTable, key: str) -> None:
         "as a formula (also answers starting with '- '); the plain CSV keeps every text as it is. Each file is "
         "written when its button is clicked."
     )
-    overflow = kept_in_session(f"{key}_export_overflow", table.version, lambda: spreadsheet_overflow(table))
+    overflow = kept_in_session(f"{key}_export_overflow", table.version, lambda: spreadsheet_overflow_note(table))
     if overflow:
-        n = sum(overflow.values())
-        st.warning(
-            f"{n:,} cell{'s' if n != 1 else ''} of the spreadsheet CSV "
-            f"{'are' if n != 1 else 'is'} longer than the {SPREADSHEET_CELL_LIMIT:,} characters a spreadsheet cell "
-            f"holds ({', '.join(f'{name}: {count:,}' for name, count in overflow.items())}). The file keeps "
-            f"{'them' if n != 1 else 'it'} whole, but Excel cuts or breaks {'them' if n != 1 else 'it'} on opening: for the full texts, use the plain CSV, "
-            "JSON Lines or Parquet."
-        )
+        st.warning(overflow)
     stem = export_file_stem(table.run)
     with st.container(horizontal=True):  # each button as wide as its label (five columns cut them)
         for fmt, (label, ext) in TABLE_EXPORTS.items():

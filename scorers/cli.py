@@ -1132,7 +1132,7 @@ def _write_output(console: _Console, path: str, fmt: str, store: Store, run_id: 
     """Write the stored run's export to ``path``, streamed a chunk of rows at a time
     (:func:`scorers.runs.export.write_run_export`: the dataset's other columns and the
     dimension scores included)."""
-    from scorers.runs.export import write_run_export
+    from scorers.runs.export import spreadsheet_overflow_note, write_run_export
     from scorers.runs.table import load_run_table
 
     table = load_run_table(store, run_id)
@@ -1150,6 +1150,8 @@ def _write_output(console: _Console, path: str, fmt: str, store: Store, run_id: 
         else f"{len(table.results)} rows (item × scorer)"
     )
     console.print(f"Wrote {what} to {path}.")
+    if fmt == "csv" and (overflow := spreadsheet_overflow_note(table)):
+        console.note(overflow)
 
 
 def _write_junit(console: _Console, path: str, data: bytes) -> None:

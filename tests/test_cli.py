@@ -935,3 +935,20 @@ def test_json_values_that_are_not_text_are_named_before_anything_is_scored(env, 
     )
     assert response in err and reference in err
     assert err.index(reference) < err.index("Estimate: ")  # said before anything is scored
+
+
+def test_output_csv_says_which_cells_a_spreadsheet_cannot_hold(env, tmp_path, capsys):
+    # Response b is 40,000 characters, over a spreadsheet cell's 32,767: one cell (one scorer), written whole.
+    data = write(tmp_path, "long.csv", "id,prompt,response\na,Say hi.,hi\nb,Say a lot.," + "x" * 40_000 + "\n")
+    out = tmp_path / "results.csv"
+    argv = ["run", str(data), "--scorer", "textual-difference", "--output", str(out), "--yes", "--db", "s.db"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert (
+        "1 cell of the spreadsheet CSV is longer than the 32,767 characters a spreadsheet cell holds (output: 1). "
+        "The file keeps it whole, but Excel cuts or breaks it on opening: for the full texts, use the plain CSV, "
+        "JSON Lines or Parquet."
+    ) in err
+    csv.field_size_limit(10**6)
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"), newline="")))
+    assert len(rows[1]["output"]) == 40_000

@@ -589,6 +589,23 @@ def spreadsheet_overflow(table: RunTable) -> dict[str, int]:
     return {name: n for name, n in found.items() if n}
 
 
+def spreadsheet_overflow_note(table: RunTable) -> str | None:
+    """What :func:`spreadsheet_overflow` finds, said for the user (the page's Export tab, the CLI's ``--output
+    x.csv``), or None when every cell of the spreadsheet CSV fits."""
+    overflow = spreadsheet_overflow(table)
+    if not overflow:
+        return None
+    n = sum(overflow.values())
+    one = n == 1
+    return (
+        f"{n:,} cell{'' if one else 's'} of the spreadsheet CSV {'is' if one else 'are'} longer than the "
+        f"{SPREADSHEET_CELL_LIMIT:,} characters a spreadsheet cell holds "
+        f"({', '.join(f'{name}: {count:,}' for name, count in overflow.items())}). The file keeps "
+        f"{'it' if one else 'them'} whole, but Excel cuts or breaks {'it' if one else 'them'} on opening: for the "
+        "full texts, use the plain CSV, JSON Lines or Parquet."
+    )
+
+
 def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
     """The rows the CSV, JSON Lines and Parquet exports of a stored run hold (all, or the labels ``index``).
 
