@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorers import InvalidInputError, JudgeSettings, ScorerError, ScoreResult, ScoreStatus, Store, create_scorer
+from scorers.runs.datasets import split_conversation
 
 _SEPARATOR = re.compile(r"^[ \t]*---[ \t]*$", flags=re.MULTILINE)
 
@@ -53,7 +54,8 @@ def build_payload(
         tool_calls: the assistant's tool calls as a JSON list (``[{"name", "arguments"}]``); "" for none.
         conversation: a whole conversation as OpenAI messages JSON (``[{"role", "content"}, ...]``);
             "" for none. Its turns replace the user prompt (the system messages are added); when the
-            response is blank, the conversation's final assistant message is the response.
+            response is blank, the conversation's final message is the response if it is the assistant's, else
+            the run has no output (``missing_input``: an earlier exchange is never scored in its place).
 
     Returns:
         ``{"input": {"inputMessages": [...], "systemMessages": [...]}, "output": {"text": ...},
@@ -77,10 +79,11 @@ def build_payload(
             raise InvalidInputError(
                 'expected a JSON list of messages such as [{"role": "user", "content": "Hi"}]', field="conversation"
             )
-        if not response.strip():
-            last = max((i for i, m in enumerate(turns) if m.get("role") == "assistant"), default=None)
-            if last is not None:
-                turns, payload["output"] = turns[:last], turns[last]
+        if not response.strip():  # the conversation's reply, if it ends with one; else no response (missing_input)
+            turns, reply = split_conversation(turns)
+            payload.pop("output")
+            if reply is not None:
+                payload["output"] = reply
         payload["input"] = [*payload["input"]["systemMessages"], *turns]
     if context.strip():
         payload["context"] = split_system_messages(context)

@@ -598,8 +598,9 @@ def build_parser() -> argparse.ArgumentParser:
     columns.add_argument(
         "--messages-col",
         metavar="COL",
-        help="a conversation in OpenAI chat format (a JSON list of role/content messages); its final assistant "
-        "message is the response unless --output-col is given, the earlier turns are context for the judge",
+        help="a conversation in OpenAI chat format (a JSON list of role/content messages); unless --output-col is "
+        "given, its final message is the response when it is the assistant's (else the row is not scored: "
+        "missing_input), the earlier turns are context for the judge",
     )
     columns.add_argument(
         "--no-guess",

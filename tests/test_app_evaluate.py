@@ -329,3 +329,20 @@ def test_code_scorer_from_the_catalogue_and_a_tool_call_json_error(open_page):
     at.button(key="eval_run").click().run()
     assert not at.exception
     assert any("not valid JSON at line 1, column 3" in e.value and "tool" in e.value for e in at.error)
+
+
+def test_a_pasted_conversation_ending_with_a_user_turn_is_not_scored_on_an_earlier_exchange(open_page):
+    at = open_page()
+    turns = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Give me a haiku about rain"},
+    ]
+    at.text_area(key="eval_conversation").input(json.dumps(turns))
+    at.selectbox(key="eval_scorer").set_value("Textual difference").run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    assert not at.metric  # before: "Hello" scored against "Hi"
+    assert [e.value for e in at.error] == [
+        "Not scored (missing input): output: the run has no 'output' (the response to evaluate)"
+    ]

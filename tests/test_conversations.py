@@ -128,6 +128,35 @@ def test_a_conversation_without_a_reply_or_not_a_list_is_not_scored_and_is_named
     assert not_text_notices(dataset, mapping) == [
         "Field 'messages' (the conversation) is not a list of messages in 1 row, the first on line 3: each is read "
         "as the prompt's text, with no response (not scored: missing_input).",
-        "Field 'messages' (the conversation) has no assistant message in 1 row, the first on line 2: no response "
-        "to score (not scored: missing_input).",
+        "Field 'messages' (the conversation) ends without an assistant reply in 1 row, the first on line 2: no "
+        "response to score (not scored: missing_input).",
     ]
+
+
+UNANSWERED = [
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello"},
+    {"role": "user", "content": "Give me a haiku about rain"},
+]
+
+
+def test_a_conversation_ending_in_an_unanswered_user_turn_has_no_response(tmp_path):
+    # The last request has no reply: the earlier exchange ("Hi" / "Hello") is never scored in its place.
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "u1", "messages": UNANSWERED}) + "\n")
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    ((_, _, payload),) = iter_runs(dataset, mapping)
+    assert payload == {"input": UNANSWERED}
+    for scorer in (create_scorer("textual-difference"), create_prompt_alignment_scorer()):
+        with pytest.raises(MissingInputError):
+            scorer.run(payload)
+    assert not_text_notices(dataset, mapping) == [
+        "Field 'messages' (the conversation) ends without an assistant reply in 1 row, the first on line 1: no "
+        "response to score (not scored: missing_input)."
+    ]
+    # The Evaluate form's pasted conversation, with the response left blank: no response either.
+    payload = build_payload(system="", prompt="", response="", ground_truth="", conversation=json.dumps(UNANSWERED))
+    assert "output" not in payload and payload["input"] == UNANSWERED
+    with pytest.raises(MissingInputError):
+        normalize_run(payload)

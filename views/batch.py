@@ -335,8 +335,8 @@ if dataset is not None:
             problem = check_judges(scorers)
         except ScorerError as exc:
             problem = str(exc)
-        # A conversation carries the prompt and system turns, and the response (its final assistant message)
-        # when no response column is mapped (scorers.runs.datasets._conversation).
+        # A conversation carries the prompt and system turns, and the response when no response column is mapped
+        # (its final message, when that is the assistant's reply: scorers.runs.datasets.split_conversation).
         conversation = mapping.get("messages")
         mapped = {**mapping, **{role: mapping[role] or conversation for role in ("input", "system", "output")}}
         unmapped = unmapped_fields(scorer_options, mapped, store)

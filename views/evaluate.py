@@ -66,7 +66,7 @@ with st.expander("Conversation (several turns)"):
         ' {"role": "assistant", "content": "Which exam?"},\n {"role": "user", "content": "Maths."}]',
         help="Replaces the user prompt: the judge sees every turn in order, as context, and judges the response "
         "against the final user message. Leave the response blank to score the conversation's final "
-        "assistant message.",
+        "message, when it is the assistant's reply (a conversation that ends with your turn has no response).",
     )
 
 with st.expander("Context passages and tool calls (for RAG and agent scorers)"):

@@ -78,7 +78,7 @@ say what else (``ScorerSpec.requires``: no input column is needed to compare wit
 ``tool_calls`` the assistant's tool calls (a JSON list of ``{"name", "arguments"}``);
 ``messages`` a whole conversation in OpenAI chat format (a JSON list of ``{"role", "content"}``,
 or a JSONL record's ``messages`` list): its turns are the input and, unless an output column is
-mapped, its final assistant message is the response.
+mapped, its final message is the response when it is the assistant's (else there is none: ``missing_input``).
 """
 
 _REQUIRED_ROLES = (
@@ -569,7 +569,7 @@ def not_text_notices(
     response, a message object as the response (:func:`_is_message`) or a Mastra agent run input) are
     not text by design and are not counted; nor are missing cells; any other object is counted. A mapped
     messages column's cells that hold no list of messages (read as the prompt's text) are named, and, when no
-    response column is mapped, its conversations without an assistant message (no response: ``missing_input``).
+    response column is mapped, its conversations that end without an assistant reply (no response: ``missing_input``).
 
     Args:
         dataset: a loaded dataset.
@@ -613,7 +613,7 @@ def not_text_notices(
 
 def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
     """Say which cells of the messages ``column`` are no conversation (read as the prompt's text) and, when no
-    response column is mapped, which conversations have no assistant message (no response: ``missing_input``)."""
+    response column is mapped, which conversations end without an assistant reply (no response: ``missing_input``)."""
     not_lists: list[int] = []
     no_reply: list[int] = []
     for i, cell in enumerate(dataset.column_values(column)):
@@ -621,7 +621,7 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
         if turns is None:
             if cell_text(cell) is not None:  # a missing cell is said elsewhere: no prompt
                 not_lists.append(i)
-        elif not response_mapped and not any(isinstance(m, dict) and m.get("role") == "assistant" for m in turns):
+        elif not response_mapped and split_conversation(turns)[1] is None:
             no_reply.append(i)
 
     def rows(found: list[int]) -> str:
@@ -639,7 +639,7 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
         )
     if no_reply:
         notices.append(
-            f"Field {column!r} (the conversation) has no assistant message in {rows(no_reply)}: "
+            f"Field {column!r} (the conversation) ends without an assistant reply in {rows(no_reply)}: "
             "no response to score (not scored: missing_input)."
         )
     return notices
@@ -726,8 +726,9 @@ def _runs(
 def _conversation(cell: Any, output: Any) -> dict[str, Any]:
     """A messages cell (OpenAI chat format: a list of ``{"role", "content"}``, or its JSON text) as a
     run: the turns are the input; the response is the output cell when one is mapped, else the
-    conversation's final assistant message (the turns before it are the input); a conversation without
-    one has no response (``missing_input`` for every scorer, never an empty response scored).
+    conversation's final message when it is the assistant's (:func:`split_conversation`); a conversation that
+    does not end with an assistant reply has no response (``missing_input`` for every scorer, never an empty
+    response or an earlier exchange scored).
 
     A cell that holds no list of messages is the prompt's text (:func:`not_text_notices` names such rows
     before the run).
@@ -739,10 +740,18 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
     value = _output_value(output)
     if output is not None:
         return {"input": turns} | ({} if value is None else {"output": value})
-    last = max((i for i, m in enumerate(turns) if isinstance(m, dict) and m.get("role") == "assistant"), default=None)
-    if last is None:  # no assistant message: no response (missing_input for every scorer)
-        return {"input": turns}
-    return {"input": turns[:last], "output": turns[last]}
+    earlier, reply = split_conversation(turns)
+    return {"input": earlier} | ({} if reply is None else {"output": reply})
+
+
+def split_conversation(turns: list[Any]) -> tuple[list[Any], Any]:
+    """A conversation's input and its response: the final message when it is the assistant's (the turns before it
+    are the input), else all the turns and None. A conversation that ends with a user turn (an unanswered request),
+    a tool result or no assistant message at all has no response (``missing_input`` for every scorer): an earlier
+    exchange is never scored in place of the last request."""
+    if turns and isinstance(turns[-1], dict) and turns[-1].get("role") == "assistant":
+        return turns[:-1], turns[-1]
+    return turns, None
 
 
 def _conversation_turns(cell: Any) -> list[Any] | None:
