@@ -157,7 +157,8 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
 
     Args:
         items: the run's items.
-        scorer: a scorer from :func:`scorers.create_scorer` (its ``check`` applies the field rules).
+        scorer: a scorer from :func:`scorers.create_scorer` (its ``check`` applies the field rules; a judged
+            scorer's ``render_prompt`` its own input checks, e.g. prompt alignment's evaluation mode, as a run does).
         limit: rows to show.
 
     Returns:
@@ -171,6 +172,8 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
         row: dict[str, Any] = {PREVIEW_ID: item.item_id}
         try:
             run = scorer.check(item.payload) if hasattr(scorer, "check") else normalize_run(item.payload)
+            if hasattr(scorer, "render_prompt"):  # a judged scorer's own input checks too (no call), as estimate_run
+                scorer.render_prompt(item.payload)
             row["status"] = "will be scored"
         except ScorerError as exc:
             run = None

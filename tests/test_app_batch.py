@@ -608,3 +608,22 @@ def test_a_conversation_column_alone_is_the_prompt_and_the_response(open_page, f
     assert outcomes[("a1", "prompt-alignment")] == ("scored", 0.85)
     assert outcomes[("a2", "prompt-alignment")] == ("missing_input", None)
     assert outcomes[("a2", "textual-difference")] == ("missing_input", None)
+
+
+def test_the_preview_status_is_the_scorers_own_input_check(open_page, fake_judge: FakeOpenAI, studio_db: Path):
+    # r1 has a blank prompt and no system message: prompt alignment in both mode does not score it.
+    fake_judge.responder = judge
+    at = open_page("batch")
+    upload(at, "blank.csv", b"id,prompt,response\nr1,,Hello there.\nr2,Say hi.,hi\n")
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    preview = table_with(at, "status")
+    why = "input: both mode needs a user prompt or a system message, but the input has neither with text"
+    assert preview["status"].tolist() == [f"not scored: missing_input ({why})", "will be scored"]
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    store = Store(studio_db)
+    _, _, result = load_run(store, at.session_state["batch_run_id"])
+    store.close()
+    assert {o.item_id: (o.status.value, o.error) for o in result.outcomes if o.status.value != "scored"} == {
+        "r1": ("missing_input", why)
+    }
