@@ -979,6 +979,7 @@ def _print_estimate(
     a warning when the cost cap ``max_cost`` (USD), less what a resumed run ``spent`` before, is below the estimate."""
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
+    bounds = []  # what the budget holds before each judge scorer's first call
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
         estimate = estimate_run(
             items_per_scorer[scorer.id], [scorer], batch_api=batch_api, probe_cache=True, price=price
@@ -989,6 +990,8 @@ def _print_estimate(
         prompt += estimate.prompt_tokens
         completion += estimate.completion_tokens
         cost = None if cost is None or estimate.cost_usd is None else cost + estimate.cost_usd
+        if estimate.call_bound_usd is not None:
+            bounds.append(estimate.call_bound_usd)
     if too_long:
         console.note(
             f"{too_long} item × scorer outcome(s) have a judge prompt longer than the model's context window: "
@@ -1013,7 +1016,7 @@ def _print_estimate(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
     )
-    if warning := cost_cap_warning(max_cost, cost, calls, spent):
+    if warning := cost_cap_warning(max_cost, cost, calls, spent, min(bounds, default=None)):
         console.note(f"warning: {warning}")
     return calls
 

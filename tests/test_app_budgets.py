@@ -300,8 +300,10 @@ def test_batch_warns_before_the_run_when_the_cost_cap_is_below_one_judge_call(ju
     at = open_page("batch")
     prepare(at, 3)
     assert not [w for w in at.warning if "cost cap" in w.value]
-    # 3 calls at gpt-4o-mini's list price cost hundreds of tokens' worth each: far above a $0.0000001 cap.
+    # A call holds its prompt bound + 4,096 reply tokens at gpt-4o-mini's list price (> $0.0024576): far above
+    # a $0.0000001 cap.
     at.number_input(key="batch_max_cost").set_value(0.0000001).run()
     (warning,) = [w.value for w in at.warning if "cost cap" in w.value]
-    assert warning.startswith("The cost cap of $0.0000001 is below one judge call")
+    assert warning.startswith("The cost cap of $0.0000001 is below what one judge call may cost")
+    assert "no judge call will be sent" in warning and "set the judge's max output tokens" in warning
     assert "the scorers that call no judge still score every item" in warning

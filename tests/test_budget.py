@@ -18,6 +18,31 @@ def test_cost_cap_warning_says_what_part_of_the_estimate_the_cap_covers():
     assert "below one judge call" in text and "no judge call will be sent" in text
 
 
+def test_cost_cap_warning_says_no_call_is_sent_when_the_cap_is_below_what_one_call_holds():
+    # At $0.15 / $0.60 per million tokens a call of a 1,000-token prompt bound and no max output tokens (4,096)
+    # holds 1,000 × 0.15e-6 + 4,096 × 0.6e-6 = $0.00015 + $0.0024576 = $0.0026076 ($0.00261) before it is sent.
+    # A $0.001 cap: about 2 of 20 calls of the $0.00942 estimate ($0.000471 each), but none is sent.
+    text = cost_cap_warning(0.001, 0.00942, 20, call_bound_usd=0.0026076)
+    assert text.startswith("The cost cap of $0.001 is below what one judge call may cost, $0.00261, which the run")
+    assert "no judge call will be sent" in text and "of 20 judge calls" not in text
+    assert "Raise the cap above $0.00261, or set the judge's max output tokens" in text
+    # A cap that covers the estimate ($0.001 for 2 calls) but not one call's bound sends nothing either.
+    assert "no judge call will be sent" in cost_cap_warning(0.002, 0.001, 2, call_bound_usd=0.0026076)
+    # A resumed run: $0.0001 spent, so a call needs a cap of $0.0027076 ($0.00271).
+    text = cost_cap_warning(0.002, 0.01, 20, spent_usd=0.0001, call_bound_usd=0.0026076)
+    assert "leaves $0.0019 after what the run spent ($0.0001), below what one judge call may cost" in text
+    assert "Raise the cap above $0.00271," in text
+    assert cost_cap_warning(0.02, 0.01, 20, call_bound_usd=0.0026076) is None  # covers the estimate and a call
+
+
+def test_cost_cap_warnings_share_and_calls_are_rounded_the_same_way():
+    # $0.001 of a $0.0102 estimate for 20 calls: 9.8%, 1.96 calls: both rounded down, 9% and 1 (not 10% and 1).
+    text = cost_cap_warning(0.001, 0.0102, 20, call_bound_usd=0.0005)
+    assert "it covers about 9% of the judging (about 1 of 20 judge calls;" in text
+    # $0.00005 of a $0.01 estimate for 1,000 calls: 0.5%, 5 calls.
+    assert "it covers under 1% of the judging (about 5 of 1,000 judge calls;" in cost_cap_warning(0.00005, 0.01, 1000)
+
+
 def test_cost_cap_warning_counts_what_a_resumed_run_spent():
     # A $0.003 cap on a run that spent $0.0027 leaves $0.0003: 30% of a $0.001 estimate for 10 calls, 3 calls.
     text = cost_cap_warning(0.003, 0.001, 10, spent_usd=0.0027)

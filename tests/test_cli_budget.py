@@ -405,8 +405,8 @@ def test_a_cost_cap_holds_only_the_judge_calls_and_says_how_to_raise_it(env: Fak
         capsys, *argv, "--no-cache", "--price", "1000,1000", "--judge-max-tokens", "100", "--max-cost", "0.05"
     )
     assert code == EXIT_PAUSED and env.chat_call_count == 0
-    # Warned before the run: a call is estimated at hundreds of tokens (the judge prompt alone), > $0.05.
-    assert "warning: The cost cap of $0.05 is below one judge call" in err
+    # Warned before the run: a call holds hundreds of tokens (the judge prompt alone) + 100 reply tokens, > $0.05.
+    assert "warning: The cost cap of $0.05 is below what one judge call may cost" in err
     assert "The scorers that call no judge scored every item" in err
     run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
     assert f"python -m scorers run --resume {run_id} --db s.db --max-cost USD" in err  # the cap can be raised
@@ -417,6 +417,20 @@ def test_a_cost_cap_holds_only_the_judge_calls_and_says_how_to_raise_it(env: Fak
     # A higher cap on the resume: the 5 judge calls ($0.10 to $0.5 each at most, reserved one by one) fit in $100.
     code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-cost", "100")
     assert code == EXIT_OK and env.chat_call_count == 5
+
+
+def test_the_warning_compares_the_cost_cap_with_what_the_budget_holds_for_one_call(env: FakeOpenAI, tmp_path, capsys):
+    # 20 items at gpt-4o-mini's list price ($0.15 / $0.60 per million): $0.001 is about 2 of the estimate's 20
+    # calls (700 reply tokens each), but a call holds its prompt bound + 4,096 reply tokens ($0.0024576 for those
+    # alone) before it is sent, so none is: the warning says so, with the figure the run's budget then reports.
+    data = dataset(tmp_path, 20)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini", "--yes", "--db", "s.db"]
+    code, out, err = run_cli(capsys, *argv, "--max-cost", "0.001")
+    assert code == EXIT_PAUSED and env.chat_call_count == 0
+    held = re.search(r"below what one judge call may cost, (\$[0-9.]+), which the run holds", err).group(1)
+    assert f"($0.00 spent, up to {held} more)" in err  # the budget's own figure
+    assert "no judge call will be sent" in err and "of 20 judge calls" not in err
+    assert "set the judge's max output tokens" in err
 
 
 def test_a_resume_warns_when_its_cost_cap_is_below_what_the_run_spent(env: FakeOpenAI, tmp_path, capsys):

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -798,12 +799,16 @@ def test_estimate_counts_rendered_prompts_and_prices_them(fake_openai):
 
     estimate = estimate_run(items, [TD, pa])
 
-    assert estimate == Estimate(
+    assert replace(estimate, call_bound_usd=None) == Estimate(
         judge_calls=3,
         prompt_tokens=prompt,
         completion_tokens=completion,
         cost_usd=pytest.approx(prompt * PROMPT_USD + completion * COMPLETION_USD),
     )
+    # What a budget holds for the first call: at least its messages' bytes (+ the response format) as prompt
+    # tokens and a 4,096-token reply (no max output tokens); the CLI test checks it is the budget's own figure.
+    first_bytes = sum(len(m["content"].encode()) for m in pa.render_prompt(payloads[0]))
+    assert estimate.call_bound_usd > first_bytes * PROMPT_USD + 4096 * COMPLETION_USD
     unknown = estimate_run(items, [TD, alignment(fake_openai, model="openai/no-such-model")])
     assert (unknown.judge_calls, unknown.prompt_tokens, unknown.cost_usd) == (3, prompt, None)
     assert estimate_run(items, [TD]) == Estimate(0, 0, 0, 0.0)

@@ -445,7 +445,11 @@ if dataset is not None:
         if (
             settings is not None
             and not batch_api
-            and (warning := cost_cap_warning(limits["budget"]["max_cost_usd"], cost, estimate.judge_calls))
+            and (
+                warning := cost_cap_warning(
+                    limits["budget"]["max_cost_usd"], cost, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd
+                )
+            )
         ):
             st.warning(warning)
     if batch_api and settings is None and scorers:

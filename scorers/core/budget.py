@@ -123,9 +123,13 @@ def batch_api_caps_problem(caps: BudgetCaps) -> str | None:
 
 
 def cost_cap_warning(
-    max_cost_usd: float | None, estimate_usd: float | None, judge_calls: int, spent_usd: float = 0.0
+    max_cost_usd: float | None,
+    estimate_usd: float | None,
+    judge_calls: int,
+    spent_usd: float = 0.0,
+    call_bound_usd: float | None = None,
 ) -> str | None:
-    """What a cost cap below a run's estimated judge cost leaves out, or None when it covers the estimate.
+    """What a cost cap leaves out of a run's estimated judging, or None when it covers the estimate and a call.
 
     Args:
         max_cost_usd: the cost cap in USD (> 0), or None for no cap.
@@ -134,19 +138,23 @@ def cost_cap_warning(
         judge_calls: the judge calls of that estimate, >= 0.
         spent_usd: what the run spent before (a resumed run's outcomes), USD >= 0: the cap is for the whole run,
             so only ``max_cost_usd - spent_usd`` is left for the estimate.
+        call_bound_usd: what the budget holds before sending the run's first judge call (:meth:`Budget.reserve`:
+            its prompt at one token per byte, its reply at the judge's max output tokens or
+            :data:`ASSUMED_MAX_REPLY_TOKENS`; ``Estimate.call_bound_usd``), or None when unknown.
 
     Returns:
-        A sentence: the share of the estimate the cap covers, and about how many calls that is at the estimate's
-        average cost a call (``floor(left / (estimate / calls))``); or, when what is left is below one call's cost,
-        that no judge call will be sent (and, when the run already spent the cap, that it did). Code scorers are
-        never held by the cap.
+        A sentence: when what is left is below the call's bound or below one call's estimated cost, that no judge
+        call will be sent (and, when the run already spent the cap, that it did) and how to fix it; else, below the
+        estimate, the share of it the cap covers and the calls that share is, both rounded down
+        (``floor(share × calls)``). Code scorers are never held by the cap.
     """
     if max_cost_usd is None or estimate_usd is None or judge_calls <= 0:
         return None
     left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
-    if left >= estimate_usd:
+    bound_above = call_bound_usd is not None and left < call_bound_usd
+    if left >= estimate_usd and not bound_above:
         return None
-    per_call = estimate_usd / judge_calls  # (below: + 1e-9, so 0.0003 / 0.0001 = 2.9999999999999996 counts 3 calls)
+    per_call = estimate_usd / judge_calls
     free = "the scorers that call no judge still score every item"
     cap = f"The cost cap of {usd_text(max_cost_usd)}"
     if left <= 0:
@@ -156,15 +164,26 @@ def cost_cap_warning(
         )
     if spent_usd > 0:
         cap += f" leaves {usd_text(left)} after what the run spent ({usd_text(spent_usd)})"
+    is_ = "," if spent_usd > 0 else " is"
+    if bound_above:
+        return (
+            f"{cap}{is_} below what one judge call may cost, {usd_text(call_bound_usd)}, which the run holds "
+            f"before sending it (the prompt at one token per byte, the reply at the judge's max output tokens, "
+            f"{ASSUMED_MAX_REPLY_TOKENS:,} without one): no judge call will be sent; {free}. Raise the cap above "
+            f"{usd_text(spent_usd + call_bound_usd)}, or set the judge's max output tokens to about the reply's "
+            "length, to judge the items."
+        )
     if left < per_call:
         return (
-            f"{cap}{',' if spent_usd > 0 else ' is'} below one judge call (about {usd_text(per_call)}): "
+            f"{cap}{is_} below one judge call (about {usd_text(per_call)}): "
             f"no judge call will be sent; {free}. Raise the cap to judge the items."
         )
+    share = left / estimate_usd
+    percent = int(share * 100 + 1e-9)  # rounded down, as the calls are (+ 1e-9: 0.29999... is 30%)
     return (
-        f"{cap}{',' if spent_usd > 0 else ' is'} below the estimate of {usd_text(estimate_usd)}: it covers "
-        f"about {left / estimate_usd:.0%} of the judging (about {int(left / per_call + 1e-9):,} of "
-        f"{judge_calls:,} judge calls; fewer when the replies run long), then the run pauses at the cap; {free}."
+        f"{cap}{is_} below the estimate of {usd_text(estimate_usd)}: it covers "
+        f"{f'about {percent}%' if percent else 'under 1%'} of the judging (about {int(share * judge_calls + 1e-9):,} "
+        f"of {judge_calls:,} judge calls; fewer when the replies run long), then the run pauses at the cap; {free}."
     )
 
 
@@ -173,6 +192,11 @@ def prompt_token_bound(messages: Sequence[Mapping[str, Any]], params: Mapping[st
     size = sum(len(str(m.get("content") or "").encode()) for m in messages)
     size += len(json.dumps(params.get("response_format") or {}).encode())
     return size + PER_MESSAGE_TOKENS * len(messages)
+
+
+def reply_token_bound(max_reply_tokens: int | None) -> int:
+    """An upper bound of a reply's tokens: the judge's ``max_tokens``, or :data:`ASSUMED_MAX_REPLY_TOKENS` without."""
+    return max_reply_tokens or ASSUMED_MAX_REPLY_TOKENS
 
 
 @dataclass(frozen=True)
@@ -258,7 +282,7 @@ class Budget:
             prompt_bound: the request's prompt tokens at most (:func:`prompt_token_bound`).
             max_reply_tokens: the judge's ``max_tokens``, or None (then :data:`ASSUMED_MAX_REPLY_TOKENS`).
         """
-        reply = max_reply_tokens or ASSUMED_MAX_REPLY_TOKENS
+        reply = reply_token_bound(max_reply_tokens)
         ticket = _Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0)
         caps = self.caps
         with self._lock:

@@ -563,7 +563,17 @@ _PROBE: contextvars.ContextVar[bool] = contextvars.ContextVar("scorer_studio_cac
 
 
 class CacheMiss(Exception):
-    """Raised in :func:`cache_probe` mode instead of sending a request whose reply is not in the cache."""
+    """Raised in :func:`cache_probe` mode instead of sending a request whose reply is not in the cache.
+
+    Args:
+        prompt_bound, reply_bound: the tokens a run's budget would reserve for that request
+            (:func:`scorers.core.budget.prompt_token_bound`, :func:`scorers.core.budget.reply_token_bound`).
+    """
+
+    def __init__(self, prompt_bound: int, reply_bound: int):
+        super().__init__("the reply is not in the cache")
+        self.prompt_bound = prompt_bound
+        self.reply_bound = reply_bound
 
 
 @contextlib.contextmanager
@@ -870,7 +880,9 @@ class Judge:
             BudgetReached: the request could pass a cap; it was not sent.
         """
         if _PROBE.get():
-            raise CacheMiss
+            raise CacheMiss(
+                budget.prompt_token_bound(messages, params), budget.reply_token_bound(self.settings.max_tokens)
+            )
         guard = budget.current()
         if guard is None:
             return self._transport(messages, params, follow_up)

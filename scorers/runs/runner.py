@@ -220,6 +220,10 @@ class Estimate:
     too_long: int = 0
     """Item × scorer outcomes whose judge prompt is longer than the model's context window: refused before
     sending (status ``exceeds_context``, not scored), not counted in calls and tokens."""
+    call_bound_usd: float | None = None
+    """What a run's budget holds, USD at the live price, before sending a judge scorer's first call (the least of
+    the judge scorers'): its prompt at one token per byte and its reply at the judge's max output tokens
+    (:class:`scorers.core.budget.Budget`); None without a call to make or a price."""
 
 
 @dataclass
@@ -406,6 +410,7 @@ def estimate_run(
         no call is left to make, e.g. every item is answered from the cache).
     """
     calls = prompt = completion = cached = too_long = 0
+    bounds: list[CacheMiss] = []  # each judge scorer's first request, as a run's budget would reserve it
     for scorer in scorers:
         render = getattr(scorer, "render_prompt", None)
         if render is None:
@@ -417,11 +422,13 @@ def estimate_run(
         reply_tokens = scorer.expected_completion_tokens
         if settings is not None and settings.max_tokens:  # no reply is longer than the judge's max_tokens
             reply_tokens = min(reply_tokens, settings.max_tokens)
+        first = True
         for item in items:
             try:
                 messages = render(item.payload)
             except ScorerError:
                 continue
+            found = None
             if probe or (window is not None and estimate_prompt_tokens(messages) * 2 >= window):
                 found = _probe(scorer, item)
                 if found is ScoreStatus.EXCEEDS_CONTEXT:
@@ -430,32 +437,43 @@ def estimate_run(
                 if found is ScoreStatus.SCORED and probe:
                     cached += 1
                     continue
+            if first:  # the scorer's first call: what the budget would hold for it
+                first = False
+                found = found if isinstance(found, CacheMiss) else _probe(scorer, item)
+                if isinstance(found, CacheMiss):
+                    bounds.append(found)
             calls += per_run
             prompt += per_run * sum(estimate_tokens(m["content"]) for m in messages)
             completion += per_run * reply_tokens
     model = judge_model_of(scorers) if calls else None  # no call to make costs $0, whatever the model's price
     cost = cost_usd(model, prompt, completion, price, batch_api=batch_api) if model else 0.0
-    counts = {"cached": cached, "too_long": too_long}
+    model_price = price_for(model, price) if model else None  # as the run's budget prices a call (live)
+    bound = (
+        min((model_price.cost(b.prompt_bound, b.reply_bound) for b in bounds), default=None) if model_price else None
+    )
+    counts = {"cached": cached, "too_long": too_long, "call_bound_usd": bound}
     if not batch_api:
         return Estimate(calls, prompt, completion, cost, **counts)
     live = cost_usd(model, prompt, completion, price) if model else 0.0
     return Estimate(calls, prompt, completion, cost, batch_api=True, live_cost_usd=live, **counts)
 
 
-def _probe(scorer: Scorer, item: EvalItem) -> ScoreStatus | None:
+def _probe(scorer: Scorer, item: EvalItem) -> ScoreStatus | CacheMiss | None:
     """What scoring ``item`` would come to without sending anything (:func:`~scorers.core.judge.cache_probe`).
 
     Returns:
         ``SCORED`` when every reply it asks for is in the cache, ``EXCEEDS_CONTEXT`` when the judge
-        refuses its prompt before sending, None when it would send a request (a cache miss, or a
-        cached reply no longer valid, which would be asked again).
+        refuses its prompt before sending, the :class:`CacheMiss` of the first request it would send (a cache
+        miss, or a cached reply no longer valid, which would be asked again), None when the scorer fails first.
     """
     with cache_probe():
         try:
             scorer.run(item.payload)
         except ContextWindowExceededError:
             return ScoreStatus.EXCEEDS_CONTEXT
-        except (CacheMiss, ScorerError):
+        except CacheMiss as miss:
+            return miss
+        except ScorerError:
             return None
     return ScoreStatus.SCORED
 
