@@ -281,9 +281,17 @@ def _response_text(payload: Mapping[str, Any]) -> str | None:
     output = payload.get("output")
     if isinstance(output, str):
         return output
-    if isinstance(output, Mapping) and isinstance(output.get("text"), str):
-        return output["text"]
-    return None
+    key = _text_key(output)
+    return None if key is None else output[key]
+
+
+def _text_key(output: Any) -> str | None:
+    """The key holding a response object's text, as the scorers read it: ``text``, else a message's ``content``
+    (a conversation's final assistant message); None when neither is a string."""
+    if not isinstance(output, Mapping):
+        return None
+    key = "text" if output.get("text") is not None else "content"
+    return key if isinstance(output.get(key), str) else None
 
 
 def long_responses(items: Sequence[EvalItem], limit: int) -> list[int]:
@@ -339,7 +347,7 @@ def limit_responses(items: Sequence[EvalItem], limit: int, action: str) -> tuple
             text = _response_text(it.payload) or ""
             lengths[it.item_id] = len(text)
             output = it.payload["output"]
-            cut = text[:limit] if isinstance(output, str) else {**output, "text": text[:limit]}
+            cut = text[:limit] if isinstance(output, str) else {**output, _text_key(output): text[:limit]}
             it = replace(it, payload={**it.payload, "output": cut})
         out.append(it)
     return out, {"truncated": lengths}

@@ -3,6 +3,7 @@ pre-flight, confirmation of big runs. The judge is the fake server; calls are co
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -307,3 +308,27 @@ def test_batch_warns_before_the_run_when_the_cost_cap_is_below_one_judge_call(ju
     assert warning.startswith("The cost cap of $0.0000001 is below what one judge call may cost")
     assert "no judge call will be sent" in warning and "set the judge's max output tokens" in warning
     assert "the scorers that call no judge still score every item" in warning
+
+
+def test_a_conversations_long_reply_is_truncated_too(judge: FakeOpenAI, open_page, studio_db):
+    # The response of a conversation is its final assistant message (a message, not {"text": ...}).
+    records = [
+        {"id": "a", "messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "short"}]},
+        {"id": "b", "messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "x" * 50}]},
+    ]
+    data = "".join(json.dumps(r) + "\n" for r in records)
+    at = open_page("batch")
+    at.file_uploader(key="batch_upload").upload("chats.jsonl", data.encode(), "text/plain")
+    at.run()
+    token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_messages_")][0].rsplit("_", 1)[1]
+    at.checkbox(key=f"batch_confirm_messages_{token}").check().run()
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="batch_long_limit").set_value(10).run()
+    assert any("1 response(s) are longer than 10 characters" in w.value for w in at.warning)
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    store = Store(studio_db)
+    run_id = at.session_state["batch_run_id"]
+    assert store.get_run(run_id)["config"]["truncated"] == {"b": 50}
+    assert store.items(run_id)[1]["payload"]["output"] == {"role": "assistant", "content": "x" * 10}
+    store.close()
