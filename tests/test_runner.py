@@ -361,6 +361,8 @@ def test_item_past_its_timeout_is_an_api_error_once_even_when_its_worker_finishe
     late = next(o for o in result.outcomes if (o.item_index, o.scorer_id) == (1, PA_ID))
     assert late.status is ScoreStatus.API_ERROR
     assert late.error == TIMEOUT_MESSAGE.format(1.5)
+    # It ran 1.5 s at least before it was given up (its reply came after 3 s): not 0 s.
+    assert late.latency_s >= 1.5
     others = [o for o in result.outcomes if (o.item_index, o.scorer_id) != (1, PA_ID)]
     assert all(o.status is ScoreStatus.SCORED for o in others)  # the text diff of item 1 was done in time
     # The worker of item 1 did finish (its judge call returned after 3 s), but its result was dropped.
@@ -372,6 +374,7 @@ def test_item_past_its_timeout_is_an_api_error_once_even_when_its_worker_finishe
     assert fake_openai.chat_call_count == 3
     row = next(r for r in store.results(result.run_id) if (r["item_index"], r["scorer_id"]) == (1, PA_ID))
     assert (row["status"], row["error"]) == ("api_error", TIMEOUT_MESSAGE.format(1.5))
+    assert row["latency_s"] >= 1.5
     assert len(store.results(result.run_id)) == 6
 
 

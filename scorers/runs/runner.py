@@ -1128,9 +1128,9 @@ def run_evals(
                 if item_timeout is not None:
                     now = time.monotonic()
                     with lock:
-                        late = [i for i, t in running.items() if i not in timed_out and now - t >= item_timeout]
+                        late = {i: t for i, t in running.items() if i not in timed_out and now - t >= item_timeout}
                         timed_out.update(late)
-                    for index in late:  # its worker finishes later; record() drops what it brings
+                    for index, started in late.items():  # its worker finishes later; record() drops what it brings
                         for scorer in scorers:
                             record(
                                 ItemOutcome(
@@ -1139,6 +1139,7 @@ def run_evals(
                                     scorer.id,
                                     ScoreStatus.API_ERROR,
                                     error=f"the item took longer than the per-item timeout of {item_timeout:g} s",
+                                    latency_s=now - started,  # how long it ran until given up: >= the timeout
                                     judge_used=_judge_used(scorer),
                                 )
                             )
