@@ -410,6 +410,19 @@ def test_a_judge_call_abandoned_at_the_item_timeout_counts_in_the_usage_and_cost
     assert load_run(store, result.run_id)[2].cost_usd == pytest.approx(0.00081)
 
 
+def test_the_first_item_scored_alone_is_held_to_the_item_timeout_too(fake_openai):
+    # The first item is scored alone before the others (fail fast); its reply comes after 3 s, past 1.5 s.
+    fake_openai.responder = Script({0: [OK.delayed(3.0)]})
+    pa = alignment(fake_openai, max_retries=0)
+
+    result = run_evals(items_of([item_payload(i) for i in range(3)]), [pa], concurrency=2, item_timeout=1.5)
+
+    assert [o.status for o in result.outcomes] == [ScoreStatus.API_ERROR, ScoreStatus.SCORED, ScoreStatus.SCORED]
+    assert result.outcomes[0].error == TIMEOUT_MESSAGE.format(1.5)
+    assert result.outcomes[0].latency_s >= 1.5
+    assert result.status == "completed" and fake_openai.chat_call_count == 3
+
+
 def test_queued_items_are_not_timed_out_before_they_start(fake_openai):
     fake_openai.responder = Script(default=OK.delayed(0.5))
     pa = alignment(fake_openai, max_retries=0)

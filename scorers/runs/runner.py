@@ -996,7 +996,7 @@ def run_evals(
                 settle(outcome)
         finally:
             with lock:
-                del running[index]
+                running.pop(index, None)  # (the worker process's watch may have cleared it)
         if on_item_complete is not None:
             with lock:
                 mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
@@ -1004,11 +1004,12 @@ def run_evals(
                 on_item_complete(index, item, mine)
 
     todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
-    if first_item[0] and todo:
-        with budgets.active(guard):
-            score_item(todo.pop(0))
-        first_item[0] = False
+    first = todo.pop(0) if first_item[0] and todo else None  # scored alone before the others (fail fast)
     next_index = iter(todo)
+
+    def score_first(index: int) -> None:
+        with budgets.active(guard):
+            score_item(index)
 
     def work() -> None:
         # Each worker takes the next item itself. (One future per item made every completion
@@ -1090,13 +1091,45 @@ def run_evals(
                 running.clear()
             child.close()
 
+    def watch(workers: set[Future[None]]) -> None:
+        """Wait for ``workers``, writing the outcomes as they are due and timing out the items past the timeout."""
+        for worker in workers:
+            worker.add_done_callback(lambda _: wake.set())
+        while workers:
+            timeout = writer.due_in()
+            if item_timeout is not None:
+                with lock:
+                    starts = [t for i, t in running.items() if i not in timed_out]
+                # No item running on time: look again shortly for the next one to start.
+                until = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
+                timeout = until if timeout is None else min(timeout, until)
+            wake.wait(timeout)
+            wake.clear()  # what set it is looked at below; a later set wakes the next wait
+            writer.flush_if_due()
+            done = {worker for worker in workers if worker.done()}
+            workers -= done
+            for worker in done:
+                worker.result()  # a bug in a scorer is not an item outcome: let it surface
+            if item_timeout is not None:
+                now = time.monotonic()
+                with lock:
+                    late = {i: t for i, t in running.items() if i not in timed_out and now - t >= item_timeout}
+                    timed_out.update(late)
+                for index, started in late.items():  # its worker finishes later; record() drops what it brings
+                    for scorer in scorers:
+                        record(
+                            ItemOutcome(
+                                index,
+                                items[index].item_id,
+                                scorer.id,
+                                ScoreStatus.API_ERROR,
+                                error=f"the item took longer than the per-item timeout of {item_timeout:g} s",
+                                latency_s=now - started,  # how long it ran until given up: >= the timeout
+                                judge_used=_judge_used(scorer),
+                            )
+                        )
+
     parallel = 1 if all(getattr(s, "cpu_bound", False) for s in scorers) else concurrency
-    n_workers = 0 if halt.is_set() else min(parallel, len(todo))
-    if child is None and n_workers and (packed := packed_scorers(scorers, len(todo))) is not None:
-        child = ScoringProcess(packed)  # a resumed run: its items are known now
-    elif child is not None and not n_workers:  # nothing to score after all
-        child.close()
-        child = None
     # The writer exits last: after the workers have stopped, what they finished is written. A run of code
     # scorers defers the full garbage collections (scorers.runs.garbage) while its outcomes pile up.
     with (
@@ -1104,45 +1137,22 @@ def run_evals(
         writer,
         ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool,
     ):
-        workers: set[Future[None]] = {
-            pool.submit(work_in_process, child) if child is not None else pool.submit(work) for _ in range(n_workers)
-        }
-        for worker in workers:
-            worker.add_done_callback(lambda _: wake.set())
         try:
-            while workers:
-                timeout = writer.due_in()
-                if item_timeout is not None:
-                    with lock:
-                        starts = [t for i, t in running.items() if i not in timed_out]
-                    # No item running on time: look again shortly for the next one to start.
-                    until = max(0.0, min(starts) + item_timeout - time.monotonic()) if starts else 0.1
-                    timeout = until if timeout is None else min(timeout, until)
-                wake.wait(timeout)
-                wake.clear()  # what set it is looked at below; a later set wakes the next wait
-                writer.flush_if_due()
-                done = {worker for worker in workers if worker.done()}
-                workers -= done
-                for worker in done:
-                    worker.result()  # a bug in a scorer is not an item outcome: let it surface
-                if item_timeout is not None:
-                    now = time.monotonic()
-                    with lock:
-                        late = {i: t for i, t in running.items() if i not in timed_out and now - t >= item_timeout}
-                        timed_out.update(late)
-                    for index, started in late.items():  # its worker finishes later; record() drops what it brings
-                        for scorer in scorers:
-                            record(
-                                ItemOutcome(
-                                    index,
-                                    items[index].item_id,
-                                    scorer.id,
-                                    ScoreStatus.API_ERROR,
-                                    error=f"the item took longer than the per-item timeout of {item_timeout:g} s",
-                                    latency_s=now - started,  # how long it ran until given up: >= the timeout
-                                    judge_used=_judge_used(scorer),
-                                )
-                            )
+            if first is not None:  # alone, and under the per-item timeout as every item is
+                watch({pool.submit(score_first, first)})
+                first_item[0] = False
+            n_workers = 0 if halt.is_set() else min(parallel, len(todo))
+            if child is None and n_workers and (packed := packed_scorers(scorers, len(todo))) is not None:
+                child = ScoringProcess(packed)  # a resumed run: its items are known now
+            elif child is not None and not n_workers:  # nothing to score after all
+                child.close()
+                child = None
+            watch(
+                {
+                    pool.submit(work_in_process, child) if child is not None else pool.submit(work)
+                    for _ in range(n_workers)
+                }
+            )
         except BaseException:
             stop.set()
             raise
