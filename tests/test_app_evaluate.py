@@ -344,5 +344,7 @@ def test_a_pasted_conversation_ending_with_a_user_turn_is_not_scored_on_an_earli
     assert not at.exception
     assert not at.metric  # before: "Hello" scored against "Hi"
     assert [e.value for e in at.error] == [
-        "Not scored (missing input): output: the run has no 'output' (the response to evaluate)"
+        "Not scored (missing input): output: the run has no 'output' (the response to evaluate): the conversation "
+        "ends with a user turn, not an assistant reply (its response is its final message only when that is the "
+        "assistant's)"
     ]

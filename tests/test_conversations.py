@@ -160,3 +160,15 @@ def test_a_conversation_ending_in_an_unanswered_user_turn_has_no_response(tmp_pa
     assert "output" not in payload and payload["input"] == UNANSWERED
     with pytest.raises(MissingInputError):
         normalize_run(payload)
+
+
+def test_a_conversation_without_a_reply_says_why_it_is_not_scored():
+    # The reason stored with the row (CLI, exports, History, Review) names the cause, not only "no output".
+    payload = {"input": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+                         {"role": "user", "content": "A haiku about rain?"}]}  # fmt: skip
+    with pytest.raises(MissingInputError) as caught:
+        create_scorer("textual-difference").run(payload)
+    assert str(caught.value) == (
+        "output: the run has no 'output' (the response to evaluate): the conversation ends with a user turn, not "
+        "an assistant reply (its response is its final message only when that is the assistant's)"
+    )

@@ -339,7 +339,13 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     if isinstance(payload.get("output"), list):
         history += _split_output(_messages(payload["output"], "output"))[0]
     if "output" not in payload:
-        raise MissingInputError("the run has no 'output' (the response to evaluate)", field="output")
+        why = "the run has no 'output' (the response to evaluate)"
+        if isinstance(raw_input, list) and turns:  # a conversation: its response is a final assistant reply
+            why += (
+                f": the conversation ends with a {turns[-1].role} turn, not an assistant reply (its response is its "
+                "final message only when that is the assistant's)"
+            )
+        raise MissingInputError(why, field="output")
     ground_truth = payload.get("ground_truth")
     if ground_truth is None:
         ground_truth = payload.get("groundTruth")
