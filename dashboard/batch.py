@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from scorers import (
     EvalItem,
@@ -605,7 +604,7 @@ def runs_table_styler(table: pd.DataFrame) -> Any:
     Streamlit's grid shows its placeholder for every missing value, whatever the Styler says, so a used
     scorer's mean without a score is -inf in the styled data (it sorts below every mean) shown as
     :data:`NO_SCORED_ITEMS`; a scorer the run did not use stays NaN, shown as :data:`NOT_USED` by
-    :func:`show_runs_table`'s placeholder.
+    :func:`dashboard.run_explorer.show_runs_table`'s placeholder.
 
     Args:
         table: :func:`runs_table`'s frame, with the cells of ``attrs["no_scored"]`` (row position, column)
@@ -623,9 +622,3 @@ def runs_table_styler(table: pd.DataFrame) -> Any:
     for row, column in cells:
         styler = styler.format(lambda _: NO_SCORED_ITEMS, subset=pd.IndexSlice[row, column])
     return styler
-
-
-def show_runs_table(table: pd.DataFrame, **kwargs: Any) -> None:
-    """Draw :func:`runs_table`'s frame (``id`` may be dropped) with ``st.dataframe`` as
-    :func:`runs_table_styler` shows it; ``kwargs`` go to ``st.dataframe`` (``key``, ``column_config``)."""
-    st.dataframe(runs_table_styler(table), hide_index=True, placeholder=NOT_USED, **kwargs)

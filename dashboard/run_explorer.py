@@ -30,7 +30,7 @@ from scorers.runs.export import (
 from scorers.runs.judges import judge_totals, stored_run_cost
 from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
-from .batch import truncate
+from .batch import NOT_USED, runs_table_styler, truncate
 from .distributions import (
     dimension_distribution,
     dimension_heatmap,
@@ -533,3 +533,10 @@ def _render_exports(table: RunTable, key: str) -> None:
                 icon=":material/download:",
                 width="content",
             )
+
+
+def show_runs_table(table: pd.DataFrame, **kwargs: Any) -> None:
+    """Draw :func:`dashboard.batch.runs_table`'s frame (``id`` may be dropped) with ``st.dataframe`` as
+    :func:`dashboard.batch.runs_table_styler` shows it; ``kwargs`` go to ``st.dataframe`` (``key``,
+    ``column_config``)."""
+    st.dataframe(runs_table_styler(table), hide_index=True, placeholder=NOT_USED, **kwargs)

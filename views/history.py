@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table, show_runs_table
+from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table
 from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
+from dashboard.run_explorer import show_runs_table
 from dashboard.run_view import get_store, render_job_panel, render_run
 from scorers.runs import jobs
 

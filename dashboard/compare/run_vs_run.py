@@ -15,10 +15,10 @@ from scorers.analysis.compare import RunDiff, run_diff
 from scorers.catalogue.registry import unlike_scorers
 from scorers.runs.table import stored_scorer_options
 
-from ..batch import runs_table, show_runs_table, truncate
+from ..batch import runs_table, truncate
 from ..layout import follow_run_link
 from ..results import md_escape, on_request
-from ..run_explorer import page_of, per_version, run_table
+from ..run_explorer import page_of, per_version, run_table, show_runs_table
 from ..run_frames import PAGE_SIZE
 from .common import NUMBER_COLUMN, pick_run, render_report_builder, scorer_names
 
