@@ -22,6 +22,7 @@ from scorers import (
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
 from scorers.core.budget import BudgetCaps, batch_api_caps_problem
+from scorers.core.errors import run_status_label
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
@@ -306,17 +307,6 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     render_results(store, table, names, options, key)
 
 
-STOPPED_BECAUSE: dict[str, str] = {
-    RunStatus.CANCELLED.value: "Stopped",
-    RunStatus.INTERRUPTED.value: "Interrupted (the process scoring it stopped during the run)",
-    RunStatus.BUDGET_REACHED.value: "Paused at the budget cap (the next judge call could have passed it)",
-    RunStatus.JUDGE_UNREACHABLE.value: "Paused because the judge could not be used (unreachable, or answering with errors)",
-    RunStatus.JUDGE_REPLIES_UNUSABLE.value: "Paused because the judge's replies were unusable (invalid output or refusals, several in a row)",
-    RunStatus.QUOTA_EXHAUSTED.value: "Paused because the judge's quota or daily limit is used up (429 insufficient_quota)",
-}
-"""How a run that stopped early says why, by stored status."""
-
-
 def _render_status(run: dict[str, Any], expected: int, stored: int, n_failed: int, scoring_now: bool) -> None:
     missing = expected - stored
     status = run["status"]
@@ -344,7 +334,7 @@ def _render_status(run: dict[str, Any], expected: int, stored: int, n_failed: in
             "Resume continues where it stopped."
         )
     else:
-        what = STOPPED_BECAUSE.get(status, status)
+        what = run_status_label(status)
         st.warning(
             f"{what}: {stored} of {expected} outcomes stored, {missing} still to do. "
             + (md_escape(note) + " " if note else "")

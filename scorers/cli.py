@@ -93,7 +93,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer
 from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
-from scorers.core.errors import InvalidInputError, JudgeConfigError, JudgeError, RunStatus, ScoreStatus
+from scorers.core.errors import (
+    InvalidInputError,
+    JudgeConfigError,
+    JudgeError,
+    RunStatus,
+    ScoreStatus,
+    run_status_label,
+)
 from scorers.core.judge import (
     HOW_TO_CONFIGURE,
     OPENAI_BASE_URL,
@@ -1683,7 +1690,7 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
             [
                 run["id"],
                 run["created_at"][:16].replace("T", " "),
-                run["status"],
+                run_status_label(run["status"]),
                 str(run["n_items"]),
                 ", ".join(used) if len(used) > 1 else judge.get("model") or "-",
                 run["dataset_name"],

@@ -63,7 +63,7 @@ def test_runs_are_listed_with_their_means_and_counts(open_page, studio_db: Path)
     table = history_table(at)
     assert table["dataset"].tolist() == ["second.jsonl", "first.csv"]  # newest first
     assert table["scorers"].tolist() == ["Textual difference", "Textual difference"]
-    assert table["status"].tolist() == ["completed", "completed"]
+    assert table["status"].tolist() == ["Completed", "Completed"]
     assert table["items"].tolist() == [1, 2]
     assert table["scored"].tolist() == [1, 2]
     assert table["not scored"].tolist() == [0, 0]
@@ -434,7 +434,7 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     assert 2 <= done < 6 and fake_judge.chat_call_count == done
 
     at = open_page("history")
-    assert history_table(at)["status"].tolist() == ["cancelled"]
+    assert history_table(at)["status"].tolist() == ["Stopped"]
     assert history_table(at)["pending"].tolist() == [6 - done]
     at.button(key="history_open_button").click().run()
     key = f"history_{partial.run_id}"
@@ -448,7 +448,7 @@ def test_stopped_run_resumes_from_history_without_repeating_judge_calls(
     at.run()
     assert not at.exception
     assert [s.value for s in at.success] == ["Completed: all 6 outcomes scored."]
-    assert history_table(at)["status"].tolist() == ["completed"]
+    assert history_table(at)["status"].tolist() == ["Completed"]
     assert fake_judge.chat_call_count == 6  # each item judged once over both sessions
     assert fake_judge.last_api_key() == "test-key"
 
@@ -486,7 +486,7 @@ def test_resume_with_a_cost_cap_is_not_started_when_an_earlier_judge_has_no_pric
     )
     assert "job_batch" not in at.session_state and jobs.running_for(jobs.run_key(run_id)) is None
     assert fake_judge.chat_call_count == 0
-    assert history_table(at)["status"].tolist() == ["cancelled"]
+    assert history_table(at)["status"].tolist() == ["Stopped"]
 
 
 def test_a_run_link_opens_the_run_on_history_batch_and_review(open_page, studio_db: Path):

@@ -81,12 +81,12 @@ def test_history_of_another_session_shows_the_running_run_with_stop(slow_judge: 
 
     history = open_page("history")
     table = next(d.value for d in history.dataframe if "status" in d.value.columns and "dataset" in d.value.columns)
-    assert table["status"].tolist() == ["running"]  # the stored status, true while it is scored
+    assert table["status"].tolist() == ["Running"]  # the stored status, true while it is scored
     assert history.button(key="history_delete").disabled
     history.button(key="history_stop").click().run()
     jobs.get(job_id).join(20)
     history.run()
     table = next(d.value for d in history.dataframe if "status" in d.value.columns and "dataset" in d.value.columns)
-    assert table["status"].tolist() == ["cancelled"]
+    assert table["status"].tolist() == ["Stopped"]
     assert not history.button(key="history_delete").disabled
     assert slow_judge.chat_call_count < ROWS

@@ -427,6 +427,23 @@ def test_runs_counts_what_a_stopped_run_has_still_to_score(env, tmp_path, capsys
     assert code == 0 and "textual-difference: mean 1.000, 1 scored, 1 failed, 3 pending" in out
 
 
+def test_runs_prints_the_dashboards_label_of_a_status_not_its_stored_name(env, tmp_path, capsys):
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    run_id = store.create_run(
+        dataset_name="quota.csv",
+        items=[("q0", {"input": "q", "output": "x"}, {})],
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    store.finish_run(run_id, "quota_exhausted")
+    store.close()
+    code, out, _ = run_cli(capsys, "runs")
+    (line,) = [line for line in out.splitlines() if line.startswith(run_id)]
+    # The wording of History's pause warning (RUN_STATUS_LABELS), not the stored name.
+    assert code == 0 and "Paused because the judge's quota or daily limit is used up (429 insufficient_quota)" in line
+    assert "quota_exhausted" not in out
+
+
 def test_runs_lists_stored_runs_and_export_writes_one(env, tmp_path, capsys):
     data = write(tmp_path, "small.csv", SMALL_CSV)
     code, out, _ = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini")
@@ -435,7 +452,7 @@ def test_runs_lists_stored_runs_and_export_writes_one(env, tmp_path, capsys):
     code, out, _ = run_cli(capsys, "runs")
     assert code == 0
     line = next(line for line in out.splitlines() if line.startswith(run_id))
-    assert "completed" in line and "gpt-4o-mini" in line and "small.csv" in line and " 3 " in line
+    assert "Completed" in line and "gpt-4o-mini" in line and "small.csv" in line and " 3 " in line
     assert "prompt-alignment: mean 0.840, 3 scored, 0 failed" in out
     target = tmp_path / "again.json"
     code, out, _ = run_cli(capsys, "export", run_id, "--output", str(target))
@@ -479,7 +496,7 @@ def test_resume_of_a_run_stopped_by_run_evals_scores_only_the_rest(env, tmp_path
     assert summary_row(out, "prompt-alignment")[:2] == ["12", "0"]
     assert "this run was not started by the CLI" in err
     code, out, _ = run_cli(capsys, "runs", "--db", str(db))
-    assert first.run_id in out and "completed" in out
+    assert first.run_id in out and "Completed" in out
 
 
 def test_retry_failed_scores_the_failed_outcomes_again(env, tmp_path, capsys):

@@ -280,9 +280,9 @@ def test_runs_table_lists_means_counts_and_status(store):
     assert table["name"].tolist()[0] == "stale"
     first, second = table.iloc[0], table.iloc[1]
     assert first["id"] == stale
-    assert (first["status"], first["items"], first["pending"], first["scored"]) == ("running", 2, 2, 0)
+    assert (first["status"], first["items"], first["pending"], first["scored"]) == ("Running", 2, 2, 0)
     assert math.isnan(first["mean: textual-difference"])
-    assert second["status"] == "completed"
+    assert second["status"] == "Completed"
     assert second["dataset"] == "small.csv"
     assert second["scorers"] == "Textual difference, Slow"
     assert (second["scored"], second["not scored"], second["pending"]) == (7, 1, 0)
@@ -290,7 +290,9 @@ def test_runs_table_lists_means_counts_and_status(store):
     assert second["mean: slow"] == 1.0
     # Nothing in this process scores it: at start-up it is marked interrupted (the table shows the stored status).
     assert store.mark_interrupted(alive=lambda run_id: False) == [stale]
-    assert runs_table(store.list_runs()).iloc[0]["status"] == "interrupted"
+    assert (
+        runs_table(store.list_runs()).iloc[0]["status"] == "Interrupted (the process scoring it stopped during the run)"
+    )
     # Textual difference against the input is another column than against the ground truth.
     options = {"textual-difference": {"target": "input"}}
     run_evals(items_of(["x"]), [create_textual_difference_scorer(target="input")], store=store, scorer_options=options)

@@ -56,6 +56,32 @@ class RunStatus(str, Enum):
     JUDGE_REPLIES_UNUSABLE = "judge_replies_unusable"  # consecutive replies not matching the schema, or refusals
 
 
+RUN_STATUS_LABELS: dict[str, str] = {
+    RunStatus.RUNNING.value: "Running",
+    RunStatus.COMPLETED.value: "Completed",
+    RunStatus.CANCELLED.value: "Stopped",
+    RunStatus.FAILED.value: "Stopped on an unexpected error",
+    RunStatus.INTERRUPTED.value: "Interrupted (the process scoring it stopped during the run)",
+    RunStatus.BUDGET_REACHED.value: "Paused at the budget cap (the next judge call could have passed it)",
+    RunStatus.JUDGE_UNREACHABLE.value: "Paused because the judge could not be used (unreachable, or answering with errors)",
+    RunStatus.JUDGE_REPLIES_UNUSABLE.value: (
+        "Paused because the judge's replies were unusable (invalid output or refusals, several in a row)"
+    ),
+    RunStatus.QUOTA_EXHAUSTED.value: "Paused because the judge's quota or daily limit is used up (429 insufficient_quota)",
+}
+"""How a run's stored status reads to a person, the one wording of the dashboard and the CLI (``python -m scorers
+runs``); :func:`run_status_label` looks a status up."""
+
+
+def run_status_label(status: str) -> str:
+    """The human label of a stored run status (:data:`RUN_STATUS_LABELS`); a status it does not know, as it is.
+
+    >>> run_status_label("quota_exhausted")
+    "Paused because the judge's quota or daily limit is used up (429 insufficient_quota)"
+    """
+    return RUN_STATUS_LABELS.get(status, status)
+
+
 class ScorerError(Exception):
     """Base class of every error a scorer raises; ``status`` says which outcome it is."""
 
