@@ -30,8 +30,10 @@ TIMEOUT_MESSAGE = "the item took longer than the per-item timeout of {:g} s"
 
 @pytest.fixture
 def in_process(monkeypatch):
-    """Every run with CPU-bound, picklable scorers goes to the worker process, in chunks of 3 items."""
+    """Every run with CPU-bound, picklable scorers goes to two worker processes, in chunks of 3 items (chunk k to
+    worker process k mod 2)."""
     monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 1)
+    monkeypatch.setattr(scoring_process, "MAX_PROCESSES", 2)
     monkeypatch.setattr("scorers.runs.runner.CHUNK_ITEMS", 3)
 
 
@@ -121,11 +123,13 @@ def test_a_new_run_sends_its_first_items_to_the_worker_process_before_it_records
     assert sorted(int(i) for i in scored()) == list(range(15))  # each item scored once
 
 
-def test_the_worker_process_imports_no_dashboard_library(in_process):
+def test_the_worker_processes_share_the_items_and_import_no_dashboard_library(in_process):
     result = run_evals(numbered(4), [WhereScored()])
 
-    (pid,) = {o.result.details["pid"] for o in result.outcomes}
-    assert pid != os.getpid()  # scored in another process
+    # Items 0-2 (the first chunk) in one worker process, item 3 (the second) in the other.
+    pids = [o.result.details["pid"] for o in result.outcomes]
+    assert pids[0] == pids[1] == pids[2] != pids[3]
+    assert os.getpid() not in pids  # scored in other processes
     assert {tuple(o.result.details["modules"]) for o in result.outcomes} == {()}  # no streamlit, plotly, pandas...
 
 
@@ -203,15 +207,19 @@ def test_cancel_stops_the_worker_process_after_the_item_it_is_scoring(in_process
         if index == 4:
             cancel.set()
 
-    # Cancel comes when item 4's chunk (3-5) is back; the child is then in the next chunk (6-8),
-    # at item 6 or sleeping in item 7: it ends that item and returns. Item 8 is never started.
+    # Chunks of 3 go to the two worker processes in turn: 0-2 and 6-8 to one, 3-5 and 9-11 to the other.
+    # Cancel comes when item 4's chunk (3-5) is back; the first is then in its next chunk (6-8), at item 6
+    # or sleeping in item 7: it ends that item and returns. Item 8 is never started. The other may have
+    # scored some of 9-11 meanwhile, in order: what was scored is kept.
     result = run_evals(
         numbered(12), [Scripted(sleep_at=7, sleep_s=1.0)], store=store, cancel=cancel, on_item_complete=on_item
     )
 
     assert result.status == "cancelled"
     indexes = [o.item_index for o in result.outcomes]
-    assert indexes in (list(range(6)), list(range(7)), list(range(8)))
+    assert indexes[:6] == list(range(6))
+    assert [i for i in indexes[6:] if i < 9] in ([], [6], [6, 7])
+    assert [i for i in indexes[6:] if i >= 9] in ([], [9], [9, 10], [9, 10, 11])
     assert written_order(store, result.run_id) == [(i, "scripted") for i in indexes]  # what finished is written
 
 
@@ -284,8 +292,8 @@ def test_a_run_that_cannot_be_recorded_stops_the_worker_process_started_for_it(i
     with pytest.raises(ValueError, match="scorer ids must be distinct"):
         run_evals(numbered(5), [Scripted(), Scripted()], store=Store(":memory:"))
 
-    (child,) = started  # started before the run was recorded, to overlap its imports with that
-    assert child._proc.returncode == 0  # and it has exited
+    # Both started before the run was recorded, to overlap their imports with that, and both have exited.
+    assert [child._proc.returncode for child in started] == [0, 0]
 
 
 def test_the_cli_says_why_a_run_was_interrupted_when_its_worker_process_died(in_process, monkeypatch, tmp_path):

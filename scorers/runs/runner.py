@@ -46,6 +46,7 @@ from scorers.runs.scoring_process import (
     head_start,
     outcomes_of,
     packed_scorers,
+    process_count,
 )
 from scorers.runs.store import Store
 
@@ -765,9 +766,9 @@ def run_evals(
             concurrency: threads cannot run Python code at the same time, and several would only
             contend for the GIL. Cancel, the per-item timeout and ``on_item_complete`` work as
             with more workers. A large run of such scorers (:data:`~scorers.runs.scoring_process.PROCESS_MIN_ITEMS`
-            items or more, more than one CPU, scorers that pickle) is scored in a worker process
-            (:mod:`scorers.runs.scoring_process`) while this process records and writes the
-            outcomes: the same outcomes, in the same order; if that process dies the run ends
+            items or more, more than one CPU, scorers that pickle) is scored in worker processes
+            (:mod:`scorers.runs.scoring_process`, one per CPU, at most ``MAX_PROCESSES``) while this
+            process records and writes the outcomes: the same outcomes, in the same order; if one dies the run ends
             ``interrupted`` (what came back is stored; a resume scores the rest). While such a run
             scores, the process's full garbage collections wait until it ends
             (:func:`~scorers.runs.garbage.full_collections_deferred`; young ones go on).
@@ -855,20 +856,23 @@ def run_evals(
     if new_config is not None and new_config != (stored.get("config") or {}):
         store.set_run_config(run_id, new_config)
     first_item = [preflight and judge_model is not None]  # while True: the pre-flight item is being scored
-    # A new run large enough for the worker process starts it first, and sends it the first items
-    # (scoring_process.head_start): its start-up (mostly imports) and their scoring overlap the
+    # A new run large enough for the worker processes starts them first, and sends them the first items
+    # (scoring_process.head_start): their start-up (mostly imports) and their scoring overlap the
     # recording of the run and its items.
     packed = packed_scorers(scorers, len(data)) if run_id is None and isinstance(data, Sized) else None
-    child = ScoringProcess(packed) if packed is not None else None
-    sent: deque[list[tuple[int, int]]] = deque()  # per chunk sent to the child: [(item index, scorers asked)]
+    children = [ScoringProcess(packed) for _ in range(process_count())] if packed is not None else []
+    # Per chunk sent, oldest first: the child it went to and [(item index, scorers asked)]. Chunks go to the
+    # children in turn and come back in the order sent, so the outcomes are recorded in item order.
+    sent: deque[tuple[ScoringProcess, list[tuple[int, int]]]] = deque()
     try:
-        if child is not None and not first_item[0]:
+        if children and not first_item[0]:
             data = _as_items(data)
             ahead = head_start(len(data), CHUNK_ITEMS)
-            for at in range(0, ahead, CHUNK_ITEMS):
+            for n, at in enumerate(range(0, ahead, CHUNK_ITEMS)):
                 chunk = range(at, min(at + CHUNK_ITEMS, ahead))
+                child = children[n % len(children)]
                 child.submit([(i, data[i].item_id, data[i].payload, None) for i in chunk])  # None: every scorer
-                sent.append([(i, len(scorers)) for i in chunk])
+                sent.append((child, [(i, len(scorers)) for i in chunk]))
         run_id, items, known, retried_spend, spent = open_run(
             data,
             scorers,
@@ -882,7 +886,7 @@ def run_evals(
             run_config=dict(run_config or {}, concurrency=concurrency, item_timeout=item_timeout),
         )
     except BaseException:
-        if child is not None:
+        for child in children:
             child.close()
         raise
     if guard is not None:  # a budget is for the whole run: what was spent before counts
@@ -1026,38 +1030,43 @@ def run_evals(
             stop.set()
             raise
 
-    def work_in_process(child: ScoringProcess) -> None:
-        # The one worker hands the items to a child process in chunks, a few ahead, and records
-        # what comes back: the scoring and this process's bookkeeping and writes use two cores.
-        # The head start sent before the run was recorded is todo's first items (a new run's todo is every item).
-        ahead = sum(len(chunk) for chunk in sent)
+    def work_in_process(children: list[ScoringProcess]) -> None:
+        # The one worker hands the items to the child processes in chunks, in turn, a few ahead of each, and
+        # records what comes back in the order sent: the scoring and this process's bookkeeping and writes
+        # use the machine's cores. The head start sent before the run was recorded is todo's first items (a
+        # new run's todo is every item).
+        ahead = sum(len(chunk) for _, chunk in sent)
         chunks = (todo[at : at + CHUNK_ITEMS] for at in range(ahead, len(todo), CHUNK_ITEMS))
         in_flight = sent
+        n_back = 0  # chunks come back in the order sent: chunk k went to children[k % len(children)]
         try:
             while True:
                 stopping = cancel.is_set() or stop.is_set()
                 if stopping:
-                    child.stop()  # the chunks sent end after the item the child is scoring
-                while not stopping and len(in_flight) < CHUNKS_IN_FLIGHT and (chunk := next(chunks, None)):
+                    for child in children:
+                        child.stop()  # the chunks sent end after the item the child is scoring
+                while (
+                    not stopping and len(in_flight) < CHUNKS_IN_FLIGHT * len(children) and (chunk := next(chunks, None))
+                ):
                     with lock:
                         asked = [(i, [k for k, s in enumerate(scorers) if (i, s.id) not in known]) for i in chunk]
                     every = len(scorers)
+                    child = children[(len(in_flight) + n_back) % len(children)]  # the next in turn
                     child.submit(
                         [
                             (i, items[i].item_id, items[i].payload, None if len(which) == every else tuple(which))
                             for i, which in asked
                         ]
                     )
-                    in_flight.append([(i, len(which)) for i, which in asked])
+                    in_flight.append((child, [(i, len(which)) for i, which in asked]))
                 if not in_flight:
                     return
-                now = child.current()  # for the per-item timeout, watched by the run's thread
+                now = [c.current() for c in children]  # for the per-item timeout, watched by the run's thread
                 with lock:
                     running.clear()
-                    if now is not None:
-                        running[now[0]] = now[1]
+                    running.update(current for current in now if current is not None)
                 try:
-                    back = child.result(timeout=0.2)
+                    back = in_flight[0][0].result(timeout=0.2)  # the oldest chunk's child
                 except ScoringProcessDied as exc:
                     with lock:
                         done = sum(all((i, s.id) in known for s in scorers) for i in range(len(items)))
@@ -1071,7 +1080,8 @@ def run_evals(
                     continue
                 rows, error = back
                 outcomes = outcomes_of(rows, items, scorers)
-                asked_of = in_flight.popleft()
+                _, asked_of = in_flight.popleft()
+                n_back += 1
                 for outcome in outcomes:
                     settle(outcome)
                 if on_item_complete is not None:
@@ -1089,7 +1099,8 @@ def run_evals(
         finally:
             with lock:
                 running.clear()
-            child.close()
+            for child in children:
+                child.close()
 
     def watch(workers: set[Future[None]]) -> None:
         """Wait for ``workers``, writing the outcomes as they are due and timing out the items past the timeout."""
@@ -1142,17 +1153,15 @@ def run_evals(
                 watch({pool.submit(score_first, first)})
                 first_item[0] = False
             n_workers = 0 if halt.is_set() else min(parallel, len(todo))
-            if child is None and n_workers and (packed := packed_scorers(scorers, len(todo))) is not None:
-                child = ScoringProcess(packed)  # a resumed run: its items are known now
-            elif child is not None and not n_workers:  # nothing to score after all
-                child.close()
-                child = None
-            watch(
-                {
-                    pool.submit(work_in_process, child) if child is not None else pool.submit(work)
-                    for _ in range(n_workers)
-                }
-            )
+            if not children and n_workers and (packed := packed_scorers(scorers, len(todo))) is not None:
+                children = [
+                    ScoringProcess(packed) for _ in range(process_count())
+                ]  # a resumed run: its items are known now
+            elif children and not n_workers:  # nothing to score after all
+                for child in children:
+                    child.close()
+                children = []
+            watch({pool.submit(work_in_process, children) if children else pool.submit(work) for _ in range(n_workers)})
         except BaseException:
             stop.set()
             raise
