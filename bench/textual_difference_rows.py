@@ -15,16 +15,16 @@ that its peak memory is its own:
   run's thread (the path before the worker process, for comparison under the same load).
 
 For each the script prints where the items were scored (``scored in``: a large run of
-CPU-bound scorers is scored in a worker process, :mod:`scorers.runs.scoring_process`, else in
-a thread), rows per second, the ratio to the plain loop in the call (``x plain``) and for
+CPU-bound scorers is scored in worker processes, one per CPU, :mod:`scorers.runs.scoring_process`,
+else in a thread), rows per second, the ratio to the plain loop in the call (``x plain``) and for
 the whole child process, imports and row generation included (``process x plain``), the
-CPU time of the scoring (user + system, all threads, and the worker process's too: less
+CPU time of the scoring (user + system, all threads, and the worker processes' too: less
 sensitive than wall time to other load on the machine) and its ratio, the peak RSS of the
 child (``resource.getrusage(...).ru_maxrss``) and how much of it scoring added on top of the
-generated rows, the worker process's own peak RSS (``VmHWM`` in ``/proc/PID/status``, read once
-it has returned every chunk; its ``ru_maxrss`` would count the run's process too, whose memory it
-shared until its ``exec``), their sum (at most what both held at once), and the sum of the
-scores (all must agree). With a worker process the wall-time ratio is met by using a second core: the
+generated rows, the worker processes' own peak RSS, summed (``VmHWM`` in ``/proc/PID/status``, read
+once each has returned every chunk; their ``ru_maxrss`` would count the run's process too, whose
+memory they shared until their ``exec``), the sum of both (at most what all held at once), and the
+sum of the scores (all must agree). With worker processes the wall-time ratio is met by using the other cores: the
 CPU ratio beside it says what the run costs in all. The load average (2 cores shared with
 other work) is printed at the start and the end. Nothing here asserts on time.
 """
@@ -92,17 +92,17 @@ def peak_rss_mb() -> float:
 
 
 WORKER_PEAK_MB = [0.0]
-"""The worker process's peak RSS, noted by :func:`note_worker_peak` (0 when the run had none)."""
+"""The worker processes' peak RSS, summed, noted by :func:`note_worker_peak` (0 when the run had none)."""
 
 
 def note_worker_peak() -> None:
-    """Note the worker process's peak RSS as the run closes it (every chunk has come back by then)."""
+    """Add each worker process's peak RSS as the run closes it (every chunk has come back by then)."""
     close = scoring_process.ScoringProcess.close
 
     def noting_close(self: scoring_process.ScoringProcess) -> None:
         status = Path(f"/proc/{self.pid}/status").read_text()
         kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
-        WORKER_PEAK_MB[0] = max(WORKER_PEAK_MB[0], kib / 1024)
+        WORKER_PEAK_MB[0] += kib / 1024
         close(self)
 
     scoring_process.ScoringProcess.close = noting_close
