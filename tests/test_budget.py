@@ -1,4 +1,7 @@
-"""The run budget: the warning before a run whose cost cap is below the estimate (cost_cap_warning), the cap reached."""
+"""The run budget: the warning before a run whose cost cap admits fewer calls than the estimate (cost_cap_warning),
+the cap reached."""
+
+import threading
 
 import pytest
 
@@ -6,16 +9,29 @@ from scorers.core.budget import Budget, BudgetCaps, BudgetReached, cost_cap_warn
 from scorers.core.pricing import Price
 
 
-def test_cost_cap_warning_says_what_part_of_the_estimate_the_cap_covers():
+def test_cost_cap_warning_says_how_many_calls_the_cap_admits():
     assert cost_cap_warning(None, 0.01, 10) is None  # no cap
     assert cost_cap_warning(0.02, 0.01, 10) is None  # covers the estimate
     assert cost_cap_warning(0.02, None, 10) is None  # estimate unknown
-    # $0.01 for 10 calls: $0.001 a call; a $0.0025 cap is 25% of it, floor(0.0025 / 0.001) = 2 calls.
+    # $0.01 for 10 calls: $0.001 a call, the bound unknown (taken as the estimate's call): a $0.0025 cap admits
+    # floor((0.0025 - 0.001) / 0.001) + 1 = 2 calls, and floor(0.0025 / 0.001) = 2 at the bound.
     text = cost_cap_warning(0.0025, 0.01, 10)
-    assert "below the estimate of $0.01" in text and "about 25% of the judging (about 2 of 10 judge calls" in text
+    assert "short of the estimate's 10 judge calls ($0.01)" in text
+    assert "admits about 2 of them at the estimate's $0.001 a call (at least 2 if every reply" in text
     # $0.00313785 for 30 calls: about $0.0001046 a call; a $0.00005 cap is below one call.
     text = cost_cap_warning(0.00005, 0.00313785, 30)
     assert "below one judge call" in text and "no judge call will be sent" in text
+
+
+def test_a_cap_equal_to_the_estimate_does_not_admit_every_call_when_each_reserves_more():
+    # $0.01 for 10 calls ($0.001 each), each reserving $0.003 before it is sent: the 10th call needs
+    # 9 × $0.001 spent + $0.003 = $0.012 within the cap. A $0.01 cap admits floor((0.01 - 0.003) / 0.001) + 1 = 8,
+    # and floor(0.01 / 0.003) = 3 if every reply runs to the bound.
+    text = cost_cap_warning(0.01, 0.01, 10, call_bound_usd=0.003)
+    assert "admits about 8 of them at the estimate's $0.001 a call (at least 3 if every reply" in text
+    assert "the call's upper bound ($0.003:" in text
+    assert cost_cap_warning(0.012, 0.01, 10, call_bound_usd=0.003) is None  # floor(0.009 / 0.001) + 1 = 10
+    assert "admits about 9 of them" in cost_cap_warning(0.0119, 0.01, 10, call_bound_usd=0.003)
 
 
 def test_cost_cap_warning_says_no_call_is_sent_when_the_cap_is_below_what_one_call_holds():
@@ -35,19 +51,21 @@ def test_cost_cap_warning_says_no_call_is_sent_when_the_cap_is_below_what_one_ca
     assert cost_cap_warning(0.02, 0.01, 20, call_bound_usd=0.0026076) is None  # covers the estimate and a call
 
 
-def test_cost_cap_warnings_share_and_calls_are_rounded_the_same_way():
-    # $0.001 of a $0.0102 estimate for 20 calls: 9.8%, 1.96 calls: both rounded down, 9% and 1 (not 10% and 1).
-    text = cost_cap_warning(0.001, 0.0102, 20, call_bound_usd=0.0005)
-    assert "it covers about 9% of the judging (about 1 of 20 judge calls;" in text
-    # $0.00005 of a $0.01 estimate for 1,000 calls: 0.5%, 5 calls.
-    assert "it covers under 1% of the judging (about 5 of 1,000 judge calls;" in cost_cap_warning(0.00005, 0.01, 1000)
+def test_the_warning_of_a_fresh_users_run_counts_calls_at_the_reservation():
+    # 20 calls estimated at $0.00462 ($0.000231 each), a call reserving $0.000795 (its prompt bound and 300 reply
+    # tokens): a $0.002 cap admits floor((0.002 - 0.000795) / 0.000231) + 1 = floor(5.22) + 1 = 6 calls, and
+    # floor(0.002 / 0.000795) = floor(2.52) = 2 if every reply runs to 300 tokens.
+    text = cost_cap_warning(0.002, 0.00462, 20, call_bound_usd=0.000795)
+    assert text.startswith("The cost cap of $0.002 is short of the estimate's 20 judge calls ($0.00462)")
+    assert "admits about 6 of them at the estimate's $0.000231 a call (at least 2 if every reply" in text
 
 
 def test_cost_cap_warning_counts_what_a_resumed_run_spent():
     # A $0.003 cap on a run that spent $0.0027 leaves $0.0003: 30% of a $0.001 estimate for 10 calls, 3 calls.
+    # $0.0001 a call (the bound unknown: the same), so floor((0.0003 - 0.0001) / 0.0001) + 1 = 3 calls.
     text = cost_cap_warning(0.003, 0.001, 10, spent_usd=0.0027)
-    assert text.startswith("The cost cap of $0.003 leaves $0.0003 after what the run spent ($0.0027), below the")
-    assert "about 30% of the judging (about 3 of 10 judge calls" in text
+    assert text.startswith("The cost cap of $0.003 leaves $0.0003 after what the run spent ($0.0027), short of")
+    assert "admits about 3 of them" in text
     assert cost_cap_warning(0.0037, 0.001, 10, spent_usd=0.0027) is None  # $0.001 left covers the estimate
     # A cap below the spend: no call, and the spend named (not "below one judge call").
     text = cost_cap_warning(0.000001, 0.001, 10, spent_usd=0.0027)
@@ -75,3 +93,36 @@ def test_the_cap_reached_names_its_own_flag():
         ("max_total_tokens", "--max-total-tokens N"),
         ("max_cost_usd", "--max-cost USD"),
     ]
+
+
+def test_a_call_that_passes_the_cap_only_for_what_is_in_flight_waits_and_a_refusal_holds():
+    # $1 per million tokens; a request of a 100-token prompt bound and a 10-token reply bound holds 110 tokens,
+    # $0.00011. Cap $0.0002: A holds $0.00011, so B ($0.00011 more: $0.00022) waits for A.
+    budget = Budget(BudgetCaps(max_cost_usd=0.0002), price=Price(1.0, 1.0))
+    a = budget.reserve(100, 10)
+    granted = []
+    waiter = threading.Thread(target=lambda: granted.append(budget.reserve(100, 10)))
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive() and not granted
+    budget.settle(a, 50, 5)  # A spent 55 tokens, $0.000055: B fits ($0.000165)
+    waiter.join(5)
+    assert len(granted) == 1
+    budget.settle(granted[0], 50, 5)  # $0.00011 spent: $0.00011 more would pass $0.0002, nothing in flight
+    with pytest.raises(BudgetReached) as caught:
+        budget.reserve(100, 10)
+    assert str(caught.value) == (
+        "the next judge call could pass the cost cap of $0.0002: the run's judge calls spent $0.00011, and the next "
+        "one reserves up to $0.00011 before it is sent (its prompt at one token per byte, its reply at the judge's "
+        "max output tokens)"
+    )
+    with pytest.raises(BudgetReached):  # a smaller request ($0.000002) would fit, but the run has stopped at the cap
+        budget.reserve(1, 1)
+
+
+def test_a_call_waiting_for_the_calls_in_flight_is_refused_when_the_run_stops():
+    budget = Budget(BudgetCaps(max_total_tokens=150))
+    budget.reserve(100, 10)
+    budget.stopped = lambda: True
+    with pytest.raises(BudgetReached, match="the run stopped while a judge call waited"):
+        budget.reserve(100, 10)

@@ -428,7 +428,7 @@ def test_the_warning_compares_the_cost_cap_with_what_the_budget_holds_for_one_ca
     code, out, err = run_cli(capsys, *argv, "--max-cost", "0.001")
     assert code == EXIT_PAUSED and env.chat_call_count == 0
     held = re.search(r"below what one judge call may cost, (\$[0-9.]+), which the run holds", err).group(1)
-    assert f"($0.00 spent, up to {held} more)" in err  # the budget's own figure
+    assert f"the run's judge calls spent $0.00, and the next one reserves up to {held} before" in err  # the budget's
     assert "no judge call will be sent" in err and "of 20 judge calls" not in err
     assert "set the judge's max output tokens" in err
 
@@ -451,3 +451,33 @@ def test_a_resume_warns_when_its_cost_cap_is_below_what_the_run_spent(env: FakeO
     )
     assert "Raise the cap above $0.00024 to judge the items left." in err
     assert "below one judge call" not in err
+
+
+def test_the_warning_counts_calls_at_the_reservation_and_the_stop_line_spends_what_the_usage_line_counts(
+    env: FakeOpenAI, tmp_path, capsys
+):
+    # Input tokens free, $1 per million output tokens, at most 300 reply tokens: each call reserves 300 × 1e-6 =
+    # $0.0003 before it is sent. Replies of 300 tokens (as the estimate counts them): $0.0003 a call. A $0.001 cap
+    # admits a call while spent + $0.0003 <= $0.001: 3 calls ($0.0009 spent; a 4th would hold up to $0.0012).
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 300})
+    data = dataset(tmp_path, 20)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "0,1"]
+    code, out, err = run_cli(capsys, *argv, "--judge-max-tokens", "300", "--max-cost", "0.001")
+    assert code == EXIT_PAUSED and env.chat_call_count == 3
+    # floor((0.001 - 0.0003) / 0.0003) + 1 = 3 at the estimate, floor(0.001 / 0.0003) = 3 at the bound.
+    assert "admits about 3 of them at the estimate's $0.0003 a call (at least 3 if every reply" in err
+    assert "the run's judge calls spent $0.0009, and the next one reserves up to $0.0003 before it is sent" in err
+    assert "Judge usage: 3 calls, 300 prompt + 900 completion tokens, cost $0.0009;" in out
+
+
+def test_a_cost_cap_admits_the_same_calls_at_any_concurrency(env: FakeOpenAI, tmp_path, capsys):
+    # As above, but replies of 100 tokens ($0.0001): a call is sent while spent + $0.0003 <= $0.001, so
+    # (n - 1) × $0.0001 + $0.0003 <= $0.001 gives n = 8 calls, $0.0008 spent; at concurrency 8 too (a call that
+    # would pass the cap only for what the calls in flight hold waits for them to end).
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 100})
+    data = dataset(tmp_path, 20)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "0,1"]
+    code, out, err = run_cli(capsys, *argv, "--judge-max-tokens", "300", "--max-cost", "0.001", "--concurrency", "8")
+    assert code == EXIT_PAUSED and env.chat_call_count == 8
+    assert "the run's judge calls spent $0.0008, and the next one reserves up to $0.0003 before it is sent" in err
+    assert "Judge usage: 8 calls, 800 prompt + 800 completion tokens, cost $0.0008;" in out

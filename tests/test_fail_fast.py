@@ -225,16 +225,34 @@ def test_a_judge_call_cap_is_never_exceeded(fake_openai: FakeOpenAI, store):
     assert more.status == "budget_reached" and fake_openai.chat_call_count == 12 and len(more.outcomes) == 12
 
 
-def test_a_token_cap_is_never_exceeded(fake_openai: FakeOpenAI, store):
-    fake_openai.responder = lambda body: OK
-    cap = 15_000  # a few calls: each holds its prompt bound (~4,300 tokens) until it has spent ~1,100
-    result = run_evals(
-        items(20), [alignment(fake_openai, max_tokens=200)], concurrency=4, store=store, budget=BudgetCaps(None, cap)
+def test_a_token_cap_is_never_exceeded_and_admits_the_same_calls_at_any_concurrency(fake_openai: FakeOpenAI, tmp_path):
+    # Each call spends 1,000 + 100 tokens and holds its prompt bound (~4,300 tokens) + 200 before it is sent: the
+    # cap admits a call while spent + its bound <= 15,000, about 10 calls whatever the concurrency (a call that
+    # passes the cap only for what the calls in flight hold waits for them).
+    fake_openai.responder = lambda body: Reply.json(
+        single_analysis(0.9, 0.8, 0.7, 1.0), usage={"prompt_tokens": 1000, "completion_tokens": 100}
     )
-    assert result.status == "budget_reached"
-    spent = result.usage.total_tokens
-    assert 0 < spent <= cap
-    assert fake_openai.chat_call_count == result.usage.calls == len(result.outcomes)
+    cap = 15_000
+    calls = []
+    for concurrency in (1, 4):
+        store = Store(tmp_path / f"runs{concurrency}.db")
+        sent = fake_openai.chat_call_count
+        result = run_evals(
+            items(20),
+            [alignment(fake_openai, max_tokens=200)],
+            concurrency=concurrency,
+            store=store,
+            budget=BudgetCaps(None, cap),
+        )
+        store.close()
+        assert result.status == "budget_reached"
+        spent = result.usage.total_tokens
+        assert 0 < spent <= cap and spent == 1100 * result.usage.calls
+        assert fake_openai.chat_call_count - sent == result.usage.calls == len(result.outcomes)
+        # The stop line's "spent" is what the run's calls spent, every one of them ended.
+        assert f"the run's judge calls spent {spent:,} tokens, and the next one reserves up to" in result.stop_reason
+        calls.append(result.usage.calls)
+    assert calls[0] == calls[1]
 
 
 def test_a_cost_cap_is_never_exceeded_at_a_user_price(fake_openai: FakeOpenAI, store):
@@ -278,7 +296,7 @@ def test_a_cost_cap_counts_what_a_resumed_run_spent_at_its_own_judges_price(fake
         budget=BudgetCaps(max_cost_usd=0.0034),
     )
     assert retried.status == "budget_reached" and fake_openai.chat_call_count == calls
-    assert "($0.0035 spent" in retried.stop_reason
+    assert "the run's judge calls spent $0.0035," in retried.stop_reason
 
 
 def test_a_cost_cap_on_a_run_whose_earlier_judge_has_no_price_is_refused(fake_openai: FakeOpenAI, store):

@@ -14,15 +14,21 @@ stays within every cap, so a run stops *at* a cap, never past it:
   when none is set (set one, e.g. ``--judge-max-tokens``, for a strict bound);
 * its cost those tokens at the judge model's price (a cost cap needs a known price).
 
-When a request would pass a cap, :class:`BudgetReached` is raised instead of sending
-it; the run leaves that item unscored and ends as ``budget_reached`` (resumable).
+A request that would pass the token or cost cap only because of what the requests in flight
+hold waits for them to end (each then counts what it spent, at most what it held), so the cap
+admits calls while what the run spent plus the next call's bound stays within it, whatever the
+concurrency. When a request would pass a cap with nothing in flight (or the call cap, which
+calls in flight only fill), :class:`BudgetReached` is raised instead of sending it, and every
+later request is refused the same way; the run leaves that item unscored and ends as
+``budget_reached`` (resumable). With nothing in flight, what its message calls spent is all that
+the run's judge calls spent.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
@@ -144,17 +150,20 @@ def cost_cap_warning(
 
     Returns:
         A sentence: when what is left is below the call's bound or below one call's estimated cost, that no judge
-        call will be sent (and, when the run already spent the cap, that it did) and how to fix it; else, below the
-        estimate, the share of it the cap covers and the calls that share is, both rounded down
-        (``floor(share × calls)``). Code scorers are never held by the cap.
+        call will be sent (and, when the run already spent the cap, that it did) and how to fix it; else, when the
+        cap does not admit every call, how many it admits. The run sends a call only while what it spent plus the
+        call's bound stays within the cap (:meth:`Budget.reserve`), so with ``c`` the estimate's cost per call and
+        ``b`` the bound it admits ``floor((left - b) / c) + 1`` calls at the estimate, and ``floor(left / b)`` when
+        every reply runs to the bound, both at most ``judge_calls``. Code scorers are never held by the cap.
     """
     if max_cost_usd is None or estimate_usd is None or judge_calls <= 0:
         return None
     left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
-    bound_above = call_bound_usd is not None and left < call_bound_usd
-    if left >= estimate_usd and not bound_above:
-        return None
     per_call = estimate_usd / judge_calls
+    bound = max(call_bound_usd if call_bound_usd is not None else per_call, per_call)
+    admitted = min(judge_calls, int((left - bound) / per_call + 1e-9) + 1) if left >= bound else 0
+    if admitted >= judge_calls:
+        return None
     free = "the scorers that call no judge still score every item"
     cap = f"The cost cap of {usd_text(max_cost_usd)}"
     if left <= 0:
@@ -165,25 +174,28 @@ def cost_cap_warning(
     if spent_usd > 0:
         cap += f" leaves {usd_text(left)} after what the run spent ({usd_text(spent_usd)})"
     is_ = "," if spent_usd > 0 else " is"
-    if bound_above:
+    held = (
+        f"the prompt at one token per byte, the reply at the judge's max output tokens, "
+        f"{ASSUMED_MAX_REPLY_TOKENS:,} without one"
+    )
+    if call_bound_usd is not None and left < call_bound_usd:
         return (
             f"{cap}{is_} below what one judge call may cost, {usd_text(call_bound_usd)}, which the run holds "
-            f"before sending it (the prompt at one token per byte, the reply at the judge's max output tokens, "
-            f"{ASSUMED_MAX_REPLY_TOKENS:,} without one): no judge call will be sent; {free}. Raise the cap above "
+            f"before sending it ({held}): no judge call will be sent; {free}. Raise the cap above "
             f"{usd_text(spent_usd + call_bound_usd)}, or set the judge's max output tokens to about the reply's "
             "length, to judge the items."
         )
-    if left < per_call:
+    if not admitted:
         return (
             f"{cap}{is_} below one judge call (about {usd_text(per_call)}): "
             f"no judge call will be sent; {free}. Raise the cap to judge the items."
         )
-    share = left / estimate_usd
-    percent = int(share * 100 + 1e-9)  # rounded down, as the calls are (+ 1e-9: 0.29999... is 30%)
+    worst = min(judge_calls, int(left / bound + 1e-9))
     return (
-        f"{cap}{is_} below the estimate of {usd_text(estimate_usd)}: it covers "
-        f"{f'about {percent}%' if percent else 'under 1%'} of the judging (about {int(share * judge_calls + 1e-9):,} "
-        f"of {judge_calls:,} judge calls; fewer when the replies run long), then the run pauses at the cap; {free}."
+        f"{cap}{is_} short of the estimate's {judge_calls:,} judge calls ({usd_text(estimate_usd)}): the run sends "
+        f"a call only while what it spent plus the call's upper bound ({usd_text(bound)}: {held}) stays within "
+        f"the cap, so it admits about {admitted:,} of them at the estimate's {usd_text(per_call)} a call (at least "
+        f"{worst:,} if every reply runs to the max output tokens), then pauses at the cap; {free}."
     )
 
 
@@ -214,6 +226,10 @@ class Budget:
         spent_calls, spent_prompt_tokens, spent_completion_tokens: what the run spent
             before (a resumed run counts its stored outcomes).
 
+    Attributes:
+        stopped: says whether the run stopped (cancelled, paused): a request waiting for the requests in
+            flight is then refused. Set by the run; never stopped by default.
+
     Raises:
         ValueError: a cost cap without a price.
     """
@@ -241,6 +257,9 @@ class Budget:
         self._held_cost = 0.0
         self._earlier: tuple[int, int, float | None] = (0, 0, 0.0)  # prompt, completion tokens, their USD
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a request in flight settled
+        self._reached: BudgetReached | None = None  # the cap a request was refused at with nothing in flight
+        self.stopped: Callable[[], bool] = lambda: False
 
     def count_earlier(self, calls: int, prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> None:
         """Count what the run spent before (a resumed run's stored outcomes), priced apart.
@@ -278,45 +297,69 @@ class Budget:
     def reserve(self, prompt_bound: int, max_reply_tokens: int | None) -> _Ticket:
         """Hold what one request may spend, or raise :class:`BudgetReached` if it could pass a cap.
 
+        While only what the requests in flight hold keeps this one from the token or cost cap, it waits
+        for them to end (and for :attr:`stopped` to say the run stopped: then it is refused).
+
         Args:
             prompt_bound: the request's prompt tokens at most (:func:`prompt_token_bound`).
             max_reply_tokens: the judge's ``max_tokens``, or None (then :data:`ASSUMED_MAX_REPLY_TOKENS`).
         """
         reply = reply_token_bound(max_reply_tokens)
         ticket = _Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0)
-        caps = self.caps
-        with self._lock:
-            if caps.max_judge_calls is not None and self.calls + self._held_calls + 1 > caps.max_judge_calls:
-                raise BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached", "max_judge_calls")
-            tokens = self.prompt_tokens + self.completion_tokens + self._held_tokens + ticket.tokens
-            if caps.max_total_tokens is not None and tokens > caps.max_total_tokens:
-                raise BudgetReached(
-                    f"the next judge call could pass the cap of {caps.max_total_tokens:,} tokens "
-                    f"({self.prompt_tokens + self.completion_tokens:,} spent, up to {ticket.tokens:,} more)",
-                    "max_total_tokens",
-                )
-            if caps.max_cost_usd is not None:
-                cost = (self.cost_usd or 0.0) + self._held_cost + ticket.cost
-                if cost > caps.max_cost_usd:
+        with self._changed:
+            while (reached := self._reached or self._passes(ticket)) is not None:
+                if reached is self._reached:  # refused once with nothing in flight: spending only grows
+                    raise BudgetReached(str(reached), reached.cap)
+                if reached.cap == "max_judge_calls" or not self._held_calls:
+                    self._reached = reached
+                    raise reached
+                if self.stopped():
                     raise BudgetReached(
-                        f"the next judge call could pass the cost cap of {usd_text(caps.max_cost_usd)} "
-                        f"({usd_text(self.cost_usd or 0.0)} spent, up to {usd_text(ticket.cost)} more)",
-                        "max_cost_usd",
+                        "the run stopped while a judge call waited for the calls in flight", reached.cap
                     )
+                self._changed.wait(0.2)  # a request in flight settles (or the run stops)
             self._held_calls += 1
             self._held_tokens += ticket.tokens
             self._held_cost += ticket.cost
         return ticket
 
+    def _passes(self, ticket: _Ticket) -> BudgetReached | None:
+        """The cap ``ticket`` could pass on top of what is spent and held, or None; called under the lock."""
+        caps = self.caps
+        if caps.max_judge_calls is not None and self.calls + self._held_calls + 1 > caps.max_judge_calls:
+            return BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached", "max_judge_calls")
+        bound = "(its prompt at one token per byte, its reply at the judge's max output tokens)"
+        spent_tokens = self.prompt_tokens + self.completion_tokens
+        if (
+            caps.max_total_tokens is not None
+            and spent_tokens + self._held_tokens + ticket.tokens > caps.max_total_tokens
+        ):
+            return BudgetReached(
+                f"the next judge call could pass the cap of {caps.max_total_tokens:,} tokens: the run's judge calls "
+                f"spent {spent_tokens:,} tokens, and the next one reserves up to {ticket.tokens:,} before it is "
+                f"sent {bound}",
+                "max_total_tokens",
+            )
+        spent = self.cost_usd or 0.0
+        if caps.max_cost_usd is not None and spent + self._held_cost + ticket.cost > caps.max_cost_usd:
+            return BudgetReached(
+                f"the next judge call could pass the cost cap of {usd_text(caps.max_cost_usd)}: the run's judge calls "
+                f"spent {usd_text(spent)}, and the next one reserves up to {usd_text(ticket.cost)} before it is "
+                f"sent {bound}",
+                "max_cost_usd",
+            )
+        return None
+
     def settle(self, ticket: _Ticket, prompt_tokens: int, completion_tokens: int) -> None:
         """Replace a reservation by what the request spent (a request that failed still counts as a call)."""
-        with self._lock:
+        with self._changed:
             self._held_calls -= 1
             self._held_tokens -= ticket.tokens
             self._held_cost -= ticket.cost
             self.calls += 1
             self.prompt_tokens += prompt_tokens
             self.completion_tokens += completion_tokens
+            self._changed.notify_all()
 
 
 _CURRENT: ContextVar[Budget | None] = ContextVar("scorer_studio_budget", default=None)

@@ -980,6 +980,8 @@ def run_evals(
     running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
     timed_out: set[int] = set()
     stop = threading.Event()  # a scorer raised: start no further item
+    if guard is not None:  # a judge call waiting for the calls in flight is not sent once the run stops
+        guard.stopped = lambda: cancel.is_set() or halt.is_set() or stop.is_set()
 
     def score_item(index: int) -> None:
         with lock:
