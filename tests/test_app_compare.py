@@ -958,3 +958,41 @@ def test_default_baseline_prefers_a_run_whose_scores_measure_the_same_thing():
         r["dataset_name"] = "other.jsonl"
     a, why = default_baseline(other, "b")
     assert a == "one" and why.startswith("Run A is ONE (one), the next older run scored as run B is: no other run")
+
+
+def test_the_row_view_cuts_a_long_response_with_its_length_a_toggle_and_a_download(open_page, studio_db: Path):
+    # Variant A's answer to q1 is 30,000 characters (20,000 "a", "TAIL", 9,996 "b"); B's is "hi". The row view
+    # shows each text as Review does (dashboard.results.render_text_block): the first 20,000 characters, its
+    # length, a toggle for all of it and a download of all of it; a short text whole, with neither.
+    long = "a" * 20_000 + "TAIL" + "b" * 9_996
+    outputs = {("q1", "A"): long, ("q1", "B"): "hi", ("q2", "A"): "yo", ("q2", "B"): "hi"}
+    store = Store(studio_db)
+    run_id = run_evals(
+        [
+            EvalItem(f"{q}::{v}", {"input": "hi", "output": o}, {"variant": v, "row_id": q})
+            for (q, v), o in outputs.items()
+        ],
+        [create_scorer("textual-difference")],
+        store=store,
+        run_name="Long answers",
+        mapping={"groups": ["variant", "row_id"]},
+    ).run_id
+    store.close()
+    at = open_page("compare")
+    show(at)  # the Comparison tab opens the newest run with groups, this one
+    key = f"compare_{run_id}"
+    at.selectbox(key=f"{key}_row").set_value("q1").run()
+    assert not at.exception
+    assert not [c for c in at.code if "aaaa" in c.value]  # no longer the whole text in st.code
+    # The row view's block, and the breakdown's below it (render_outcome, which cut it already): both cut.
+    blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
+    assert len(blocks) == 2 and all(b.endswith(">" + "a" * 20_000 + "</div>") for b in blocks)
+    assert "The first 20,000 of 30,000 characters: the rest is not shown." in [c.value for c in at.caption]
+    assert any(h.proto.body.endswith(">hi</div>") for h in at.get("html"))  # the prompt and B's answer, whole
+    texts = f"{key}_row_q1"
+    assert [t.key for t in at.toggle if t.key.startswith(texts)] == [f"{texts}_output_a"]
+    download = next(b for b in at.get("download_button") if b.proto.id and f"{texts}_output_a_download" in b.proto.id)
+    assert download.proto.label == "Download all 30,000 characters"  # its file is written when clicked
+    at.toggle(key=f"{texts}_output_a").set_value(True).run()
+    blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
+    assert sorted(b.endswith(">" + long + "</div>") for b in blocks) == [False, True]  # the row view's, whole

@@ -49,7 +49,7 @@ from ..diff import render_text_diff
 from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
-from ..results import md_escape, render_outcome
+from ..results import md_escape, render_outcome, render_text_block
 from ..run_explorer import stored_run
 from ..runs import RunFailure
 from ..settings import judge_cache, judge_settings
@@ -415,16 +415,21 @@ def _render_row(
         format_func=lambda r: f"{r} — Δ {by_id[r]['diff']:+.3f} — {truncate(by_id[r]['input'], 70)}",
     )
     row = by_id[row_id]
+    # Each text as Review shows it: a long one cut, with a toggle to show all of it and a download.
+    text_key = f"{key}_row_{row_id}"
     with st.container(border=True):
         st.markdown("**User prompt**")
-        st.code(row["input"] or "", language=None, wrap_lines=True)
+        render_text_block(row["input"] or "", key=f"{text_key}_input", name=f"{row_id}-input")
         if isinstance(row["ground_truth"], str) and row["ground_truth"]:
             st.markdown("**Ground truth**")
-            st.code(row["ground_truth"], language=None, wrap_lines=True)
+            render_text_block(row["ground_truth"], key=f"{text_key}_ground_truth", name=f"{row_id}-ground_truth")
         left, right = st.columns(2)
         for column, variant, side in ((left, a, "a"), (right, b, "b")):
-            column.markdown(f"**{md_escape(variant)}** · {md_escape(names.get(sid, sid))} {row[f'score_{side}']:.3f}")
-            column.code(row[f"output_{side}"] or "", language=None, wrap_lines=True)
+            with column:
+                st.markdown(f"**{md_escape(variant)}** · {md_escape(names.get(sid, sid))} {row[f'score_{side}']:.3f}")
+                render_text_block(
+                    row[f"output_{side}"] or "", key=f"{text_key}_output_{side}", name=f"{row_id}-{variant}-output"
+                )
         st.markdown("**Text diff** (A on the left, B on the right)")
         render_text_diff(
             row["output_a"] or "", row["output_b"] or "", key=f"{key}_row", reference_title=a, response_title=b

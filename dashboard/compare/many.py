@@ -13,7 +13,7 @@ from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.analysis.report import breakdown_figure
 
 from ..batch import truncate
-from ..results import md_escape, render_outcome
+from ..results import md_escape, render_outcome, render_text_block
 from .common import NUMBER_COLUMN, SESSION
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def render_per_question(
         format_func=lambda q: f"{q} — {truncate(questions.get(q), 70)}",
     )
     st.markdown("**User prompt**")
-    st.code(str(questions.get(question) or ""), language=None, wrap_lines=True)
+    render_text_block(str(questions.get(question) or ""), key=f"{key}_pq_{question}_input", name=f"{question}-input")
     shown_variants = [v for v in variants if v in table.columns]
     for start in range(0, len(shown_variants), 3):
         columns = st.columns(3)
@@ -156,7 +156,11 @@ def render_per_question(
                     f"**{md_escape(variant)}** · "
                     + ("not scored" if pd.isna(score) else f"{md_escape(names.get(sid, sid))} {score:.3f}")
                 )
-                st.code(str(response or "(no response)"), language=None, wrap_lines=True)
+                render_text_block(
+                    str(response or "(no response)"),
+                    key=f"{key}_pq_{question}_{variant}_output",
+                    name=f"{question}-{variant}-output",
+                )
                 outcome = comparison.outcome(sid, group_col, variant, pair_col, question)
                 if outcome is not None:
                     with st.expander("Breakdown"):
