@@ -36,7 +36,7 @@ from scorers import (
 )
 from scorers.analysis.labels import scorer_scale
 from scorers.catalogue.registry import TARGET_LABELS
-from scorers.core.base import RUN_FIELDS, RunInput
+from scorers.core.base import RUN_FIELDS, RunInput, decimal_text
 from scorers.core.budget import BudgetCaps
 from scorers.core.errors import run_status_label
 from scorers.runs import jobs
@@ -620,7 +620,7 @@ def runs_table_styler(table: pd.DataFrame) -> Any:
     cells = [(data.index[position], column) for position, column in table.attrs.get("no_scored", [])]
     for row, column in cells:
         data.loc[row, column] = -math.inf
-    styler = data.style.format("{:.3f}", subset=means, na_rep=NOT_USED)
+    styler = data.style.format(lambda v: decimal_text(v) if math.isfinite(v) else v, subset=means, na_rep=NOT_USED)
     for row, column in cells:
         styler = styler.format(lambda _: NO_SCORED_ITEMS, subset=pd.IndexSlice[row, column])
     return styler

@@ -13,7 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_breakdown, interpretation_band
 from scorers.catalogue.registry import higher_is_better
-from scorers.core.base import round_half_up
+from scorers.core.base import decimal_text
 
 from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
 from .diff import TEXT_PREVIEW_CHARS, render_text_diff
@@ -91,7 +91,7 @@ def part_score_text(value: float) -> str:
     >>> part_score_text(0.84), part_score_text(1.0), part_score_text(0.705), part_score_text(0.70449)
     ('0.84', '1.00', '0.705', '0.704')
     """
-    text = f"{round_half_up(value, 3):.3f}"
+    text = decimal_text(value)
     return text[:-1] if text.endswith("0") else text
 
 

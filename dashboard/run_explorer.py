@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -19,6 +19,7 @@ import streamlit as st
 
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
+from scorers.core.base import round_half_up
 from scorers.core.pricing import JudgeSpend, RunCost
 from scorers.runs.export import (
     TABLE_EXPORTS,
@@ -194,7 +195,7 @@ def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], k
     for group in groups:
         st.markdown(f"**Mean score per {md_escape(group)}**")
         st.dataframe(
-            _group_means(table.run["id"], table.version, group, names, table),
+            shown_decimals(_group_means(table.run["id"], table.version, group, names, table), ["mean"]),
             hide_index=True,
             column_config={"mean": _NUMBER},
         )
@@ -206,7 +207,20 @@ def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], k
 def _summary(
     run_id: str, version: tuple[int, int, float | None, str | None], names: dict[str, str], _table: RunTable
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    return aggregates(_table, names), dimension_aggregates(_table, names) if _table.dimensions else None
+    dimensions = shown_decimals(dimension_aggregates(_table, names), _STATS) if _table.dimensions else None
+    return shown_decimals(aggregates(_table, names), _STATS), dimensions
+
+
+def shown_decimals(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """A copy of ``frame`` whose ``columns`` are rounded to the 3 decimals the grid shows, by
+    :func:`scorers.core.base.round_half_up` (as :func:`~scorers.core.base.decimal_text` writes them in the CLI, the
+    gate, the report and History's run list): the grid's ``%.3f`` rounds the binary value in the browser, so a mean
+    of 0.6944999999999999 would read 0.694 here and 0.695 there. Missing values stay missing.
+    """
+    out = frame.copy()
+    for column in columns:
+        out[column] = [round_half_up(v, 3) if math.isfinite(v) else v for v in out[column].astype(float)]
+    return out
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

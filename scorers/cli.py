@@ -91,7 +91,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
-from scorers.core.base import Scorer
+from scorers.core.base import Scorer, decimal_text
 from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
 from scorers.core.errors import (
     InvalidInputError,
@@ -699,7 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None else decimal_text(value, digits)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:

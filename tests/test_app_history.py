@@ -84,7 +84,8 @@ def test_open_shows_the_results_view(open_page, studio_db: Path):
     key = f"history_{run_id}"
     assert [s.value for s in at.success] == ["Completed: all 3 outcomes scored."]
     aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
-    assert aggregates.loc["Textual difference", "mean"] == pytest.approx((1 + 0.75 + 0) / 3)
+    # (1 + 0.75 + 0) / 3 = 0.58333..., given to the grid at the 3 decimals it shows: 0.583.
+    assert aggregates.loc["Textual difference", "mean"] == 0.583
     # The Summary tab opens first, and only it is built: its tables, no chart (no Plotly to load in the
     # browser), rows table or export.
     assert not at.get("plotly_chart") and not at.get("download_button")
@@ -666,3 +667,47 @@ def test_a_long_response_in_the_drill_down_is_cut_with_its_length_a_toggle_and_a
     at.selectbox(key=f"{key}_item").set_value(1).run()
     assert any(h.proto.body.endswith(">short</div>") for h in at.get("html"))
     assert not [t for t in at.toggle if t.key.startswith(f"{key}_texts_1")]
+
+
+def test_the_same_mean_reads_the_same_digits_in_history_the_cli_and_the_gate(open_page, studio_db: Path):
+    import io
+
+    from dashboard.batch import runs_table, runs_table_styler
+    from scorers.cli import main
+    from scorers.core.errors import ScoreStatus
+
+    # Two items scored 0.689 and 0.7: mean (0.689 + 0.7) / 2 = 0.6945 by hand, 0.695 at 3 decimals (half away
+    # from zero). In floats the mean is 0.6944999999999999, which f"{:.3f}" (and the browser's toFixed) wrote 0.694.
+    store = Store(studio_db)
+    try:
+        run_ids = []
+        for name in ("base", "cand"):
+            run_id = store.create_run(
+                dataset_name="d.csv",
+                items=[(f"q{i}", {"input": "q", "output": "a"}, {}) for i in range(2)],
+                name=name,
+                scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+                judge=None,
+            )
+            for i, score in enumerate([0.689, 0.7]):
+                store.save_result(run_id, i, "textual-difference", {"status": ScoreStatus.SCORED.value, "score": score})
+            store.finish_run(run_id, "completed")
+            run_ids.append(run_id)
+        listed = runs_table(store.list_runs())
+    finally:
+        store.close()
+    # History's run list (its Styler writes the shown text).
+    assert "0.695" in runs_table_styler(listed).to_html() and "0.694" not in runs_table_styler(listed).to_html()
+    # History's Summary: the grid's %.3f is applied in the browser, so the value it gets is already rounded.
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    aggregates = next(d.value for d in at.dataframe if "n pending" in d.value.columns).set_index("scorer")
+    assert aggregates.loc["Textual difference", "mean"] == 0.695
+    # The CLI's run list and the gate's summary.
+    out = io.StringIO()
+    assert main(["runs", "--db", str(studio_db)], stdout=out, stderr=io.StringIO()) == 0
+    assert out.getvalue().count("textual-difference: mean 0.695,") == 2
+    out = io.StringIO()
+    main(["gate", "--baseline", run_ids[0], "--candidate", run_ids[1], "--db", str(studio_db)], stdout=out)
+    assert "| 0.695 | 0.695 |" in out.getvalue() and "0.694" not in out.getvalue()

@@ -29,3 +29,20 @@ def test_none_and_one_value():
     assert signed_numbers([None, None, None]) == ["n/a", "n/a", "n/a"]
     assert signed_number(-0.25) == "-0.250"
     assert signed_number(-3e-5) == "-0.000030"  # 5th decimal first digit, +1 for a second digit
+
+
+def test_a_mean_is_written_from_the_decimal_it_stands_for_half_away_from_zero():
+    from scorers.core.base import decimal_text
+
+    # (0.689 + 0.7) / 2 is 0.6945 by hand; in floats it comes out 0.6944999999999999, which f"{:.3f}" writes
+    # 0.694. The decimal is honoured: 0.6945 → 0.695 (half away from zero), whichever float holds it.
+    assert decimal_text((0.689 + 0.7) / 2) == decimal_text(0.6945) == "0.695"
+    # 0.0045 is stored as 0.00449999999999999966...: still the half, 0.005 (f"{:.3f}" gives 0.004).
+    assert decimal_text(0.0045) == "0.005"
+    # 0.0005 → 0.001 and -0.0005 → -0.001 (away from zero); 0.00049 → 0.000.
+    assert (decimal_text(0.0005), decimal_text(-0.0005), decimal_text(0.00049)) == ("0.001", "-0.001", "0.000")
+    # A negative value that rounds to zero reads without a sign: -0.0004 → 0.000, not -0.000.
+    assert decimal_text(-0.0004) == "0.000"
+    # 1.0005 is 1.000499999999999989... in binary: the decimal half rounds up to 1.001.
+    assert decimal_text(1.0005) == "1.001"
+    assert decimal_text(0.125, 2) == "0.13" and decimal_text(7.0) == "7.000"

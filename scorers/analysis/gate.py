@@ -48,6 +48,7 @@ from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_T
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
 from scorers.analysis.numbers import signed_number, signed_numbers
 from scorers.catalogue.registry import unlike_scorers
+from scorers.core.base import decimal_text
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results
 from scorers.runs.store import Store
@@ -450,7 +451,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return "n/a" if value is None else decimal_text(value, digits)
 
 
 def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> ScorerGate:
@@ -535,11 +536,11 @@ def _scorer_gate(combined: pd.DataFrame, scorer: str, policy: GatePolicy) -> Sco
             if below:
                 verdict = Verdict.FAIL
                 reasons.append(
-                    f"the candidate's mean {candidate_mean_all:.3f} is {'below' if hib else 'above'} the {bound} "
+                    f"the candidate's mean {decimal_text(candidate_mean_all)} is {'below' if hib else 'above'} the {bound} "
                     f"{floor:g}"
                 )
             else:
-                reasons.append(f"the candidate's mean {candidate_mean_all:.3f} meets the {bound} {floor:g}")
+                reasons.append(f"the candidate's mean {decimal_text(candidate_mean_all)} meets the {bound} {floor:g}")
 
     changes = [
         (i, sign * d, d) for i, d in zip(comparison.pair_ids, comparison.differences, strict=True) if sign * d < 0

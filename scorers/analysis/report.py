@@ -47,6 +47,7 @@ from scorers.analysis.compare import leaderboard as build_leaderboard
 from scorers.analysis.generate import judging_basis_text
 from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
+from scorers.core.base import decimal_text
 from scorers.core.errors import ScoreStatus
 from scorers.core.pricing import RunCost, usd_text
 from scorers.runs.export import json_safe, results_frame
@@ -175,7 +176,7 @@ def _format_number(value: Any, column: str = "") -> str:
             return usd_text(value)
         if column in ("wilcoxon_p", "p"):
             return "< 0.001" if value < 0.001 else f"{value:.3f}"
-        return f"{value:.3f}"
+        return decimal_text(value)
     return str(value)
 
 
@@ -457,7 +458,7 @@ def breakdown_figure(breakdown: pd.DataFrame, variants: Sequence[str], *, title:
     means = breakdown.pivot(index="group", columns="variant", values="mean").reindex(columns=list(variants))
     counts = breakdown.pivot(index="group", columns="variant", values="n_scored").reindex(columns=list(variants))
     text = [
-        ["not scored" if pd.isna(m) else f"{m:.3f} (n={int(n)})" for m, n in zip(mrow, nrow, strict=True)]
+        ["not scored" if pd.isna(m) else f"{decimal_text(m)} (n={int(n)})" for m, n in zip(mrow, nrow, strict=True)]
         for mrow, nrow in zip(means.to_numpy(), counts.fillna(0).to_numpy(), strict=True)
     ]
     fig = go.Figure(

@@ -54,6 +54,24 @@ def round_half_up(value: float, digits: int = 2) -> float:
     return float(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
+def decimal_text(value: float, digits: int = 3) -> str:
+    """A number as text with ``digits`` decimals, rounded by :func:`round_half_up`: the one way a mean (or any
+    statistic shown to a fixed number of decimals) is written, so History, the CLI, the gate and the report print
+    the same digits for the same number.
+
+    The decimal the float stands for is rounded, not its binary value: 0.6945 and a mean computed as
+    0.6944999999999999 (float noise of (0.689 + 0.7) / 2) both read 0.695, where ``f"{x:.3f}"`` gives 0.695 for
+    the first and 0.694 for the second; 0.0045 (binary 0.004499999…) reads 0.005. A value within 5e-13 of a half
+    counts as the half. Half goes away from zero (-0.0005 reads -0.001) and a value that rounds to zero reads
+    without a sign (-0.0004 reads 0.000).
+
+    >>> decimal_text(0.6944999999999999), decimal_text(0.0045), decimal_text(0.0005), decimal_text(-0.0004)
+    ('0.695', '0.005', '0.001', '0.000')
+    """
+    rounded = round_half_up(value, digits)
+    return f"{rounded + 0.0:.{digits}f}"  # + 0.0: -0.0 reads 0.000
+
+
 @dataclass(frozen=True)
 class Message:
     """One chat message: ``role`` is ``"system"``, ``"user"`` or ``"assistant"``."""
