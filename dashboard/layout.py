@@ -153,12 +153,21 @@ _SHOWN = "_run_link_shown"
 """Session-state key of the run the page last put in the URL itself."""
 
 
-def follow_run_link(key: str, run_ids: Iterable[str]) -> str | None:
+def follow_run_link(key: str, run_ids: Iterable[str], *, also: Callable[[str], None] | None = None) -> str | None:
     """Put the run named by ``?run=ID`` into the widget ``key``, once per link, when it is one of ``run_ids``.
 
     A link is followed once: choosing another run afterwards is not undone on the next
     rerun (and :func:`show_run_link` then puts that run in the URL). A run the page itself
     put in the URL (:func:`show_run_link`) is not a link to follow.
+
+    The link is marked followed after its last write: a rerun request stops a script at any
+    session-state access, and a run stopped part way follows the link again on the next run
+    (marked first, the rest of its writes would be lost: Compare's run A was then left to its default).
+
+    Args:
+        key: the widget that shows the run.
+        run_ids: the runs this widget offers.
+        also: the other session-state writes the link makes (given the run id), done before it is marked followed.
 
     Returns:
         The linked run id when it was just applied, else None.
@@ -169,8 +178,10 @@ def follow_run_link(key: str, run_ids: Iterable[str]) -> str | None:
         return None
     if wanted not in set(run_ids):
         return None
-    st.session_state[followed] = wanted
     st.session_state[key] = wanted
+    if also is not None:
+        also(wanted)
+    st.session_state[followed] = wanted
     return wanted
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import streamlit as st
 from fake_openai import FakeOpenAI, Reply
 from judge_data import dimension_set, settings_for, single_analysis
 from streamlit.testing.v1 import AppTest
@@ -996,3 +997,71 @@ def test_the_row_view_cuts_a_long_response_with_its_length_a_toggle_and_a_downlo
     at.toggle(key=f"{texts}_output_a").set_value(True).run()
     blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
     assert sorted(b.endswith(">" + long + "</div>") for b in blocks) == [False, True]  # the row view's, whole
+
+
+def test_a_run_link_stopped_by_a_rerun_request_part_way_is_followed_whole_on_the_next_run(
+    open_page, studio_db: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # A rerun request (a click while the page loads) stops a script at its next session-state access: here,
+    # between putting the linked run into run B and run A's baseline. Streamlit does that at any st.session_state
+    # read or write; the test makes it happen there every time by calling st.rerun() in default_baseline once.
+    # Runs, newest first: Newer, Linked, Oldest (one dataset). Linked is not the newest, so run A's own
+    # default (the second run in the list) is Linked itself: a link marked followed before run A was set left
+    # A on Linked, "Choose two different runs", and the page on its first tab. Followed whole: A is Oldest,
+    # the next older run on the dataset, and the page is on Run vs run.
+    from dashboard.compare import run_vs_run
+
+    td = create_scorer("textual-difference")
+    store = Store(studio_db)
+
+    def run(name: str) -> str:
+        items = [EvalItem("q1", {"input": "hi", "output": "hi"})]
+        return run_evals(items, [td], store=store, run_name=name, dataset_name="ifeval.csv").run_id
+
+    oldest, linked, _newer = run("Oldest"), run("Linked"), run("Newer")
+    store.close()
+    real, calls = run_vs_run.default_baseline, []
+
+    def stopped_once(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] | None:
+        calls.append(run_b)
+        if len(calls) == 1:
+            st.rerun()
+        return real(runs, run_b)
+
+    monkeypatch.setattr(run_vs_run, "default_baseline", stopped_once)
+    at = open_page("compare")
+    at.query_params["run"] = linked
+    at.run()
+    assert not at.exception
+    tab = at.session_state["compare_tab"]
+    show(at, "3. Run vs run")  # where the link should have gone; the user would open it
+    assert (at.selectbox(key="compare_diff_a").value, at.selectbox(key="compare_diff_b").value) == (oldest, linked)
+    assert "Choose two different runs." not in [i.value for i in at.info]
+    assert metrics(at)["Outcomes compared"] == "1"
+    assert tab == "3. Run vs run"
+    assert calls == [linked, linked]  # stopped once, then followed whole
+
+
+def test_a_link_to_a_run_of_variants_stays_on_the_comparison_after_a_rerun(open_page, studio_db: Path):
+    # The Comparison tab keeps ?run=ID in the URL for the run it shows; a rerun (any click) sent it again, and
+    # Run vs run followed it as run B, switching the page to that tab.
+    store = Store(studio_db)
+    run_evals([EvalItem("q0", {"input": "hi", "output": "hi"})], [create_scorer("textual-difference")], store=store)
+    variants = run_evals(
+        [
+            EvalItem(f"q1::{v}", {"input": "hi", "output": o}, {"variant": v, "row_id": "q1"})
+            for v, o in (("A", "hi"), ("B", "ho"))
+        ],
+        [create_scorer("textual-difference")],
+        store=store,
+        mapping={"groups": ["variant", "row_id"]},
+    ).run_id
+    store.close()
+    at = open_page("compare")
+    at.query_params["run"] = variants
+    at.run()
+    assert at.session_state["compare_tab"] == "2. Comparison"
+    at.selectbox(key=f"compare_{variants}_row").set_value("q1").run()
+    assert not at.exception
+    assert at.session_state["compare_tab"] == "2. Comparison"
+    assert "compare_diff_b" not in at.session_state

@@ -15,6 +15,8 @@ without a group column) in Run vs run as run B; the setup is then not built unti
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from dashboard.compare.common import variant_runs
@@ -26,6 +28,12 @@ TABS = ("1. Variants and scoring", "2. Comparison", "3. Run vs run", "4. Report"
 TAB_KEY = "compare_tab"
 SETUP_SHOWN = "compare_setup_shown"  # session key: the setup tab has been open (from then on it is always built)
 
+
+def _open_tab(tab: str) -> Callable[[str], None]:
+    """A link's last write before it counts as followed: open ``tab`` (see follow_run_link's ``also``)."""
+    return lambda _run_id: st.session_state.__setitem__(TAB_KEY, tab)
+
+
 setup_page()
 store = get_store()
 st.title("Compare")
@@ -35,10 +43,10 @@ st.caption(
 )
 runs = store.list_runs()
 warn_missing_run_link([r["id"] for r in runs], "no run is picked: choose one in the Comparison or Run vs run tab")
-if follow_run_link("compare_run_pick", [r["id"] for r in variant_runs(runs)]):  # ?run=ID of a variant run
-    st.session_state[TAB_KEY] = TABS[1]
-elif follow_run_b(runs):
-    st.session_state[TAB_KEY] = TABS[2]
+
+# ?run=ID of a variant run opens the Comparison tab; of another run, Run vs run with it as run B.
+follow_run_link("compare_run_pick", [r["id"] for r in variant_runs(runs)], also=_open_tab(TABS[1]))
+follow_run_b(runs, also=_open_tab(TABS[2]))
 setup_tab, compare_tab, runs_tab, report_tab = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
 if setup_tab.open:
     st.session_state[SETUP_SHOWN] = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -20,7 +20,7 @@ from ..layout import follow_run_link
 from ..results import md_escape, on_request
 from ..run_explorer import page_of, per_version, run_table, show_runs_table
 from ..run_frames import PAGE_SIZE
-from .common import NUMBER_COLUMN, pick_run, render_report_builder, scorer_names
+from .common import NUMBER_COLUMN, pick_run, render_report_builder, scorer_names, variant_runs
 
 _SHOWN = ["item_id", "scorer", "input", "output_a", "output_b", "status_a", "status_b", "score_a", "score_b", "delta"]
 
@@ -223,17 +223,26 @@ def _comparable(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return len(unlike_scorers(shared, stored_scorer_options(a), stored_scorer_options(b))) < len(shared)
 
 
-def follow_run_b(runs: list[dict[str, Any]]) -> bool:
+def follow_run_b(runs: list[dict[str, Any]], *, also: Callable[[str], None] | None = None) -> bool:
     """Put the run named by ``?run=ID`` into run B (once per link), with run A from :func:`default_baseline`;
-    True when applied. Why run A was picked is kept under :data:`BASELINE_WHY` for the tab to say."""
-    linked = follow_run_link("compare_diff_b", [r["id"] for r in runs])
-    if linked is None:
-        return False
-    baseline = default_baseline(runs, linked)
-    if baseline is not None and st.session_state.get("compare_diff_a") in (None, linked):
-        st.session_state["compare_diff_a"] = baseline[0]
-        st.session_state[BASELINE_WHY] = (baseline[0], linked, baseline[1])
-    return True
+    True when applied. Why run A was picked is kept under :data:`BASELINE_WHY` for the tab to say.
+
+    ``also`` (given the run id) makes the link's other writes (the page's tab). All are done before the link
+    counts as followed (:func:`~dashboard.layout.follow_run_link`): a run stopped between them by a rerun
+    request follows it again. A run of variants is not linked here: its link opens the Comparison tab.
+    """
+
+    def with_baseline(linked: str) -> None:
+        baseline = default_baseline(runs, linked)
+        if baseline is not None and st.session_state.get("compare_diff_a") in (None, linked):
+            st.session_state[BASELINE_WHY] = (baseline[0], linked, baseline[1])
+            st.session_state["compare_diff_a"] = baseline[0]
+        if also is not None:
+            also(linked)
+
+    variants = {r["id"] for r in variant_runs(runs)}
+    plain = [r["id"] for r in runs if r["id"] not in variants]
+    return follow_run_link("compare_diff_b", plain, also=with_baseline) is not None
 
 
 def render_run_vs_run(store: Store, runs: list[dict[str, Any]]) -> None:
