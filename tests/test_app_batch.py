@@ -627,3 +627,28 @@ def test_the_preview_status_is_the_scorers_own_input_check(open_page, fake_judge
     assert {o.item_id: (o.status.value, o.error) for o in result.outcomes if o.status.value != "scored"} == {
         "r1": ("missing_input", why)
     }
+
+
+def test_after_a_run_the_estimate_says_it_is_for_a_new_run_and_what_the_run_was_estimated_at(
+    open_page, fake_judge: FakeOpenAI
+):
+    # Before the run: 3 judge calls (c has no response), none cached. After it, all 3 replies are in the judge
+    # cache, so a new run would cost $0.00: the estimate says so beside its $0.00, and gives the run's own
+    # estimate from before it started (the figure shown then), so it does not read as the run's cost.
+    fake_judge.responder = judge
+    at = open_page("batch")
+    upload(at, "small.csv", CSV)
+    at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
+    assert metrics(at)["Judge calls (est.)"] == "3"
+    before = metrics(at)["Cost (est.)"]
+    assert before.startswith("$") and before != "$0.00"  # 3 replies of 700 tokens at gpt-4o-mini's list price
+    assert not [c for c in at.caption if c.value.startswith("Estimate for a new run")]
+    at.button(key="batch_run").click().run()
+    wait_for_job(at)
+    run_id = at.session_state["batch_run_id"]
+    (cost,) = [m for m in at.metric if m.label == "Cost (est.)"]
+    assert (cost.value, cost.proto.delta) == ("$0.00", "all 3 calls are in the judge cache")
+    assert (
+        f"Estimate for a new run now: all 3 judge calls are in the judge cache, so it would cost $0.00. Run {run_id} "
+        f"was estimated at {before} for 3 judge calls before it started; what it spent is its Cost under Results."
+    ) in [c.value for c in at.caption]

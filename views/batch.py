@@ -224,6 +224,31 @@ def _estimate(items: list[Any], scorers: list[Any], batch_api: bool, price: Pric
     )
 
 
+RUN_ESTIMATE = "batch_run_estimate"
+"""Session key: (run id, judge calls, cost in USD or None when unknown) as estimated when Run started that run."""
+
+
+def _estimate_after_run(estimate: Any, dataset_token: str) -> str | None:
+    """What the estimate is once this session's run of the dataset shown (``dataset_token``) has filled the
+    judge cache, and what that run was estimated at before it started (its own Cost, under Results, is what it
+    spent); None before such a run."""
+    run_id = st.session_state.get("batch_run_id")
+    before = st.session_state.get(RUN_ESTIMATE)
+    if before is None or before[0] != run_id or st.session_state.get("batch_run_dataset") != dataset_token:
+        return None
+    _, calls, cost = before
+    now = (
+        f"all {estimate.cached:,} judge calls are in the judge cache, so it would cost $0.00"
+        if not estimate.judge_calls
+        else f"{estimate.cached:,} of its judge calls are in the judge cache and cost nothing"
+    )
+    return (
+        f"Estimate for a new run now: {now}. Run {run_id} was estimated at "
+        f"{'an unknown cost' if cost is None else usd_text(cost)} for {calls:,} judge calls before it started; "
+        "what it spent is its Cost under Results."
+    )
+
+
 def _items(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: list[str]) -> tuple[Any, str | None]:
     """(the run's items, None), or (None, why they cannot be built) when the mapping does not fit the data."""
     try:
@@ -399,6 +424,8 @@ if dataset is not None:
                     st.code(message["content"], language=None, wrap_lines=True)
 
     if run_items is not None and scorers:  # the estimate above: cache probed, computed once per inputs
+        if estimate.cached and (note := _estimate_after_run(estimate, token)):
+            st.caption(note)
         e1, e2, e3, e4 = st.columns(4)
         e1.metric("Items", len(run_items))
         e2.metric(
@@ -423,6 +450,7 @@ if dataset is not None:
         # A price refused below (negative, or half set) gives no cost: the list price's would be shown for it.
         bad_price = settings is not None and budget_problem(BudgetCaps(), None, price, "batch") is not None
         cost = None if bad_price else estimate.cost_usd
+        all_cached = settings is not None and estimate.cached > 0 and not estimate.judge_calls
         e4.metric(
             "Cost (est.)",
             "—"
@@ -431,12 +459,16 @@ if dataset is not None:
             delta="the price is not valid"
             if bad_price
             else (
-                None
-                if not batch_api or cost is None or not estimate.live_cost_usd
-                else f"-{usd_text(estimate.live_cost_usd - cost)} with the Batch API"
+                f"all {estimate.cached:,} calls are in the judge cache"
+                if all_cached
+                else (
+                    None
+                    if not batch_api or cost is None or not estimate.live_cost_usd
+                    else f"-{usd_text(estimate.live_cost_usd - cost)} with the Batch API"
+                )
             ),
-            delta_color="off" if bad_price else "inverse",
-            delta_arrow="off" if bad_price else "auto",
+            delta_color="off" if bad_price or all_cached else "inverse",
+            delta_arrow="off" if bad_price or all_cached else "auto",
             help="List prices of genai-prices (offline), or the price you set; 'unknown' when neither is known."
             + (f" Batch API: {BATCH_DISCOUNT:.0%} off the list price." if batch_api else "")
             + (" No judge call is left to make: $0.00 whatever the model's price." if not estimate.judge_calls else ""),
@@ -502,6 +534,7 @@ if dataset is not None:
         start_job(store, run_id, scorers, concurrency=int(concurrency), item_timeout=float(timeout) or None)
         st.session_state["batch_run_id"] = run_id
         st.session_state["batch_run_dataset"] = token
+        st.session_state[RUN_ESTIMATE] = (run_id, estimate.judge_calls, cost)  # the estimate shown when Run was pressed
         st.rerun()
     if job_running():  # the progress right under the Run button, in view after clicking it
         render_job_panel()
