@@ -188,6 +188,8 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     assert metrics(at)["Not generated"] == "0"
     # Tokens: A 6 × (10 + 2), B 6 × (20 + 2).
     assert metrics(at)["Generation tokens"] == "204"
+    helps = [m.proto.help for m in at.metric if m.label == "Generation cost"]  # the job's, and the comparison's
+    assert helps and all(h.startswith("At each variant's model's list price (genai-prices, offline") for h in helps)
     assert at.selectbox(key="compare_run_pick").value == run_id
 
     # Leaderboard: per variant and scorer, failures apart, CI around the mean.

@@ -267,7 +267,9 @@ def render_generation(generation: Mapping[str, Any]) -> None:
     columns[3].metric(
         "Generation cost",
         cost,
-        help="At list prices of common OpenAI models; 'unknown' for a model not in the price table.",
+        help="At each variant's model's list price (genai-prices, offline; a price set on this page is for the "
+        "judge, not for generation); responses from the cache cost nothing. 'unknown' when no variant's model has a "
+        "known price, '≥' before the known part when only some have one.",
     )
     if failed:
         st.warning(f"{len(failed)} response(s) could not be generated; those rows are missing from the comparison.")
