@@ -21,13 +21,13 @@ from scorers import (
 )
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal
 from scorers.core.errors import run_status_label
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
 from scorers.runs import jobs
 from scorers.runs.judges import has_price, judges_text, limits_config, run_prices, spend_by_judge
-from scorers.runs.runner import judge_model_of
+from scorers.runs.runner import EvalItem, estimate_run, judge_model_of
 from scorers.runs.shared_jobs import share_jobs
 from scorers.runs.store import default_db
 from scorers.runs.table import RunTable
@@ -97,23 +97,27 @@ def check_judges(scorers: list[Any]) -> str | None:
     return None
 
 
-def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> str | None:
+def cost_cap_problem(
+    store: Store, run: dict[str, Any], scorers: list[Any], *, retry_failed: bool = False
+) -> str | None:
     """Why the run's cost cap cannot be kept on a resume or retry with ``scorers``, or None.
 
     As :func:`scorers.run_evals` checks it (and refuses the run): the cap counts what the run
     spent before at each outcome's own judge's price (:func:`scorers.runs.judges.run_prices`, else the
     list price), so it cannot be kept when an earlier judge's model has no price, nor when the judge of
-    ``scorers`` has none.
+    ``scorers`` has none. And as the command line refuses it (:func:`scorers.core.budget.cost_cap_refusal`):
+    what the cap leaves after that spend must hold the first judge call's reserved bound, the first item left's.
 
     Args:
         store: the database holding the run.
         run: the stored run (:meth:`~scorers.Store.get_run`), its ``config`` holding the caps and prices
             (those the resume would store, :func:`scorers.runs.judges.limits_config`).
         scorers: the scorers the run would continue with.
+        retry_failed: the failed outcomes are scored again (Retry failed items), not only the missing ones.
 
     Returns:
         What to say on the page (what, why, and what the user can do), or None when the run has no
-        cost cap or every earlier outcome's model has a price.
+        cost cap, or every earlier outcome's model has a price and the cap holds the first call.
     """
     model = judge_model_of(scorers)
     cap = run_limits(run, model)["budget"].max_cost_usd
@@ -127,13 +131,36 @@ def cost_cap_problem(store: Store, run: dict[str, Any], scorers: list[Any]) -> s
         )
     earlier = run_cost(spend_by_judge(store, run["id"]), prices=run_prices(run))
     if not earlier.unpriced:
-        return None
+        first = _first_item_left(store, run["id"], [s.id for s in scorers], retry_failed=retry_failed)
+        bound = None if first is None else estimate_run([first], scorers, price=run_prices(run).get(model))
+        refusal = cost_cap_refusal(
+            cap,
+            None if bound is None else bound.call_bound_usd,
+            earlier.total_usd or 0.0,
+            cap_field="Max cost in USD, under Cost cap and price",
+            tokens_field="the sidebar's Max output tokens per call, resuming with the sidebar's judge",
+        )
+        return f"Not started: {refusal[:1].lower()}{refusal[1:]}" if refusal else None
     models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
     return (
         f"Not started: the cost cap is {usd_text(cap)}, and the cost of what the run spent before is "
         f"{earlier.unknown_text()}, so the cap cannot be kept. Set the cost cap to 0 (no cap), or resume with "
         f"the judge of {models} and set its price per million tokens under Cost cap and price."
     )
+
+
+def _first_item_left(store: Store, run_id: str, scorer_ids: list[str], *, retry_failed: bool) -> EvalItem | None:
+    """The run's first item that some scorer of ``scorer_ids`` has no outcome for (or, with ``retry_failed``, a
+    failed one): the item a resume scores first, alone (:func:`scorers.run_evals`); None when none is left."""
+    done: dict[int, int] = {}
+    for row in store.results(run_id):
+        if row["scorer_id"] in scorer_ids and not (retry_failed and ScoreStatus(row["status"]).retryable):
+            done[row["item_index"]] = done.get(row["item_index"], 0) + 1
+    index = 0
+    while done.get(index, 0) == len(scorer_ids):
+        index += 1
+    rows = store.items(run_id, index)  # none past the last item
+    return EvalItem(rows[0]["item_id"], rows[0]["payload"], rows[0]["groups"], rows[0]["columns"]) if rows else None
 
 
 def start_job(
@@ -424,7 +451,7 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
         return
     if caps is not None:  # what the resume stores with the run (the job's run_evals reads it back)
         run = {**run, "config": limits_config(run, model, budget=caps, price=price, list_price=price is None)}
-    if problem := cost_cap_problem(store, run, scorers):  # run_evals would refuse it: the job would fail
+    if problem := cost_cap_problem(store, run, scorers, retry_failed=retry):  # refused before anything is sent
         st.error(md_escape(problem))
         return
     if caps is not None and run["config"] != (store.get_run(run["id"]).get("config") or {}):

@@ -54,7 +54,8 @@ Exit codes:
   threshold outside the scorer's range with its scale, is a usage error (2).
 * 2: usage or input error, before any scoring: bad flags, an unreadable
   dataset, a missing column, an unknown run id, no API key and no base URL
-  for an LLM judge, an output file that cannot be written.
+  for an LLM judge, an output file that cannot be written, a cost cap that cannot
+  hold the first judge call's reserved bound (no run is created, nothing is sent).
 * 3: some outcomes are not scored (invalid input, judge errors, records skipped at load, ...); they are
   listed with their item and reason. Every threshold was met.
 * 4: the run paused: the judge could not be used for the first item (wrong URL,
@@ -92,7 +93,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer, decimal_text
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, cost_cap_warning
 from scorers.core.errors import (
     InvalidInputError,
     JudgeConfigError,
@@ -166,7 +167,8 @@ exit codes:
        vs threshold); --fail-under for higher-is-better scorers, --fail-over
        for lower-is-better ones (toxicity, bias, hallucination)
   2    usage or input error (bad flags, unreadable dataset, missing column,
-       unknown run id, no API key and no base URL for an LLM judge)
+       unknown run id, no API key and no base URL for an LLM judge, a --max-cost
+       below the first judge call's reserved bound)
   3    some items could not be scored or loaded (listed with their row and reason)
   4    paused: the judge could not be used for the first item, or was unreachable
        K times in a row, or gave K unusable replies in a row (invalid output,
@@ -983,7 +985,11 @@ def _print_estimate(
     spent: float = 0.0,
 ) -> int:
     """Print the estimate of the judge calls, tokens and cost; ``price`` (the judge's) is ``price_source`` in words;
-    a warning when the cost cap ``max_cost`` (USD), less what a resumed run ``spent`` before, is below the estimate."""
+    a warning when the cost cap ``max_cost`` (USD), less what a resumed run ``spent`` before, admits fewer calls.
+
+    Raises:
+        CLIError: that cap cannot hold the first judge call (:func:`scorers.core.budget.cost_cap_refusal`).
+    """
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
     bounds = []  # what the budget holds before each judge scorer's first call
@@ -1023,7 +1029,12 @@ def _print_estimate(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
     )
-    if warning := cost_cap_warning(max_cost, cost, calls, spent, min(bounds, default=None)):
+    bound = min(bounds, default=None)
+    if refusal := cost_cap_refusal(
+        max_cost, bound, spent, cap_field="--max-cost USD", tokens_field="--judge-max-tokens N"
+    ):
+        raise CLIError(f"{refusal} Nothing was sent.")
+    if warning := cost_cap_warning(max_cost, cost, calls, spent, bound):
         console.note(f"warning: {warning}")
     return calls
 

@@ -297,17 +297,20 @@ def test_no_cost_is_estimated_while_the_price_is_not_valid(judge: FakeOpenAI, op
     assert metrics(at)["Cost (est.)"].startswith("$") and not at.error
 
 
-def test_batch_warns_before_the_run_when_the_cost_cap_is_below_one_judge_call(judge: FakeOpenAI, open_page):
+def test_batch_refuses_a_cost_cap_below_one_judge_calls_reserved_bound(judge: FakeOpenAI, open_page, studio_db):
     at = open_page("batch")
     prepare(at, 3)
-    assert not [w for w in at.warning if "cost cap" in w.value]
-    # A call holds its prompt bound + 4,096 reply tokens at gpt-4o-mini's list price (> $0.0024576): far above
-    # a $0.0000001 cap.
+    assert not at.error and not at.button(key="batch_run").disabled
+    # A call holds its prompt bound + 4,096 reply tokens at gpt-4o-mini's list price (> $0.0024576) before it is
+    # sent: far above a $0.0000001 cap, so no call could ever be sent. Refused before Run does anything.
     at.number_input(key="batch_max_cost").set_value(0.0000001).run()
-    (warning,) = [w.value for w in at.warning if "cost cap" in w.value]
-    assert warning.startswith("The cost cap of $0.0000001 is below what one judge call may cost")
-    assert "no judge call will be sent" in warning and "set the judge's max output tokens" in warning
-    assert "the scorers that call no judge still score every item" in warning
+    assert not [w for w in at.warning if "cost cap" in w.value]
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("The cost cap of $0.0000001 cannot hold one judge call: the run reserves a call's upper")
+    assert "Max cost in USD, under Budget, price and limits" in error
+    assert "the sidebar's Max output tokens per call" in error
+    assert at.button(key="batch_run").disabled  # a browser cannot press it
+    assert judge.chat_call_count == 0 and Store(studio_db).list_runs() == []
 
 
 def test_a_conversations_long_reply_is_truncated_too(judge: FakeOpenAI, open_page, studio_db):
@@ -332,3 +335,31 @@ def test_a_conversations_long_reply_is_truncated_too(judge: FakeOpenAI, open_pag
     assert store.get_run(run_id)["config"]["truncated"] == {"b": 50}
     assert store.items(run_id)[1]["payload"]["output"] == {"role": "assistant", "content": "x" * 10}
     store.close()
+
+
+def test_history_refuses_a_resume_whose_cost_cap_cannot_hold_one_judge_call(judge: FakeOpenAI, open_page, studio_db):
+    at = open_page("batch")
+    prepare(at, 4)
+    at.number_input(key="batch_max_calls").set_value(2).run()
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    run_id = at.session_state["batch_run_id"]
+    store = Store(studio_db)
+    assert store.get_run(run_id)["status"] == "budget_reached" and judge.chat_call_count == 2
+
+    history = open_page("history")
+    history.button(key="history_open_button").click().run()
+    prefix = f"history_{run_id}_resume_gpt-4o-mini"
+    # The first item left's call holds its prompt bound + 4,096 reply tokens at gpt-4o-mini's list price
+    # (> 4,096 × $0.60 / 1e6 = $0.0024576) before it is sent: a $0.0000001 cap cannot hold it.
+    history.number_input(key=f"{prefix}_max_calls").set_value(0).run()
+    history.number_input(key=f"{prefix}_max_cost").set_value(0.0000001).run()
+    history.button(key=f"history_{run_id}_resume").click().run()
+    errors = [e.value for e in history.error]
+    assert any(
+        e.startswith("Not started: the cost cap of \\$0.0000001 cannot hold one judge call")  # md-escaped
+        and "Max cost in USD, under Cost cap and price" in e
+        for e in errors
+    ), errors
+    assert judge.chat_call_count == 2 and store.get_run(run_id)["status"] == "budget_reached"
+    assert store.get_run(run_id)["config"]["budget"]["max_cost_usd"] is None  # nothing stored with the run

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from scorers.core.budget import Budget, BudgetCaps, BudgetReached, cost_cap_warning
+from scorers.core.budget import Budget, BudgetCaps, BudgetReached, cost_cap_refusal, cost_cap_warning
 from scorers.core.pricing import Price
 
 
@@ -18,9 +18,8 @@ def test_cost_cap_warning_says_how_many_calls_the_cap_admits():
     text = cost_cap_warning(0.0025, 0.01, 10)
     assert "short of the estimate's 10 judge calls ($0.01)" in text
     assert "admits about 2 of them at the estimate's $0.001 a call (at least 2 if every reply" in text
-    # $0.00313785 for 30 calls: about $0.0001046 a call; a $0.00005 cap is below one call.
-    text = cost_cap_warning(0.00005, 0.00313785, 30)
-    assert "below one judge call" in text and "no judge call will be sent" in text
+    # $0.00313785 for 30 calls: about $0.0001046 a call; a $0.00005 cap admits none: refused, not warned of.
+    assert cost_cap_warning(0.00005, 0.00313785, 30) is None
 
 
 def test_a_cap_equal_to_the_estimate_does_not_admit_every_call_when_each_reserves_more():
@@ -34,21 +33,29 @@ def test_a_cap_equal_to_the_estimate_does_not_admit_every_call_when_each_reserve
     assert "admits about 9 of them" in cost_cap_warning(0.0119, 0.01, 10, call_bound_usd=0.003)
 
 
-def test_cost_cap_warning_says_no_call_is_sent_when_the_cap_is_below_what_one_call_holds():
+def test_a_cost_cap_below_what_one_call_holds_is_refused():
     # At $0.15 / $0.60 per million tokens a call of a 1,000-token prompt bound and no max output tokens (4,096)
     # holds 1,000 × 0.15e-6 + 4,096 × 0.6e-6 = $0.00015 + $0.0024576 = $0.0026076 ($0.00261) before it is sent.
-    # A $0.001 cap: about 2 of 20 calls of the $0.00942 estimate ($0.000471 each), but none is sent.
-    text = cost_cap_warning(0.001, 0.00942, 20, call_bound_usd=0.0026076)
-    assert text.startswith("The cost cap of $0.001 is below what one judge call may cost, $0.00261, which the run")
-    assert "no judge call will be sent" in text and "of 20 judge calls" not in text
-    assert "Raise the cap above $0.00261, or set the judge's max output tokens" in text
-    # A cap that covers the estimate ($0.001 for 2 calls) but not one call's bound sends nothing either.
-    assert "no judge call will be sent" in cost_cap_warning(0.002, 0.001, 2, call_bound_usd=0.0026076)
+    fields = {"cap_field": "--max-cost USD", "tokens_field": "--judge-max-tokens N"}
+    text = cost_cap_refusal(0.001, 0.0026076, **fields)
+    assert text.startswith(
+        "The cost cap of $0.001 cannot hold one judge call: the run reserves a call's upper bound before sending it, "
+        "$0.00261 for the first (its prompt at one token per byte, its reply at the judge's max output tokens, "
+        "4,096 without one), so no judge call would be sent."
+    )
+    assert "Raise the cap to at least $0.00261 (--max-cost USD), or lower the bound" in text
+    assert text.endswith("(--judge-max-tokens N).")
+    assert cost_cap_warning(0.001, 0.00942, 20, call_bound_usd=0.0026076) is None  # refused, not warned of
+    # A cap that covers the estimate ($0.001 for 2 calls) but not one call's bound is refused too.
+    assert cost_cap_refusal(0.002, 0.0026076, **fields) is not None
     # A resumed run: $0.0001 spent, so a call needs a cap of $0.0027076 ($0.00271).
-    text = cost_cap_warning(0.002, 0.01, 20, spent_usd=0.0001, call_bound_usd=0.0026076)
-    assert "leaves $0.0019 after what the run spent ($0.0001), below what one judge call may cost" in text
-    assert "Raise the cap above $0.00271," in text
-    assert cost_cap_warning(0.02, 0.01, 20, call_bound_usd=0.0026076) is None  # covers the estimate and a call
+    text = cost_cap_refusal(0.002, 0.0026076, 0.0001, **fields)
+    assert "for the first (" in text and "), on top of what the run spent, $0.0001, so no judge call" in text
+    assert "Raise the cap to at least $0.00271 (--max-cost USD)" in text
+    # A cap below what the run spent: refused the same way ($0.0027 + $0.0026076 = $0.0053076, shown $0.00531).
+    assert "at least $0.00531 (" in cost_cap_refusal(0.000001, 0.0026076, 0.0027, **fields)
+    assert cost_cap_refusal(0.0027076, 0.0026076, 0.0001, **fields) is None  # exactly one call
+    assert cost_cap_refusal(None, 0.0026076, **fields) is None and cost_cap_refusal(0.001, None, **fields) is None
 
 
 def test_the_warning_of_a_fresh_users_run_counts_calls_at_the_reservation():
@@ -67,10 +74,6 @@ def test_cost_cap_warning_counts_what_a_resumed_run_spent():
     assert text.startswith("The cost cap of $0.003 leaves $0.0003 after what the run spent ($0.0027), short of")
     assert "admits about 3 of them" in text
     assert cost_cap_warning(0.0037, 0.001, 10, spent_usd=0.0027) is None  # $0.001 left covers the estimate
-    # A cap below the spend: no call, and the spend named (not "below one judge call").
-    text = cost_cap_warning(0.000001, 0.001, 10, spent_usd=0.0027)
-    assert text.startswith("The cost cap of $0.000001 is already below what the run spent ($0.0027;")
-    assert "Raise the cap above $0.0027" in text
 
 
 def test_the_cap_reached_names_its_own_flag():

@@ -144,8 +144,8 @@ def test_max_cost_needs_a_price_for_an_unknown_model(env: FakeOpenAI, tmp_path, 
 
 def test_a_cost_cap_below_a_cent_is_printed_with_its_digits(env: FakeOpenAI, tmp_path, capsys):
     data = dataset(tmp_path, 1)
-    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "1,1"]
-    code, out, err = run_cli(capsys, *argv, "--max-cost", "0.001")
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "0,1"]
+    code, out, err = run_cli(capsys, *argv, "--judge-max-tokens", "300", "--max-cost", "0.001")  # a call holds $0.0003
     # $0.001 is one thousandth of a dollar: "$0.00" would read as nothing allowed.
     assert "Budget: at most $0.001 for the whole run." in out + err
 
@@ -397,60 +397,79 @@ def test_a_resume_given_a_price_and_a_cap_stores_them_so_the_cli_history_and_the
 
 
 def test_a_cost_cap_holds_only_the_judge_calls_and_says_how_to_raise_it(env: FakeOpenAI, tmp_path, capsys):
+    # Input tokens free, $1 per million output tokens, at most 300 reply tokens: a call reserves $0.0003; replies of
+    # 100 tokens cost $0.0001. A $0.0005 cap admits a call while spent + $0.0003 <= $0.0005: 3 calls ($0.0003).
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 100})
     data = dataset(tmp_path, 5)
     argv = ["run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference", "--yes", "--db", "s.db"]
-    # At $1,000 per million tokens ($0.001 a token) one call may take 100 reply tokens: $0.10 at least, past a
-    # $0.05 cap, so no judge call is sent; textual difference calls no judge and scores all 5 items.
     code, out, err = run_cli(
-        capsys, *argv, "--no-cache", "--price", "1000,1000", "--judge-max-tokens", "100", "--max-cost", "0.05"
+        capsys, *argv, "--no-cache", "--price", "0,1", "--judge-max-tokens", "300", "--max-cost", "0.0005"
     )
-    assert code == EXIT_PAUSED and env.chat_call_count == 0
-    # Warned before the run: a call holds hundreds of tokens (the judge prompt alone) + 100 reply tokens, > $0.05.
-    assert "warning: The cost cap of $0.05 is below what one judge call may cost" in err
+    assert code == EXIT_PAUSED and env.chat_call_count == 3
     assert "The scorers that call no judge scored every item" in err
     run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
     assert f"python -m scorers run --resume {run_id} --db s.db --max-cost USD" in err  # the cap can be raised
     store = Store(tmp_path / "s.db")
     rows = store.results(run_id)
     store.close()
-    assert sorted((r["scorer_id"], r["status"]) for r in rows) == [("textual-difference", "scored")] * 5
-    # A higher cap on the resume: the 5 judge calls ($0.10 to $0.5 each at most, reserved one by one) fit in $100.
+    assert (
+        sorted((r["scorer_id"], r["status"]) for r in rows)
+        == [("prompt-alignment", "scored")] * 3 + [("textual-difference", "scored")] * 5
+    )
+    # A higher cap on the resume: the 2 other judge calls fit in $100.
     code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-cost", "100")
     assert code == EXIT_OK and env.chat_call_count == 5
 
 
-def test_the_warning_compares_the_cost_cap_with_what_the_budget_holds_for_one_call(env: FakeOpenAI, tmp_path, capsys):
-    # 20 items at gpt-4o-mini's list price ($0.15 / $0.60 per million): $0.001 is about 2 of the estimate's 20
-    # calls (700 reply tokens each), but a call holds its prompt bound + 4,096 reply tokens ($0.0024576 for those
-    # alone) before it is sent, so none is: the warning says so, with the figure the run's budget then reports.
-    data = dataset(tmp_path, 20)
+def test_a_cost_cap_that_cannot_hold_one_judge_call_is_refused_before_the_run_is_created(
+    env: FakeOpenAI, tmp_path, capsys
+):
+    # $1 per million output tokens, input free, at most 300 reply tokens: the first call reserves 300 × 1e-6 =
+    # $0.0003 before it is sent, more than a $0.0002 cap: no call could ever be sent.
+    data = dataset(tmp_path, 5)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference", "--yes", "--db", "s.db"]
+    code, out, err = run_cli(capsys, *argv, "--price", "0,1", "--judge-max-tokens", "300", "--max-cost", "0.0002")
+    assert code == EXIT_USAGE and env.chat_call_count == 0
+    assert (
+        "error: The cost cap of $0.0002 cannot hold one judge call: the run reserves a call's upper bound before "
+        "sending it, $0.0003 for the first" in err
+    )
+    assert "Raise the cap to at least $0.0003 (--max-cost USD)" in err and "(--judge-max-tokens N)" in err
+    assert "Nothing was sent." in err and "Run id" not in out
+    store = Store(tmp_path / "s.db")
+    assert store.list_runs() == []  # no run created
+    store.close()
+    # Without a max output tokens, a call reserves 4,096 reply tokens: at gpt-4o-mini's list price
+    # ($0.60 per million output tokens) more than 4,096 × 0.6e-6 = $0.0024576, past a $0.001 cap.
     argv = ["run", str(data), "--scorer", "prompt-alignment", "--model", "gpt-4o-mini", "--yes", "--db", "s.db"]
     code, out, err = run_cli(capsys, *argv, "--max-cost", "0.001")
-    assert code == EXIT_PAUSED and env.chat_call_count == 0
-    held = re.search(r"below what one judge call may cost, (\$[0-9.]+), which the run holds", err).group(1)
-    assert f"the run's judge calls spent $0.00, and the next one reserves up to {held} before" in err  # the budget's
-    assert "no judge call will be sent" in err and "of 20 judge calls" not in err
-    assert "set the judge's max output tokens" in err
+    assert code == EXIT_USAGE and env.chat_call_count == 0
+    assert "error: The cost cap of $0.001 cannot hold one judge call" in err and "4,096 without one" in err
 
 
-def test_a_resume_warns_when_its_cost_cap_is_below_what_the_run_spent(env: FakeOpenAI, tmp_path, capsys):
-    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10})
+def test_a_resume_whose_cost_cap_cannot_hold_one_more_judge_call_is_refused(env: FakeOpenAI, tmp_path, capsys):
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 100})
     data = dataset(tmp_path, 4)
-    base = ["--yes", "--db", "s.db", "--concurrency", "1", "--model", "model-a", "--price", "1,2"]
+    base = ["--yes", "--db", "s.db", "--concurrency", "1", "--price", "0,1", "--judge-max-tokens", "300"]
     code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", *base, "--max-judge-calls", "2")
     assert code == EXIT_PAUSED and env.chat_call_count == 2
     run_id = re.search(r"Run (\w+) paused", err).group(1)
-    # 2 calls at $1 / $2 per million tokens: 2 × (100 × 1 + 10 × 2) / 1e6 = $0.00024 spent; a $0.0001 cap is below it.
-    code, out, err = run_cli(
-        capsys, "run", "--resume", run_id, *base, "--max-judge-calls", "none", "--max-cost", "0.0001"
-    )
-    assert code == EXIT_PAUSED and env.chat_call_count == 2
-    assert (
-        "warning: The cost cap of $0.0001 is already below what the run spent ($0.00024; the cap is for the whole "
-        "run): no judge call will be sent" in err
-    )
-    assert "Raise the cap above $0.00024 to judge the items left." in err
-    assert "below one judge call" not in err
+    # 2 calls of 100 output tokens at $1 per million: $0.0002 spent. A $0.0004 cap leaves $0.0002, below the
+    # $0.0003 a call reserves: refused, nothing sent, the run's caps unchanged.
+    resume = ["run", "--resume", run_id, *base, "--max-judge-calls", "none"]
+    code, out, err = run_cli(capsys, *resume, "--max-cost", "0.0004")
+    assert code == EXIT_USAGE and env.chat_call_count == 2
+    assert "The cost cap of $0.0004 cannot hold one judge call" in err
+    assert "on top of what the run spent, $0.0002" in err and "Raise the cap to at least $0.0005" in err
+    store = Store(tmp_path / "s.db")
+    assert store.get_run(run_id)["config"]["budget"]["max_judge_calls"] == 2  # nothing stored
+    store.close()
+    # A cap below what the run spent is refused the same way.
+    code, out, err = run_cli(capsys, *resume, "--max-cost", "0.0001")
+    assert code == EXIT_USAGE and "Raise the cap to at least $0.0005" in err
+    # $0.0005: one call ($0.0002 + $0.0003 <= $0.0005), then $0.0003 spent + $0.0003 would pass it.
+    code, out, err = run_cli(capsys, *resume, "--max-cost", "0.0005")
+    assert code == EXIT_PAUSED and env.chat_call_count == 3
 
 
 def test_the_warning_counts_calls_at_the_reservation_and_the_stop_line_spends_what_the_usage_line_counts(

@@ -46,7 +46,7 @@ from scorers import (
     guess_columns,
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_warning
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, cost_cap_warning
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import ROLES, cell_text, not_text_notices, skipped_record, unused_system_column
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
@@ -423,6 +423,7 @@ if dataset is not None:
                     st.caption(message["role"])
                     st.code(message["content"], language=None, wrap_lines=True)
 
+    cap_refused = None  # a cost cap that cannot hold the first judge call (cost_cap_refusal)
     if run_items is not None and scorers:  # the estimate above: cache probed, computed once per inputs
         if estimate.cached and (note := _estimate_after_run(estimate, token)):
             st.caption(note)
@@ -474,23 +475,27 @@ if dataset is not None:
             + (" No judge call is left to make: $0.00 whatever the model's price." if not estimate.judge_calls else ""),
         )
         # With the Batch API a cap refuses the run (below): what the cap would leave out is beside the point.
-        if (
-            settings is not None
-            and not batch_api
-            and (
-                warning := cost_cap_warning(
-                    limits["budget"]["max_cost_usd"], cost, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd
-                )
+        if settings is not None and not batch_api:
+            max_cost = limits["budget"]["max_cost_usd"]
+            cap_refused = cost_cap_refusal(
+                max_cost,
+                estimate.call_bound_usd,
+                cap_field="Max cost in USD, under Budget, price and limits",
+                tokens_field="the sidebar's Max output tokens per call",
             )
-        ):
-            st.warning(warning)
+            if not cap_refused and (
+                warning := cost_cap_warning(
+                    max_cost, cost, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd
+                )
+            ):
+                st.warning(warning)
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."
     caps = BudgetCaps.from_dict(limits["budget"])
     refused = batch_api and batch_api_caps_problem(caps)
     if refused:
         refused += " The caps are under Budget, price and limits (opened above)."
-    problem = budget_problem(caps, settings, price, "batch") or refused or problem
+    problem = budget_problem(caps, settings, price, "batch") or refused or cap_refused or problem
     if problem:
         st.error(problem)
     confirmed = True

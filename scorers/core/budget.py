@@ -128,6 +128,49 @@ def batch_api_caps_problem(caps: BudgetCaps) -> str | None:
     )
 
 
+RESERVED_BOUND = (
+    f"its prompt at one token per byte, its reply at the judge's max output tokens, "
+    f"{ASSUMED_MAX_REPLY_TOKENS:,} without one"
+)
+"""What the budget holds for a judge call before sending it (:meth:`Budget.reserve`), in words."""
+
+
+def cost_cap_refusal(
+    max_cost_usd: float | None,
+    call_bound_usd: float | None,
+    spent_usd: float = 0.0,
+    *,
+    cap_field: str,
+    tokens_field: str,
+) -> str | None:
+    """Why a run cannot start under its cost cap: not even its first judge call fits; None when it does (or no cap).
+
+    The run holds a call's upper bound before sending it (:meth:`Budget.reserve`) and stops for good at the first
+    call refused with nothing in flight, so when what the cap leaves is below the first call's bound no judge call
+    would ever be sent: such a run (or resume) is refused before it is created or anything is sent.
+
+    Args:
+        max_cost_usd: the cost cap in USD (> 0), or None for no cap.
+        call_bound_usd: what the budget holds before sending the run's first judge call
+            (``Estimate.call_bound_usd``), or None when unknown (no call to make, or no price): never refused.
+        spent_usd: what the run spent before (a resume), USD >= 0: the cap is for the whole run.
+        cap_field: where the user raises the cap, e.g. ``"--max-cost USD"``.
+        tokens_field: where the user sets the judge's max output tokens, e.g. ``"--judge-max-tokens N"``.
+    """
+    if max_cost_usd is None or call_bound_usd is None:
+        return None
+    left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
+    if left >= call_bound_usd:
+        return None
+    spent = f", on top of what the run spent, {usd_text(spent_usd)}" if spent_usd > 0 else ""
+    return (
+        f"The cost cap of {usd_text(max_cost_usd)} cannot hold one judge call: the run reserves a call's upper bound "
+        f"before sending it, {usd_text(call_bound_usd)} for the first ({RESERVED_BOUND}){spent}, so no judge call "
+        f"would be sent. Raise the cap to at least {usd_text(spent_usd + call_bound_usd)} ({cap_field}), or lower "
+        f"the bound by setting the judge's max output tokens to about the reply's length ({tokens_field})."
+    )
+
+
 def cost_cap_warning(
     max_cost_usd: float | None,
     estimate_usd: float | None,
@@ -135,7 +178,8 @@ def cost_cap_warning(
     spent_usd: float = 0.0,
     call_bound_usd: float | None = None,
 ) -> str | None:
-    """What a cost cap leaves out of a run's estimated judging, or None when it covers the estimate and a call.
+    """How many of a run's estimated judge calls its cost cap admits, or None when it admits them all (or none:
+    such a run is refused, :func:`cost_cap_refusal`).
 
     Args:
         max_cost_usd: the cost cap in USD (> 0), or None for no cap.
@@ -145,57 +189,37 @@ def cost_cap_warning(
         spent_usd: what the run spent before (a resumed run's outcomes), USD >= 0: the cap is for the whole run,
             so only ``max_cost_usd - spent_usd`` is left for the estimate.
         call_bound_usd: what the budget holds before sending the run's first judge call (:meth:`Budget.reserve`:
-            its prompt at one token per byte, its reply at the judge's max output tokens or
-            :data:`ASSUMED_MAX_REPLY_TOKENS`; ``Estimate.call_bound_usd``), or None when unknown.
+            :data:`RESERVED_BOUND`; ``Estimate.call_bound_usd``), or None when unknown (then one estimated call).
 
     Returns:
-        A sentence: when what is left is below the call's bound or below one call's estimated cost, that no judge
-        call will be sent (and, when the run already spent the cap, that it did) and how to fix it; else, when the
-        cap does not admit every call, how many it admits. The run sends a call only while what it spent plus the
-        call's bound stays within the cap (:meth:`Budget.reserve`), so with ``c`` the estimate's cost per call and
-        ``b`` the bound it admits ``floor((left - b) / c) + 1`` calls at the estimate, and ``floor(left / b)`` when
-        every reply runs to the bound, both at most ``judge_calls``. Code scorers are never held by the cap.
+        A sentence, when the cap does not admit every call, saying how many it admits. The run sends a call only
+        while what it spent plus the call's bound stays within the cap (:meth:`Budget.reserve`), so with ``c`` the
+        estimate's cost per call and ``b`` the bound it admits ``floor((left - b) / c) + 1`` calls at the estimate,
+        and ``floor(left / b)`` when every reply runs to the bound, both at most ``judge_calls``. Code scorers are
+        never held by the cap.
     """
     if max_cost_usd is None or estimate_usd is None or judge_calls <= 0:
         return None
     left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
     per_call = estimate_usd / judge_calls
     bound = max(call_bound_usd if call_bound_usd is not None else per_call, per_call)
-    admitted = min(judge_calls, int((left - bound) / per_call + 1e-9) + 1) if left >= bound else 0
+    if left < bound:
+        return None
+    admitted = min(judge_calls, int((left - bound) / per_call + 1e-9) + 1)
     if admitted >= judge_calls:
         return None
-    free = "the scorers that call no judge still score every item"
     cap = f"The cost cap of {usd_text(max_cost_usd)}"
-    if left <= 0:
-        return (
-            f"{cap} is already below what the run spent ({usd_text(spent_usd)}; the cap is for the whole run): "
-            f"no judge call will be sent; {free}. Raise the cap above {usd_text(spent_usd)} to judge the items left."
-        )
     if spent_usd > 0:
-        cap += f" leaves {usd_text(left)} after what the run spent ({usd_text(spent_usd)})"
-    is_ = "," if spent_usd > 0 else " is"
-    held = (
-        f"the prompt at one token per byte, the reply at the judge's max output tokens, "
-        f"{ASSUMED_MAX_REPLY_TOKENS:,} without one"
-    )
-    if call_bound_usd is not None and left < call_bound_usd:
-        return (
-            f"{cap}{is_} below what one judge call may cost, {usd_text(call_bound_usd)}, which the run holds "
-            f"before sending it ({held}): no judge call will be sent; {free}. Raise the cap above "
-            f"{usd_text(spent_usd + call_bound_usd)}, or set the judge's max output tokens to about the reply's "
-            "length, to judge the items."
-        )
-    if not admitted:
-        return (
-            f"{cap}{is_} below one judge call (about {usd_text(per_call)}): "
-            f"no judge call will be sent; {free}. Raise the cap to judge the items."
-        )
+        cap += f" leaves {usd_text(left)} after what the run spent ({usd_text(spent_usd)}),"
+    else:
+        cap += " is"
     worst = min(judge_calls, int(left / bound + 1e-9))
     return (
-        f"{cap}{is_} short of the estimate's {judge_calls:,} judge calls ({usd_text(estimate_usd)}): the run sends "
-        f"a call only while what it spent plus the call's upper bound ({usd_text(bound)}: {held}) stays within "
-        f"the cap, so it admits about {admitted:,} of them at the estimate's {usd_text(per_call)} a call (at least "
-        f"{worst:,} if every reply runs to the max output tokens), then pauses at the cap; {free}."
+        f"{cap} short of the estimate's {judge_calls:,} judge calls ({usd_text(estimate_usd)}): the run sends "
+        f"a call only while what it spent plus the call's upper bound ({usd_text(bound)}: {RESERVED_BOUND}) stays "
+        f"within the cap, so it admits about {admitted:,} of them at the estimate's {usd_text(per_call)} a call "
+        f"(at least {worst:,} if every reply runs to the max output tokens), then pauses at the cap; the scorers "
+        "that call no judge still score every item."
     )
 
 
