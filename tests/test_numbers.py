@@ -46,3 +46,12 @@ def test_a_mean_is_written_from_the_decimal_it_stands_for_half_away_from_zero():
     # 1.0005 is 1.000499999999999989... in binary: the decimal half rounds up to 1.001.
     assert decimal_text(1.0005) == "1.001"
     assert decimal_text(0.125, 2) == "0.13" and decimal_text(7.0) == "7.000"
+
+
+def test_a_numpy_mean_is_written_as_its_float():
+    import numpy as np
+
+    from scorers.core.base import decimal_text
+
+    # A pandas mean is a numpy float (its repr "np.float64(0.6945)" is no decimal): the same digits as the float.
+    assert (decimal_text(np.float64(0.6945)), decimal_text(np.float32(0.5))) == ("0.695", "0.500")

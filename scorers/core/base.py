@@ -50,7 +50,8 @@ def round_half_up(value: float, digits: int = 2) -> float:
     # repr() gives the shortest decimal that round-trips; snapping to 12 decimals
     # first absorbs the float noise of weighted sums (0.8449999999999999 from
     # 0.35·0.9 + ... is the decimal 0.845), so the half-up step sees the true value.
-    exact = Decimal(repr(value)).quantize(Decimal(1).scaleb(-12))
+    # float(): a numpy float's repr is "np.float64(0.5)", not a number.
+    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-12))
     return float(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
