@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorers import InvalidInputError, JudgeSettings, ScorerError, ScoreResult, ScoreStatus, Store, create_scorer
-from scorers.runs.datasets import split_conversation
+from scorers.core.base import split_conversation
 
 _SEPARATOR = re.compile(r"^[ \t]*---[ \t]*$", flags=re.MULTILINE)
 

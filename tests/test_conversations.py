@@ -172,3 +172,40 @@ def test_a_conversation_without_a_reply_says_why_it_is_not_scored():
         "output: the run has no 'output' (the response to evaluate): the conversation ends with a user turn, not "
         "an assistant reply (its response is its final message only when that is the assistant's)"
     )
+
+
+def test_an_output_that_ends_with_a_user_turn_has_no_response_for_every_scorer(fake_openai):
+    from scorers.catalogue.registry import SCORERS
+    from scorers.core.errors import ScoreStatus
+
+    # The output's messages end with the user asking again: its last assistant message ("Topic A.") answered the
+    # earlier request, not this one, so nothing is scored (before, every scorer scored "Topic A.").
+    payload = {
+        "input": TURNS,
+        "output": [{"role": "assistant", "content": "Topic A."}, {"role": "user", "content": "And after that?"}],
+        "ground_truth": "Topic A.",
+        "context": ["Topic A carries more marks."],
+        "tool_calls": [{"name": "search"}],
+    }
+    why = (
+        "output: the conversation ends with a user turn, not an assistant reply (its response is its final message "
+        "only when that is the assistant's)"
+    )
+    for spec in SCORERS.values():
+        options = {o.name: o.default for o in spec.options} | dict((spec.example or {}).get("options", {}))
+        scorer = spec.build(options, settings_for(fake_openai) if spec.uses_judge else None, None)
+        with pytest.raises(MissingInputError) as caught:
+            scorer.run(payload)
+        assert (str(caught.value), caught.value.field, caught.value.status) == (
+            why,
+            "output",
+            ScoreStatus.MISSING_INPUT,
+        )
+    assert fake_openai.chat_call_count == 0
+    # A tool result last is no reply either; the earlier assistant messages of a reply stay history (above).
+    tool_last = {
+        "input": "q",
+        "output": [{"role": "assistant", "content": "Checking."}, {"role": "tool", "content": "42"}],
+    }
+    with pytest.raises(MissingInputError, match="ends with a tool turn"):
+        normalize_run(tool_last)

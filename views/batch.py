@@ -361,7 +361,7 @@ if dataset is not None:
         except ScorerError as exc:
             problem = str(exc)
         # A conversation carries the prompt and system turns, and the response when no response column is mapped
-        # (its final message, when that is the assistant's reply: scorers.runs.datasets.split_conversation).
+        # (its final message, when that is the assistant's reply: scorers.core.base.split_conversation).
         conversation = mapping.get("messages")
         mapped = {**mapping, **{role: mapping[role] or conversation for role in ("input", "system", "output")}}
         unmapped = unmapped_fields(scorer_options, mapped, store)

@@ -4,7 +4,8 @@ The payload shapes follow the seeds (Mastra's ``scorer.run()``): ``input`` is a
 list of messages or ``{"inputMessages": [...], "systemMessages": [...]}`` (Mastra's
 agent run input; its ``taggedSystemMessages`` count as system messages, its
 ``rememberedMessages`` are not read); ``output`` is ``{"text": ...}``,
-``{"role", "content"}``, a list of messages or a plain string; ``ground_truth``
+``{"role", "content"}``, a list of messages (Mastra's run output: its final message is the response, when
+that is the assistant's reply, :func:`split_conversation`) or a plain string; ``ground_truth``
 (or ``groundTruth``) is optional. A message's ``content`` may be a string, a list
 of text parts, or Mastra's v2 object ``{"format": 2, "parts": [...],
 "toolInvocations": [...]}``, whose tool invocations are the run's tool calls.
@@ -226,13 +227,52 @@ def _output_text(value: Any) -> str:
     )
 
 
+def split_conversation(turns: list[Any]) -> tuple[list[Any], Any]:
+    """A conversation's earlier turns and its response: the final message when it is the assistant's (the turns
+    before it are the earlier ones), else all the turns and None.
+
+    The one rule for a conversation, whether a dataset's messages cell (raw ``{"role", ...}`` objects) or an
+    output given as a list of messages (:class:`Message`): one that ends with a user turn (an unanswered request),
+    a tool result or no assistant message at all has no response (``missing_input`` for every scorer, the reason
+    from :func:`no_reply_reason`): an earlier exchange is never scored in place of the last request.
+
+    >>> split_conversation([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])
+    ([{'role': 'user', 'content': 'Hi'}], {'role': 'assistant', 'content': 'Hello'})
+    >>> split_conversation([Message("assistant", "Hello"), Message("user", "And?")])[1] is None
+    True
+    """
+    last = turns[-1] if turns else None
+    role = last.role if isinstance(last, Message) else last.get("role") if isinstance(last, dict) else None
+    if role == "assistant":
+        return turns[:-1], last
+    return turns, None
+
+
+def no_reply_reason(last_role: str) -> str:
+    """Why a conversation whose final message is ``last_role``'s has no response (:func:`split_conversation`).
+
+    >>> no_reply_reason("user")
+    "the conversation ends with a user turn, not an assistant reply (its response is its final message only when that is the assistant's)"
+    """
+    return (
+        f"the conversation ends with a {last_role} turn, not an assistant reply (its response is its final message "
+        "only when that is the assistant's)"
+    )
+
+
 def _split_output(messages: list[Message]) -> tuple[list[Message], str]:
-    """An output given as messages: the earlier ones (context) and the scored response, the final
-    assistant message (the final message when none is from the assistant)."""
+    """An output given as messages: the earlier ones (context) and the scored response, the final message when it
+    is the assistant's (:func:`split_conversation`; a message without a role is a user turn, as in the input).
+
+    Raises:
+        MissingInputError: the messages end with another turn (a user turn, a tool result): no response.
+    """
     if not messages:
         return [], ""
-    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=len(messages) - 1)
-    return messages[:last], messages[last].content
+    earlier, reply = split_conversation(messages)
+    if reply is None:
+        raise MissingInputError(no_reply_reason(messages[-1].role), field="output")
+    return earlier, reply.content
 
 
 def _tool_call(raw: Any, where: str, position: tuple[int, int] | None = None) -> ToolCall:
@@ -360,10 +400,7 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     if "output" not in payload:
         why = "the run has no 'output' (the response to evaluate)"
         if isinstance(raw_input, list) and turns:  # a conversation: its response is a final assistant reply
-            why += (
-                f": the conversation ends with a {turns[-1].role} turn, not an assistant reply (its response is its "
-                "final message only when that is the assistant's)"
-            )
+            why += f": {no_reply_reason(turns[-1].role)}"
         raise MissingInputError(why, field="output")
     ground_truth = payload.get("ground_truth")
     if ground_truth is None:

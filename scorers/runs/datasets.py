@@ -49,6 +49,7 @@ from decimal import Decimal
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from scorers.core.base import split_conversation
 from scorers.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -742,16 +743,6 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
         return {"input": turns} | ({} if value is None else {"output": value})
     earlier, reply = split_conversation(turns)
     return {"input": earlier} | ({} if reply is None else {"output": reply})
-
-
-def split_conversation(turns: list[Any]) -> tuple[list[Any], Any]:
-    """A conversation's input and its response: the final message when it is the assistant's (the turns before it
-    are the input), else all the turns and None. A conversation that ends with a user turn (an unanswered request),
-    a tool result or no assistant message at all has no response (``missing_input`` for every scorer): an earlier
-    exchange is never scored in place of the last request."""
-    if turns and isinstance(turns[-1], dict) and turns[-1].get("role") == "assistant":
-        return turns[:-1], turns[-1]
-    return turns, None
 
 
 def _conversation_turns(cell: Any) -> list[Any] | None:
