@@ -176,7 +176,7 @@ def _format_number(value: Any, column: str = "") -> str:
             return usd_text(value)
         if column in ("wilcoxon_p", "p"):
             return "< 0.001" if value < 0.001 else f"{value:.3f}"
-        return decimal_text(value)
+        return decimal_text(value) if math.isfinite(value) else str(float(value))  # ±inf as inf / -inf
     return str(value)
 
 
