@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorers import InvalidInputError, JudgeSettings, ScorerError, ScoreResult, ScoreStatus, Store, create_scorer
-from scorers.core.base import split_conversation
+from scorers.runs.datasets import conversation_run, conversation_turns
 
 _SEPARATOR = re.compile(r"^[ \t]*---[ \t]*$", flags=re.MULTILINE)
 
@@ -53,9 +53,12 @@ def build_payload(
         context: context passages, several separated by a line with ``---``; "" for none.
         tool_calls: the assistant's tool calls as a JSON list (``[{"name", "arguments"}]``); "" for none.
         conversation: a whole conversation as OpenAI messages JSON (``[{"role", "content"}, ...]``);
-            "" for none. Its turns replace the user prompt (the system messages are added); when the
-            response is blank, the conversation's final message is the response if it is the assistant's, else
-            the run has no output (``missing_input``: an earlier exchange is never scored in its place).
+            "" for none. Read as the CLI and the Batch page read a messages cell
+            (:func:`scorers.runs.datasets.conversation_run`): text that is not a JSON list of messages is the
+            prompt's text (:func:`conversation_reading` says which). Its turns replace the user prompt (the system
+            messages are added); when the response is blank, the conversation's final message is the response if
+            it is the assistant's, else the run has no output (``missing_input``: an earlier exchange is never
+            scored in its place).
 
     Returns:
         ``{"input": {"inputMessages": [...], "systemMessages": [...]}, "output": {"text": ...},
@@ -74,17 +77,11 @@ def build_payload(
         "ground_truth": ground_truth if ground_truth.strip() else None,
     }
     if conversation.strip():
-        turns = _json_value(conversation, "conversation")
-        if not isinstance(turns, list) or not all(isinstance(m, dict) and "role" in m for m in turns):
-            raise InvalidInputError(
-                'expected a JSON list of messages such as [{"role": "user", "content": "Hi"}]', field="conversation"
-            )
-        if not response.strip():  # the conversation's reply, if it ends with one; else no response (missing_input)
-            turns, reply = split_conversation(turns)
-            payload.pop("output")
-            if reply is not None:
-                payload["output"] = reply
-        payload["input"] = [*payload["input"]["systemMessages"], *turns]
+        # Read as the CLI and the Batch page read a messages cell: a list of messages, else the prompt's text.
+        system_messages = payload["input"]["systemMessages"]
+        payload.pop("output")
+        payload |= conversation_run(conversation, response if response.strip() else None)
+        payload["input"] = [*system_messages, *payload["input"]]
     if context.strip():
         payload["context"] = split_system_messages(context)
     if tool_calls.strip():
@@ -95,6 +92,26 @@ def build_payload(
             )
         payload["tool_calls"] = calls
     return payload
+
+
+def conversation_reading(conversation: str) -> str:
+    """What the Evaluate form reads its conversation field as (:func:`build_payload`), said under the field:
+    a conversation of so many messages, or, for text that is not a JSON list of messages, the user prompt.
+
+    >>> conversation_reading('[{"role": "user", "content": "Hi"}]')
+    'Read as a conversation of 1 message (it replaces the user prompt).'
+    >>> conversation_reading("Give me a haiku")
+    "Read as the user prompt's text: it is not a JSON list of messages (as the Batch page and the CLI read such a cell); it replaces the User prompt field."
+    """
+    turns = conversation_turns(conversation)
+    if turns is None:
+        return (
+            "Read as the user prompt's text: it is not a JSON list of messages (as the Batch page and the CLI read "
+            "such a cell); it replaces the User prompt field."
+        )
+    return (
+        f"Read as a conversation of {len(turns)} message{'' if len(turns) == 1 else 's'} (it replaces the user prompt)."
+    )
 
 
 def _json_value(text: str, field: str) -> Any:

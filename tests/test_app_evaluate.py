@@ -348,3 +348,24 @@ def test_a_pasted_conversation_ending_with_a_user_turn_is_not_scored_on_an_earli
         "ends with a user turn, not an assistant reply (its response is its final message only when that is the "
         "assistant's)"
     ]
+
+
+def test_a_plain_string_pasted_as_the_conversation_is_read_as_the_prompt_as_the_cli_and_batch_read_it(open_page):
+    at = open_page()
+    # Not JSON: before, invalid_input ("not valid JSON ..."); the CLI and Batch read such a messages cell as the
+    # prompt's text, and so does Evaluate now, saying so under the field.
+    at.text_area(key="eval_conversation").input("abcd")
+    at.text_area(key="eval_response").input("abcx")
+    at.selectbox(key="eval_scorer").set_value("Textual difference").run()
+    assert (
+        "Read as the user prompt's text: it is not a JSON list of messages (as the Batch page and the CLI read such "
+        "a cell); it replaces the User prompt field." in [c.value for c in at.caption]
+    )
+    at.button(key="eval_run").click().run()
+    assert not at.exception and not at.error
+    # No ground truth: the response is compared with the prompt. "abcx" vs "abcd": LCS "abc" = 3 → 2·3 / 8 = 0.75;
+    # equal lengths → confidence 1 → score 0.75.
+    assert metrics(at)["Score"] == "0.750"
+    # A JSON list of messages is a conversation, and says how many messages.
+    at.text_area(key="eval_conversation").input(json.dumps([{"role": "user", "content": "abcd"}])).run()
+    assert "Read as a conversation of 1 message (it replaces the user prompt)." in [c.value for c in at.caption]

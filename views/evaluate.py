@@ -10,7 +10,7 @@ from dashboard.layout import setup_page
 from dashboard.options import option_widget
 from dashboard.results import render_outcome
 from dashboard.run_view import get_store
-from dashboard.runs import RunFailure, build_payload, evaluate
+from dashboard.runs import RunFailure, build_payload, conversation_reading, evaluate
 from dashboard.samples import render_sample_chooser
 from dashboard.settings import judge_cache, judge_settings
 from scorers import InvalidInputError
@@ -66,8 +66,11 @@ with st.expander("Conversation (several turns)"):
         ' {"role": "assistant", "content": "Which exam?"},\n {"role": "user", "content": "Maths."}]',
         help="Replaces the user prompt: the judge sees every turn in order, as context, and judges the response "
         "against the final user message. Leave the response blank to score the conversation's final "
-        "message, when it is the assistant's reply (a conversation that ends with your turn has no response).",
+        "message, when it is the assistant's reply (a conversation that ends with your turn has no response). "
+        "Text that is not a JSON list of messages is read as the user prompt, as the Batch page and the CLI read it.",
     )
+    if conversation.strip():
+        st.caption(conversation_reading(conversation))
 
 with st.expander("Context passages and tool calls (for RAG and agent scorers)"):
     context = st.text_area(

@@ -618,7 +618,7 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
     not_lists: list[int] = []
     no_reply: list[int] = []
     for i, cell in enumerate(dataset.column_values(column)):
-        turns = _conversation_turns(cell)
+        turns = conversation_turns(cell)
         if turns is None:
             if cell_text(cell) is not None:  # a missing cell is said elsewhere: no prompt
                 not_lists.append(i)
@@ -707,7 +707,7 @@ def _runs(
     for i, item_id in enumerate(item_ids):
         system = cell_text(columns["system"][i]) if "system" in columns else None
         if "messages" in columns:
-            payload = _conversation(columns["messages"][i], columns["output"][i] if "output" in columns else None)
+            payload = conversation_run(columns["messages"][i], columns["output"][i] if "output" in columns else None)
             if system and system.strip():
                 payload["input"] = [{"role": "system", "content": system}, *payload["input"]]
         else:
@@ -724,7 +724,7 @@ def _runs(
         yield i, item_id, payload
 
 
-def _conversation(cell: Any, output: Any) -> dict[str, Any]:
+def conversation_run(cell: Any, output: Any) -> dict[str, Any]:
     """A messages cell (OpenAI chat format: a list of ``{"role", "content"}``, or its JSON text) as a
     run: the turns are the input; the response is the output cell when one is mapped, else the
     conversation's final message when it is the assistant's (:func:`split_conversation`); a conversation that
@@ -732,9 +732,17 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
     response or an earlier exchange scored).
 
     A cell that holds no list of messages is the prompt's text (:func:`not_text_notices` names such rows
-    before the run).
+    before the run). The one reader of a conversation for the CLI, the Batch page and the Evaluate form.
+
+    Args:
+        cell: the messages cell: a list of messages, its JSON text, or any other value (the prompt's text).
+        output: the response cell when a response column is mapped (None when its cell is missing: no output),
+            None when none is (the response is then the conversation's final assistant reply, if any).
+
+    Returns:
+        ``{"input": [messages...], "output"?: ...}``: the run's input and, when there is one, its output.
     """
-    turns = _conversation_turns(cell)
+    turns = conversation_turns(cell)
     if turns is None:  # no conversation: the cell's text is the prompt
         text = cell_text(cell)
         turns = [] if text is None else [{"role": "user", "content": text}]
@@ -745,7 +753,7 @@ def _conversation(cell: Any, output: Any) -> dict[str, Any]:
     return {"input": earlier} | ({} if reply is None else {"output": reply})
 
 
-def _conversation_turns(cell: Any) -> list[Any] | None:
+def conversation_turns(cell: Any) -> list[Any] | None:
     """A messages cell's turns: the list it holds (a list value, or its JSON text), None when it holds no list of
     messages (:func:`_is_message_list`)."""
     np = _numpy()
