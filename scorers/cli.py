@@ -502,7 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
         f"unreachable: connection, timeout, auth, 5xx (default {DEFAULT_MAX_CONSECUTIVE_FAILURES}), or after K "
         "judge replies in a row that are unusable: invalid output after the re-ask, or refusals (those are "
         "recorded as failed). The first item is always scored alone first: a wrong URL, key or model stops the "
-        "run there",
+        "run there. Until the judge's first usable reply, and after an unusable one, the judge scores one item at "
+        "a time: a judge whose replies are all unusable costs K items (2K calls with the re-ask; K with "
+        "refusals) before the pause, whatever the concurrency",
     )
 
     batch = run.add_argument_group("batch")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
@@ -204,6 +205,42 @@ def test_a_usable_reply_between_unusable_ones_starts_the_count_again(fake_openai
     assert result.status == "completed"
     assert [o.status.value for o in result.outcomes] == ["judge_refused", "judge_refused", "scored"] * 3
     assert fake_openai.chat_call_count == 9
+
+
+def test_a_judge_whose_replies_are_all_unusable_costs_k_items_at_any_concurrency(fake_openai: FakeOpenAI, store):
+    # Until a usable reply the judge scores one item at a time, each counted before the next starts: K = 5 items,
+    # each asked and re-asked (10 calls), then the pause; the 7 other workers never send a call.
+    fake_openai.responder = lambda body: Reply.content(GARBAGE).delayed(0.02)
+    result = run_evals(items(40), [alignment(fake_openai)], concurrency=8, store=store)
+    assert result.status == "judge_replies_unusable"
+    assert fake_openai.chat_call_count == 10 and result.usage.calls == 10
+    assert [o.status.value for o in result.outcomes] == ["judge_output_invalid"] * 5
+    # Refusals (not re-asked), K = 3: 3 calls.
+    fake_openai.reset()
+    fake_openai.responder = lambda body: Reply.content(REFUSAL).delayed(0.02)
+    refused = run_evals(items(40), [alignment(fake_openai)], concurrency=8, store=store, max_consecutive_failures=3)
+    assert refused.status == "judge_replies_unusable" and fake_openai.chat_call_count == 3
+
+
+def test_after_a_usable_reply_the_run_scores_at_its_concurrency_again(fake_openai: FakeOpenAI, store):
+    lock = threading.Lock()
+    seen = {"n": 0, "active": 0, "peak": 0}
+
+    def responder(body):  # the first item's two calls (ask, re-ask) are unusable; every later reply is usable
+        with lock:
+            seen["n"] += 1
+            n = seen["n"]
+            seen["active"] += 1
+            seen["peak"] = max(seen["peak"], seen["active"])
+        time.sleep(0.05)
+        with lock:
+            seen["active"] -= 1
+        return Reply.content(GARBAGE) if n <= 2 else OK
+
+    fake_openai.responder = responder
+    result = run_evals(items(16), [alignment(fake_openai)], concurrency=4, store=store)
+    assert result.status == "completed" and fake_openai.chat_call_count == 2 + 15
+    assert seen["peak"] == 4  # one at a time only until item 1's usable reply
 
 
 # ---- budgets: a run stops at a cap, never past it (calls and tokens counted at the fake server)

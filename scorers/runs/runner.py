@@ -803,7 +803,9 @@ def run_evals(
             (:func:`scorers.catalogue.registry.create_scorer`) and resumed later.
         run_config: other options to record with the run.
         cancel: set it to stop: items not started are left unscored (resumable).
-        preflight: score the first item alone before the others (only when a scorer uses a judge).
+        preflight: score the first item alone before the others (only when a scorer uses a judge); and, with
+            ``max_consecutive_failures``, the judge scorers one item at a time until the judge's first usable
+            reply and after an unusable one (a judge whose replies are all unusable costs K items).
         max_consecutive_failures: K >= 1, or None to never pause: unreachable-judge failures
             in a row, and unusable replies in a row, that pause the run.
         budget: caps on judge calls, tokens and cost for the whole run (a resumed run
@@ -967,6 +969,8 @@ def run_evals(
     def count_unusable(outcome: ItemOutcome) -> None:
         """Count the judge's unusable replies in a row (invalid output, refusals); K of them pause the run."""
         if outcome.status in UNUSABLE_REPLY_STATUSES:
+            if probation:
+                on_probation.set()  # one judge scorer at a time until a usable reply
             with lock:
                 unusable.append(outcome)
                 if max_consecutive_failures is None or len(unusable) < max_consecutive_failures:
@@ -974,8 +978,31 @@ def run_evals(
                 hit, unusable[:] = list(unusable), []
             halt_with(RunStatus.JUDGE_REPLIES_UNUSABLE, unusable_replies_reason(hit))
         elif outcome.usage.calls or (outcome.result is not None and outcome.result.judge is not None):
+            if outcome.result is not None and outcome.result.judge is not None:
+                on_probation.clear()  # a usable reply: the run's concurrency again
             with lock:  # the judge gave a usable reply (or another failure): the count starts again
                 unusable.clear()
+
+    # Until the judge's first usable reply, and after an unusable one, the judge scorers score one item at a time,
+    # each up to its outcome's count (so a K-th unusable reply in a row pauses the run before another call starts):
+    # a judge whose replies are all unusable costs K items, not K plus the items the other workers had in flight.
+    probation = preflight and max_consecutive_failures is not None and judge_model is not None
+    on_probation = threading.Event()
+    if probation:
+        on_probation.set()
+    probation_turn = threading.Lock()
+
+    def take_turn(scorer: Scorer) -> bool | None:
+        """Wait for this judge scorer's turn while on probation: True when taken (release it after the outcome is
+        counted), False when no turn is needed, None when the run stopped meanwhile."""
+        if _judge_used(scorer) is None:
+            return False
+        while on_probation.is_set():
+            if probation_turn.acquire(timeout=0.1):
+                return True
+            if cancel.is_set() or halt.is_set() or stop.is_set() or throttle.paused:
+                return None
+        return False
 
     running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
     timed_out: set[int] = set()
@@ -992,14 +1019,21 @@ def run_evals(
                 with lock:
                     if (index, scorer.id) in known or (capped and getattr(scorer, "settings", None) is not None):
                         continue
-                outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, hold_judge)
-                if (
-                    outcome is None and capped and not (halt.is_set() or cancel.is_set())
-                ):  # its judge call waits for the budget
-                    continue
-                if outcome is None:  # cancelled or paused while waiting
+                turn = take_turn(scorer)
+                if turn is None:  # cancelled or paused while waiting for its turn
                     return
-                settle(outcome)
+                try:
+                    outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, hold_judge)
+                    if (
+                        outcome is None and capped and not (halt.is_set() or cancel.is_set())
+                    ):  # its judge call waits for the budget
+                        continue
+                    if outcome is None:  # cancelled or paused while waiting
+                        return
+                    settle(outcome)
+                finally:
+                    if turn:
+                        probation_turn.release()
         finally:
             with lock:
                 running.pop(index, None)  # (the worker process's watch may have cleared it)
