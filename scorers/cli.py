@@ -26,7 +26,8 @@ another run, ``--compare-with``): it opens offline and makes no request of its o
 skipped is listed with its line and reason), maps its columns to roles (the
 flags, else detected from the header: the columns used are printed), prints
 the estimate (judge calls, tokens, cost), scores every row with every scorer
-while a progress bar runs on stderr, and stores every outcome in the SQLite
+while a progress bar runs on stderr (items done, those with failures, and apart from them
+those not scored because an input is missing), and stores every outcome in the SQLite
 store as it finishes (``--db``, else ``$SCORER_STUDIO_DB``, else the user data
 directory). At the end it prints a summary per scorer and per dimension, the
 tokens and cost actually spent and the run id, and writes ``--output``. Ctrl-C
@@ -86,7 +87,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -753,6 +754,16 @@ def _open_store(db: str | None, *, must_exist: bool) -> Store:
 # ---- progress -----------------------------------------------------------------------------------
 
 
+def item_progress(statuses: Iterable[ScoreStatus]) -> str | None:
+    """How the progress bar counts an item with outcomes of ``statuses``: ``"failed"`` when one is not scored for
+    another reason than a missing input (a judge failure, an invalid input), else ``"missing"`` when one is not
+    scored because an input is missing (``missing_input``: nothing failed, it was not scored), else None."""
+    kinds = {s for s in statuses if s is not ScoreStatus.SCORED}
+    if kinds - {ScoreStatus.MISSING_INPUT}:
+        return "failed"
+    return "missing" if kinds else None
+
+
 class Progress:
     """A progress bar on a stream: ``\\r`` updates on a terminal, occasional lines otherwise.
 
@@ -760,18 +771,29 @@ class Progress:
         stream: where to write (stderr).
         total: items in the run.
         done: items already finished before this session (resume).
-        failed: of those, items with an outcome that is not scored.
+        failed: of those, items with a failed outcome (:func:`item_progress`).
+        missing: of those, items not scored only because an input is missing (:func:`item_progress`).
         interval: on a terminal, seconds between redraws; otherwise seconds
             between lines (a line is also written at every 10% step).
     """
 
     BAR_WIDTH = 24
 
-    def __init__(self, stream: TextIO, total: int, *, done: int = 0, failed: int = 0, interval: float | None = None):
+    def __init__(
+        self,
+        stream: TextIO,
+        total: int,
+        *,
+        done: int = 0,
+        failed: int = 0,
+        missing: int = 0,
+        interval: float | None = None,
+    ):
         self.stream = stream
         self.total = total
         self.done = done
         self.failed = failed
+        self.missing = missing
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.interval = interval if interval is not None else (0.1 if self.tty else 10.0)
         self._start_done = done
@@ -785,7 +807,7 @@ class Progress:
         return (10 * self.done) // self.total if self.total else 10
 
     def text(self) -> str:
-        """The current state: bar, done/total, failed, elapsed and ETA."""
+        """The current state: bar, done/total, failed, not scored for a missing input (when any), elapsed and ETA."""
         filled = self.BAR_WIDTH * self.done // self.total if self.total else self.BAR_WIDTH
         bar = "#" * filled + "-" * (self.BAR_WIDTH - filled)
         elapsed = time.monotonic() - self._start
@@ -799,18 +821,20 @@ class Progress:
             eta = "?"
         return (
             f"[{bar}] {self.done}/{self.total} items, {self.failed} with failures, "
-            f"{_duration(elapsed)} elapsed, ETA {eta}"
+            + (f"{self.missing} not scored (missing input), " if self.missing else "")
+            + f"{_duration(elapsed)} elapsed, ETA {eta}"
         )
 
     def start(self) -> None:
         with self._lock:
             self._draw(force=True)
 
-    def item_done(self, failed: bool) -> None:
-        """Count one finished item (``failed``: one of its outcomes is not scored)."""
+    def item_done(self, kind: str | None) -> None:
+        """Count one finished item; ``kind`` as :func:`item_progress` gives it."""
         with self._lock:
             self.done += 1
-            self.failed += int(failed)
+            self.failed += kind == "failed"
+            self.missing += kind == "missing"
             self._draw(force=False)
 
     def _draw(self, *, force: bool) -> None:
@@ -1569,7 +1593,8 @@ def _execute(
         console.err,
         len(items),
         done=len(complete),
-        failed=sum(any(keep[(i, s.id)].status is not ScoreStatus.SCORED for s in scorers) for i in complete),
+        failed=sum(item_progress(keep[(i, s.id)].status for s in scorers) == "failed" for i in complete),
+        missing=sum(item_progress(keep[(i, s.id)].status for s in scorers) == "missing" for i in complete),
     )
     console.note(
         f"Run {run_id}: scoring {len(items) - len(complete)} of {len(items)} items with "
@@ -1584,7 +1609,7 @@ def _execute(
         console.raw_err("\nStopping: waiting for the judge calls in flight to finish ...\n")
 
     def on_item(index: int, item: EvalItem, outcomes: list[Any]) -> None:
-        progress.item_done(any(o.status is not ScoreStatus.SCORED for o in outcomes))
+        progress.item_done(item_progress(o.status for o in outcomes))
 
     in_main = threading.current_thread() is threading.main_thread()
     previous_handler = signal.signal(signal.SIGINT, on_sigint) if in_main else None

@@ -20,8 +20,15 @@ from fake_openai import Reply
 from judge_data import single_analysis
 from realdata import REALDATA
 
-from scorers import EvalItem, Store, create_prompt_alignment_scorer, create_textual_difference_scorer, run_evals
-from scorers.cli import Progress, main
+from scorers import (
+    EvalItem,
+    ScoreStatus,
+    Store,
+    create_prompt_alignment_scorer,
+    create_textual_difference_scorer,
+    run_evals,
+)
+from scorers.cli import Progress, item_progress, main
 from scorers.core.judge import resolve_judge_settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -194,7 +201,8 @@ def test_an_empty_response_exits_3_and_reports_the_row(env, tmp_path, capsys):
     assert "Not scored (1 outcome(s)):" in out
     assert "line 3 [prompt-alignment] missing_input: output: " in out and "is blank in this row" in out
     assert summary_row(out, "prompt-alignment")[:3] == ["2", "1", "0.840"]
-    assert "3/3 items, 1 with failures" in err
+    # A missing input is not a failure of the judge: the progress bar counts it apart.
+    assert "3/3 items, 0 with failures, 1 not scored (missing input)," in err
 
 
 def test_a_failed_threshold_wins_over_unscored_items(env, tmp_path, capsys):
@@ -671,12 +679,24 @@ def test_progress_redraws_in_place_on_a_terminal():
     stream = _Tty()
     progress = Progress(stream, 4, interval=0.0)
     progress.start()
-    for failed in (False, True, False, False):
-        progress.item_done(failed)
+    for kind in (None, "failed", None, None):
+        progress.item_done(kind)
     progress.close()
     text = stream.getvalue()
     assert text.count("\r") == 6 and text.endswith("\n") and text.count("\n") == 1
     assert "4/4 items, 1 with failures" in text and "ETA 0:00" in text
+
+
+def test_progress_counts_an_item_not_scored_for_a_missing_input_apart_from_failures():
+    assert item_progress([ScoreStatus.SCORED, ScoreStatus.SCORED]) is None
+    assert item_progress([ScoreStatus.SCORED, ScoreStatus.MISSING_INPUT]) == "missing"
+    assert item_progress([ScoreStatus.MISSING_INPUT, ScoreStatus.JUDGE_OUTPUT_INVALID]) == "failed"
+    assert item_progress([ScoreStatus.INVALID_INPUT]) == "failed"
+    stream = io.StringIO()
+    progress = Progress(stream, 4, done=1, missing=1, interval=0.0)
+    for kind in ("missing", "failed", None):
+        progress.item_done(kind)
+    assert "4/4 items, 1 with failures, 2 not scored (missing input)," in progress.text()
 
 
 def test_progress_writes_occasional_lines_elsewhere():
@@ -684,7 +704,7 @@ def test_progress_writes_occasional_lines_elsewhere():
     progress = Progress(stream, 100, done=40, failed=2)
     progress.start()
     for _ in range(60):
-        progress.item_done(False)
+        progress.item_done(None)
     progress.close()
     lines = stream.getvalue().splitlines()
     assert "\r" not in stream.getvalue()
