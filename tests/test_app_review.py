@@ -677,3 +677,24 @@ def test_a_long_response_in_the_row_view_is_cut_as_history_cuts_it(open_page, st
     at.toggle(key=f"{key}_texts_0_output").set_value(True).run()
     blocks = [h.proto.body for h in at.get("html") if "aaaa" in h.proto.body and "<span" not in h.proto.body]
     assert blocks[0].endswith("aTAIL</div>")
+
+
+def test_a_row_without_a_response_cannot_be_labelled_and_says_why(open_page, studio_db: Path):
+    store = Store(studio_db)
+    items = [
+        EvalItem("row0", {"input": "question 0", "output": {"text": "abc"}, "ground_truth": "abc"}),
+        EvalItem("row1", {"input": "question 1", "ground_truth": "abc"}),  # no response: missing_input
+    ]
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="gaps.jsonl").run_id
+    assert [r["status"] for r in store.results(run_id)] == ["scored", "missing_input"]
+    key = review_key(run_id, TD)
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("Ann").run()
+    assert not at.button(key=f"{key}_0_pass").disabled  # a response: it can be labelled
+    at.button(key=f"{key}_next").click().run()
+    assert row_heading(at).startswith("**Row 2 of 2** (all rows) · item `row1`")
+    for action in ("save", "pass", "fail"):
+        assert at.button(key=f"{key}_1_{action}").disabled
+    assert any(i.value.startswith("This row has no response: it was not scored (missing_input)") for i in at.info)
+    assert label_history(store, run_id, 1, TD) == []
+    store.close()

@@ -23,8 +23,10 @@ import pandas as pd
 import streamlit as st
 
 from scorers import (
+    EvalItem,
     InvalidInputError,
     ItemOutcome,
+    ScoreStatus,
 )
 from scorers.analysis.agreement import (
     AgreementRow,
@@ -40,6 +42,7 @@ from scorers.analysis.labels import (
 )
 from scorers.analysis.pairwise_runs import order_flips_by_item, stored_pairwise
 from scorers.analysis.uncertainty import JudgeDoubt, judge_doubts, pooled_repetitions, stored_rejudges
+from scorers.runs.export import item_texts
 
 from ..results import md_escape, render_outcome
 from ..run_explorer import render_item_texts
@@ -350,11 +353,24 @@ def _save(
     st.rerun()
 
 
-def _render_label_form(ctx: ReviewContext, index: int, reviewer: str, mode: str) -> None:
+def no_response_reason(item: EvalItem, outcome: ItemOutcome | None) -> str | None:
+    """Why a row cannot be labelled, or None: it was not scored because its response is missing
+    (``missing_input``, no response text), so there is nothing for a person to judge."""
+    if outcome is None or outcome.status is not ScoreStatus.MISSING_INPUT or (item_texts(item)["output"] or "").strip():
+        return None
+    return (
+        "This row has no response: it was not scored (missing_input), and there is no answer to label. "
+        "Fix the dataset's response and score it again to label it."
+    )
+
+
+def _render_label_form(ctx: ReviewContext, index: int, reviewer: str, mode: str, refused: str | None) -> None:
     current = ctx.labels.get(index)
     row_key = f"{ctx.key}_{index}"
     advance = st.checkbox("After saving, go to the next row", value=True, key=f"{ctx.key}_advance", **SESSION)
-    if not reviewer:
+    if refused:
+        st.info(refused, icon=":material/block:")
+    elif not reviewer:
         st.caption("Type your name at the top to save labels: every label records who gave it.")
     with st.form(f"{row_key}_form", border=True, enter_to_submit=True):
         left, right = st.columns([1, 1])
@@ -387,8 +403,8 @@ def _render_label_form(ctx: ReviewContext, index: int, reviewer: str, mode: str)
                 placeholder="why (optional)",
                 help="M puts the cursor here; Enter saves; Esc leaves the field.",
             )
-        disabled = not reviewer
-        why = "Type your name at the top first." if disabled else None
+        disabled = bool(refused) or not reviewer
+        why = refused or ("Type your name at the top first." if disabled else None)
         pressed = None
         for column, (action, label, icon, tip) in zip(st.columns(3), LABEL_BUTTONS, strict=True):
             if column.form_submit_button(
@@ -401,7 +417,7 @@ def _render_label_form(ctx: ReviewContext, index: int, reviewer: str, mode: str)
                 help=why or tip,
             ):
                 pressed = action
-    if pressed is not None:
+    if pressed is not None and not disabled:
         chosen = {"pass": True, "fail": False}.get(verdict if pressed == "save" else pressed)
         _save(ctx, index, reviewer, score, chosen, comment or "", advance, mode)
 
@@ -502,7 +518,7 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     with label_col:
         st.markdown(f"**{md_escape(_judge_line(ctx, outcome))}**")
         st.caption("Your label is stored apart: the judge's score and breakdown are kept as they are.")
-        _render_label_form(ctx, index, reviewer, mode)
+        _render_label_form(ctx, index, reviewer, mode, no_response_reason(item, outcome))
         _render_history(ctx, index)
     with st.expander(f"The judge's breakdown ({ctx.scorer_name})", expanded=True):
         # The light view: its charts and raw JSON are drawn when asked (kept open from row to row).
