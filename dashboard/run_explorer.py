@@ -23,6 +23,7 @@ from scorers.core.base import round_half_up
 from scorers.core.pricing import JudgeSpend, RunCost
 from scorers.runs.export import (
     TABLE_EXPORTS,
+    conversation_turns_of,
     export_file_stem,
     item_texts,
     spreadsheet_overflow_note,
@@ -496,15 +497,25 @@ def _render_item(store: Store, table: RunTable, index: int, names: dict[str, str
 def render_item_texts(item: EvalItem, key: str) -> None:
     """An item's user prompt, system message, response and ground truth (those it has, each exactly as
     written, a long one cut with a way to see and download all of it: :func:`~dashboard.results.render_text_block`,
-    widget keys ``<key>_<field>``), then its groups and its other dataset columns."""
+    widget keys ``<key>_<field>``), then its groups and its other dataset columns.
+
+    A conversation is shown turn by turn in place of the user prompt (its user turns joined): each turn before the
+    response under its role (User, Assistant ...), in the order the judge was shown them (the exports'
+    ``conversation``), widget keys ``<key>_conversation_<n>``."""
     texts = item_texts(item)
+    turns = conversation_turns_of(texts["conversation"])
+    if turns:
+        st.markdown("**Conversation** (the turns before the response, as the judge was shown them)")
+        for n, turn in enumerate(turns):
+            st.markdown(f"*{md_escape(str(turn['role']).capitalize())}*")
+            render_text_block(turn["content"], key=f"{key}_conversation_{n}", name=f"{item.item_id}-turn-{n + 1}")
     for label, field in (
         ("User prompt", "input"),
         ("System message", "system"),
         ("Response", "output"),
         ("Ground truth", "ground_truth"),
     ):
-        if texts[field]:
+        if texts[field] and not (turns and field == "input"):
             st.markdown(f"**{label}**")
             render_text_block(texts[field], key=f"{key}_{field}", name=f"{item.item_id}-{field}")
     for name, value in {**item.groups, **item.columns}.items():

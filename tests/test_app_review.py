@@ -698,3 +698,29 @@ def test_a_row_without_a_response_cannot_be_labelled_and_says_why(open_page, stu
     assert any(i.value.startswith("This row has no response: it was not scored (missing_input)") for i in at.info)
     assert label_history(store, run_id, 1, TD) == []
     store.close()
+
+
+def test_a_conversation_is_shown_turn_by_turn_with_its_roles_not_as_one_user_prompt(open_page, studio_db: Path):
+    store = Store(studio_db)
+    turns = [
+        {"role": "user", "content": "Topic A or B first?"},
+        {"role": "assistant", "content": "Which carries more marks?"},
+        {"role": "user", "content": "A"},
+    ]
+    item = EvalItem("chat", {"input": turns, "output": {"role": "assistant", "content": "Revise A first."}})
+    run_evals([item], [create_textual_difference_scorer()], store=store, dataset_name="chat.jsonl")
+    store.close()
+    at = open_page("review")
+    assert not at.exception
+    labels = [m.value for m in at.markdown]
+    # Before: "User prompt" holding "Topic A or B first?\n\nA", the assistant's question left out.
+    assert "**User prompt**" not in labels
+    assert "**Conversation** (the turns before the response, as the judge was shown them)" in labels
+    start = labels.index("**Conversation** (the turns before the response, as the judge was shown them)")
+    assert labels[start + 1 : start + 4] == ["*User*", "*Assistant*", "*User*"]
+    bodies = [h.proto.body for h in at.get("html")]
+    shown = [
+        b for b in bodies if b.endswith(("Topic A or B first?</div>", "Which carries more marks?</div>", ">A</div>"))
+    ]
+    assert len(shown) == 3 and shown[1].endswith(">Which carries more marks?</div>")
+    assert any(b.endswith(">Revise A first.</div>") for b in bodies) and "**Response**" in labels

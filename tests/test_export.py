@@ -265,7 +265,7 @@ def test_parquet_stores_mixed_object_columns_as_text():
 
 def test_item_texts_tolerates_a_malformed_payload():
     item = EvalItem("x", {"input": {"inputMessages": [{"role": "user", "content": "Q"}]}, "output": {"text": None}})
-    assert item_texts(item) == {"input": "Q", "system": "", "output": None, "ground_truth": None}
+    assert item_texts(item) == {"input": "Q", "system": "", "output": None, "ground_truth": None, "conversation": None}
 
 
 def test_results_frame_of_a_run_with_a_malformed_payload():
@@ -465,4 +465,49 @@ def test_spreadsheet_overflow_counts_the_cells_over_a_spreadsheets_limit_by_colu
     assert [len(r["output"]) for r in rows if r["item_id"] == "long"] == [40_000, 40_000]
     short = run_evals(items[1:], scorers[:1], store=store).run_id
     assert spreadsheet_overflow(load_run_table(store, short)) == {"input": 1}
+    store.close()
+
+
+# A conversation as a dataset gives it: a messages cell whose final assistant message is the response.
+CONVERSATION = [
+    {"role": "system", "content": "You are an exam coach."},
+    {"role": "user", "content": "Topic A or B first?"},
+    {"role": "assistant", "content": "Which carries more marks?"},
+    {"role": "user", "content": "A"},
+]
+# What the judge is shown before the response, with the roles; the system message stays in its own column.
+EARLIER_TURNS = [
+    {"role": "user", "content": "Topic A or B first?"},
+    {"role": "assistant", "content": "Which carries more marks?"},
+    {"role": "user", "content": "A"},
+]
+
+
+def test_every_export_carries_a_conversations_turns_with_their_roles(tmp_path):
+    items = [
+        EvalItem("chat", {"input": CONVERSATION, "output": {"role": "assistant", "content": "Revise A first."}}),
+        EvalItem("single", {"input": "Say yes", "output": "yes"}),
+    ]
+    store = Store(tmp_path / "runs.db")
+    result = run_evals(items, [create_textual_difference_scorer()], store=store)
+    table = load_run_table(store, result.run_id)
+    turns_text = json.dumps(EARLIER_TURNS, ensure_ascii=False)
+    # The existing columns keep their meaning: input is the user turns joined, output the reply.
+    expected = {
+        "input": "Topic A or B first?\n\nA",
+        "system": "You are an exam coach.",
+        "output": "Revise A first.",
+        "conversation": turns_text,
+    }
+    for frame in (results_frame(result, items), read_results_bytes(_export(table, "jsonl"), "jsonl")):
+        chat, single = frame.iloc[0], frame.iloc[1]
+        assert {k: chat[k] for k in expected} == expected
+        assert single["conversation"] is None or pd.isna(single["conversation"])  # no earlier turns
+    for data in (_export(table, "parquet"), export_run(result, items, "parquet")):
+        assert pd.read_parquet(io.BytesIO(data))["conversation"].tolist()[0] == turns_text
+    for data in (_export(table, "plain-csv"), export_run(result, items, "csv")):
+        assert [row["conversation"] for row in _csv_rows(data)] == [turns_text, ""]
+    for data in (_export(table, "json"), export_run(result, items, "json")):
+        documents = json.loads(data)["items"]
+        assert [d["conversation"] for d in documents] == [EARLIER_TURNS, None]
     store.close()

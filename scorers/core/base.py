@@ -135,10 +135,27 @@ class RunInput:
     def prompt_text(self) -> str:
         """The final user prompt: the user messages after the earlier turns of ``history``
         (all of them for a single-turn run), joined by blank lines."""
+        return "\n\n".join(m.content for m in self._final_prompt)
+
+    @property
+    def conversation(self) -> tuple[Message, ...]:
+        """A conversation's turns before the response, with their roles, in the order the judge is shown them: the
+        earlier turns (``history``), then the final user prompt's messages; empty for a single-turn run (no earlier
+        turns). What the exports' ``conversation`` column and Review show.
+
+        >>> run = normalize_run({"input": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+        ...                                {"role": "user", "content": "A haiku?"}], "output": "Rain."})
+        >>> [(m.role, m.content) for m in run.conversation]
+        [('user', 'Hi'), ('assistant', 'Hello'), ('user', 'A haiku?')]
+        """
+        return self.history + self._final_prompt if self.history else ()
+
+    @property
+    def _final_prompt(self) -> tuple[Message, ...]:
+        """The user messages after the earlier turns of ``history`` (all of them for a single-turn run)."""
         if not self.history:
-            return self.user_text
-        earlier = sum(m.role == "user" for m in self.history)
-        return "\n\n".join(m.content for m in self.user_messages[earlier:])
+            return self.user_messages
+        return self.user_messages[sum(m.role == "user" for m in self.history) :]
 
     @property
     def system_text(self) -> str:

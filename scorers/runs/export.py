@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 import pandas as pd
 
-from scorers.core.base import normalize_run
+from scorers.core.base import RunInput, normalize_run
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.runner import EvalItem, EvalRunResult, Summary
 
@@ -102,11 +102,22 @@ def _raw_text(value: Any) -> str | None:
     return _json_text(value)
 
 
+TEXT_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth", "conversation")
+"""The texts of an item (:func:`item_texts`), columns of every export in this order."""
+
+
 def item_texts(item: EvalItem) -> dict[str, str | None]:
-    """The texts of an item: ``input`` (user text), ``system``, ``output``, ``ground_truth``.
+    """The texts of an item (:data:`TEXT_FIELDS`): ``input`` (user text: the user messages joined), ``system``,
+    ``output``, ``ground_truth`` and ``conversation``.
+
+    ``conversation`` is a conversation's turns before the response, with their roles, as the judge is shown
+    them (:attr:`~scorers.core.base.RunInput.conversation`), as JSON text
+    (``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}, ...]``); None for a run without earlier
+    turns.
 
     Unlike :func:`~scorers.core.base.normalize_run`, a malformed payload (an item whose
-    outcome is ``invalid_input``, e.g. a response that is null) does not raise:
+    outcome is ``invalid_input``, e.g. a response that is null, or ``missing_input``, a conversation that ends
+    without an assistant reply) does not raise:
     each field that cannot be read as text is given as its raw JSON, or None.
     """
     payload = item.payload
@@ -120,13 +131,14 @@ def item_texts(item: EvalItem) -> dict[str, str | None]:
             "system": run.system_text,
             "output": run.output,
             "ground_truth": run.ground_truth,
+            "conversation": _conversation_text(run),
         }
     texts: dict[str, str | None] = {}
     try:
         run = normalize_run({"input": payload.get("input"), "output": ""})
-        texts.update(input=run.user_text, system=run.system_text)
+        texts.update(input=run.user_text, system=run.system_text, conversation=_conversation_text(run))
     except InvalidInputError:
-        texts.update(input=_raw_text(payload.get("input")), system=None)
+        texts.update(input=_raw_text(payload.get("input")), system=None, conversation=None)
     output = payload.get("output")
     try:
         texts["output"] = normalize_run({"output": output}).output
@@ -136,6 +148,21 @@ def item_texts(item: EvalItem) -> dict[str, str | None]:
     ground_truth = payload.get("ground_truth")
     texts["ground_truth"] = _raw_text(payload.get("groundTruth") if ground_truth is None else ground_truth)
     return texts
+
+
+def _conversation_text(run: RunInput) -> str | None:
+    turns = [{"role": m.role, "content": m.content} for m in run.conversation]
+    return _json_text(turns) if turns else None
+
+
+def conversation_turns_of(text: Any) -> list[dict[str, str]] | None:
+    """An export's ``conversation`` text (:func:`item_texts`) as its list of ``{"role", "content"}`` turns; None
+    when the item has none (a missing value).
+
+    >>> conversation_turns_of('[{"role": "user", "content": "Hi"}]'), conversation_turns_of(None)
+    ([{'role': 'user', 'content': 'Hi'}], None)
+    """
+    return json.loads(text) if isinstance(text, str) else None
 
 
 def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = None) -> pd.DataFrame:
@@ -150,7 +177,7 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
         (``item_index``, ``item_id``, ``scorer``, ``status``, ``score`` (float, NaN
         when not scored), ``reason``, ``error``, ``prompt_tokens``,
         ``completion_tokens``, ``judge_calls``, ``latency_s``, ``judge_model``) with ``run_id`` first;
-        with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``
+        with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``, ``conversation``
         (see :func:`item_texts`) and one ``group:<name>`` column per group-by
         column; and last ``analysis``, the scorer's ``analyzeStepResult`` as a dict
         (None for outcomes that were not scored).
@@ -159,7 +186,7 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
     frame.insert(0, "run_id", run_result.run_id)
     if items is not None:
         texts = [item_texts(items[o.item_index]) for o in run_result.outcomes]
-        for name in ("input", "system", "output", "ground_truth"):
+        for name in TEXT_FIELDS:
             frame[name] = pd.Series([t[name] for t in texts], index=frame.index, dtype=object)
         groups = list(dict.fromkeys(k for item in items for k in item.groups))
         for name in groups:
@@ -325,6 +352,7 @@ def to_seed_json(run_result: EvalRunResult, items: Sequence[EvalItem]) -> dict[s
             "input": texts["input"],
             "groundTruth": texts["ground_truth"],
             "output": texts["output"],
+            "conversation": conversation_turns_of(texts["conversation"]),
             "scorerResults": by_item.get(index, {}),
         }
         out_items.append(
@@ -346,7 +374,7 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
 
         {"runId": str | null,
          "scores": {scorer_id: {"mean", "median", "std", "min", "max", "nScored", "nFailed"}},
-         "items": [{"itemId", "input", "groundTruth", "output",
+         "items": [{"itemId", "input", "groundTruth", "output", "conversation",
                     "scorerResults": {scorer_id: {"status", "score", "reason",
                                                   "analyzeStepResult", "error", "judgeModel"}},
                     "groups": {column: value}, "columns": {column: value}}]}
@@ -360,7 +388,8 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
     ``"invalid_input"``) and ``error``, with ``score``, ``reason`` and
     ``analyzeStepResult`` null, never 0. ``judgeModel`` is the model of the judge that made
     the outcome (null for a code-based scorer and for an outcome not scored for its input). ``input`` is the user text, ``output``
-    the response text, ``groundTruth`` the reference or null. An item with no
+    the response text, ``groundTruth`` the reference or null, ``conversation`` a conversation's turns before the
+    response (``[{"role", "content"}, ...]``, as the judge is shown them) or null for a run without earlier turns. An item with no
     outcome yet (a stopped run) has empty ``scorerResults``. NaN and infinities
     are written as null.
 
@@ -718,6 +747,7 @@ def _seed_item(item_id: str, texts: pd.Series, part: pd.DataFrame) -> dict[str, 
         "input": _text_or_none(texts["input"]),
         "groundTruth": _text_or_none(texts["ground_truth"]),
         "output": _text_or_none(texts["output"]),
+        "conversation": conversation_turns_of(_text_or_none(texts["conversation"])),
         "scorerResults": outcomes,
     }
 

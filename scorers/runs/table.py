@@ -33,15 +33,12 @@ import orjson
 import pandas as pd
 
 from scorers.core.errors import ScoreStatus
-from scorers.runs.export import item_texts
+from scorers.runs.export import TEXT_FIELDS, item_texts
 from scorers.runs.judges import JUDGE_MODEL_SQL
 from scorers.runs.runner import RESULT_COLUMNS, EvalItem, ItemOutcome, outcome_from_record
 from scorers.runs.store import Store
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-TEXT_FIELDS: tuple[str, ...] = ("input", "system", "output", "ground_truth")
-"""The item texts :meth:`RunTable.texts` reads (see :func:`scorers.runs.export.item_texts`)."""
 
 CACHED_SQL = {
     "sqlite": "COALESCE(json_extract(judge, '$.cached'), 0)",
