@@ -1168,9 +1168,11 @@ def _check_thresholds(console: _Console, result: EvalRunResult, args: argparse.N
         if mean is None:
             failures[sid] = f"no item was scored, so the mean cannot be checked against {threshold:g}"
         elif (mean < threshold - noise) if under else (mean > threshold + noise):
-            failures[sid] = f"mean {mean:.4f} {'<' if under else '>'} threshold {threshold:g}"
+            failures[sid] = f"mean {decimal_text(mean, 4)} {'<' if under else '>'} threshold {threshold:g}"
         else:
-            console.print(f"  ok   {sid}: mean {mean:.4f} {'>=' if under else '<='} threshold {threshold:g}")
+            console.print(
+                f"  ok   {sid}: mean {decimal_text(mean, 4)} {'>=' if under else '<='} threshold {threshold:g}"
+            )
             continue
         console.print(f"  FAIL {sid}: {failures[sid]}")
     return failures

@@ -517,3 +517,14 @@ def test_a_scorer_run_with_other_options_is_not_gated_and_the_gate_cannot_pass()
     # The reason only (how the result is explained) does not change what the score measures.
     reason = stored_run(store, "reason", {"prompt-alignment": same}, options={"prompt-alignment": {"reason": "judge"}})
     assert evaluate_gate(side_from_run(store, base), side_from_run(store, reason)).scorers[0].verdict is Verdict.PASS
+
+
+def test_a_runs_junit_writes_its_mean_with_the_shared_formatter():
+    from scorers import EvalRunResult, ItemOutcome, ScoreResult
+    from scorers.analysis.junit import run_junit
+
+    # One item scored 0.50005: at 4 decimals half away from zero, 0.5001 (f"{:.4f}" wrote 0.5000: the float is
+    # 0.50004999999999999449...), as decimal_text writes every mean.
+    outcome = ItemOutcome(0, "q0", TD, ScoreStatus.SCORED, ScoreResult(TD, 0.50005, "r", {}))
+    xml = run_junit(EvalRunResult("run1", [outcome], "completed", 1, [TD], None), {}).decode("utf-8")
+    assert "mean 0.5001 over 1 scored item(s)" in xml and "0.5000" not in xml

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from scorers.core.base import decimal_text
+
 if TYPE_CHECKING:
     from scorers.runs.runner import EvalRunResult
 
@@ -130,7 +132,7 @@ def run_junit(result: EvalRunResult, failed_thresholds: Mapping[str, str], *, pe
     """
     cases = []
     for sid, summary in result.scores().items():
-        mean = "n/a" if summary.mean is None else f"{summary.mean:.4f}"
+        mean = "n/a" if summary.mean is None else decimal_text(summary.mean, 4)
         details = f"mean {mean} over {summary.n_scored} scored item(s); {summary.n_failed} not scored"
         if sid in failed_thresholds:
             cases.append(JUnitCase("scorers.run", sid, "failure", failed_thresholds[sid], "threshold", details))
