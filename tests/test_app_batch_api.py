@@ -68,13 +68,15 @@ def test_budget_caps_with_the_batch_api_are_refused_on_the_page(batch_judge: Fak
     at.run()
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
     at.number_input(key="batch_max_calls").set_value(2).run()
-    at.number_input(key="batch_max_cost").set_value(0.0000001).run()  # far below the estimate
+    # A call holds its prompt bound (about 4,000 bytes) + 4,096 reply tokens at gpt-4o-mini's list price (about
+    # $0.0031) before it is sent, and is estimated at about $0.00047: a $0.0035 cap holds 1 or 2 of the 3 calls.
+    at.number_input(key="batch_max_cost").set_value(0.0035).run()
     assert not at.error and not at.button(key="batch_run").disabled  # live calls: the cap holds
-    assert [w.value for w in at.warning if w.value.startswith("The cost cap of $0.0000001 is below")]
+    assert [w.value for w in at.warning if w.value.startswith("The cost cap of $0.0035 is short of")]
     assert not limits_expander(at).proto.expanded
     at.toggle(key="batch_api").set_value(True).run()
     assert [e.value for e in at.error] == [
-        "Budget caps (at most 2 judge calls, $0.0000001) apply to live judge calls only: the Batch API sends all of "
+        "Budget caps (at most 2 judge calls, $0.0035) apply to live judge calls only: the Batch API sends all of "
         "a run's requests at once, so no cap could stop it. Remove the caps or switch the Batch API off. The caps "
         "are under Budget, price and limits (opened above)."
     ]
