@@ -224,8 +224,9 @@ def _estimate(items: list[Any], scorers: list[Any], batch_api: bool, price: Pric
     )
 
 
+# Session key: (run id, judge calls, cost in USD or None when unknown) as estimated when Run started that run.
+# (A comment, not a docstring: a bare string in a page script is written on the page by Streamlit's magic.)
 RUN_ESTIMATE = "batch_run_estimate"
-"""Session key: (run id, judge calls, cost in USD or None when unknown) as estimated when Run started that run."""
 
 
 def _estimate_after_run(estimate: Any, dataset_token: str) -> str | None:
