@@ -478,10 +478,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     budget = run.add_argument_group(
         "budget",
-        "Caps for the whole run (a resumed run counts what it spent before). A judge call that could\n"
-        "pass a cap is not sent: the run stops at the cap, never past it, with status budget_reached\n"
-        "(exit 4) and can be resumed with a higher cap. A resumed run keeps its caps unless given;\n"
-        "none removes one (e.g. --max-cost none).",
+        "Caps for the whole run (a resumed run counts what it spent before). Before each judge call the\n"
+        "run reserves its upper bound (the prompt at one token per byte, the reply at --judge-max-tokens,\n"
+        "4,096 without it) and sends it only while the spend so far, what the calls in flight hold and\n"
+        "that bound stay within every cap (one that passes the token or cost cap only for what the calls\n"
+        "in flight hold waits for them: the calls a cap admits do not depend on --concurrency).\n"
+        "Otherwise the call is not sent: the run stops at the cap, never past it, with status\n"
+        "budget_reached (exit 4), and can be resumed with a higher cap. A --max-cost that cannot hold\n"
+        "the first call's bound is refused before anything is sent (exit 2). A resumed run keeps its\n"
+        "caps unless given; none removes one (e.g. --max-cost none).",
     )
     budget.add_argument("--max-judge-calls", type=_cap(_positive_int), default=None, metavar="N", help="judge requests")
     budget.add_argument(
