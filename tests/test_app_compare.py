@@ -768,6 +768,52 @@ def test_budget_caps_the_scorers_judge_calls(open_page, judge: FakeOpenAI, studi
         store.close()
 
 
+def test_compare_refuses_a_cost_cap_below_one_judge_calls_reserved_bound(open_page, judge: FakeOpenAI, studio_db):
+    # As Batch (f40be76): a call holds its prompt bound + 4,096 reply tokens at gpt-4o-mini's list price
+    # (> 4,096 × $0.60 / 1e6 = $0.0024576) before it is sent: a $0.0000001 cap could never send one. Refused in
+    # Batch's words before anything is created or sent.
+    csv = "question,a,b\nSay hi.,hi,hello\nSay bye.,bye,goodbye\nSay yes.,yes,yep\n"
+    at = open_page("compare")
+    upload(at, "answers.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
+    at.multiselect(key="compare_scorers").set_value(["prompt-alignment"]).run()
+    assert not at.error and not at.button(key="compare_go").disabled
+    at.number_input(key="compare_max_cost").set_value(0.0000001).run()
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("The cost cap of $0.0000001 cannot hold one judge call: the run reserves a call's upper")
+    assert "Max cost in USD, under Budget" in error and "the sidebar's Max output tokens per call" in error
+    assert not [w for w in at.warning if "cost cap" in w.value]
+    assert at.button(key="compare_go").disabled
+    assert judge.chat_call_count == 0 and Store(studio_db).list_runs() == []
+
+    # A $0.004 cap holds the first call's bound (its prompt is under 5,000 bytes: < $0.0024576 + 5,000 × $0.15 / 1e6
+    # = $0.0032076) but not the estimate's 3 rows × 2 variants = 6 calls (each at least its 700 expected reply
+    # tokens, $0.00042: the bound + 5 × $0.00042 > $0.004): warned, in Batch's words, and the run may start.
+    at.number_input(key="compare_max_cost").set_value(0.004).run()
+    assert not at.error and not at.button(key="compare_go").disabled
+    (warning,) = [w.value for w in at.warning if "cost cap" in w.value]
+    assert warning.startswith("The cost cap of $0.004 is short of the estimate's 6 judge calls")
+    assert "then pauses at the cap" in warning
+
+
+def test_compare_generating_refuses_a_cost_cap_below_one_judge_call_before_storing_a_run(
+    open_page, judge: FakeOpenAI, studio_db
+):
+    at = open_page("compare")
+    upload(at, "questions.csv", CSV)
+    at.multiselect(key="compare_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="compare_max_cost").set_value(0.0000001).run()
+    assert any(c.value.startswith("The cost cap is checked against the judge calls once") for c in at.caption)
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    # 6 rows × 2 variants generated; no judge call, no run: the cap cannot hold the first call's bound.
+    assert judge.chat_call_count == 12 and Store(studio_db).list_runs() == []
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("Generated, but nothing was scored or stored: the cost cap of $0.0000001 cannot hold")
+    assert "Max cost in USD, under Budget" in error
+
+
 def test_leaderboard_counts_judge_cache_replies_apart_from_tokens(open_page, fake_judge: FakeOpenAI):
     # Two response columns with the same answers: one at a time (concurrency 1), each row's first variant
     # asks the judge (100 prompt + 20 completion tokens per call), the second gets the same reply from the
