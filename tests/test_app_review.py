@@ -724,3 +724,46 @@ def test_a_conversation_is_shown_turn_by_turn_with_its_roles_not_as_one_user_pro
     ]
     assert len(shown) == 3 and shown[1].endswith(">Which carries more marks?</div>")
     assert any(b.endswith(">Revise A first.</div>") for b in bodies) and "**Response**" in labels
+
+
+def test_rows_without_a_response_are_left_out_of_the_queues_to_label_and_the_page_says_so(open_page, studio_db: Path):
+    store = Store(studio_db)
+    items = [
+        EvalItem("row0", {"input": "question 0", "output": {"text": "abc"}, "ground_truth": "abc"}),
+        EvalItem("row1", {"input": "question 1", "ground_truth": "abc"}),  # no response: missing_input
+        EvalItem("row2", {"input": "question 2", "output": {"text": "xyz"}, "ground_truth": "abc"}),
+    ]
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="gaps.jsonl").run_id
+    key = review_key(run_id, TD)
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("Ann").run()
+    left_out = (
+        "1 row(s) with no response (not scored, missing_input) are left out: there is no answer to label. "
+        "They are under All rows; fix the dataset's response and score it again to label it."
+    )
+    assert metrics(at)["Labelled"] == "0 of 2"  # 3 rows, one of which cannot be labelled
+    for mode in ("unlabelled", "random"):
+        at.radio(key="review_filter").set_value(mode).run()
+        assert row_heading(at).startswith("**Row 1 of 2**")  # row0 and row2, never row1
+        assert left_out in [c.value for c in at.caption]
+    at.radio(key="review_filter").set_value("unlabelled").run()
+    at.button(key=f"{key}_0_pass").click().run()
+    assert row_heading(at).startswith("**Row 1 of 1** (unlabelled) · item `row2`")  # row1 skipped
+    at.button(key=f"{key}_2_fail").click().run()
+    # The queue can be emptied: every row that can be labelled is.
+    assert "Every one of the 2 rows with a response is labelled." in [i.value for i in at.info]
+    assert metrics(at)["Labelled"] == "2 of 2"
+    store.close()
+
+
+def test_the_queues_to_label_leave_out_rows_without_a_response():
+    outcomes = {
+        i: ItemOutcome(
+            i, f"r{i}", TD, ScoreStatus.SCORED, ScoreResult(scorer=TD, score=0.5, reason="", analyze_step_result={})
+        )
+        for i in (0, 2)
+    }
+    outcomes[1] = ItemOutcome(1, "r1", TD, ScoreStatus.MISSING_INPUT, error="no response")
+    assert review_queue(3, outcomes, {}, "unlabelled", threshold=0.5, no_response={1}) == [0, 2]
+    assert sorted(review_queue(3, outcomes, {}, "random", threshold=0.5, reviewer="ann", no_response={1})) == [0, 2]
+    assert review_queue(3, outcomes, {}, "all", threshold=0.5, no_response={1}) == [0, 1, 2]  # shown, not labelled

@@ -86,6 +86,8 @@ class ReviewContext:
         labels: item index → the current label of this scorer's row.
         report: the agreement at ``threshold``.
         item_ids: the run's item ids, by item index.
+        no_response: the item indexes with no response (:func:`lacks_response`): they cannot be labelled, so no
+            queue of rows to label holds them.
     """
 
     store: Store
@@ -100,6 +102,7 @@ class ReviewContext:
     labels: dict[int, Label]
     report: AgreementReport
     item_ids: list[str]
+    no_response: frozenset[int] = frozenset()
 
     @property
     def key(self) -> str:
@@ -170,19 +173,50 @@ def load_context(store: Store, run_id: str, scorer_id: str, threshold: float) ->
     scale = scorer_scale(run, scorer_id, store)
     labels = {index: label for (index, _), label in current_labels(store, run_id, scorer_id).items()}
     # Built once per version of the run's outcomes, like the table: a rerun builds no row of them.
-    item_ids, outcomes = per_version(
+    item_ids, outcomes, no_response = per_version(
         store, f"review rows of {scorer_id}", (run_id,), lambda: _review_rows(table, scorer_id)
     )
     rows = agreement_rows(outcomes.values(), {(i, scorer_id): label for i, label in labels.items()}, scorer_id)
     report = agreement_report(rows, threshold=threshold, scale=scale, higher_is_better=higher_is_better)
     return ReviewContext(
-        store, run, scorer_id, name, scale, threshold, higher_is_better, uses_judge, outcomes, labels, report, item_ids
+        store,
+        run,
+        scorer_id,
+        name,
+        scale,
+        threshold,
+        higher_is_better,
+        uses_judge,
+        outcomes,
+        labels,
+        report,
+        item_ids,
+        no_response,
     )
 
 
-def _review_rows(table: RunTable, scorer_id: str) -> tuple[list[str], dict[int, JudgedRow]]:
+def _review_rows(table: RunTable, scorer_id: str) -> tuple[list[str], dict[int, JudgedRow], frozenset[int]]:
     item_ids = table.items["item_id"].astype(str).tolist()
-    return item_ids, judged_rows(table.results, item_ids, scorer_id)
+    outcomes = judged_rows(table.results, item_ids, scorer_id)
+    # The texts of the rows not scored for a missing input only (usually few): which of them have no response.
+    missing = [i for i, row in outcomes.items() if row.status == ScoreStatus.MISSING_INPUT.value]
+    outputs = table.texts(missing)["output"] if missing else pd.Series(dtype="string")
+    no_response = frozenset(
+        i
+        for i, text in zip(missing, outputs, strict=True)
+        if lacks_response(ScoreStatus.MISSING_INPUT, None if pd.isna(text) else text)
+    )
+    return item_ids, outcomes, no_response
+
+
+def lacks_response(status: ScoreStatus, output: str | None) -> bool:
+    """A row that cannot be labelled: not scored because an input is missing (``missing_input``) and its response
+    text is blank, so there is no answer for a person to judge (a missing prompt with a response can be labelled).
+
+    >>> lacks_response(ScoreStatus.MISSING_INPUT, " "), lacks_response(ScoreStatus.MISSING_INPUT, "Paris")
+    (True, False)
+    """
+    return status is ScoreStatus.MISSING_INPUT and not (output or "").strip()
 
 
 def judged_rows(results: pd.DataFrame, item_ids: list[str], scorer_id: str) -> dict[int, JudgedRow]:

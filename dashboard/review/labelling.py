@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -26,7 +26,6 @@ from scorers import (
     EvalItem,
     InvalidInputError,
     ItemOutcome,
-    ScoreStatus,
 )
 from scorers.analysis.agreement import (
     AgreementRow,
@@ -54,6 +53,7 @@ from .context import (
     ReviewContext,
     fmt_number,
     fmt_share,
+    lacks_response,
     verdict_text,
 )
 
@@ -79,6 +79,12 @@ UNCERTAIN_ORDER = (
     "the score nearest the pass threshold. Rows never judged again count as 0 flips."
 )
 """The "judge least sure first" order in words (:mod:`scorers.analysis.uncertainty`)."""
+
+NO_RESPONSE_LEFT_OUT = (
+    "{n} row(s) with no response (not scored, missing_input) are left out: there is no answer to label. "
+    "They are under All rows; fix the dataset's response and score it again to label it."
+)
+"""Why the queues of rows to label leave out the rows with no response (``n``: how many)."""
 
 SHORTCUTS: dict[str, str] = {"next": "J", "previous": "K", "pass": "U", "fail": "D"}
 """Native Streamlit button shortcuts of the review view."""
@@ -137,6 +143,7 @@ def review_queue(
     mine: Mapping[int, Label] | None = None,
     reviewer: str = "",
     doubts: Mapping[int, JudgeDoubt] | None = None,
+    no_response: Collection[int] = frozenset(),
 ) -> list[int]:
     """The item indexes a filter shows, in review order.
 
@@ -151,6 +158,9 @@ def review_queue(
         reviewer: the reviewer's name (seeds the ``"random"`` order).
         doubts: item index → the judge's doubt (:func:`load_doubts`), for ``"uncertain"``;
             None: from the scores alone (nearest the threshold first).
+        no_response: item indexes with no response (:func:`~dashboard.review.context.lacks_response`): they
+            cannot be labelled, so the queues of rows to label (``"unlabelled"``, ``"uncertain"``, ``"random"``)
+            leave them out.
 
     Returns:
         Item order, except ``"low"``: scored rows below the threshold, lowest score first;
@@ -165,7 +175,7 @@ def review_queue(
     if mode == "all":
         return list(indexes)
     if mode == "unlabelled":
-        return [i for i in indexes if i not in labels]
+        return [i for i in indexes if i not in labels and i not in no_response]
     if mode == "labelled":
         return [i for i in indexes if i in labels]
     if mode == "disagreements":
@@ -183,7 +193,7 @@ def review_queue(
         low = [i for i in indexes if (o := outcomes.get(i)) is not None and o.score is not None and o.score < threshold]
         return sorted(low, key=lambda i: (outcomes[i].score, i))
     if mode in ("uncertain", "random"):
-        todo = [i for i in indexes if i not in (mine or {})]
+        todo = [i for i in indexes if i not in (mine or {}) and i not in no_response]
         if mode == "uncertain":
             todo = [i for i in todo if (o := outcomes.get(i)) is not None and o.score is not None]
         return sorted(todo, key=queue_order(outcomes, mode, threshold=threshold, reviewer=reviewer, doubts=doubts))
@@ -273,7 +283,12 @@ def render_agreement_strip(ctx: ReviewContext) -> None:
     """Three numbers that move as rows are labelled: labelled rows, agreement rate, Cohen's kappa."""
     report = ctx.report
     columns = st.columns(4)
-    columns[0].metric("Labelled", f"{len(ctx.labels)} of {ctx.n_items}")
+    left_out = len(ctx.no_response)
+    columns[0].metric(
+        "Labelled",
+        f"{sum(i not in ctx.no_response for i in ctx.labels)} of {ctx.n_items - left_out}",
+        help=f"Of the rows that can be labelled: {NO_RESPONSE_LEFT_OUT.format(n=left_out)}" if left_out else None,
+    )
     columns[1].metric(
         "Agreement",
         fmt_share(report.agreement_rate),
@@ -313,6 +328,7 @@ def _queue(
         mine=mine,
         reviewer=reviewer,
         doubts=doubts,
+        no_response=ctx.no_response,
     )
     order = queue_order(ctx.outcomes, mode, threshold=ctx.threshold, reviewer=reviewer, doubts=doubts)
     return queue, order, doubts
@@ -356,7 +372,7 @@ def _save(
 def no_response_reason(item: EvalItem, outcome: ItemOutcome | None) -> str | None:
     """Why a row cannot be labelled, or None: it was not scored because its response is missing
     (``missing_input``, no response text), so there is nothing for a person to judge."""
-    if outcome is None or outcome.status is not ScoreStatus.MISSING_INPUT or (item_texts(item)["output"] or "").strip():
+    if outcome is None or not lacks_response(outcome.status, item_texts(item)["output"]):
         return None
     return (
         "This row has no response: it was not scored (missing_input), and there is no answer to label. "
@@ -470,10 +486,15 @@ def render_review(ctx: ReviewContext, reviewer: str) -> None:
     if saved:
         st.toast(saved, icon=":material/check:")
     queue, order, doubts = _queue(ctx, ctx.labels, mode, reviewer)
+    if ctx.no_response and mode in ("unlabelled", "uncertain", "random"):
+        st.caption(NO_RESPONSE_LEFT_OUT.format(n=len(ctx.no_response)))
     index = resolve_position(queue, st.session_state.get(ctx.position_key), order)
     if index is None:
+        labellable = ctx.n_items - len(ctx.no_response)
         empty = {
-            "unlabelled": f"Every one of the {ctx.n_items} rows is labelled.",
+            "unlabelled": f"Every one of the {labellable} rows with a response is labelled."
+            if ctx.no_response
+            else f"Every one of the {ctx.n_items} rows is labelled.",
             "labelled": "No row is labelled yet.",
             "disagreements": f"No labelled row where the judge and the person disagree at {ctx.threshold:g}.",
             "low": f"No scored row is below {ctx.threshold:g}.",
