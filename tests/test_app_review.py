@@ -437,6 +437,52 @@ def test_import_labels_from_an_uploaded_file_and_export(open_page, studio_db: Pa
         store.close()
 
 
+def test_label_import_refuses_rows_for_items_without_a_response_and_imports_the_others(open_page, studio_db: Path):
+    store = Store(studio_db)
+    items = [
+        EvalItem("row0", {"input": "question 0", "output": {"text": "abc"}, "ground_truth": "abc"}),
+        EvalItem("row1", {"input": "question 1", "ground_truth": "abc"}),  # no response: missing_input
+        EvalItem("row2", {"input": "question 2", "output": {"text": "xyz"}, "ground_truth": "abc"}),
+    ]
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="gaps.jsonl").run_id
+    save_label(store, run_id, 1, TD, reviewer="Bea", human_pass=True)  # stored before: never lost
+    store.close()
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("Ann").run()
+    at.radio(key="review_view").set_value("Import and export").run()
+    data = b"id,verdict\nrow0,pass\nrow1,fail\nrow2,fail\n"  # line 3 labels row1, which has no response
+    at.file_uploader(key=f"review_{run_id}_upload").upload("verdicts.csv", data, "text/csv").run()
+    summary = next(m.value for m in at.markdown if "rows give a label" in m.value)
+    assert summary == "**2 of 3 rows give a label**; 1 do not; 1 of the run's 3 items get none."
+    assert (
+        "verdicts.csv: 1 row(s) label an item with no response (not scored, missing_input), and are not imported, "
+        "since there is no answer to label: line 3 (item 'row1'). The file's other rows are imported as usual, "
+        "and no label already stored is changed."
+    ) in [w.value for w in at.warning]
+    problems = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert problems.to_dict("records") == [
+        {
+            "row": "line 3",
+            "key": "row1",
+            "reason": "item 'row1' has no response (not scored, missing_input): there is no answer to label",
+        }
+    ]
+    import_button = next(b for b in at.button if b.key and b.key.endswith("_import"))
+    assert import_button.label == "Import 2 label(s)"  # no conflict: row1's label is not in the match
+    import_button.click().run()
+    assert at.success[0].value == "Imported 2 label(s) from verdicts.csv."
+    store = Store(studio_db)
+    try:
+        labels = current_labels(store, run_id)
+        assert {i: (label.reviewer, label.human_pass) for (i, _), label in labels.items()} == {
+            0: ("Ann", True),
+            1: ("Bea", True),
+            2: ("Ann", False),
+        }
+    finally:
+        store.close()
+
+
 def test_label_import_matches_by_item_id_and_never_overwrites_a_person_silently(open_page, studio_db: Path):
     run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
     store = Store(studio_db)

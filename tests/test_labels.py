@@ -336,6 +336,18 @@ def test_import_from_an_uploaded_csv_then_agreement_data_is_there(store: Store):
         import_labels(store, run_id, empty, reviewer="ann", file_name="x.csv")
 
 
+def test_match_labels_refuses_a_row_whose_item_has_no_response():
+    items = [EvalItem("a", {}), EvalItem("b", {}), EvalItem("c", {})]
+    frame = pd.DataFrame({"verdict": ["pass", "fail", "pass"]})  # by row order: row 2 labels item "b"
+    match = match_labels(frame, items, column="verdict", kind="verdict", scorer_id=TD, no_response={1})
+    assert [label.item_index for label in match.labels] == [0, 2]
+    assert match.no_response == [("row 2", "b")]
+    assert [(p.row, p.key, p.reason) for p in match.problems] == [
+        ("row 2", "2", "item 'b' has no response (not scored, missing_input): there is no answer to label")
+    ]
+    assert match.unlabelled_items == [1]
+
+
 def test_import_leaves_the_same_label_as_it_was_and_keeps_a_different_one_unless_replaced(store: Store):
     run_id = stored_run(store)
     save_labels(store, run_id, [NewLabel(1, TD, human_score=0.5, comment="checked the units")], reviewer="alice")

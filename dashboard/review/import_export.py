@@ -177,6 +177,7 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
             row_labels=[dataset.row_label(i) for i in range(len(dataset.frame))],
             max_score=ctx.scale,
             comment_column=comment_column,
+            no_response=ctx.no_response,
         )
     except InvalidInputError as exc:
         st.error(str(exc))
@@ -185,6 +186,14 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
         f"**{len(match.labels)} of {match.n_rows} rows give a label**; {len(match.problems)} do not; "
         f"{len(match.unlabelled_items)} of the run's {len(ctx.items)} items get none."
     )
+    if match.no_response:
+        where = "; ".join(f"{row} (item {item_id!r})" for row, item_id in match.no_response[:10])
+        more = f" and {len(match.no_response) - 10} more" if len(match.no_response) > 10 else ""
+        st.warning(
+            f"{name}: {len(match.no_response)} row(s) label an item with no response (not scored, missing_input), "
+            f"and are not imported, since there is no answer to label: {where}{more}. The file's other rows are "
+            "imported as usual, and no label already stored is changed."
+        )
     if dataset.skipped:
         st.warning(
             f"{len(dataset.skipped)} record(s) of the file could not be read at all: "

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -396,12 +396,15 @@ class LabelMatch:
         problems: every other dataset row (unmatched id, duplicate, blank or invalid value).
         n_rows: rows in the dataset.
         unlabelled_items: items of the run no dataset row labels (by item index).
+        no_response: (the row's label in the file, the item's id) of each row refused because its item has no
+            response (``no_response`` of :func:`match_labels`); each is also in ``problems``.
     """
 
     labels: list[NewLabel]
     problems: list[ImportProblem]
     n_rows: int
     unlabelled_items: list[int]
+    no_response: list[tuple[str, str]] = field(default_factory=list)
 
 
 def match_labels(
@@ -415,6 +418,7 @@ def match_labels(
     row_labels: Sequence[str] | None = None,
     max_score: float | None = None,
     comment_column: str | None = None,
+    no_response: Collection[int] = (),
 ) -> LabelMatch:
     """Match a dataset's labels column to a run's items, reporting every row that gives no label.
 
@@ -430,11 +434,13 @@ def match_labels(
         row_labels: how to name each row in problems (``LoadedDataset.row_label``); default ``"row n"`` (1-based).
         max_score: the top of the scorer's scale (for ``kind="score"``).
         comment_column: a column whose text becomes the label's comment, or None.
+        no_response: item indexes with no response (not scored, ``missing_input``): there is no answer to
+            label, so a row matched to one gives no label (a problem naming the item, also in ``no_response``).
 
     Returns:
         The :class:`LabelMatch`: rows are never dropped silently; each one without a label
         is in ``problems`` with the reason (no item with that id, id repeated in the file,
-        beyond the run's items, blank or invalid value).
+        beyond the run's items, an item with no response, blank or invalid value).
 
     Raises:
         InvalidInputError: an unknown kind, or a column the dataset does not have.
@@ -482,8 +488,17 @@ def match_labels(
             else:
                 targets.append(by_id[key][0])
     labels: list[NewLabel] = []
+    refused: list[tuple[str, str]] = []
     for n, target in enumerate(targets):
         if target is None:
+            continue
+        if target in no_response:
+            reason = (
+                f"item {items[target].item_id!r} has no response (not scored, missing_input): there is no answer "
+                "to label"
+            )
+            refused.append((names[n], items[target].item_id))
+            problems.append((n, ImportProblem(names[n], keys[n], reason)))
             continue
         value = values[n]
         if _blank(value):
@@ -505,7 +520,7 @@ def match_labels(
         )
     labelled = {label.item_index for label in labels}
     ordered = [problem for _, problem in sorted(problems, key=lambda entry: entry[0])]
-    return LabelMatch(labels, ordered, len(frame), [i for i in range(len(items)) if i not in labelled])
+    return LabelMatch(labels, ordered, len(frame), [i for i in range(len(items)) if i not in labelled], refused)
 
 
 @dataclass(frozen=True)
