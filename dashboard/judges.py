@@ -27,6 +27,7 @@ from scorers.catalogue.judge_builder import (
     scan_reason_template,
 )
 from scorers.catalogue.judge_store import SavedJudge, export_judges
+from scorers.core.base import decimal_text
 
 from .results import md_escape
 
@@ -441,7 +442,7 @@ def render_try_outcome(outcome: TryOutcome) -> None:
         st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.error)}")
     if outcome.score is not None:
         score_col, reason_col = st.columns([1, 3])
-        score_col.metric("Score", f"{outcome.score:g}")
+        score_col.metric("Score", decimal_text(outcome.score))
         if outcome.result is not None and outcome.result.reason:
             reason_col.markdown(f"**Reason:** {md_escape(outcome.result.reason)}")
     if outcome.fields is not None:

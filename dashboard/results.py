@@ -205,7 +205,7 @@ def _render_prompt_alignment(
     with left:
         st.metric(
             f"Prompt alignment (0–{scale:g})",
-            f"{result.score:g}",
+            decimal_text(result.score),
             delta=interpretation_band(result.score, scale),
             delta_color="off",
             delta_arrow="off",
@@ -251,7 +251,7 @@ def _render_textual_difference(
     analysis = result.analyze_step_result
     details = result.details
     columns = st.columns(5)
-    columns[0].metric("Score", f"{result.score:.3f}", help="ratio × confidence × scale")
+    columns[0].metric("Score", decimal_text(result.score), help="ratio × confidence × scale")
     columns[1].metric("Ratio", f"{analysis['ratio']:.3f}", help="2·LCS / (len(a) + len(b)) over characters")
     columns[2].metric("Changes", str(analysis["changes"]), help="word-level insert, delete or replace operations")
     columns[3].metric("Length diff", f"{analysis['lengthDiff']:.3f}", help="|len(a) − len(b)| / max(len(a), len(b))")
@@ -277,7 +277,7 @@ def _render_gluten(result: ScoreResult, key: str, payload: Mapping[str, Any] | N
     analysis = result.analyze_step_result
     left, right = st.columns(2)
     left.metric("Verdict", "Gluten-free" if analysis["isGlutenFree"] else "Contains gluten")
-    right.metric("Score (0–1)", f"{result.score:g}")
+    right.metric("Score (0–1)", decimal_text(result.score))
     if analysis["glutenSources"]:
         st.markdown("**Gluten sources**\n" + "\n".join(f"- {md_escape(s)}" for s in analysis["glutenSources"]))
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
@@ -288,7 +288,7 @@ def _render_generic(result: ScoreResult, key: str, payload: Mapping[str, Any] | 
     up = higher_is_better(result.scorer)
     st.metric(
         "Score" if up else "Score (lower is better)",
-        f"{result.score:g}",
+        decimal_text(result.score),
         help=None if up else "For this scorer a low score is good: 0 means none of what it looks for was found.",
     )
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")

@@ -334,7 +334,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert f"{key}_drill_prompt-alignment_gauge" not in set(chart_keys(at))
     at.selectbox(key=f"{key}_item").set_value(0).run()
     assert not at.exception
-    assert metrics(at)["Prompt alignment (0–1)"] == "0.85"
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.850"
     assert metrics(at)["System score (0–1, weight 30%)"] == "0.50"
     assert metrics(at)["Ratio"] == "1.000"
     assert {f"{key}_drill_prompt-alignment_gauge", f"{key}_drill_textual-difference_textual_difference"} <= set(

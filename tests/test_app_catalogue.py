@@ -115,6 +115,6 @@ def test_a_saved_judge_is_listed_and_its_example_runs(open_page, studio_db: Path
     at.button(key="cat_run").click().run()
 
     assert not at.exception
-    assert {m.label: m.value for m in at.metric} == {"Score": "0.75"}  # (4 − 1) / (5 − 1)
+    assert {m.label: m.value for m in at.metric} == {"Score": "0.750"}  # (4 − 1) / (5 − 1)
     assert "**Reason:** Rated 4 of 5." in [m.value for m in at.markdown]
     assert "It arrives tomorrow, sorry for the wait!" in fake_judge.last_prompt_text()

@@ -1047,6 +1047,35 @@ def test_the_row_view_cuts_a_long_response_with_its_length_a_toggle_and_a_downlo
     assert sorted(b.endswith(">" + long + "</div>") for b in blocks) == [False, True]  # the row view's, whole
 
 
+def test_the_row_view_writes_a_score_the_same_way_in_its_heading_and_its_breakdown(
+    open_page, fake_judge: FakeOpenAI, studio_db: Path
+):
+    # Every dimension 0.8: user mode 0.40·0.8 + 0.30·0.8 + 0.20·0.8 + 0.10·0.8 = 0.8, for both variants. The row's
+    # heading and the breakdown's tile write it with the one formatter (decimal_text): 0.800 both, never 0.8.
+    fake_judge.responder = lambda body: Reply.json(single_analysis(0.8, 0.8, 0.8, 0.8))
+    store = Store(studio_db)
+    scorer = create_scorer("prompt-alignment", {"evaluation_mode": "user"}, settings=settings_for(fake_judge))
+    run_id = run_evals(
+        [
+            EvalItem(f"q1::{v}", {"input": "Say hi.", "output": o}, {"variant": v, "row_id": "q1"})
+            for v, o in (("A", "hi"), ("B", "hello"))
+        ],
+        [scorer],
+        store=store,
+        run_name="Same score",
+        mapping={"groups": ["variant", "row_id"]},
+    ).run_id
+    store.close()
+    at = open_page("compare")
+    show(at)
+    assert at.selectbox(key=f"compare_{run_id}_row").value == "q1"
+    headings = [m.value for m in at.markdown if m.value.startswith(("**A** ·", "**B** ·"))]
+    # The row view's headings, and the per-question view's (many.py) below them.
+    assert headings == ["**A** · Prompt alignment 0.800", "**B** · Prompt alignment 0.800"] * 2
+    tiles = [m.value for m in at.metric if m.label == "Prompt alignment (0–1)"]
+    assert tiles and set(tiles) == {"0.800"}
+
+
 def test_a_run_link_stopped_by_a_rerun_request_part_way_is_followed_whole_on_the_next_run(
     open_page, studio_db: Path, monkeypatch: pytest.MonkeyPatch
 ):

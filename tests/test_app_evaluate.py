@@ -182,7 +182,7 @@ def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpen
     # U = .4·.9 + .3·.8 + .2·.7 + .1·1 = 0.84; S = .35·1 + .35·.5 + .15·1 + .15·.5 = 0.75;
     # W = .7·0.84 + .3·0.75 = 0.813 -> 0.81.
     shown = metrics(at)
-    assert shown["Prompt alignment (0–1)"] == "0.81"
+    assert shown["Prompt alignment (0–1)"] == "0.810"
     assert shown["User score (0–1, weight 70%)"] == "0.84"
     assert shown["System score (0–1, weight 30%)"] == "0.75"
     assert at.metric[0].proto.delta == "very good alignment with small gaps"
@@ -207,7 +207,7 @@ def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpen
     # Widget interactions show the stored result without calling the judge again.
     at.radio(key="pa_mode").set_value("user").run()
     assert fake_judge.chat_call_count == 1
-    assert metrics(at)["Prompt alignment (0–1)"] == "0.81"
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.810"
 
 
 def test_test_connection_button(open_page, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
@@ -247,7 +247,7 @@ def test_both_mode_without_system_message_shows_the_fallback_note(open_page, fak
     at.button(key="eval_run").click().run()
 
     assert not at.exception
-    assert metrics(at) == {"Prompt alignment (0–1)": "1"}
+    assert metrics(at) == {"Prompt alignment (0–1)": "1.000"}
     assert at.info[0].value.startswith("No system message was given, so the run was scored in user mode")
     assert "Evaluation mode: both, scored in user mode" in [c.value for c in at.caption]
 
@@ -273,7 +273,7 @@ def test_gluten_checker_shows_the_verdict_and_sources(open_page, fake_judge: Fak
     at.button(key="eval_run").click().run()
 
     assert not at.exception
-    assert metrics(at) == {"Verdict": "Contains gluten", "Score (0–1)": "0"}
+    assert metrics(at) == {"Verdict": "Contains gluten", "Score (0–1)": "0.000"}
     markdown = [m.value for m in at.markdown]
     assert "**Gluten sources**\n- soy sauce\n- flour" in markdown
     assert "**Reason:** This recipe contains gluten because of: soy sauce, flour." in markdown

@@ -116,7 +116,7 @@ def test_build_try_and_save_a_judge(open_page, fake_judge: FakeOpenAI, studio_db
 
     assert not at.exception
     assert not at.error
-    assert {m.label: m.value for m in at.metric} == {"Score": "0"}  # isPolite false, true is good → 0
+    assert {m.label: m.value for m in at.metric} == {"Score": "0.000"}  # isPolite false, true is good → 0
     assert "**Reason:** Polite: false. Rude phrases: calm down." in [m.value for m in at.markdown]
     codes = [c.value for c in at.code]
     assert json.loads(codes[0]) == {"isPolite": False, "rudePhrases": ["calm down"]}  # the raw reply

@@ -661,7 +661,7 @@ def test_the_row_view_draws_its_charts_only_when_asked(open_page, studio_db: Pat
     # Row 1: no chart, no JSON viewer, no code block; every number as text. W = 0.40·0.9 + 0.30·0.5 + 0.20·1
     # + 0.10·0.8 = 0.36 + 0.15 + 0.2 + 0.08 = 0.79, the score on the scale 1.
     assert not at.get("plotly_chart") and not at.json and not at.code
-    assert metrics(at)["Prompt alignment (0–1)"] == "0.79"
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.790"
     table = next(m.value for m in at.markdown if m.value.startswith("| Dimension"))
     assert table.splitlines()[2:6] == [
         "| Intent alignment | 0.90 | 40% | 0.360 |",
@@ -682,7 +682,7 @@ def test_the_row_view_draws_its_charts_only_when_asked(open_page, studio_db: Pat
     assert at.json[0].value and '"score": 0.79' in at.json[0].value
     at.button(key=f"{key}_next").click().run()
     assert [c.key for c in at.get("plotly_chart")] == [f"{key}_1_outcome_gauge", f"{key}_1_outcome_dimensions"]
-    assert metrics(at)["Prompt alignment (0–1)"] == "0.5"
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.500"
     # A failure: the judge's raw reply as plain text (escaped), no code block.
     at.button(key=f"{key}_next").click().run()
     assert at.error[0].value.startswith("Not scored (judge output invalid)")

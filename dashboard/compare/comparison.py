@@ -34,6 +34,7 @@ from scorers.analysis.pairwise_runs import (
 )
 from scorers.analysis.report import variant_colors
 from scorers.catalogue.metrics.pairwise import create_pairwise_judge_scorer, pairwise_over_items
+from scorers.core.base import decimal_text
 from scorers.runs import jobs
 
 from ..batch import stored_scorer_options, truncate
@@ -426,7 +427,8 @@ def _render_row(
         left, right = st.columns(2)
         for column, variant, side in ((left, a, "a"), (right, b, "b")):
             with column:
-                st.markdown(f"**{md_escape(variant)}** · {md_escape(names.get(sid, sid))} {row[f'score_{side}']:.3f}")
+                score = row[f"score_{side}"]  # a pair of scores: both scored (a difference)
+                st.markdown(f"**{md_escape(variant)}** · {md_escape(names.get(sid, sid))} {decimal_text(score)}")
                 render_text_block(
                     row[f"output_{side}"] or "", key=f"{text_key}_output_{side}", name=f"{row_id}-{variant}-output"
                 )

@@ -11,6 +11,7 @@ import streamlit as st
 from scorers.analysis.compare import variant_label
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.analysis.report import breakdown_figure
+from scorers.core.base import decimal_text
 
 from ..batch import truncate
 from ..results import md_escape, render_outcome, render_text_block
@@ -154,7 +155,7 @@ def render_per_question(
                 score = table.loc[question, variant]
                 st.markdown(
                     f"**{md_escape(variant)}** · "
-                    + ("not scored" if pd.isna(score) else f"{md_escape(names.get(sid, sid))} {score:.3f}")
+                    + ("not scored" if pd.isna(score) else f"{md_escape(names.get(sid, sid))} {decimal_text(score)}")
                 )
                 render_text_block(
                     str(response or "(no response)"),

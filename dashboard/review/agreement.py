@@ -10,6 +10,7 @@ from scorers import (
 from scorers.analysis.agreement import passes
 from scorers.analysis.certify import certify_judge, krippendorff_alpha, krippendorff_interval
 from scorers.analysis.labels import reviewer_labels
+from scorers.core.base import decimal_text
 from scorers.runs.export import item_texts
 
 from ..agreement_charts import calibration_chart, confusion_heatmap
@@ -102,7 +103,7 @@ def render_agreement(ctx: ReviewContext, *, top: int = 10) -> None:
         human = f"{d.human_value:.3g}" if row.human_score is not None else verdict_text(d.human_pass)
         cols = st.columns([5, 2, 2, 1, 1.5], vertical_alignment="center")
         cols[0].markdown(f"`{md_escape(row.item_id)}` — {md_escape(_excerpt(ctx.items[row.item_index]))}")
-        cols[1].markdown(f"judge **{row.judge_score:.3g}** ({verdict_text(d.judge_pass)})")
+        cols[1].markdown(f"judge **{decimal_text(row.judge_score)}** ({verdict_text(d.judge_pass)})")
         cols[2].markdown(f"human **{md_escape(human)}** ({verdict_text(d.human_pass)})")
         cols[3].markdown(f"gap **{d.gap:.3g}**")
         cols[4].button(

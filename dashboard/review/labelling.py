@@ -41,6 +41,7 @@ from scorers.analysis.labels import (
 )
 from scorers.analysis.pairwise_runs import order_flips_by_item, stored_pairwise
 from scorers.analysis.uncertainty import JudgeDoubt, judge_doubts, pooled_repetitions, stored_rejudges
+from scorers.core.base import decimal_text
 from scorers.runs.export import item_texts
 
 from ..results import md_escape, render_outcome
@@ -308,7 +309,7 @@ def _judge_line(ctx: ReviewContext, outcome: ItemOutcome | None) -> str:
     if outcome.score is None:
         return f"Judge: not scored ({outcome.status.value.replace('_', ' ')})."
     verdict = passes(outcome.score, ctx.threshold, higher_is_better=ctx.higher_is_better)
-    return f"Judge: {outcome.score:.3g} of {ctx.scale:g} → {verdict_text(verdict)} at {ctx.threshold:g}"
+    return f"Judge: {decimal_text(outcome.score)} of {ctx.scale:g} → {verdict_text(verdict)} at {ctx.threshold:g}"
 
 
 def _queue(
@@ -453,7 +454,9 @@ def _render_history(ctx: ReviewContext, index: int) -> None:
         + (f" — “{md_escape(latest.comment)}”" if latest.comment else "")
     )
     if latest.judge_score is not None and ctx.outcomes.get(index) and ctx.outcomes[index].score != latest.judge_score:
-        st.caption(f"The judge's score was {latest.judge_score:g} when this was labelled; the row was re-scored since.")
+        st.caption(
+            f"The judge's score was {decimal_text(latest.judge_score)} when this was labelled; the row was re-scored since."
+        )
     with st.expander(f"History of this label ({len(history)} save{'s' if len(history) != 1 else ''})"):
         st.dataframe(
             pd.DataFrame(

@@ -108,7 +108,7 @@ def test_prompt_alignment_both_mode_scale_10(page: Page, app_url: str, judge: Fa
 
     # U = .4·.9 + .3·.8 + .2·.7 + .1·1.0 = 0.84; S = .35·1 + .35·1 + .15·1 + .15·1 = 1.0;
     # W = .7·0.84 + .3·1.0 = 0.888; score = W × 10 = 8.88 (0.888 lies in the 0.8–0.9 band).
-    expect(metric(page, "Prompt alignment (0–10)")).to_have_text("8.88", timeout=RESULT_TIMEOUT)
+    expect(metric(page, "Prompt alignment (0–10)")).to_have_text("8.880", timeout=RESULT_TIMEOUT)
     expect(metric(page, "User score (0–1, weight 70%)")).to_have_text("0.84")
     expect(metric(page, "System score (0–1, weight 30%)")).to_have_text("1.00")
     expect(page.get_by_text("very good alignment with small gaps").first).to_be_visible()

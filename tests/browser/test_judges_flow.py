@@ -90,7 +90,7 @@ def test_build_try_save_and_find_a_judge(page: Page, app_url: str, judge: FakeOp
     page.get_by_role("button", name="Try it", exact=True).click()
 
     # isPolite is false and true is good: score 0 (× scale 1).
-    expect(metric(page, "Score")).to_have_text("0", timeout=RESULT_TIMEOUT)
+    expect(metric(page, "Score")).to_have_text("0.000", timeout=RESULT_TIMEOUT)
     expect(page.get_by_text("Reason: Polite: false. Rude phrases: calm down.")).to_be_visible()
     expect(page.get_by_text("The judge's raw reply")).to_be_visible()
     wait_until_idle(page)
@@ -113,7 +113,7 @@ def test_build_try_save_and_find_a_judge(page: Page, app_url: str, judge: FakeOp
     choose(page, "Scorer", "Politeness check · judge:politeness-check")
     expect(page.get_by_text("1 if isPolite is true, else 0", exact=False).first).to_be_visible()
     page.get_by_role("button", name="Run example", exact=True).click()
-    expect(metric(page, "Score")).to_have_text("0", timeout=RESULT_TIMEOUT)
+    expect(metric(page, "Score")).to_have_text("0.000", timeout=RESULT_TIMEOUT)
     wait_until_idle(page)
     screenshot("catalogue_saved_judge")
     assert len(seen) == 2
