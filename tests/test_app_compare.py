@@ -199,10 +199,21 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     assert td.loc["B", "mean"] == pytest.approx(MEAN_B)
     assert td.loc["B", "ci_low"] <= MEAN_B <= td.loc["B", "ci_high"]
     assert (td.loc["A", "n_scored"], td.loc["A", "n_failed"]) == (6, 0)
-    assert td.loc["A", "cost_usd"] == pytest.approx((60 * 0.15 + 12 * 0.60) / 1_000_000)  # gpt-4o-mini list price
+    # Generation cost is one figure per variant, not per scorer: the leaderboard (one row per variant × scorer)
+    # does not repeat it; a table of its own has one row per variant, whose sum is the Generation cost tile.
+    # gpt-4o-mini list price: A 6 × (10 + 2) tokens = (60 × $0.15 + 12 × $0.60) / 1e6 = $0.0000162;
+    # B 6 × (20 + 2) = (120 × $0.15 + 12 × $0.60) / 1e6 = $0.0000252; together $0.0000414.
+    assert "cost_usd" not in board.columns and not any("cost" in c for c in board.columns)
+    tables = [d for d in at.dataframe if "generation cost (USD)" in d.value.columns]  # the job's, the comparison's
+    assert len(tables) == 2 and tables[0].value.equals(tables[1].value)
+    costs = tables[1]
+    per_variant = costs.value.set_index("variant")["generation cost (USD)"]
+    assert per_variant.to_dict() == pytest.approx({"A": 0.0000162, "B": 0.0000252})
+    assert [m.value for m in at.metric if m.label == "Generation cost"][-1] == "$0.0000414"
+    assert per_variant.sum() == pytest.approx(0.0000414)
     # $0.0000162 is shown in full ("%g"), never "0.0000" ("%.4f"), which reads as free.
-    columns = json.loads(next(d for d in at.dataframe if "ci_low" in d.value.columns).proto.columns)
-    assert columns["cost_usd"]["type_config"]["format"] == "%g"
+    columns = json.loads(costs.proto.columns)
+    assert columns["generation cost (USD)"]["type_config"]["format"] == "%g"
     pa = board[board["scorer"] == "Prompt alignment"].set_index("variant")
     assert (pa.loc["A", "mean"], pa.loc["B", "mean"]) == (pytest.approx(0.84), pytest.approx(0.84))
     basis = "Every variant is judged against the dataset's user prompt (column 'question') only"

@@ -195,14 +195,21 @@ def test_comparison_report_needs_two_variants(tmp_path):
     )
     assert "Variant chatty scored higher than terse on 0 of 8" in document
     assert "$0.50" in document and "sk-zzz" not in document
-    # The variants' costs are what generating their responses cost (no judging): the header says so.
+    # The variants' costs are what generating their responses cost (no judging): the header says so. One figure
+    # per variant, so not on the leaderboard's rows (one per variant × scorer, where it would add up to a multiple)
+    # but in a table of its own, one row per variant.
     board = document.split('id="leaderboard"')[1].split("</table>")[0]
-    assert "<th>generation cost of the variant (USD)</th>" in board and "cost_usd" not in board
-    row = next(r for r in board.split("<tr>") if '<div class="text">terse</div>' in r)
-    assert '<td class="num">$0.50</td>' in row
-    # Without generation costs there is no cost column (an empty "cost_usd" read as a judging cost unknown).
+    assert "cost" not in board
+    costs = document.split("Generation cost per variant (judging not included)")[1].split("</table>")[0]
+    assert "<th>generation cost of the variant (USD)</th>" in costs
+    rows = [r for r in costs.split("<tr>") if '<div class="text">' in r]
+    assert len(rows) == 2
+    assert '<td class="num">$0.50</td>' in next(r for r in rows if '<div class="text">terse</div>' in r)
+    assert '<td class="missing">–</td>' in next(r for r in rows if '<div class="text">chatty</div>' in r)
+    # Without generation costs there is no cost column nor table (an empty "cost_usd" read as a judging cost unknown).
     plain = comparison_report(frame, a="chatty", b="terse", scorers=["textual-difference"])
     assert "cost" not in plain.split('id="leaderboard"')[1].split("</table>")[0]
+    assert "Generation cost per variant" not in plain
     with pytest.raises(ValueError, match="two variants"):
         comparison_report(frame[frame["group:variant"] == "terse"])
     store.close()

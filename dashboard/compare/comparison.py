@@ -162,7 +162,9 @@ def _scale_range(run: Mapping[str, Any], scorer: str) -> tuple[float, float] | N
 
 
 def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
-    shown = board.assign(scorer=board["scorer"].map(lambda s: names.get(s, s)))
+    # A variant's generation cost is one figure, not one per scorer: repeated on each scorer's row, the column would
+    # add up to a multiple of the Generation cost tile. It is shown once per variant under that tile instead.
+    shown = board.drop(columns="cost_usd").assign(scorer=board["scorer"].map(lambda s: names.get(s, s)))
     st.dataframe(
         shown,
         hide_index=True,
@@ -175,8 +177,6 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
             "prompt_tokens": st.column_config.NumberColumn("judge prompt tokens (calls made)"),
             "completion_tokens": st.column_config.NumberColumn("judge completion tokens (calls made)"),
             "n_cached": st.column_config.NumberColumn("n from judge cache"),
-            # "%g" prints the cost to 6 significant digits (sprintf.js): "%.4f" showed $0.0000162 as 0.0000, free.
-            "cost_usd": st.column_config.NumberColumn("generation cost (USD)", format="%g"),
             "latency_s": st.column_config.NumberColumn("scoring latency (s)", format="%.2f"),
         },
     )
@@ -184,8 +184,8 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
         "Means count scored items only, with a 95% bootstrap confidence interval; items not scored are in n not "
         "scored, never averaged as 0. Tokens are those of the judge calls made for the run: a reply taken from the "
         "judge cache (n from judge cache) made no call and adds none, so equal work can show different tokens. "
-        "The cost is that of generating the variant's responses (blank when they were not generated here or the "
-        "model's price is unknown)."
+        "What generating each variant's responses cost is not here (one figure per variant, not per scorer): it is "
+        "under Generation cost above, when the responses were generated on this page."
     )
 
 

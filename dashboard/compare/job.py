@@ -303,6 +303,18 @@ def render_generation(generation: Mapping[str, Any]) -> None:
         "judge, not for generation); responses from the cache cost nothing. 'unknown' when no variant's model has a "
         "known price, '≥' before the known part when only some have one.",
     )
+    if costs:
+        # Once per variant: the rows add up to the Generation cost tile (judging is not in it).
+        st.dataframe(
+            pd.DataFrame({"variant": list(costs), "generation cost (USD)": list(costs.values())}),
+            hide_index=True,
+            # "%g" prints the cost to 6 significant digits (sprintf.js): "%.4f" showed $0.0000162 as 0.0000, free.
+            column_config={"generation cost (USD)": st.column_config.NumberColumn(format="%g")},
+        )
+        st.caption(
+            "What generating each variant's responses cost, once per variant: together they make the Generation "
+            "cost above (blank: the model's price is unknown). Judging is not in it."
+        )
     if failed:
         st.warning(f"{len(failed)} response(s) could not be generated; those rows are missing from the comparison.")
         st.dataframe(pd.DataFrame(failed), hide_index=True)

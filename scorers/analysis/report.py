@@ -540,8 +540,8 @@ def comparison_report(
         scorers: the scorers to report on; default every scorer in the frame.
         group_col, pair_col: as for :func:`scorers.analysis.compare.paired`.
         costs: variant → USD cost of generating its responses (:func:`scorers.analysis.generate.generation_costs`),
-            shown in the leaderboard as "generation cost of the variant (USD)" (the judging cost is not in it);
-            None: no such column.
+            shown once per variant in a table after the leaderboard, "generation cost of the variant (USD)" (the
+            judging cost is not in it; the leaderboard's rows are per scorer, so it is not there); None: no such table.
         notes: sentences to show first, before the paired summaries (e.g. a warning about the data).
         max_rows: sample rows per scorer (the largest differences).
         scorer_options: scorer id → options, for per-dimension breakdowns that depend on them.
@@ -591,6 +591,9 @@ def comparison_report(
             extra[f"{scorer}: mean by {name}"] = table.rename(columns={"group": name})
             figures.append(breakdown_figure(table, variants, title=f"{scorer}: mean by {name}"))
     extra.update(tables or {})
+    if costs:
+        generation = pd.DataFrame({"variant": list(costs), GENERATION_COST: list(costs.values())})
+        extra = {"Generation cost per variant (judging not included)": generation, **extra}
     failure = not_scored_summary(frame)
     sample = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
     if not sample.empty:
@@ -624,8 +627,9 @@ def comparison_report(
     return build_report(
         title=title,
         setup={**(setup or {}), "Compared": f"{a} against {b} (differences are {a} − {b})"},
-        # The costs given are the variants' generation costs: said in the header; without them no cost column.
-        leaderboard=board.rename(columns={"cost_usd": GENERATION_COST}) if costs else board.drop(columns="cost_usd"),
+        # A variant's generation cost is one figure, not one per scorer: in a table of its own, one row per variant
+        # (repeated on each scorer's leaderboard row, the column added up to a multiple of what generating cost).
+        leaderboard=board.drop(columns="cost_usd"),
         figures=figures,
         rows=sample,
         notes=[*notes, *summaries, *([failure] if failure else [])],
