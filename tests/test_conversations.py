@@ -209,3 +209,31 @@ def test_an_output_that_ends_with_a_user_turn_has_no_response_for_every_scorer(f
     }
     with pytest.raises(MissingInputError, match="ends with a tool turn"):
         normalize_run(tool_last)
+
+
+def test_textual_difference_compares_a_conversation_with_the_input_the_exports_and_the_diff_view_show(tmp_path):
+    # Two user turns "ab" and "cd", the reply "ab cd". The input is the user turns joined by a blank line,
+    # "ab\n\ncd" (6 characters), as the export's input shows it: LCS "abcd" = 4, ratio 2·4 / (6 + 5) = 8/11,
+    # length diff 1/6, confidence 5/6, score 8/11 · 5/6 = 20/33 = 0.6061. (Joined by ", " as before, "ab, cd",
+    # the LCS was "ab cd" = 5 and the score 10/11 · 5/6 = 0.7576, for a text shown nowhere.)
+    from scorers.catalogue.textual_difference import TextualDifferenceScorer
+    from scorers.cli import main
+
+    turns = [
+        {"role": "user", "content": "ab"},
+        {"role": "assistant", "content": "x"},
+        {"role": "user", "content": "cd"},
+        {"role": "assistant", "content": "ab cd"},
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "c1", "messages": turns}) + "\n")
+    out = tmp_path / "results.jsonl"
+    args = ["run", str(path), "--scorer", "textual-difference", "--output", str(out), "--db", str(tmp_path / "s.db")]
+    assert main([*args, "--yes"]) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["input"] == "ab\n\ncd"
+    assert row["score"] == pytest.approx(20 / 33)
+    ((_, _, payload),) = iter_runs(load_dataset(path), guess_columns(load_dataset(path).columns))
+    alignment = TextualDifferenceScorer(target="input").alignment(payload)
+    assert alignment["reference"] == row["input"]
+    assert alignment["referenceTokens"] == ["ab", "cd"]  # no made-up "ab," token

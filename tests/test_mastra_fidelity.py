@@ -180,14 +180,16 @@ def test_content_similarity_shows_processed_texts():
     assert result.analyze_step_result["processedOutput"] == "hello there"
 
 
-def test_several_input_messages_join_with_comma():
-    # Mastra: inputMessages.map(getTextContent).join(", ") -> "hello, world", equal to the output -> 1
+def test_several_input_messages_join_by_a_blank_line_as_the_exports_input():
+    # Ours joins them by a blank line, the input the exports show: "Hello\n\nworld", processed (lower-case,
+    # whitespace runs -> " ") to "hello world", equal to the processed output -> 1. (Mastra joins with ", ", a text
+    # shown nowhere; a documented deviation.)
     run = {
         "input": [{"role": "user", "content": "Hello"}, {"role": "user", "content": "world"}],
-        "output": "hello, world",
+        "output": "hello world",
     }
     assert create_content_similarity_scorer().run(run).score == 1.0
-    assert create_content_similarity_scorer().run(run).analyze_step_result["processedInput"] == "hello, world"
+    assert create_content_similarity_scorer().run(run).analyze_step_result["processedInput"] == "hello world"
 
 
 def test_tone_scores_whole_tokens():

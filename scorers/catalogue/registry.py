@@ -137,13 +137,15 @@ _SEED_SCORERS = (
             "ground_truth": "The quick brown fox",
             "options": {"scale": 1},
         },
-        notes='ratio, lengthDiff and confidence equal Mastra\'s; several input messages are joined with ", " as in '
-        "Mastra. Deviations from Mastra: the score is ratio × confidence × scale (the seeds' formula; Mastra's "
+        notes="ratio, lengthDiff and confidence equal Mastra's. Deviations from Mastra: the score is ratio × "
+        "confidence × scale (the seeds' formula; Mastra's "
         "score is the ratio alone); the response is compared with the ground truth when the run has one, else "
         "with the input (Mastra always uses the input); changes counts word-level edit operations in order "
         "(Mastra counts the larger word count minus the words the texts share in any order, so a reordering "
         "is no change there); lengths count Unicode code points after NFC (JavaScript counts UTF-16 units, so "
-        "an emoji is 2 characters there and ratio, lengthDiff and confidence differ on such texts).",
+        "an emoji is 2 characters there and ratio, lengthDiff and confidence differ on such texts); several user "
+        "messages (a conversation's user turns) are joined by a blank line, the input the exports and the diff view "
+        'show (Mastra joins inputMessages with ", ", a text shown nowhere).',
     ),
     ScorerSpec(
         id="gluten-checker",

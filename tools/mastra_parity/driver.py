@@ -376,6 +376,11 @@ def emoji(d: Difference, mastra: dict[str, Any]) -> bool:
     return any(unicodedata.category(ch) == "So" for ch in _texts(d))
 
 
+def blank_line_join(d: Difference, mastra: dict[str, Any]) -> bool:
+    """Several input messages: ours joins them by a blank line (the exports' input), Mastra by ", "."""
+    return len(d.case.run["input"]["inputMessages"]) > 1
+
+
 def textual_score(d: Difference, mastra: dict[str, Any]) -> bool:
     """Our score is Mastra's ratio × confidence (the seeds' formula)."""
     pre = mastra["preprocess"]
@@ -448,6 +453,7 @@ RULES: dict[str, list[tuple[Rule, str]]] = {
         (outside_bmp, "UTF-16"),
         (empty_options, "empty options object"),
         (whitespace_kept, "ignore_whitespace=false"),
+        (blank_line_join, "joined by a blank line"),
     ],
     "tone-consistency": [
         (tone_sentences, "pysbd"),
@@ -458,6 +464,7 @@ RULES: dict[str, list[tuple[Rule, str]]] = {
         (textual_score, "ratio × confidence"),
         (textual_changes, "changes counts word-level"),
         (outside_bmp, "UTF-16"),
+        (blank_line_join, "joined by a blank line"),
     ],
     "tool-call-accuracy-code": [(repeated_tools, "subsequence")],
     "faithfulness": [(exact_yes, "compares === 'yes' exactly")],

@@ -92,16 +92,17 @@ def reference_text(
     target: str = "auto",
     *,
     scorer: str = "This scorer",
-    input_of: Callable[[RunInput], str] | None = None,
 ) -> tuple[str, str]:
     """The text a response is compared with: ``(target, text)`` with target ``"ground_truth"`` or ``"input"``.
+
+    The input is :attr:`~scorers.core.base.RunInput.user_text`, the user messages joined by a blank line: the
+    exports' ``input`` and the text every judge is shown, so the text compared is the one on screen (Mastra's code
+    scorers join several input messages with ``", "``, a text shown nowhere).
 
     Args:
         run: the normalised run.
         target: ``"ground_truth"``, ``"input"`` or ``"auto"`` (see :func:`resolve_target`).
         scorer: the scorer's name, for the error message.
-        input_of: how the user messages become one text (default :func:`input_text`, Mastra's
-            code scorers' ``", "`` join).
 
     Raises:
         MissingInputError: the target text is missing or blank (``field`` names it); the run is
@@ -111,11 +112,12 @@ def reference_text(
     require_fields(run, (resolved,), scorer=scorer)
     if resolved == "ground_truth":
         return resolved, run.ground_truth or ""
-    return resolved, (input_of or input_text)(run)
+    return resolved, run.user_text
 
 
 def require_input(run: RunInput, scorer_name: str) -> str:
-    """The user text of ``run``; an empty message counts, a missing ``input`` does not.
+    """The user text of ``run`` (:attr:`~scorers.core.base.RunInput.user_text`, the exports' ``input``); an empty
+    message counts, a missing ``input`` does not.
 
     Raises:
         MissingInputError: when the run has no user message (``field="input"``).
@@ -125,12 +127,7 @@ def require_input(run: RunInput, scorer_name: str) -> str:
             f"{scorer_name} compares the response with the input: give the user message(s) in 'input'",
             field="input",
         )
-    return input_text(run)
-
-
-def input_text(run: RunInput) -> str:
-    """The user messages joined with ``", "``, as Mastra's code scorers join ``inputMessages``."""
-    return ", ".join(m.content for m in run.user_messages)
+    return run.user_text
 
 
 def percent(value: float) -> str:

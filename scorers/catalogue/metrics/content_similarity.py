@@ -269,7 +269,9 @@ SPECS = (
             "removes whitespace); lengths count Unicode code points after NFC (JavaScript counts UTF-16 units, "
             "so an emoji is 2 characters there); options left out keep their defaults even when an empty options "
             "object is given (Mastra's createContentSimilarityScorer({}) turns both ignore_case and "
-            "ignore_whitespace off, a defect of its default-parameter handling)."
+            "ignore_whitespace off, a defect of its default-parameter handling); several user messages (a "
+            "conversation's user turns) are joined by a blank line, the input the exports show (Mastra joins "
+            'inputMessages with ", ").'
         ),
     ),
 )
