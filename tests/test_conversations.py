@@ -237,3 +237,28 @@ def test_textual_difference_compares_a_conversation_with_the_input_the_exports_a
     alignment = TextualDifferenceScorer(target="input").alignment(payload)
     assert alignment["reference"] == row["input"]
     assert alignment["referenceTokens"] == ["ab", "cd"]  # no made-up "ab," token
+
+
+def test_a_message_with_an_unknown_role_is_invalid_input_named_before_the_run(tmp_path):
+    # A "wizard" turn was read as the user prompt and scored; it is no role a message may have.
+    from scorers import InvalidInputError
+
+    wizard = [{"role": "wizard", "content": "abracadabra"}, {"role": "assistant", "content": "poof"}]
+    path = tmp_path / "chats.jsonl"
+    records = [{"id": "ok", "messages": [*TURNS, {"role": "assistant", "content": "Revise A."}]}]
+    records.append({"id": "w", "messages": wizard})  # line 2
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    payloads = [payload for _, _, payload in iter_runs(dataset, mapping)]
+    for scorer in (create_scorer("textual-difference"), create_prompt_alignment_scorer()):
+        with pytest.raises(InvalidInputError) as caught:
+            scorer.run(payloads[1])
+        assert str(caught.value) == (
+            "input[0].role: message role 'wizard' is not one of the roles a message may have: system, user, "
+            "assistant, tool"
+        )
+    assert not_text_notices(dataset, mapping) == [
+        "Field 'messages' (the conversation) has a message whose role is not one of system, user, assistant, tool "
+        "in 1 row, the first on line 2 (roles 'wizard'): not scored (invalid_input)."
+    ]

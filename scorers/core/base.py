@@ -74,6 +74,20 @@ def decimal_text(value: float, digits: int = 3) -> str:
     return f"{rounded + 0.0:.{digits}f}"  # + 0.0: -0.0 reads 0.000
 
 
+MESSAGE_ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+"""The roles a message may have; a message with another role is ``invalid_input`` (:func:`unknown_role_reason`),
+never read as the user prompt."""
+
+
+def unknown_role_reason(role: str) -> str:
+    """Why a message whose role is not one of :data:`MESSAGE_ROLES` is not read.
+
+    >>> unknown_role_reason("wizard")
+    "message role 'wizard' is not one of the roles a message may have: system, user, assistant, tool"
+    """
+    return f"message role {role!r} is not one of the roles a message may have: {', '.join(MESSAGE_ROLES)}"
+
+
 @dataclass(frozen=True)
 class Message:
     """One chat message: ``role`` is ``"system"``, ``"user"`` or ``"assistant"``."""
@@ -209,6 +223,8 @@ def _message_text(message: Any, where: str) -> Message:
         )
     if not isinstance(role, str):
         raise InvalidInputError("message 'role' must be a string", field=f"{where}.role")
+    if role not in MESSAGE_ROLES:
+        raise InvalidInputError(unknown_role_reason(role), field=f"{where}.role")
     return Message(role, content)
 
 

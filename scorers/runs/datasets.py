@@ -49,7 +49,7 @@ from decimal import Decimal
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from scorers.core.base import split_conversation
+from scorers.core.base import MESSAGE_ROLES, split_conversation
 from scorers.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -570,7 +570,8 @@ def not_text_notices(
     response, a message object as the response (:func:`_is_message`) or a Mastra agent run input) are
     not text by design and are not counted; nor are missing cells; any other object is counted. A mapped
     messages column's cells that hold no list of messages (read as the prompt's text) are named, and, when no
-    response column is mapped, its conversations that end without an assistant reply (no response: ``missing_input``).
+    response column is mapped, its conversations that end without an assistant reply (no response: ``missing_input``);
+    so are its conversations with a message of an unknown role (``invalid_input``).
 
     Args:
         dataset: a loaded dataset.
@@ -613,15 +614,23 @@ def not_text_notices(
 
 
 def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
-    """Say which cells of the messages ``column`` are no conversation (read as the prompt's text) and, when no
+    """Say which cells of the messages ``column`` are no conversation (read as the prompt's text), which hold a
+    message whose role is not one of :data:`~scorers.core.base.MESSAGE_ROLES` (``invalid_input``) and, when no
     response column is mapped, which conversations end without an assistant reply (no response: ``missing_input``)."""
     not_lists: list[int] = []
     no_reply: list[int] = []
+    unknown_roles: list[int] = []
+    roles: Counter[str] = Counter()
     for i, cell in enumerate(dataset.column_values(column)):
         turns = conversation_turns(cell)
         if turns is None:
             if cell_text(cell) is not None:  # a missing cell is said elsewhere: no prompt
                 not_lists.append(i)
+            continue
+        unknown = [t.get("role") for t in turns if t.get("role", "user") not in MESSAGE_ROLES]
+        if unknown:
+            unknown_roles.append(i)
+            roles.update(repr(r) for r in unknown)
         elif not response_mapped and split_conversation(turns)[1] is None:
             no_reply.append(i)
 
@@ -637,6 +646,11 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
                 if response_mapped
                 else "the prompt's text, with no response (not scored: missing_input)."
             )
+        )
+    if unknown_roles:
+        notices.append(
+            f"Field {column!r} (the conversation) has a message whose role is not one of {', '.join(MESSAGE_ROLES)} "
+            f"in {rows(unknown_roles)} (roles {', '.join(roles)}): not scored (invalid_input)."
         )
     if no_reply:
         notices.append(
