@@ -42,7 +42,7 @@ from scorers.core.errors import run_status_label
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import unmapped_columns
-from scorers.runs.judges import run_prices
+from scorers.runs.judges import judge_record, recorded_judge_settings, run_prices
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES, judge_model_of
 from scorers.runs.table import stored_scorer_options
 
@@ -187,18 +187,6 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
     return pd.DataFrame(rows)
 
 
-def judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:
-    """What a stored run keeps of its judge: model, endpoint, temperature and seed (never the key)."""
-    if settings is None:
-        return None
-    return {
-        "model": settings.model_name,
-        "baseUrl": settings.endpoint,
-        "temperature": settings.temperature,
-        "seed": settings.seed,
-    }
-
-
 def create_batch_run(
     store: Store,
     *,
@@ -226,8 +214,8 @@ def create_batch_run(
         items: the items, in dataset order.
         scorers: the scorers, built from ``scorer_options``.
         scorer_options: scorer id → its options.
-        settings: the judge settings when a scorer uses a judge (only model, endpoint,
-            temperature and seed are stored), else None.
+        settings: the judge settings when a scorer uses a judge (every setting but the key is
+            stored: :func:`scorers.runs.judges.judge_record`), else None.
         dataset_name: the dataset's file name.
         mapping: role → column.
         group_by: the group-by columns.
@@ -370,22 +358,13 @@ def run_limits(run: Mapping[str, Any], model: str | None) -> dict[str, Any]:
 
 
 def resume_settings(run: Mapping[str, Any], settings: JudgeSettings) -> JudgeSettings:
-    """The judge settings to resume a stored run with: the run's judge, with the current key.
+    """The judge settings to resume a stored run with: the run's judge, every setting as recorded, with the current key.
 
-    A resumed run keeps the model, endpoint, temperature and seed it started with, so
-    its results stay comparable and unchanged calls are answered by the cache; the
-    API key (never stored) comes from ``settings``.
+    A resumed run keeps the model, endpoint, temperature, seed, max output tokens and timeout it started with
+    (:func:`scorers.runs.judges.recorded_judge_settings`), so its results stay comparable, unchanged calls are
+    answered by the cache and a budget bounds each call as it did; the API key (never stored) comes from ``settings``.
     """
-    judge = run.get("judge") or {}
-    if not judge:
-        return settings
-    return replace(
-        settings,
-        model=judge.get("model") or settings.model,
-        base_url=judge.get("baseUrl") or settings.base_url,
-        temperature=judge.get("temperature", settings.temperature),
-        seed=judge.get("seed", settings.seed),
-    )
+    return recorded_judge_settings(run.get("judge"), settings) if run.get("judge") else settings
 
 
 def scorers_for_run(run: Mapping[str, Any], settings: JudgeSettings | None, cache: Any = None) -> list[Scorer]:

@@ -441,7 +441,9 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
     try:
         current = judge_settings() if stored else None
         settings = (resume_settings(run, current) if which == RUN_JUDGE else current) if stored else None
-        scorers = scorers_for_run(run, settings, cache=judge_cache(store))
+        # A run started bypassing the cache keeps bypassing it, as the CLI's resume does; the sidebar's can add it.
+        cache = None if config.get("cache") is False else judge_cache(store)
+        scorers = scorers_for_run(run, settings, cache=cache)
     except ScorerError as exc:
         st.error(str(exc))
         return

@@ -113,7 +113,14 @@ from scorers.core.judge import (
 )
 from scorers.core.pricing import BATCH_DISCOUNT, Price, price_for, run_cost, usd_text
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.judges import judges_used, limits_config, run_prices, spend_by_judge
+from scorers.runs.judges import (
+    RECORDED_SETTINGS,
+    judge_record,
+    judges_used,
+    limits_config,
+    run_prices,
+    spend_by_judge,
+)
 from scorers.runs.runner import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     EvalItem,
@@ -903,14 +910,10 @@ def _judge_settings(
         return None
     stored = (stored or {}) if getattr(args, "judge", "run") == "run" else {}
     stored_url = stored.get("baseUrl")
-    parameters: dict[str, Any] = {}
+    # Every setting the run's judge recorded (scorers.runs.judges.judge_record); a flag given wins.
+    parameters = {field: stored[key] for key, field in RECORDED_SETTINGS.items() if key in stored}
     if args.timeout is not None:
         parameters["timeout"] = args.timeout
-    for key in ("temperature", "seed"):
-        if key in stored:
-            parameters[key] = stored[key]
-    if stored.get("maxTokens") is not None:
-        parameters["max_tokens"] = stored["maxTokens"]
     if args.judge_max_tokens is not None:
         parameters["max_tokens"] = args.judge_max_tokens
     try:
@@ -928,18 +931,6 @@ def _judge_settings(
             "or --base-url URL --model NAME for a local server."
         )
     return settings
-
-
-def _judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:
-    if settings is None:
-        return None
-    return {
-        "model": settings.model_name,
-        "baseUrl": settings.endpoint,
-        "temperature": settings.temperature,
-        "seed": settings.seed,
-        "maxTokens": settings.max_tokens,
-    }
 
 
 # ---- dataset → items ----------------------------------------------------------------------------
@@ -1423,7 +1414,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             dataset_name=Path(dataset.source_name).name,
             items=[(it.item_id, it.payload, it.groups, it.columns) for it in items],
             scorers=[{"id": s.id, "name": s.name, "options": options[s.id]} for s in scorers],
-            judge=_judge_record(settings),
+            judge=judge_record(settings),
             mapping={**mapping, "groups": list(args.group_col)},
             config={
                 "source": "cli",

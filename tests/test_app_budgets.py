@@ -12,6 +12,7 @@ from judge_data import single_analysis
 from streamlit.testing.v1 import AppTest
 
 from scorers import Store
+from scorers.cli import main
 from scorers.runs import jobs
 
 OK = Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
@@ -363,3 +364,48 @@ def test_history_refuses_a_resume_whose_cost_cap_cannot_hold_one_judge_call(judg
     ), errors
     assert judge.chat_call_count == 2 and store.get_run(run_id)["status"] == "budget_reached"
     assert store.get_run(run_id)["config"]["budget"]["max_cost_usd"] is None  # nothing stored with the run
+
+
+def test_history_resumes_a_cli_run_with_its_judges_max_output_tokens(judge: FakeOpenAI, open_page, studio_db, tmp_path):
+    data = tmp_path / "rows.csv"
+    data.write_bytes(csv(4))
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--model", "fake-judge", "--price", "0.15,0.6"]
+    assert main([*argv, "--max-judge-calls", "1", "--judge-max-tokens", "300", "--concurrency", "1"]) == 4  # paused
+    store = Store(studio_db)
+    run_id = store.list_runs()[0]["id"]
+    assert store.get_run(run_id)["judge"]["maxTokens"] == 300 and judge.chat_call_count == 1
+
+    history = open_page("history")  # the sidebar's max output tokens: 0, none
+    history.button(key="history_open_button").click().run()
+    prefix = f"history_{run_id}_resume_fake-judge"
+    history.number_input(key=f"{prefix}_max_calls").set_value(0).run()
+    # A call's bound holds its reply at the judge's max output tokens: 300 × $0.60 / 1e6 = $0.00018 with the run's
+    # judge, which a $0.002 cap admits; at 4,096 reply tokens (none set) it would be over $0.0024576 and refused.
+    history.number_input(key=f"{prefix}_max_cost").set_value(0.002).run()
+    history.button(key=f"history_{run_id}_resume").click().run()
+    assert not history.error, [e.value for e in history.error]
+    wait_for(history)
+    assert store.get_run(run_id)["status"] == "completed"
+    assert [body.get("max_completion_tokens") for body in judge.chat_requests()] == [300] * 4
+
+
+def test_a_run_started_bypassing_the_cache_bypasses_it_when_history_resumes_it(judge: FakeOpenAI, open_page, studio_db):
+    at = open_page("batch")
+    prepare(at, 4)
+    at.button(key="batch_run").click().run()
+    wait_for(at)  # every item's reply is in the cache now
+    at.sidebar.toggle(key="judge_bypass_cache").set_value(True).run()
+    at.number_input(key="batch_max_calls").set_value(2).run()
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    run_id = at.session_state["batch_run_id"]
+    store = Store(studio_db)
+    assert store.get_run(run_id)["status"] == "budget_reached" and judge.chat_call_count == 6
+
+    history = open_page("history")  # a new session, whose sidebar does not bypass the cache
+    history.button(key="history_open_button").click().run()
+    history.number_input(key=f"history_{run_id}_resume_gpt-4o-mini_max_calls").set_value(0).run()
+    history.button(key=f"history_{run_id}_resume").click().run()
+    wait_for(history)
+    assert store.get_run(run_id)["status"] == "completed"
+    assert judge.chat_call_count == 8  # the 2 items left were asked again, not taken from the cache

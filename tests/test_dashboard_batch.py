@@ -3,6 +3,8 @@ job with stop and resume, and the tables. Expected numbers are worked out by han
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import threading
 import time
@@ -37,6 +39,7 @@ from scorers import (
     run_evals,
 )
 from scorers.runs import jobs
+from scorers.runs.judges import judge_record
 
 CSV = b"id,prompt,response,reference,variant\na,Say four,4,4,A\nb,Add,=1+1,=1+2,A\nc,Say hi,,hi,B\nd,Say bye,bye,bye,\n"
 
@@ -123,16 +126,31 @@ def test_create_batch_run_records_options_like_the_cli_and_never_the_key(store, 
     assert [(s.id, s.scale) for s in rebuilt] == [("textual-difference", 10.0)]
 
 
-def test_resume_settings_keep_the_runs_judge_with_the_current_key():
-    run = {"judge": {"model": "gpt-4o", "baseUrl": "http://judge/v1", "temperature": 0.5, "seed": 7}}
+def test_resume_settings_keep_every_setting_of_the_runs_judge_with_the_current_key():
+    started = JudgeSettings(
+        model="gpt-4o",
+        base_url="http://judge/v1",
+        api_key="sk-secret",
+        temperature=0.5,
+        seed=7,
+        timeout=12.5,
+        max_retries=1,
+        max_tokens=300,
+        context_window=8000,
+    )
+    run = {"judge": judge_record(started)}
+    assert "sk-secret" not in json.dumps(run)
     current = JudgeSettings(model="other", base_url=None, api_key="k", temperature=0.0, seed=1)
-    resumed = resume_settings(run, current)
-    assert (resumed.model, resumed.base_url, resumed.temperature, resumed.seed, resumed.api_key) == (
+    assert resume_settings(run, current) == dataclasses.replace(started, api_key="k")
+    # A run stored before max output tokens and the timeout were recorded keeps the current ones.
+    older = {"judge": {"model": "gpt-4o", "baseUrl": "http://judge/v1", "temperature": 0.5, "seed": 7}}
+    resumed = resume_settings(older, dataclasses.replace(current, max_tokens=500))
+    assert (resumed.model, resumed.base_url, resumed.temperature, resumed.seed, resumed.max_tokens) == (
         "gpt-4o",
         "http://judge/v1",
         0.5,
         7,
-        "k",
+        500,
     )
     assert resume_settings({"judge": None}, current) is current
 

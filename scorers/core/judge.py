@@ -267,7 +267,7 @@ def resolve_judge_settings(
             from the working directory and the home directory if present.
         environ: the environment; None for ``os.environ``.
         **parameters: other :class:`JudgeSettings` fields (temperature, seed, timeout,
-            max_retries, max_tokens).
+            max_retries, max_tokens, context_window).
 
     Returns:
         The resolved settings.
@@ -289,7 +289,7 @@ def resolve_judge_settings(
         base_url=pick(base_url, "OPENAI_BASE_URL"),
         api_key=pick(api_key, "OPENAI_API_KEY"),
     )
-    unknown = set(parameters) - {"temperature", "seed", "timeout", "max_retries", "max_tokens"}
+    unknown = set(parameters) - {"temperature", "seed", "timeout", "max_retries", "max_tokens", "context_window"}
     if unknown:
         raise JudgeConfigError(f"unknown judge parameter(s): {', '.join(sorted(unknown))}")
     settings = replace(settings, **parameters)

@@ -7,13 +7,17 @@ model (:func:`scorers.core.pricing.run_cost`). No pandas: the command line lists
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorers.core.budget import BudgetCaps
 from scorers.core.errors import ScoreStatus
 from scorers.core.pricing import JudgeSpend, Price, RunCost, price_for, run_cost
 from scorers.runs.store import Store
+
+if TYPE_CHECKING:
+    from scorers.core.judge import JudgeSettings
 
 JUDGE_MODEL_SQL = {"sqlite": "json_extract(judge, '$.model')", "postgresql": "judge::jsonb ->> 'model'"}
 """Per database: SQL of a result's judge model (its ``judge`` JSON's ``model``)."""
@@ -23,6 +27,46 @@ JUDGE_SQL = {
     "postgresql": JUDGE_MODEL_SQL["postgresql"] + ", judge::jsonb ->> 'baseUrl'",
 }
 """Per database: SQL of a result's judge model and endpoint (its ``judge`` JSON's ``model`` and ``baseUrl``)."""
+
+
+RECORDED_SETTINGS = {
+    "temperature": "temperature",
+    "seed": "seed",
+    "maxTokens": "max_tokens",
+    "timeout": "timeout",
+    "maxRetries": "max_retries",
+    "contextWindow": "context_window",
+}
+"""A run's recorded judge (``run["judge"]``) key → the :class:`~scorers.core.judge.JudgeSettings` field it holds,
+besides ``model`` and ``baseUrl``."""
+
+
+def judge_record(settings: JudgeSettings | None) -> dict[str, Any] | None:
+    """What a stored run keeps of its judge (``run["judge"]``): every setting but the key, which is never stored.
+
+    ``{"model", "baseUrl"}`` and the keys of :data:`RECORDED_SETTINGS`; :func:`recorded_judge_settings` reads it back.
+    None for None (no scorer of the run uses a judge).
+    """
+    if settings is None:
+        return None
+    return {"model": settings.model_name, "baseUrl": settings.endpoint} | {
+        key: getattr(settings, field) for key, field in RECORDED_SETTINGS.items()
+    }
+
+
+def recorded_judge_settings(judge: Mapping[str, Any] | None, settings: JudgeSettings) -> JudgeSettings:
+    """The settings a resume "with the run's judge" uses: each setting the run's ``judge`` record holds, else ``settings``'.
+
+    The API key (never stored) always comes from ``settings``; so does a setting a run did not record (runs
+    stored before it was recorded: the dashboard's kept no max output tokens nor timeout).
+    """
+    judge = judge or {}
+    return dataclasses.replace(
+        settings,
+        model=judge.get("model") or settings.model,
+        base_url=judge.get("baseUrl") or settings.base_url,
+        **{field: judge[key] for key, field in RECORDED_SETTINGS.items() if key in judge},
+    )
 
 
 def judges_used(store: Store, run_id: str) -> list[tuple[str, str, int]]:

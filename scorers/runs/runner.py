@@ -37,7 +37,7 @@ from scorers.core.errors import (
 from scorers.core.judge import CacheMiss, cache_probe, context_window, estimate_prompt_tokens
 from scorers.core.pricing import JudgeSpend, Price, RunCost, cost_usd, estimate_tokens, price_for, run_cost
 from scorers.runs.garbage import full_collections_deferred
-from scorers.runs.judges import limits_config, run_prices, spend_by_judge
+from scorers.runs.judges import judge_record, limits_config, run_prices, spend_by_judge
 from scorers.runs.scoring_process import (
     CHUNK_ITEMS,
     CHUNKS_IN_FLIGHT,
@@ -1403,16 +1403,7 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
 
 
 def _judge_description(scorers: Sequence[Scorer]) -> dict[str, Any] | None:
-    for scorer in scorers:
-        settings = getattr(scorer, "settings", None)
-        if settings is not None:
-            return {
-                "model": settings.model_name,
-                "baseUrl": settings.endpoint,
-                "temperature": settings.temperature,
-                "seed": settings.seed,
-            }
-    return None
+    return judge_record(next((s.settings for s in scorers if getattr(s, "settings", None) is not None), None))
 
 
 def outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
