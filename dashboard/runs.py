@@ -78,10 +78,9 @@ def build_payload(
     }
     if conversation.strip():
         # Read as the CLI and the Batch page read a messages cell: a list of messages, else the prompt's text.
-        system_messages = payload["input"]["systemMessages"]
+        system_messages = [m["content"] for m in payload["input"]["systemMessages"]]
         payload.pop("output")
-        payload |= conversation_run(conversation, response if response.strip() else None)
-        payload["input"] = [*system_messages, *payload["input"]]
+        payload |= conversation_run(conversation, response if response.strip() else None, system_messages)
     if context.strip():
         payload["context"] = split_system_messages(context)
     if tool_calls.strip():
@@ -109,6 +108,8 @@ def conversation_reading(conversation: str) -> str:
             "Read as the user prompt's text: it is not a JSON list of messages (as the Batch page and the CLI read "
             "such a cell); it replaces the User prompt field."
         )
+    if not turns:
+        return "Read as an empty conversation: no prompt, and no response unless the Response field holds one."
     return (
         f"Read as a conversation of {len(turns)} message{'' if len(turns) == 1 else 's'} (it replaces the user prompt)."
     )

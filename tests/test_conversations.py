@@ -118,8 +118,8 @@ def test_a_conversation_without_a_reply_or_not_a_list_is_not_scored_and_is_named
     payloads = [payload for _, _, payload in iter_runs(dataset, mapping)]
     # No assistant message: no response at all (before, an empty one, which textual difference scored 0).
     assert payloads[1] == {"input": [{"role": "user", "content": "no answer here at all yet"}]}
-    # Not a list of messages: the cell's text is the prompt, and there is no response either.
-    assert payloads[2] == {"input": [{"role": "user", "content": "not a list"}]}
+    # Not a list of messages: the cell's text is the prompt (given as text), and there is no response either.
+    assert payloads[2] == {"input": "not a list"}
     textual = create_scorer("textual-difference")
     for payload in payloads[1:]:
         with pytest.raises(MissingInputError):
@@ -262,3 +262,51 @@ def test_a_message_with_an_unknown_role_is_invalid_input_named_before_the_run(tm
         "Field 'messages' (the conversation) has a message whose role is not one of system, user, assistant, tool "
         "in 1 row, the first on line 2 (roles 'wizard'): not scored (invalid_input)."
     ]
+
+
+NO_RESPONSE = "output: the run has no 'output' (the response to evaluate): "
+NOT_A_LIST = (
+    NO_RESPONSE + "no response given; the input is not a list of messages (it is read as the prompt's text), so it "
+    "holds no assistant reply to score"
+)
+
+
+def test_a_messages_cell_that_is_no_conversation_says_its_own_reason_everywhere(tmp_path, capsys):
+    # A plain string, broken JSON, [] or 42 said "the conversation ends with a user turn"; [] was the prompt "[]".
+    from scorers.cli import main
+
+    cells = ["plain words", '[{"role": "user"', [], 42]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps({"id": f"r{i}", "messages": c}) + "\n" for i, c in enumerate(cells)))
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    assert not_text_notices(dataset, mapping) == [
+        "Field 'messages' (the conversation) is not a list of messages in 3 rows, the first on line 1: each is read "
+        "as the prompt's text, with no response (not scored: missing_input).",
+        "Field 'messages' (the conversation) is an empty list of messages in 1 row, the first on line 3: no prompt "
+        "and no response (not scored: missing_input).",
+    ]
+    empty = NO_RESPONSE + "the conversation has no user or assistant message (the messages list is empty)"
+    out = tmp_path / "results.jsonl"
+    db = str(tmp_path / "s.db")
+    argv = ["run", str(path), "--scorer", "textual-difference", "--output", str(out), "--db", db, "--yes"]
+    main(argv)
+    printed = capsys.readouterr().err
+    assert "is an empty list of messages in 1 row" in printed  # the note, before the run
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["status"], r["error"]) for r in rows] == [("missing_input", NOT_A_LIST)] * 2 + [
+        ("missing_input", empty),
+        ("missing_input", NOT_A_LIST),
+    ]
+    assert [r["input"] for r in rows] == ["plain words", '[{"role": "user"', "", "42"]  # [] is no prompt "[]"
+
+
+def test_the_evaluate_form_with_text_in_the_conversation_and_no_response_says_no_response_was_given():
+    payload = build_payload(system="", prompt="", response="", ground_truth="", conversation="Give me a haiku")
+    with pytest.raises(MissingInputError) as caught:
+        normalize_run(payload)
+    assert str(caught.value) == NOT_A_LIST
+    payload = build_payload(system="Be brief.", prompt="", response="", ground_truth="", conversation="Haiku?")
+    with pytest.raises(MissingInputError) as caught:
+        normalize_run(payload)
+    assert str(caught.value) == NO_RESPONSE + "no response given"

@@ -293,6 +293,21 @@ def no_reply_reason(last_role: str) -> str:
     )
 
 
+def _no_output_reason(raw_input: Any, turns: list[Message]) -> str:
+    """Why a run without an output has no response, by what its input is: a conversation that does not end with the
+    assistant's reply (:func:`no_reply_reason`), an empty list of messages, or no conversation at all."""
+    if isinstance(raw_input, list) and turns:  # a conversation: its response is a final assistant reply
+        return no_reply_reason(turns[-1].role)
+    if isinstance(raw_input, list):
+        return "the conversation has no user or assistant message (the messages list is empty)"
+    if isinstance(raw_input, str):
+        return (
+            "no response given; the input is not a list of messages (it is read as the prompt's text), so it holds no "
+            "assistant reply to score"
+        )
+    return "no response given"
+
+
 def _split_output(messages: list[Message]) -> tuple[list[Message], str]:
     """An output given as messages: the earlier ones (context) and the scored response, the final message when it
     is the assistant's (:func:`split_conversation`; a message without a role is a user turn, as in the input).
@@ -431,10 +446,9 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     if isinstance(payload.get("output"), list):
         history += _split_output(_messages(payload["output"], "output"))[0]
     if "output" not in payload:
-        why = "the run has no 'output' (the response to evaluate)"
-        if isinstance(raw_input, list) and turns:  # a conversation: its response is a final assistant reply
-            why += f": {no_reply_reason(turns[-1].role)}"
-        raise MissingInputError(why, field="output")
+        raise MissingInputError(
+            f"the run has no 'output' (the response to evaluate): {_no_output_reason(raw_input, turns)}", field="output"
+        )
     ground_truth = payload.get("ground_truth")
     if ground_truth is None:
         ground_truth = payload.get("groundTruth")

@@ -614,12 +614,14 @@ def not_text_notices(
 
 
 def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
-    """Say which cells of the messages ``column`` are no conversation (read as the prompt's text), which hold a
+    """Say which cells of the messages ``column`` are no conversation (read as the prompt's text), which are an
+    empty list (no prompt), which hold a
     message whose role is not one of :data:`~scorers.core.base.MESSAGE_ROLES` (``invalid_input``) and, when no
     response column is mapped, which conversations end without an assistant reply (no response: ``missing_input``)."""
     not_lists: list[int] = []
     no_reply: list[int] = []
     unknown_roles: list[int] = []
+    empty: list[int] = []
     roles: Counter[str] = Counter()
     for i, cell in enumerate(dataset.column_values(column)):
         turns = conversation_turns(cell)
@@ -628,7 +630,9 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
                 not_lists.append(i)
             continue
         unknown = [t.get("role") for t in turns if t.get("role", "user") not in MESSAGE_ROLES]
-        if unknown:
+        if not turns:
+            empty.append(i)
+        elif unknown:
             unknown_roles.append(i)
             roles.update(repr(r) for r in unknown)
         elif not response_mapped and split_conversation(turns)[1] is None:
@@ -645,6 +649,15 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
                 "the prompt's text."
                 if response_mapped
                 else "the prompt's text, with no response (not scored: missing_input)."
+            )
+        )
+    if empty:
+        notices.append(
+            f"Field {column!r} (the conversation) is an empty list of messages in {rows(empty)}: no prompt"
+            + (
+                " (not scored where the input is needed: missing_input)."
+                if response_mapped
+                else " and no response (not scored: missing_input)."
             )
         )
     if unknown_roles:
@@ -721,9 +734,8 @@ def _runs(
     for i, item_id in enumerate(item_ids):
         system = cell_text(columns["system"][i]) if "system" in columns else None
         if "messages" in columns:
-            payload = conversation_run(columns["messages"][i], columns["output"][i] if "output" in columns else None)
-            if system and system.strip():
-                payload["input"] = [{"role": "system", "content": system}, *payload["input"]]
+            output = columns["output"][i] if "output" in columns else None
+            payload = conversation_run(columns["messages"][i], output, [system] if system and system.strip() else [])
         else:
             payload = {"input": _run_input(columns["input"][i] if "input" in columns else None, system)}
             output = _output_value(columns["output"][i])
@@ -738,38 +750,47 @@ def _runs(
         yield i, item_id, payload
 
 
-def conversation_run(cell: Any, output: Any) -> dict[str, Any]:
+def conversation_run(cell: Any, output: Any, system: Sequence[str] = ()) -> dict[str, Any]:
     """A messages cell (OpenAI chat format: a list of ``{"role", "content"}``, or its JSON text) as a
     run: the turns are the input; the response is the output cell when one is mapped, else the
     conversation's final message when it is the assistant's (:func:`split_conversation`); a conversation that
     does not end with an assistant reply has no response (``missing_input`` for every scorer, never an empty
     response or an earlier exchange scored).
 
-    A cell that holds no list of messages is the prompt's text (:func:`not_text_notices` names such rows
-    before the run). The one reader of a conversation for the CLI, the Batch page and the Evaluate form.
+    A cell that holds no list of messages is the prompt's text, given as text (not as a one-message list, so that a
+    row without a response says so, not that a conversation ends with a user turn); :func:`not_text_notices` names
+    such rows before the run. An empty list is an empty conversation (no prompt), not the text ``"[]"``. The one
+    reader of a conversation for the CLI, the Batch page and the Evaluate form.
 
     Args:
         cell: the messages cell: a list of messages, its JSON text, or any other value (the prompt's text).
         output: the response cell when a response column is mapped (None when its cell is missing: no output),
             None when none is (the response is then the conversation's final assistant reply, if any).
+        system: system messages to put before the turns.
 
     Returns:
         ``{"input": [messages...], "output"?: ...}``: the run's input and, when there is one, its output.
     """
+    system_turns = [{"role": "system", "content": m} for m in system]
     turns = conversation_turns(cell)
-    if turns is None:  # no conversation: the cell's text is the prompt
-        text = cell_text(cell)
-        turns = [] if text is None else [{"role": "user", "content": text}]
     value = _output_value(output)
-    if output is not None:
-        return {"input": turns} | ({} if value is None else {"output": value})
-    earlier, reply = split_conversation(turns)
-    return {"input": earlier} | ({} if reply is None else {"output": reply})
+    if turns is not None and output is None:  # the response is the conversation's final assistant reply, if any
+        earlier, reply = split_conversation(turns)
+        return {"input": [*system_turns, *earlier]} | ({} if reply is None else {"output": reply})
+    text = cell_text(cell) if turns is None else None
+    prompt = turns if turns is not None else [] if text is None else [{"role": "user", "content": text}]
+    if value is not None:
+        return {"input": [*system_turns, *prompt], "output": value}
+    # No response given (a missing response cell, or a prompt's text without one): the input's shape says so, not
+    # that a conversation ends with a user turn (normalize_run's reason).
+    if text is not None and not system_turns:
+        return {"input": text}
+    return {"input": {"inputMessages": prompt, "systemMessages": system_turns}}
 
 
 def conversation_turns(cell: Any) -> list[Any] | None:
-    """A messages cell's turns: the list it holds (a list value, or its JSON text), None when it holds no list of
-    messages (:func:`_is_message_list`)."""
+    """A messages cell's turns: the list it holds (a list value, or its JSON text; ``[]`` is an empty conversation),
+    None when it holds no list of messages (:func:`_is_message_list`)."""
     np = _numpy()
     if np is not None and isinstance(cell, np.ndarray):
         cell = cell.tolist()
@@ -778,7 +799,7 @@ def conversation_turns(cell: Any) -> list[Any] | None:
             cell = json.loads(cell)
         except json.JSONDecodeError:
             return None
-    return cell if _is_message_list(cell) else None
+    return cell if cell == [] or _is_message_list(cell) else None
 
 
 def _json_list(cell: Any, *, strings: bool) -> Any:
