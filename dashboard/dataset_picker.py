@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard.batch import UPLOAD_TYPES
 from dashboard.options import SESSION
 from scorers import DatasetError, LoadedDataset, load_dataset
+from scorers.runs.datasets import shared_columns
 
 UPLOAD = "Upload a file"
 SAMPLE = "Sample dataset"
@@ -67,32 +68,8 @@ def pick_dataset(
     return st.session_state[state_key][1]
 
 
-def shared_columns(roles: Mapping[str, str | Sequence[str] | None]) -> list[str]:
-    """One sentence per column that plays more than one role, e.g. the response column also chosen as a
-    breakdown column, so that the page can warn that the scorers would read the same text twice.
-
-    Args:
-        roles: role label → the chosen column, None, or several columns (the breakdown columns).
-
-    Returns:
-        The sentences, in the order the columns are first used; empty when every role has its own column.
-
-    >>> shared_columns({"response": "category", "breakdown": ["category"], "question": "turn"})
-    ["Column 'category' is used as the response and as the breakdown."]
-    """
-    users: dict[str, list[str]] = {}
-    for role, chosen in roles.items():
-        for column in [chosen] if isinstance(chosen, str) or chosen is None else chosen:
-            if column is not None:
-                users.setdefault(column, []).append(role)
-    return [
-        f"Column {column!r} is used as the {' and as the '.join(used)}."
-        for column, used in users.items()
-        if len(used) > 1
-    ]
-
-
 def warn_shared_columns(roles: Mapping[str, str | Sequence[str] | None]) -> None:
-    """A warning under the form for each column chosen for more than one role."""
+    """A warning under the form for each column chosen for more than one role
+    (:func:`scorers.runs.datasets.shared_columns`)."""
     for sentence in shared_columns(roles):
         st.warning(f"{sentence} Each role usually needs its own column: check the choices above.")

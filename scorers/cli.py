@@ -1351,6 +1351,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         DatasetError,
         load_dataset,
         not_text_notices,
+        shared_columns,
         skipped_record,
         unused_system_column,
     )
@@ -1364,6 +1365,9 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         _report_load(console, dataset)
         mapping, source = _mapping(args, dataset)
         console.note(_describe_mapping(mapping, source))
+        shared = shared_columns({f"{role} ({COLUMN_FLAGS[role]})": c for role, c in mapping.items() if role != "id"})
+        if shared:  # the scorers would read one text as two (a response against itself scores 1)
+            raise CLIError(" ".join(shared) + " Each role needs its own column: map another one with its flag.")
         for notice in not_text_notices(dataset, mapping):
             console.note(f"Note: {notice}")
         system = unused_system_column(dataset.columns, mapping)

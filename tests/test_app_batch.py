@@ -490,10 +490,11 @@ def test_a_rerun_builds_items_and_previews_again_only_for_what_changed(open_page
     assert calls["preview"][2:] == ["textual-difference"]  # its options changed, so its preview is built again
 
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
-    at.selectbox(key=f"batch_map_output_{token}").set_value("reference").run()
-    assert calls["items"] == ["response", "reference"]  # a new mapping: new items, new previews
+    # (not "reference", the ground truth's column: one column for two roles keeps Run disabled, with no preview)
+    at.selectbox(key=f"batch_map_output_{token}").set_value("variant").run()
+    assert calls["items"] == ["response", "variant"]  # a new mapping: new items, new previews
     assert sorted(calls["preview"][3:]) == ["completeness", "textual-difference"]
-    assert at.dataframe[0].value["Response"].tolist() == ["4", "=1+2", "hi", "bye"]
+    assert at.dataframe[0].value["Response"].tolist() == ["A", "A", "B", "B"]
 
 
 # JSON Lines whose line 2 has no "response" key and whose line 3's response is an object without

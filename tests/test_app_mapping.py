@@ -142,3 +142,17 @@ def test_blank_reference_is_never_compared_with_the_prompt(open_page):
     rows = preview(at)
     assert rows["status"].tolist()[0].startswith("not scored: missing_input")
     assert rows["status"].tolist()[1] == "will be scored"
+
+
+def test_one_column_chosen_for_two_roles_keeps_run_disabled(open_page):
+    # The response chosen as the ground truth too: textual difference would compare each response with itself (1).
+    at = open_page("batch")
+    upload(at, "awk.csv", b"prompt,response\nSay hi.,hello\n")
+    at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
+    assert not at.error and not at.button(key="batch_run").disabled
+    at.selectbox(key=f"batch_map_ground_truth_{token_of(at)}").set_value("response").run()
+    assert [e.value for e in at.error] == [
+        "Column 'response' is used as the response and as the ground truth. Each role needs its own column: choose "
+        "another above to run."
+    ]
+    assert at.button(key="batch_run").disabled

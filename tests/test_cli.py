@@ -989,3 +989,28 @@ def test_output_csv_says_which_cells_a_spreadsheet_cannot_hold(env, tmp_path, ca
     csv.field_size_limit(10**6)
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"), newline="")))
     assert len(rows[1]["output"]) == 40_000
+
+
+@pytest.mark.parametrize(
+    ("flags", "sentence"),
+    [
+        (
+            ["--output-col", "response", "--ground-truth-col", "response"],
+            "Column 'response' is used as the output (--output-col) and as the ground_truth (--ground-truth-col).",
+        ),
+        (
+            ["--input-col", "prompt", "--output-col", "prompt"],
+            "Column 'prompt' is used as the input (--input-col) and as the output (--output-col).",
+        ),
+    ],
+)
+def test_one_column_mapped_to_two_roles_is_refused(tmp_path, capsys, flags, sentence):
+    # Textual difference of a response with itself scored 1.000 (mean 1.000) without a word.
+    data = tmp_path / "awk.csv"
+    data.write_text("prompt,response\nSay hi.,hello\n")
+    db = tmp_path / "s.db"
+    argv = ["run", str(data), "--scorer", "textual-difference", *flags, "--yes", "--db", str(db)]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert f"error: {sentence} Each role needs its own column: map another one with its flag." in err
+    assert not db.exists() or Store(db).list_runs() == []

@@ -48,7 +48,14 @@ from scorers import (
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, cost_cap_warning
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
-from scorers.runs.datasets import ROLES, cell_text, not_text_notices, skipped_record, unused_system_column
+from scorers.runs.datasets import (
+    ROLES,
+    cell_text,
+    not_text_notices,
+    shared_columns,
+    skipped_record,
+    unused_system_column,
+)
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -373,6 +380,9 @@ if dataset is not None:
             )
     else:
         problem = "Choose at least one scorer."
+    shared = shared_columns({ROLE_LABELS[role].lower(): c for role, c in mapping.items() if role != "id"})
+    if shared:  # the scorers would read one text as two (a response against itself scores 1)
+        problem = " ".join(shared) + " Each role needs its own column: choose another above to run."
 
     run_items, long_record = items, {}
     if items is not None and long_limit:

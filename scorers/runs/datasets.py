@@ -750,6 +750,32 @@ def _runs(
         yield i, item_id, payload
 
 
+def shared_columns(roles: Mapping[str, str | Sequence[str] | None]) -> list[str]:
+    """One sentence per column that plays more than one role, e.g. the response column also chosen as a
+    breakdown column or as the ground truth, where the scorers would read the same text twice (textual difference of
+    a response with itself scores 1): Compare warns about it, Batch and the CLI refuse it.
+
+    Args:
+        roles: role label → the chosen column, None, or several columns (the breakdown columns).
+
+    Returns:
+        The sentences, in the order the columns are first used; empty when every role has its own column.
+
+    >>> shared_columns({"response": "category", "breakdown": ["category"], "question": "turn"})
+    ["Column 'category' is used as the response and as the breakdown."]
+    """
+    users: dict[str, list[str]] = {}
+    for role, chosen in roles.items():
+        for column in [chosen] if isinstance(chosen, str) or chosen is None else chosen:
+            if column is not None:
+                users.setdefault(column, []).append(role)
+    return [
+        f"Column {column!r} is used as the {' and as the '.join(used)}."
+        for column, used in users.items()
+        if len(used) > 1
+    ]
+
+
 def conversation_run(cell: Any, output: Any, system: Sequence[str] = ()) -> dict[str, Any]:
     """A messages cell (OpenAI chat format: a list of ``{"role", "content"}``, or its JSON text) as a
     run: the turns are the input; the response is the output cell when one is mapped, else the
