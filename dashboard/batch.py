@@ -41,7 +41,7 @@ from scorers.core.budget import BudgetCaps
 from scorers.core.errors import run_status_label
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
-from scorers.runs.datasets import unmapped_columns
+from scorers.runs.datasets import response_text, response_text_key, unmapped_columns
 from scorers.runs.judges import judge_record, recorded_judge_settings, run_prices
 from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES, judge_model_of
 from scorers.runs.table import stored_scorer_options
@@ -265,48 +265,9 @@ def needs_confirmation(judge_calls: int, cost_usd: float | None) -> bool:
     return judge_calls > CONFIRM_ABOVE_CALLS or (cost_usd is not None and cost_usd > CONFIRM_ABOVE_USD)
 
 
-def _response_text(payload: Mapping[str, Any]) -> str | None:
-    output = payload.get("output")
-    if isinstance(output, str):
-        return output
-    key = _text_key(output)
-    return None if key is None else output[key]
-
-
-def _text_key(output: Any) -> str | None:
-    """The key holding a response object's text, as the scorers read it: ``text``, else a message's ``content``
-    (a conversation's final assistant message); None when neither is a string."""
-    if not isinstance(output, Mapping):
-        return None
-    key = "text" if output.get("text") is not None else "content"
-    return key if isinstance(output.get(key), str) else None
-
-
 def long_responses(items: Sequence[EvalItem], limit: int) -> list[int]:
     """Indexes of the items whose response text is longer than ``limit`` characters (``limit`` >= 1)."""
-    return [i for i, it in enumerate(items) if len(_response_text(it.payload) or "") > limit]
-
-
-def blank_responses(items: Sequence[EvalItem], scorer: Any) -> int:
-    """How many items have a response that is there but blank (empty or whitespace: an empty CSV cell)
-    and that ``scorer`` will score (its ``check`` passes: e.g. its target text is not blank too).
-
-    Textual difference scores such a response 0 against any non-empty target (SPEC §1.2: one empty
-    text → 0), where the judged scorers report it as not scored; the Batch page says so before the run.
-    """
-    return sum(
-        1
-        for it in items
-        if (text := _response_text(it.payload)) is not None and not text.strip() and _checks(scorer, it.payload)
-    )
-
-
-def _checks(scorer: Any, payload: Mapping[str, Any]) -> bool:
-    try:
-        scorer.check(payload)
-    except ScorerError:
-        return False
-    return True
+    return [i for i, it in enumerate(items) if len(response_text(it.payload) or "") > limit]
 
 
 def limit_responses(items: Sequence[EvalItem], limit: int, action: str) -> tuple[list[EvalItem], dict[str, Any]]:
@@ -332,10 +293,10 @@ def limit_responses(items: Sequence[EvalItem], limit: int, action: str) -> tuple
     out, lengths = [], {}
     for i, it in enumerate(items):
         if i in long:
-            text = _response_text(it.payload) or ""
+            text = response_text(it.payload) or ""
             lengths[it.item_id] = len(text)
             output = it.payload["output"]
-            cut = text[:limit] if isinstance(output, str) else {**output, _text_key(output): text[:limit]}
+            cut = text[:limit] if isinstance(output, str) else {**output, response_text_key(output): text[:limit]}
             it = replace(it, payload={**it.payload, "output": cut})
         out.append(it)
     return out, {"truncated": lengths}

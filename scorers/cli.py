@@ -1349,6 +1349,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             console.note(f"Note: {flag} is ignored: none of the scorers {', '.join(scorer_ids)} has that option.")
     from scorers.runs.datasets import (
         DatasetError,
+        blank_response_note,
         load_dataset,
         not_text_notices,
         shared_columns,
@@ -1401,6 +1402,9 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             items = _items(dataset, mapping, args.group_col)
         except DatasetError as exc:
             raise CLIError(f"{exc} Choose the columns with {', '.join(COLUMN_FLAGS.values())}.") from None
+        blank_note = blank_response_note([it.payload for it in items], scorers)
+        if blank_note:
+            console.note(f"Note: {blank_note}")
         calls = _print_estimate(
             console,
             {s.id: items for s in scorers},

@@ -235,9 +235,9 @@ def test_blank_responses_are_announced_before_textual_difference_scores_them_0(o
     assert not [w for w in at.warning if "blank response" in w.value]  # prompt alignment reports it as not scored
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment", "textual-difference"]).run()
     assert [w.value for w in at.warning if "blank response" in w.value] == [
-        "1 row(s) have a blank response. Textual difference scores each 0 (an empty text against a non-empty one), "
-        "and those 0s count in its mean; prompt alignment does not score them (missing input). If these rows have "
-        "no answer rather than an empty one, leave them out of the file."
+        "1 row has a blank response. Textual difference scores each 0 by its formula (an empty text against a "
+        "non-empty one is 0), and those 0s count in its mean. Prompt alignment will not score them (not scored: "
+        "missing_input). If these rows have no answer rather than an empty one, leave them out of the file."
     ]
     # With a blank ground truth too, textual difference does not score the row (missing input): no note.
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]

@@ -1014,3 +1014,21 @@ def test_one_column_mapped_to_two_roles_is_refused(tmp_path, capsys, flags, sent
     assert code == 2
     assert f"error: {sentence} Each role needs its own column: map another one with its flag." in err
     assert not db.exists() or Store(db).list_runs() == []
+
+
+def test_a_blank_response_is_announced_before_the_run_as_on_the_batch_page(env, tmp_path, capsys):
+    # Row 2's response cell is empty: prompt alignment does not score it (missing_input); textual difference
+    # compares "" with "Say bye." and scores it 0 by its formula (one empty text → 0), a 0 in its mean.
+    data = write(tmp_path, "blank.csv", "prompt,response\nSay hi.,hi\nSay bye.,\n")
+    code, out, err = run_cli(
+        capsys, "run", str(data), "--scorer", "prompt-alignment", "--scorer", "textual-difference", "--yes"
+    )
+    assert code == 3, err  # an item not scored
+    note = (
+        "Note: 1 row has a blank response. Textual difference scores each 0 by its formula (an empty text against a "
+        "non-empty one is 0), and those 0s count in its mean. Prompt alignment will not score them (not scored: "
+        "missing_input). If these rows have no answer rather than an empty one, leave them out of the file."
+    )
+    assert note in err
+    assert env.chat_call_count == 1  # the blank row was not sent to the judge
+    assert summary_row(out, "textual-difference")[:2] == ["2", "0"]

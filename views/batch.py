@@ -15,7 +15,6 @@ from dashboard.batch import (
     DEFAULT_ITEM_TIMEOUT_S,
     ROLE_LABELS,
     SAMPLE_DATASETS,
-    blank_responses,
     build_items,
     create_batch_run,
     limit_responses,
@@ -50,6 +49,7 @@ from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_ref
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import (
     ROLES,
+    blank_response_note,
     cell_text,
     not_text_notices,
     shared_columns,
@@ -397,16 +397,13 @@ if dataset is not None:
                 (items_key, long_limit, long_action),
                 lambda: limit_responses(items, long_limit, long_action),
             )
-    textual = next((s for s in scorers if s.id == "textual-difference"), None)
-    if run_items is not None and textual is not None:
-        blank_key = (items_key, long_limit, long_action, repr(scorer_options.get(textual.id)))
-        n_blank = kept_in_session("batch_blank", blank_key, lambda: blank_responses(run_items, textual))
-        if n_blank:
-            st.warning(
-                f"{n_blank} row(s) have a blank response. Textual difference scores each 0 (an empty text against "
-                "a non-empty one), and those 0s count in its mean; prompt alignment does not score them (missing "
-                "input). If these rows have no answer rather than an empty one, leave them out of the file."
-            )
+    if run_items is not None and scorers:
+        blank_key = (items_key, long_limit, long_action, repr(scorer_options))
+        blank_note = kept_in_session(
+            "batch_blank", blank_key, lambda: blank_response_note([it.payload for it in run_items], scorers)
+        )
+        if blank_note:
+            st.warning(blank_note)
     confirm_needed = False
     if run_items is not None and scorers:
         estimate = _estimate(run_items, scorers, batch_api, price)

@@ -50,7 +50,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from scorers.core.base import MESSAGE_ROLES, split_conversation
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import InvalidInputError, ScorerError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -611,6 +611,62 @@ def not_text_notices(
     if messages_as_is and column and column in dataset.columns:
         notices += _conversation_notices(dataset, column, response_mapped=bool(mapping.get("output")))
     return notices
+
+
+def blank_response_note(payloads: Iterable[Mapping[str, Any]], scorers: Sequence[Any]) -> str | None:
+    """The note said before a run (Batch page, CLI) when textual difference will score rows whose response is there
+    but blank (an empty CSV cell): it scores each 0 by its formula (SPEC §1.2: one empty text → 0), and those 0s
+    count in its mean, while the other scorers named do not score them (``missing_input``). None when textual
+    difference is not chosen or scores no such row (its target is blank too).
+
+    Args:
+        payloads: the run's payloads.
+        scorers: the run's scorers (each with ``id``, ``name`` and ``check(payload)``, which raises
+            :class:`~scorers.core.errors.ScorerError` for a row it will not score).
+    """
+    textual = next((s for s in scorers if s.id == "textual-difference"), None)
+    if textual is None:
+        return None
+    blank = [p for p in payloads if (text := response_text(p)) is not None and not text.strip()]
+    scored = sum(_checks(textual, p) for p in blank)
+    if not scored:
+        return None
+    n = len(blank)
+    others = [s.name for s in scorers if s is not textual and not any(_checks(s, p) for p in blank)]
+    return (
+        f"{n} row{'' if n == 1 else 's'} ha{'s' if n == 1 else 've'} a blank response. Textual difference scores "
+        f"{'each' if scored == n else f'{scored} of them'} 0 by its formula (an empty text against a non-empty one "
+        "is 0), and those 0s count in its mean."
+        + (f" {', '.join(others)} will not score them (not scored: missing_input)." if others else "")
+        + " If these rows have no answer rather than an empty one, leave them out of the file."
+    )
+
+
+def _checks(scorer: Any, payload: Mapping[str, Any]) -> bool:
+    try:
+        scorer.check(payload)
+    except ScorerError:
+        return False
+    return True
+
+
+def response_text(payload: Mapping[str, Any]) -> str | None:
+    """A payload's response text as the scorers read it (a string, or a response object's text), None when it has
+    none (no output, or an output that is not text)."""
+    output = payload.get("output")
+    if isinstance(output, str):
+        return output
+    key = response_text_key(output)
+    return None if key is None else output[key]
+
+
+def response_text_key(output: Any) -> str | None:
+    """The key holding a response object's text, as the scorers read it: ``text``, else a message's ``content``
+    (a conversation's final assistant message); None when neither is a string."""
+    if not isinstance(output, Mapping):
+        return None
+    key = "text" if output.get("text") is not None else "content"
+    return key if isinstance(output.get(key), str) else None
 
 
 def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
