@@ -265,7 +265,7 @@ def test_parquet_stores_mixed_object_columns_as_text():
 
 def test_item_texts_tolerates_a_malformed_payload():
     item = EvalItem("x", {"input": {"inputMessages": [{"role": "user", "content": "Q"}]}, "output": {"text": None}})
-    assert item_texts(item) == {"input": "Q", "system": "", "output": None, "ground_truth": None, "conversation": None}
+    assert item_texts(item) == {"input": "Q", "system": "", "output": None, "ground_truth": None, "conversation": "[]"}
 
 
 def test_results_frame_of_a_run_with_a_malformed_payload():
@@ -502,12 +502,12 @@ def test_every_export_carries_a_conversations_turns_with_their_roles(tmp_path):
     for frame in (results_frame(result, items), read_results_bytes(_export(table, "jsonl"), "jsonl")):
         chat, single = frame.iloc[0], frame.iloc[1]
         assert {k: chat[k] for k in expected} == expected
-        assert single["conversation"] is None or pd.isna(single["conversation"])  # no earlier turns
+        assert single["conversation"] == "[]"  # no earlier turns: an empty conversation, not a missing value
     for data in (_export(table, "parquet"), export_run(result, items, "parquet")):
-        assert pd.read_parquet(io.BytesIO(data))["conversation"].tolist()[0] == turns_text
+        assert pd.read_parquet(io.BytesIO(data))["conversation"].tolist() == [turns_text, "[]"]
     for data in (_export(table, "plain-csv"), export_run(result, items, "csv")):
-        assert [row["conversation"] for row in _csv_rows(data)] == [turns_text, ""]
+        assert [row["conversation"] for row in _csv_rows(data)] == [turns_text, "[]"]
     for data in (_export(table, "json"), export_run(result, items, "json")):
         documents = json.loads(data)["items"]
-        assert [d["conversation"] for d in documents] == [EARLIER_TURNS, None]
+        assert [d["conversation"] for d in documents] == [EARLIER_TURNS, []]
     store.close()

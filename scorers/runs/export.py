@@ -112,8 +112,8 @@ def item_texts(item: EvalItem) -> dict[str, str | None]:
 
     ``conversation`` is a conversation's turns before the response, with their roles, as the judge is shown
     them (:attr:`~scorers.core.base.RunInput.conversation`), as JSON text
-    (``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}, ...]``); None for a run without earlier
-    turns.
+    (``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}, ...]``); ``"[]"`` for a run without earlier
+    turns, None only when the input cannot be read.
 
     Unlike :func:`~scorers.core.base.normalize_run`, a malformed payload (an item whose
     outcome is ``invalid_input``, e.g. a response that is null, or ``missing_input``, a conversation that ends
@@ -150,14 +150,15 @@ def item_texts(item: EvalItem) -> dict[str, str | None]:
     return texts
 
 
-def _conversation_text(run: RunInput) -> str | None:
-    turns = [{"role": m.role, "content": m.content} for m in run.conversation]
-    return _json_text(turns) if turns else None
+def _conversation_text(run: RunInput) -> str:
+    """A run's conversation as JSON text: ``"[]"`` for a run without earlier turns (an empty conversation, not a
+    missing value)."""
+    return _json_text([{"role": m.role, "content": m.content} for m in run.conversation])
 
 
 def conversation_turns_of(text: Any) -> list[dict[str, str]] | None:
-    """An export's ``conversation`` text (:func:`item_texts`) as its list of ``{"role", "content"}`` turns; None
-    when the item has none (a missing value).
+    """An export's ``conversation`` text (:func:`item_texts`) as its list of ``{"role", "content"}`` turns (empty
+    for a run without earlier turns); None for a missing value (an input that cannot be read).
 
     >>> conversation_turns_of('[{"role": "user", "content": "Hi"}]'), conversation_turns_of(None)
     ([{'role': 'user', 'content': 'Hi'}], None)
