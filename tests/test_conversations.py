@@ -310,3 +310,22 @@ def test_the_evaluate_form_with_text_in_the_conversation_and_no_response_says_no
     with pytest.raises(MissingInputError) as caught:
         normalize_run(payload)
     assert str(caught.value) == NO_RESPONSE + "no response given"
+
+
+def test_a_message_with_no_content_is_named_before_the_run(tmp_path):
+    # {"role": "user"} has no text: the scorers report the row as invalid_input; the notes said nothing.
+    path = tmp_path / "chats.jsonl"
+    no_content = [{"role": "user"}, {"role": "assistant", "content": "Hello"}]
+    path.write_text(json.dumps({"id": "n", "messages": no_content}) + "\n")
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    ((_, _, payload),) = iter_runs(dataset, mapping)
+    from scorers import InvalidInputError
+
+    with pytest.raises(InvalidInputError) as caught:
+        create_scorer("textual-difference").run(payload)
+    assert not_text_notices(dataset, mapping) == [
+        f"Field 'messages' (the conversation) has a message that cannot be read in 1 row, the first on line 1 "
+        f"({caught.value}): not scored (invalid_input)."
+    ]
+    assert str(caught.value).startswith("input[0]: message has no text 'content'")

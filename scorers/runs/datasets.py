@@ -49,7 +49,7 @@ from decimal import Decimal
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from scorers.core.base import MESSAGE_ROLES, split_conversation
+from scorers.core.base import MESSAGE_ROLES, normalize_run, split_conversation
 from scorers.core.errors import InvalidInputError, ScorerError
 
 if TYPE_CHECKING:
@@ -671,13 +671,16 @@ def response_text_key(output: Any) -> str | None:
 
 def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
     """Say which cells of the messages ``column`` are no conversation (read as the prompt's text), which are an
-    empty list (no prompt), which hold a
+    empty list (no prompt), which hold a message that cannot be read (no text content: ``invalid_input``), which
+    hold a
     message whose role is not one of :data:`~scorers.core.base.MESSAGE_ROLES` (``invalid_input``) and, when no
     response column is mapped, which conversations end without an assistant reply (no response: ``missing_input``)."""
     not_lists: list[int] = []
     no_reply: list[int] = []
     unknown_roles: list[int] = []
     empty: list[int] = []
+    unreadable: list[int] = []
+    first_why = ""
     roles: Counter[str] = Counter()
     for i, cell in enumerate(dataset.column_values(column)):
         turns = conversation_turns(cell)
@@ -691,6 +694,9 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
         elif unknown:
             unknown_roles.append(i)
             roles.update(repr(r) for r in unknown)
+        elif (why := _unreadable(turns)) is not None:
+            unreadable.append(i)
+            first_why = first_why or why
         elif not response_mapped and split_conversation(turns)[1] is None:
             no_reply.append(i)
 
@@ -721,12 +727,27 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
             f"Field {column!r} (the conversation) has a message whose role is not one of {', '.join(MESSAGE_ROLES)} "
             f"in {rows(unknown_roles)} (roles {', '.join(roles)}): not scored (invalid_input)."
         )
+    if unreadable:
+        notices.append(
+            f"Field {column!r} (the conversation) has a message that cannot be read in {rows(unreadable)} "
+            f"({first_why}): not scored (invalid_input)."
+        )
     if no_reply:
         notices.append(
             f"Field {column!r} (the conversation) ends without an assistant reply in {rows(no_reply)}: "
             "no response to score (not scored: missing_input)."
         )
     return notices
+
+
+def _unreadable(turns: list[Any]) -> str | None:
+    """Why a conversation's messages cannot be read (a message with no text content ...), as the scorers will say
+    (``invalid_input``), or None."""
+    try:
+        normalize_run({"input": turns, "output": ""})
+    except InvalidInputError as exc:
+        return str(exc)
+    return None
 
 
 def _not_text_kind(value: Any, role: str) -> str | None:
