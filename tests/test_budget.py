@@ -129,3 +129,38 @@ def test_a_call_waiting_for_the_calls_in_flight_is_refused_when_the_run_stops():
     budget.stopped = lambda: True
     with pytest.raises(BudgetReached, match="the run stopped while a judge call waited"):
         budget.reserve(100, 10)
+
+
+def test_first_reservations_are_taken_in_the_order_given_so_a_cap_admits_a_prefix():
+    # $1 per million tokens, replies bounded at 10 tokens. Units of different sizes: prompt bounds 300, 100, 500 and
+    # 20 tokens hold $0.00031, $0.00011, $0.00051 and $0.00003. Cap $0.0005: unit 0 fits ($0.00031); unit 1 too
+    # ($0.00042); unit 2 would pass the cap ($0.00093), so it waits for 0 and 1, which spend 100 and 50 tokens
+    # ($0.00015), and is refused then ($0.00015 + $0.00051 > $0.0005) with nothing in flight. Unit 3 ($0.00003) would
+    # fit, but comes after 2: refused too. Started in reverse order, the units reserve in order all the same.
+    budget = Budget(BudgetCaps(max_cost_usd=0.0005), price=Price(1.0, 1.0))
+    bounds = [300, 100, 500, 20]
+    budget.order(range(4))
+    taken: dict[int, object] = {}
+    held: dict[int, object] = {}
+
+    def unit(n: int) -> None:
+        with budget.turn(n) as ready:
+            assert ready
+            try:
+                held[n] = budget.reserve(bounds[n], 10)
+                taken[n] = "sent"
+            except BudgetReached:
+                taken[n] = "refused"
+
+    threads = [threading.Thread(target=unit, args=(n,)) for n in (3, 2, 1, 0)]
+    for thread in threads:
+        thread.start()
+    threads[2].join(5)  # unit 1 ends once it reserved
+    threads[1].join(0.3)
+    assert taken == {0: "sent", 1: "sent"}  # 2 waits for what 0 and 1 hold; 3 waits for 2's turn
+    budget.settle(held[0], 90, 10)
+    budget.settle(held[1], 40, 10)
+    for thread in threads:
+        thread.join(5)
+    assert taken == {0: "sent", 1: "sent", 2: "refused", 3: "refused"}
+    assert budget.calls == 2 and budget.cost_usd == pytest.approx(0.00015)

@@ -500,3 +500,40 @@ def test_a_cost_cap_admits_the_same_calls_at_any_concurrency(env: FakeOpenAI, tm
     assert code == EXIT_PAUSED and env.chat_call_count == 8
     assert "the run's judge calls spent $0.0008, and the next one reserves up to $0.0003 before it is sent" in err
     assert "Judge usage: 8 calls, 800 prompt + 800 completion tokens, cost $0.0008;" in out
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_a_cost_cap_admits_a_prefix_of_the_items_whatever_the_concurrency_and_on_every_run(
+    env: FakeOpenAI, tmp_path, capsys, concurrency
+):
+    # Input tokens free, $1 per million output tokens, at most 300 reply tokens: each call reserves $0.0003. Items of
+    # different sizes: item i's reply takes TOKENS[i] tokens. A call is sent while spent + $0.0003 <= $0.001, i.e.
+    # while the earlier items spent at most 700 tokens: items 0-4 spend 200, 300, 600, 650, 750 in turn, so item 4
+    # is sent (650 <= 700) and item 5 is not (750 > 700), although items 6 and 7 (10 tokens each) would fit the room
+    # an item skipped would leave. 5 calls, items 0-4, $0.00075; the same on each of three runs at concurrency 8.
+    tokens = [200, 100, 300, 50, 100, 100, 10, 10] + [10] * 12
+
+    def item_of(body) -> int:
+        return int(re.search(r"Question (\d+)\?", json.dumps(body)).group(1))
+
+    def reply(body):
+        answer = Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": tokens[item_of(body)]})
+        return answer.delayed(0.05 * (item_of(body) % 3))  # replies come back out of item order
+
+    env.responder = reply
+    data = dataset(tmp_path, 20)
+    for attempt in range(1 if concurrency == 1 else 3):
+        env.reset()
+        argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", f"s{attempt}.db", "--no-cache"]
+        code, out, err = run_cli(
+            capsys, *argv, "--price", "0,1", "--judge-max-tokens", "300", "--max-cost", "0.001",
+            "--concurrency", str(concurrency),
+        )  # fmt: skip
+        assert code == EXIT_PAUSED
+        assert sorted(item_of(body) for body in env.chat_requests()) == [0, 1, 2, 3, 4]
+        assert "the run's judge calls spent $0.00075, and the next one reserves up to $0.0003 before it is sent" in err
+        store = Store(tmp_path / f"s{attempt}.db")
+        run_id = store.list_runs()[0]["id"]
+        scored = sorted(r["item_index"] for r in store.results(run_id) if r["status"] == "scored")
+        store.close()
+        assert scored == [0, 1, 2, 3, 4]

@@ -16,19 +16,26 @@ stays within every cap, so a run stops *at* a cap, never past it:
 
 A request that would pass the token or cost cap only because of what the requests in flight
 hold waits for them to end (each then counts what it spent, at most what it held), so the cap
-admits calls while what the run spent plus the next call's bound stays within it, whatever the
-concurrency. When a request would pass a cap with nothing in flight (or the call cap, which
-calls in flight only fill), :class:`BudgetReached` is raised instead of sending it, and every
-later request is refused the same way; the run leaves that item unscored and ends as
-``budget_reached`` (resumable). With nothing in flight, what its message calls spent is all that
-the run's judge calls spent.
+admits calls while what the run spent plus the next call's bound stays within it. When a request
+would pass a cap with nothing in flight (or the call cap, which calls in flight only fill),
+:class:`BudgetReached` is raised instead of sending it, and every later request is refused the
+same way; the run leaves that item unscored and ends as ``budget_reached`` (resumable). With
+nothing in flight, what its message calls spent is all that the run's judge calls spent.
+
+A run takes its first reservations in item order (:meth:`Budget.order`, :meth:`Budget.turn`): the
+first judge call of an item's scorer reserves only after the first call of every earlier one has
+reserved or been refused (or it made none), so the calls a cap admits are a prefix in item order,
+the same at any concurrency and on every run, as long as the judge's replies are the same. A
+scorer's later calls (a re-ask of an invalid reply, a reason written by a second call) reserve when
+they are made, so with such calls the prefix can end an item earlier or later at a concurrency
+above 1.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
@@ -283,7 +290,57 @@ class Budget:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)  # a request in flight settled
         self._reached: BudgetReached | None = None  # the cap a request was refused at with nothing in flight
+        self._rank: dict[Hashable, int] = {}  # a unit of work -> its place in the order of first reservations
+        self._taken: list[bool] = []  # per place: its first reservation was taken or refused (or it needs none)
+        self._next = 0  # the first place not taken
         self.stopped: Callable[[], bool] = lambda: False
+
+    def order(self, units: Iterable[Hashable]) -> None:
+        """Set the order in which the ``units`` (e.g. ``(item index, scorer id)``) take their first reservation.
+
+        A unit entered with :meth:`turn` waits until every earlier unit has reserved its first call, been refused,
+        or ended without a call; units not given here never wait.
+        """
+        with self._lock:
+            self._rank = {unit: place for place, unit in enumerate(units)}
+            self._taken = [False] * len(self._rank)
+            self._next = 0
+
+    @contextmanager
+    def turn(self, unit: Hashable) -> Iterator[bool]:
+        """Do one unit's work (its judge calls) in its turn: wait for the earlier units of :meth:`order` first.
+
+        Yields True when its turn came, False when the run stopped (:attr:`stopped`) while it waited: then do
+        nothing. Its first :meth:`reserve` in the block, refused or not, ends the turn; leaving the block ends it
+        too (a unit that made no call).
+        """
+        place = self._rank.get(unit)
+        with self._changed:
+            while place is not None and self._next < place:
+                if self.stopped():
+                    break
+                self._changed.wait(0.2)  # an earlier unit takes its turn (or the run stops)
+            ready = place is None or self._next >= place
+        token = _UNIT.set(unit)
+        try:
+            yield ready
+        finally:
+            _UNIT.reset(token)
+            self.end_turn(unit)
+
+    def end_turn(self, unit: Hashable) -> None:
+        """Mark ``unit``'s turn taken (it reserved, was refused, or needs no call); later units may then reserve."""
+        with self._changed:
+            self._end_turn(unit)
+
+    def _end_turn(self, unit: Hashable | None) -> None:
+        place = self._rank.get(unit)
+        if place is None or self._taken[place]:
+            return
+        self._taken[place] = True
+        while self._next < len(self._taken) and self._taken[self._next]:
+            self._next += 1
+        self._changed.notify_all()
 
     def count_earlier(self, calls: int, prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> None:
         """Count what the run spent before (a resumed run's stored outcomes), priced apart.
@@ -322,7 +379,8 @@ class Budget:
         """Hold what one request may spend, or raise :class:`BudgetReached` if it could pass a cap.
 
         While only what the requests in flight hold keeps this one from the token or cost cap, it waits
-        for them to end (and for :attr:`stopped` to say the run stopped: then it is refused).
+        for them to end (and for :attr:`stopped` to say the run stopped: then it is refused). Made in a
+        :meth:`turn`, the unit's first reservation ends its turn, whether taken or refused.
 
         Args:
             prompt_bound: the request's prompt tokens at most (:func:`prompt_token_bound`).
@@ -331,20 +389,23 @@ class Budget:
         reply = reply_token_bound(max_reply_tokens)
         ticket = _Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0)
         with self._changed:
-            while (reached := self._reached or self._passes(ticket)) is not None:
-                if reached is self._reached:  # refused once with nothing in flight: spending only grows
-                    raise BudgetReached(str(reached), reached.cap)
-                if reached.cap == "max_judge_calls" or not self._held_calls:
-                    self._reached = reached
-                    raise reached
-                if self.stopped():
-                    raise BudgetReached(
-                        "the run stopped while a judge call waited for the calls in flight", reached.cap
-                    )
-                self._changed.wait(0.2)  # a request in flight settles (or the run stops)
-            self._held_calls += 1
-            self._held_tokens += ticket.tokens
-            self._held_cost += ticket.cost
+            try:
+                while (reached := self._reached or self._passes(ticket)) is not None:
+                    if reached is self._reached:  # refused once with nothing in flight: spending only grows
+                        raise BudgetReached(str(reached), reached.cap)
+                    if reached.cap == "max_judge_calls" or not self._held_calls:
+                        self._reached = reached
+                        raise reached
+                    if self.stopped():
+                        raise BudgetReached(
+                            "the run stopped while a judge call waited for the calls in flight", reached.cap
+                        )
+                    self._changed.wait(0.2)  # a request in flight settles (or the run stops)
+                self._held_calls += 1
+                self._held_tokens += ticket.tokens
+                self._held_cost += ticket.cost
+            finally:
+                self._end_turn(_UNIT.get())  # reserved or refused: the next unit in order may reserve
         return ticket
 
     def _passes(self, ticket: _Ticket) -> BudgetReached | None:
@@ -387,6 +448,7 @@ class Budget:
 
 
 _CURRENT: ContextVar[Budget | None] = ContextVar("scorer_studio_budget", default=None)
+_UNIT: ContextVar[Hashable | None] = ContextVar("scorer_studio_budget_unit", default=None)
 
 
 def current() -> Budget | None:

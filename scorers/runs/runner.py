@@ -1008,7 +1008,7 @@ def run_evals(
     timed_out: set[int] = set()
     stop = threading.Event()  # a scorer raised: start no further item
     if guard is not None:  # a judge call waiting for the calls in flight is not sent once the run stops
-        guard.stopped = lambda: cancel.is_set() or halt.is_set() or stop.is_set()
+        guard.stopped = lambda: cancel.is_set() or halt.is_set() or stop.is_set() or bool(throttle.paused)
 
     def score_item(index: int) -> None:
         with lock:
@@ -1017,23 +1017,33 @@ def run_evals(
         try:
             for scorer in scorers:
                 with lock:
-                    if (index, scorer.id) in known or (capped and getattr(scorer, "settings", None) is not None):
-                        continue
-                turn = take_turn(scorer)
-                if turn is None:  # cancelled or paused while waiting for its turn
-                    return
-                try:
-                    outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, hold_judge)
-                    if (
-                        outcome is None and capped and not (halt.is_set() or cancel.is_set())
-                    ):  # its judge call waits for the budget
-                        continue
-                    if outcome is None:  # cancelled or paused while waiting
+                    skip = (index, scorer.id) in known or (capped and getattr(scorer, "settings", None) is not None)
+                if skip:
+                    if guard is not None:
+                        guard.end_turn((index, scorer.id))
+                    continue
+                # The budget's first reservations are taken in item order (Budget.turn), waited for before the
+                # probation turn and the throttle's slot, so an earlier item never waits for this one.
+                with guard.turn((index, scorer.id)) if guard is not None else contextlib.nullcontext(True) as ready:
+                    if not ready:  # the run stopped while an earlier item's judge call had still to reserve
                         return
-                    settle(outcome)
-                finally:
-                    if turn:
-                        probation_turn.release()
+                    turn = take_turn(scorer)
+                    if turn is None:  # cancelled or paused while waiting for its turn
+                        return
+                    try:
+                        outcome = _score_with_retries(
+                            scorer, index, item, throttle, max_rate_limit_retries, hold_judge
+                        )
+                        if (
+                            outcome is None and capped and not (halt.is_set() or cancel.is_set())
+                        ):  # its judge call waits for the budget
+                            continue
+                        if outcome is None:  # cancelled or paused while waiting
+                            return
+                        settle(outcome)
+                    finally:
+                        if turn:
+                            probation_turn.release()
         finally:
             with lock:
                 running.pop(index, None)  # (the worker process's watch may have cleared it)
@@ -1044,6 +1054,9 @@ def run_evals(
                 on_item_complete(index, item, mine)
 
     todo = [i for i in range(len(items)) if any((i, s.id) not in known for s in scorers)]
+    if guard is not None:  # the calls a cap admits are a prefix in item order, at any concurrency
+        judged = [s.id for s in scorers if _judge_used(s) is not None]
+        guard.order((i, sid) for i in todo for sid in judged if (i, sid) not in known)
     first = todo.pop(0) if first_item[0] and todo else None  # scored alone before the others (fail fast)
     next_index = iter(todo)
 
