@@ -1031,9 +1031,7 @@ def run_evals(
                     if turn is None:  # cancelled or paused while waiting for its turn
                         return
                     try:
-                        outcome = _score_with_retries(
-                            scorer, index, item, throttle, max_rate_limit_retries, hold_judge
-                        )
+                        outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, hold_judge)
                         if (
                             outcome is None and capped and not (halt.is_set() or cancel.is_set())
                         ):  # its judge call waits for the budget
