@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 from scorers import dimension_breakdown, interpretation_band
 from scorers.catalogue.prompt_alignment import BANDS, DIMENSION_LABELS
+from scorers.core.base import decimal_text
 
 SOURCE_NAMES = {"user": "User prompt", "system": "System messages"}
 SOURCE_COLORS = {"user": "#4C78A8", "system": "#F58518"}
@@ -49,11 +50,15 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
         if not part:
             continue
         name = SOURCE_NAMES[source]
-        customdata = [[r["weight"], r["sourceShare"], r["contribution"], r["score"]] for r in part]
+        # The numbers are written by decimal_text (half away from zero), not by the browser's d3 format.
+        customdata = [
+            [r["weight"], r["sourceShare"], decimal_text(r["contribution"], 3), decimal_text(r["score"], 2)]
+            for r in part
+        ]
         hover = (
-            "%{y}<br>score %{customdata[3]:.2f}<br>weight %{customdata[0]:.0%} within the "
+            "%{y}<br>score %{customdata[3]}<br>weight %{customdata[0]:.0%} within the "
             + name.lower()
-            + " score (share %{customdata[1]:.0%})<br>contribution %{customdata[2]:.3f}<extra>"
+            + " score (share %{customdata[1]:.0%})<br>contribution %{customdata[2]}<extra>"
             + name
             + "</extra>"
         )
@@ -70,7 +75,7 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
             go.Bar(
                 x=[r["score"] for r in part],
                 name=name,
-                text=[f"{r['score']:.2f} × {r['weight']:.0%}" for r in part],
+                text=[f"{decimal_text(r['score'], 2)} × {r['weight']:.0%}" for r in part],
                 **common,
             ),
             row=1,
@@ -82,7 +87,7 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
                 name=f"{name}: contribution",
                 showlegend=False,
                 opacity=0.7,
-                text=[f"{r['contribution']:.3f}" for r in part],
+                text=[decimal_text(r["contribution"], 3) for r in part],
                 **common,
             ),
             row=1,
@@ -92,7 +97,7 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
     widest = max((r["sourceShare"] * r["weight"] for r in rows), default=0.4)
     fig.update_layout(
         barmode="group",
-        title=f"Weighted score W = {total:.3f} (sum of the contributions)",
+        title=f"Weighted score W = {decimal_text(total, 3)} (sum of the contributions)",
         height=360,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         legend={"orientation": "h", "y": -0.1},

@@ -113,10 +113,16 @@ def dimension_table(analysis: Mapping[str, Any]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     for r in rows:
         source = [f"{SOURCE_NAMES[r['source']]} ({r['sourceShare']:.0%})"] if both else []
-        cells = [r["label"], *source, f"{r['score']:.2f}", f"{r['weight']:.0%}", f"{r['contribution']:.3f}"]
+        cells = [
+            r["label"],
+            *source,
+            decimal_text(r["score"], 2),
+            f"{r['weight']:.0%}",
+            decimal_text(r["contribution"], 3),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     total = sum(r["contribution"] for r in rows)
-    return "\n".join(lines) + f"\n\nWeighted score W = {total:.3f} (the sum of the contributions)."
+    return "\n".join(lines) + f"\n\nWeighted score W = {decimal_text(total, 3)} (the sum of the contributions)."
 
 
 def on_request(label: str, key: str) -> DeltaGenerator | None:

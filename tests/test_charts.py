@@ -122,3 +122,24 @@ def test_the_dimension_table_carries_the_charts_numbers_in_both_mode():
         "",
         "Weighted score W = 0.807 (the sum of the contributions).",
     ]
+
+
+def test_the_dimension_table_and_chart_round_half_away_from_zero():
+    analysis = {
+        "effectiveMode": "both",
+        **dims(0.75, 0.75, 0.75, 0.75),
+        "systemAlignment": dims(0.8, 0.5, 1.0, 1.0),
+    }
+    # User: 0.7 × (0.40, 0.30, 0.20, 0.10) × 0.75 = 0.21, 0.1575, 0.105, 0.0525; system: 0.3 × (0.35·0.8, 0.35·0.5,
+    # 0.15·1, 0.15·1) = 0.084, 0.0525, 0.045, 0.045. W = 0.7515. Halves go away from zero: 0.158, 0.053, W = 0.752
+    # (the floats' binary values are a hair below: f"{x:.3f}" wrote 0.157, 0.052, 0.751).
+    table = dimension_table(analysis).splitlines()
+    assert [line.split(" | ")[-1] for line in table[2:10]] == [
+        "0.210 |", "0.158 |", "0.105 |", "0.053 |", "0.084 |", "0.053 |", "0.045 |", "0.045 |",
+    ]  # fmt: skip
+    assert table[-1] == "Weighted score W = 0.752 (the sum of the contributions)."
+    by_name = traces(dimension_chart(analysis))
+    assert list(by_name["User prompt: contribution"].text) == ["0.210", "0.158", "0.105", "0.053"]
+    assert list(by_name["System messages: contribution"].text) == ["0.084", "0.053", "0.045", "0.045"]
+    assert [row[2] for row in by_name["User prompt"].customdata] == ["0.210", "0.158", "0.105", "0.053"]
+    assert dimension_chart(analysis).layout.title.text.startswith("Weighted score W = 0.752")

@@ -236,7 +236,7 @@ def test_summary_of_a_clear_difference():
     summary = comparison.summary()
     assert summary.startswith(
         "Variant A scored higher than B on 14 of 20 questions and lower on 2 (4 ties); the average difference "
-        "is +0.13 (95% CI "
+        "is +0.130 (95% CI "
     )
     assert "would be unlikely if the two variants were equally good (p = 0.00" in summary or "p < 0.001" in summary
 
@@ -262,7 +262,7 @@ def test_summary_says_the_evidence_is_mixed_when_the_interval_and_the_test_disag
     assert "could easily arise by chance" not in summary
     assert summary.endswith(
         "The evidence is mixed: the 95% interval of the average difference leaves out 0, but the signed-rank test "
-        "does not show that either variant is better (p = 0.07); more questions would settle it."
+        "does not show that either variant is better (p = 0.070); more questions would settle it."
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from scorers.analysis.numbers import signed_number, signed_numbers
+from scorers.analysis.compare import PairedComparison
+from scorers.analysis.numbers import p_value_text, signed_number, signed_numbers
 
 
 def test_ordinary_values_keep_the_usual_decimals():
@@ -55,3 +56,19 @@ def test_a_numpy_mean_is_written_as_its_float():
 
     # A pandas mean is a numpy float (its repr "np.float64(0.6945)" is no decimal): the same digits as the float.
     assert (decimal_text(np.float64(0.6945)), decimal_text(np.float32(0.5))) == ("0.695", "0.500")
+
+
+def test_signed_numbers_round_half_away_from_zero_as_decimal_text_does():
+    # 0.0525 and -0.1235 are a hair below their halves in binary: f"{x:+.3f}" wrote +0.052 and -0.123.
+    assert signed_numbers([0.0525, -0.1235, 0.1925]) == ["+0.053", "-0.124", "+0.193"]
+    assert p_value_text(0.8245) == "0.825" and p_value_text(0.0004) == "< 0.001" and p_value_text(None) == "n/a"
+
+
+def test_a_run_pairs_sentences_give_the_gates_digits():
+    # Compare › Run vs run: the row-by-row sentence and the CI gate beside it write the same change, interval and p.
+    comparison = PairedComparison("Prompt alignment", "B", "A", 40, 12, 16, 12, -0.0175, -0.2265, 0.1925, 0.824)
+    summary = comparison.summary()
+    assert "the average difference is -0.018 (95% CI -0.227 to +0.193)." in summary
+    assert "(p = 0.824)" in summary
+    diff, low, high = signed_numbers([-0.0175, -0.2265, 0.1925])
+    assert f"{diff} [{low}, {high}]" == "-0.018 [-0.227, +0.193]" and p_value_text(0.824) == "0.824"

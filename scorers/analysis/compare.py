@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from scorers.analysis.numbers import signed_numbers
+from scorers.analysis.numbers import p_value_text, signed_numbers
 from scorers.core.errors import ScorerError, ScoreStatus
 from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
@@ -350,7 +350,7 @@ class PairedComparison:
             return f"{a} and {b} scored the same on all {self.n_pairs} {counted}{direction}.{left_out}"
         ties = "no ties" if self.ties == 0 else f"{self.ties} tie" + ("" if self.ties == 1 else "s")
         level = f"{self.confidence:.0%}"
-        diff, low, high = signed_numbers([self.mean_diff, self.ci_low, self.ci_high], decimals=2)
+        diff, low, high = signed_numbers([self.mean_diff, self.ci_low, self.ci_high])
         head = (
             f"{a} scored higher than {b} on {self.wins} of {self.n_pairs} {counted} and lower on "
             f"{self.losses} ({ties}){direction}; the average difference is {diff} "
@@ -398,9 +398,9 @@ class PairedComparison:
 
 
 def _p_text(p: float) -> str:
-    if p < 0.001:
-        return "p < 0.001"
-    return f"p = {p:.3f}" if p < 0.01 else f"p = {p:.2f}"
+    """``"p < 0.001"`` or ``"p = 0.824"``: the digits the gate gives the same p-value (:func:`p_value_text`)."""
+    text = p_value_text(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
 def _pairs(frame: pd.DataFrame, scorer: str, a: str, b: str, group_col: str, pair_col: str) -> tuple[pd.DataFrame, int]:

@@ -46,7 +46,7 @@ import pandas as pd
 from scorers.analysis.compare import PairedComparison, StoredRun, paired, read_stored_run, table_outcomes
 from scorers.analysis.gate_defaults import DEFAULT_MAX_UNSCORED_SHARE, DEFAULT_TOP
 from scorers.analysis.junit import JUnitCase, JUnitSuite, junit_xml
-from scorers.analysis.numbers import signed_number, signed_numbers
+from scorers.analysis.numbers import p_value_text, signed_number, signed_numbers
 from scorers.catalogue.registry import unlike_scorers
 from scorers.core.base import decimal_text
 from scorers.core.errors import InvalidInputError, ScoreStatus
@@ -718,12 +718,6 @@ def _link(text: str, url: str | None, target: str) -> str:
     return f"[{text}]({url}#{target})" if url else text
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
 def _change_cell(g: ScorerGate) -> str:
     if g.mean_diff is None:
         return "n/a"
@@ -768,7 +762,7 @@ def markdown_summary(result: GateResult, *, report_url: str | None = None) -> st
         lines.append(
             f"| {name} | {'higher' if g.higher_is_better else 'lower'} | {_fmt(g.baseline_mean)} | "
             f"{_fmt(g.candidate_mean)} | {_change_cell(g)} | {g.min_effect:g}{floor} | {g.wins} / {g.ties} / "
-            f"{g.losses} | {_p(g.wilcoxon_p)} | {g.n_items - g.n_pairs} of {g.n_items} | **{g.verdict.value.upper()}** |"
+            f"{g.losses} | {p_value_text(g.wilcoxon_p)} | {g.n_items - g.n_pairs} of {g.n_items} | **{g.verdict.value.upper()}** |"
         )
     lines += ["", "### Why", ""]
     lines += [f"- **{_md(g.scorer)}**: {_md('; '.join(g.reasons))}." for g in result.scorers]
@@ -809,7 +803,7 @@ def junit_report(result: GateResult, *, per_item: bool = False) -> bytes:
         details = (
             f"{'; '.join(g.reasons)}.\nbaseline mean {_fmt(g.baseline_mean)}, candidate mean "
             f"{_fmt(g.candidate_mean)}, change {_change_cell(g)}, win/tie/loss {g.wins}/{g.ties}/{g.losses}, "
-            f"Wilcoxon p {_p(g.wilcoxon_p)}, not scored {g.n_items - g.n_pairs} of {g.n_items}"
+            f"Wilcoxon p {p_value_text(g.wilcoxon_p)}, not scored {g.n_items - g.n_pairs} of {g.n_items}"
         )
         outcome = {Verdict.PASS: "passed", Verdict.FAIL: "failure", Verdict.UNDECIDED: "error"}[g.verdict]
         kind = {Verdict.PASS: "", Verdict.FAIL: "regression", Verdict.UNDECIDED: "undecided"}[g.verdict]
@@ -864,7 +858,7 @@ def gate_section_html(result: GateResult) -> str:
         f'<td>{"higher" if g.higher_is_better else "lower"}</td><td class="num">{_fmt(g.baseline_mean)}</td>'
         f'<td class="num">{_fmt(g.candidate_mean)}</td><td class="num">{_e(_change_cell(g))}</td>'
         f'<td class="num">{g.min_effect:g}</td><td class="num">{g.wins} / {g.ties} / {g.losses}</td>'
-        f'<td class="num">{_e(_p(g.wilcoxon_p))}</td><td class="num">{g.n_items - g.n_pairs} of {g.n_items}</td>'
+        f'<td class="num">{_e(p_value_text(g.wilcoxon_p))}</td><td class="num">{g.n_items - g.n_pairs} of {g.n_items}</td>'
         f"<td><strong>{g.verdict.value.upper()}</strong></td></tr>"
         for g in result.scorers
     )

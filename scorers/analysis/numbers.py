@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from scorers.core.base import decimal_text
+
 #: Past this many decimals the numbers are written in scientific notation instead.
 MAX_DECIMALS = 8
 
@@ -46,9 +48,20 @@ def signed_numbers(values: Sequence[float | None], decimals: int = 3) -> list[st
             return "n/a"
         if value == 0:
             return f"{0:.{decimals}f}" if not scientific else "0"
-        return f"{value:+.1e}" if scientific else f"{value:+.{decimals}f}"
+        if scientific:
+            return f"{value:+.1e}"
+        text = decimal_text(value, decimals)  # half away from zero on the decimal, as every mean is written
+        return text if text.startswith("-") or not value > 0 else f"+{text}"
 
     return [one(v) for v in values]
+
+
+def p_value_text(p: float | None) -> str:
+    """A p-value as the gate and the comparisons write it: ``"< 0.001"``, else 3 decimals (:func:`decimal_text`);
+    ``"n/a"`` for None."""
+    if p is None:
+        return "n/a"
+    return "< 0.001" if p < 0.001 else decimal_text(p, 3)
 
 
 def signed_number(value: float | None, decimals: int = 3) -> str:
@@ -56,4 +69,4 @@ def signed_number(value: float | None, decimals: int = 3) -> str:
     return signed_numbers([value], decimals)[0]
 
 
-__all__ = ["MAX_DECIMALS", "signed_number", "signed_numbers"]
+__all__ = ["MAX_DECIMALS", "p_value_text", "signed_number", "signed_numbers"]
