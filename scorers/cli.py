@@ -131,7 +131,7 @@ from scorers.runs.runner import (
     load_run,
     run_evals,
 )
-from scorers.runs.store import Store, copy_store, default_db
+from scorers.runs.store import HEARTBEAT_STALE_S, RunBusy, Store, copy_store, default_db
 
 if TYPE_CHECKING:  # the dataset module is imported only by the commands that read a file
     from scorers.runs.datasets import LoadedDataset
@@ -1213,6 +1213,16 @@ def _write_junit(console: _Console, path: str, data: bytes) -> None:
 # ---- commands -----------------------------------------------------------------------------------
 
 
+def _busy_text(run_id: str, owner: str | None) -> str:
+    """Why a run being scored by another live process cannot be resumed from here."""
+    by = f" ({owner})" if owner else ""
+    return (
+        f"run {run_id} is being scored by another process{by}: it is resumed by one process at a time. If that "
+        f"process has died, the run is marked interrupted once it is seen gone (its pid, on this host) or "
+        f"{HEARTBEAT_STALE_S:g} s after its last heartbeat; `python -m scorers runs` shows its status."
+    )
+
+
 def _resume_hint(run_id: str, db: str | None) -> str:
     db_flag = f" --db {db}" if db else ""
     return f"python -m scorers run --resume {run_id}{db_flag}"
@@ -1459,12 +1469,15 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
 def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) -> int:
     store = _open_store(args.db, must_exist=True)
     try:
+        store.mark_interrupted()  # a run whose process died can be resumed at once
         try:
             run, items, previous = load_run(store, args.resume)
         except KeyError:
             raise CLIError(
                 f"no run with id {args.resume!r} in {store.display_name}; `python -m scorers runs` lists the stored runs"
             ) from None
+        if run["status"] == "running":
+            raise CLIError(_busy_text(args.resume, run["owner"]))
         config = run["config"] or {}
         stored_options = config.get("scorerOptions") or {}
         scorer_ids = [s["id"] for s in run["scorers"]]
@@ -1668,6 +1681,9 @@ def _execute(
     except ValueError as exc:  # a cost cap that cannot be kept: refused before the run was claimed
         progress.close()
         raise CLIError(str(exc)) from None
+    except RunBusy:  # another process resumed it a moment ago: nothing was sent from here
+        progress.close()
+        raise CLIError(_busy_text(run_id, None)) from None
     except JudgeError as exc:  # the Batch API's Files or Batches endpoint failed; the batch ids are stored
         progress.close()
         store.finish_run(run_id, "cancelled")
@@ -1718,6 +1734,7 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
         return EXIT_OK
     store = _open_store(args.db, must_exist=True)
     try:
+        store.mark_interrupted()  # a run whose process died says so (its pid gone, its heartbeat stale)
         runs = store.list_runs()
         if args.limit:
             runs = runs[: args.limit]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -711,3 +714,37 @@ def test_the_same_mean_reads_the_same_digits_in_history_the_cli_and_the_gate(ope
     out = io.StringIO()
     main(["gate", "--baseline", run_ids[0], "--candidate", run_ids[1], "--db", str(studio_db)], stdout=out)
     assert "| 0.695 | 0.695 |" in out.getvalue() and "0.694" not in out.getvalue()
+
+
+def test_a_run_whose_process_died_while_the_dashboard_ran_is_shown_interrupted_and_can_be_resumed_and_deleted(
+    open_page, studio_db: Path
+):
+    at = open_page("history")  # the dashboard is up before the run's process dies
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="big.csv",
+        items=[(f"q{i}", {"input": "q", "output": f"answer {i}", "ground_truth": "answer"}, {}) for i in range(3)],
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])  # e.g. a CLI run, `kill -9`ed
+    dead.wait()
+    owner = f"{socket.gethostname()}:{dead.pid}"
+    with store.transaction() as db:
+        db.execute(sa.text("UPDATE runs SET owner = :owner WHERE id = :id"), {"owner": owner, "id": run_id})
+    at.run()
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    run = store.get_run(run_id)
+    assert (run["status"], run["stop_reason"]) == (
+        "interrupted",
+        f"The process scoring it ({owner}) is no longer running.",
+    )
+    assert not any(i.value.startswith("Being scored now") for i in at.info)
+    assert not at.button(key="history_delete").disabled
+    at.button(key=f"history_{run_id}_resume").click().run()
+    job = jobs.get(at.session_state["job_batch"])
+    job.join(30)
+    at.run()
+    assert store.get_run(run_id)["status"] == "completed" and len(store.results(run_id)) == 3
+    store.close()

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from fake_openai import Reply
 from judge_data import single_analysis
+from killed_runs import kill_once_stored
 from realdata import REALDATA
 
 from scorers import (
@@ -914,6 +915,72 @@ def test_ctrl_c_stops_the_run_exits_130_and_resume_finishes_it(fake_openai, tmp_
     resumed = "\n".join(fake_openai.prompt_text(i) for i in range(3, 10))
     assert all(f"<response>\n{r['response']}\n</response>" in resumed for r in rows[3:])
     assert summary_row(out, "prompt-alignment")[:2] == ["10", "0"]
+
+
+def test_a_run_killed_with_sigkill_is_shown_interrupted_at_once_and_resumes_without_scoring_anything_twice(
+    fake_openai, tmp_path, capsys, monkeypatch
+):
+    data, rows = ifeval_copy(tmp_path, 20)
+    fake_openai.responder = lambda body: Reply.json(GOOD).delayed(0.2)  # 20 items one at a time: 4 s
+    db = tmp_path / "studio.db"
+    argv = [sys.executable, "-m", "scorers", "run", str(data), "--scorer", "prompt-alignment", "--concurrency", "1"]
+    child = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env=_child_env(fake_openai, tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    kill_once_stored(child, db, 3, within_s=120)  # `kill -9` part-way
+    assert child.returncode == -signal.SIGKILL
+    for name, value in _child_env(fake_openai, tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    store = Store(db)
+    (run,) = store.list_runs()
+    assert run["status"] == "running"  # as the killed process left it
+    finished = len(store.results(run["id"]))
+    store.close()
+
+    # Without any restart: `runs` sees its process is gone (same host, its pid) and says so.
+    code, out, _ = run_cli(capsys, "runs")
+    assert code == 0 and "Interrupted" in out and "Running" not in out
+    store = Store(db)
+    run = store.get_run(run["id"])
+    assert run["status"] == "interrupted"
+    assert run["stop_reason"] == f"The process scoring it ({run['owner']}) is no longer running."
+    store.close()
+
+    calls = fake_openai.chat_call_count
+    fake_openai.responder = lambda body: Reply.json(GOOD)
+    code, out, _ = run_cli(capsys, "run", "--resume", run["id"])
+    assert code == 0 and summary_row(out, "prompt-alignment")[:2] == ["20", "0"]
+    # Only the items without a stored outcome were judged (those in flight at the kill too, once each).
+    assert fake_openai.chat_call_count - calls == 20 - finished
+    store = Store(db)
+    assert store.get_run(run["id"])["status"] == "completed" and len(store.results(run["id"])) == 20
+    store.close()
+
+
+def test_a_run_being_scored_by_another_live_process_is_not_resumed(env, tmp_path, capsys):
+    store = Store(tmp_path / "studio.db")
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=[("q1", {"input": "q", "output": "a"}, {})],
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    with store.transaction() as db:  # scored on another host, whose heartbeat is 5 s old
+        db.execute(
+            "UPDATE runs SET owner = 'other-host:4242', heartbeat_at = ? WHERE id = ?", (time.time() - 5, run_id)
+        )
+    store.close()
+    code, _, err = run_cli(capsys, "run", "--resume", run_id, "--db", "studio.db")
+    assert code == 2
+    assert f"run {run_id} is being scored by another process (other-host:4242)" in err
+    code, out, _ = run_cli(capsys, "runs", "--db", "studio.db")
+    assert "Running" in out
+    assert Store(tmp_path / "studio.db").results(run_id) == []
 
 
 _IMPORTED = """

@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -26,7 +27,16 @@ from scorers.cli import main
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import JudgeSpend, Price
 from scorers.runs.judges import has_price, judge_totals, judges_used, limits_config, run_prices, spend_by_judge
-from scorers.runs.store import CachedReply, StoreError, copy_store, database_url, display_name
+from scorers.runs.store import (
+    HEARTBEAT_STALE_S,
+    CachedReply,
+    RunBusy,
+    RunHeartbeat,
+    StoreError,
+    copy_store,
+    database_url,
+    display_name,
+)
 from scorers.runs.table import load_run_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -252,6 +262,44 @@ def test_a_resumes_price_and_caps_are_stored_for_the_model_that_resumes(store: S
     assert config["price"] == [0.0, 0.0] and config["budget"] == run["config"]["budget"]
     with pytest.raises(KeyError):
         store.set_run_config("missing", {})
+
+
+def _set_owner(store: Store, run_id: str, owner: str, heartbeat_age_s: float) -> None:
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE runs SET owner = ?, heartbeat_at = ? WHERE id = ?", (owner, time.time() - heartbeat_age_s, run_id)
+        )
+
+
+def test_a_run_whose_heartbeat_is_stale_is_interrupted_and_one_scored_by_a_live_process_is_never_claimed(
+    store: Store,
+):
+    fresh, stale = make_run(store), make_run(store)
+    # Scored on another host (its pid cannot be checked from here): the heartbeat alone tells.
+    _set_owner(store, fresh, "other-host:4242", HEARTBEAT_STALE_S - 10)
+    _set_owner(store, stale, "other-host:4343", HEARTBEAT_STALE_S + 10)
+    assert store.mark_interrupted() == [stale]
+    run = store.get_run(stale)
+    assert run["status"] == "interrupted"
+    assert run["stop_reason"].startswith("The process scoring it (other-host:4343) stopped writing its heartbeat 70 s")
+    assert store.get_run(fresh)["status"] == "running"
+    with pytest.raises(RunBusy):  # never scored by two processes
+        store.claim_run(fresh)
+    assert store.get_run(fresh)["owner"] == "other-host:4242"
+    store.claim_run(stale)  # resumed here
+    assert store.get_run(stale)["status"] == "running" and store.get_run(stale)["stop_reason"] is None
+
+
+def test_the_heartbeat_keeps_a_run_running_and_stops_when_another_process_took_the_run(store: Store):
+    run_id = make_run(store)
+    lost = threading.Event()
+    with RunHeartbeat(store, run_id, lost.set, interval=0.05) as heartbeat:
+        time.sleep(0.3)
+        assert time.time() - store.get_run(run_id)["heartbeat_at"] < 1  # written every 0.05 s
+        assert store.mark_interrupted() == [] and not heartbeat.lost
+        _set_owner(store, run_id, "other-host:4242", 0)  # another process resumed it
+        assert lost.wait(5)
+    assert heartbeat.lost and store.get_run(run_id)["owner"] == "other-host:4242"
 
 
 def test_the_judge_cache(store: Store):
@@ -800,6 +848,12 @@ RELEASED_DDL = {
     "0012": {"CREATE INDEX results_stats ON results (run_id, scorer_id, status, score, finished_at)"},
     "0013": {"CREATE INDEX results_by_scorer ON results (run_id, scorer_id, item_index, status, score, finished_at)"},
     "0014": {"CREATE INDEX items_without_payload ON items (run_id, item_index, item_id, groups, columns)"},
+    "0015": {  # ALTER TABLE ADD COLUMN rewrites the table's DDL
+        "CREATE TABLE runs (\n\tid TEXT NOT NULL, \n\tname TEXT NOT NULL, \n\tcreated_at TEXT NOT NULL, "
+        "\n\tfinished_at TEXT, \n\tstatus TEXT NOT NULL, \n\tdataset_name TEXT NOT NULL, "
+        "\n\tn_items INTEGER NOT NULL, \n\tscorers TEXT NOT NULL, \n\tjudge TEXT, \n\tmapping TEXT, "
+        "\n\tconfig TEXT, owner TEXT, stop_reason TEXT, heartbeat_at DOUBLE, \n\tPRIMARY KEY (id)\n)",
+    },
 }
 
 

@@ -30,6 +30,7 @@ st.caption(
     "postgresql:// URL to share runs with a team."
 )
 
+store.mark_interrupted()  # a run whose process died (a killed CLI run) shows as interrupted, resumable and deletable
 runs = store.list_runs()
 if warn_missing_run_link([run["id"] for run in runs], "no run is opened: choose one below and press Open"):
     st.session_state.pop(OPEN_KEY, None)  # never another run's results under a link to the missing one

@@ -52,7 +52,7 @@ from scorers.runs.runner import (
     open_run,
     scored_outcome,
 )
-from scorers.runs.store import Store
+from scorers.runs.store import RunHeartbeat, Store
 
 MAX_REQUESTS_PER_FILE = 50_000  # OpenAI's limit of requests in one batch input file
 MAX_FILE_BYTES = 190 * 1024 * 1024  # under OpenAI's 200 MB limit of one batch input file
@@ -295,40 +295,45 @@ def run_batch_api(
         scorer_options=scorer_options,
     )
     assert run_id is not None  # a store was given
-    if retried:
-        _forget_failed_attempts(store, run_id, items, scorers, retried)
-    while _wait_for_batches(store, client, run_id, poll_interval=poll_interval, cancel=cancel, on_progress=on_progress):
-        round_ = BatchRound(_known_answers(store, run_id), live_follow_ups=live_follow_ups)
-        with batch_mode(round_):
-            for index, item in enumerate(items):
-                mine = []
-                for scorer in scorers:
-                    if (index, scorer.id) in known:
-                        continue
-                    try:
-                        outcome = _score(scorer, index, item)
-                    except BatchPending:
-                        continue
-                    if (index, scorer.id) in retried:  # the row of a retried failure counts every attempt
-                        outcome = dataclasses.replace(outcome, usage=outcome.usage + retried[(index, scorer.id)])
-                    known[(index, scorer.id)] = outcome
-                    store.save_result(run_id, index, scorer.id, outcome.to_record())
-                    mine.append(outcome)
-                if mine and on_item_complete is not None and all((index, s.id) in known for s in scorers):
-                    on_item_complete(index, item, [known[(index, s.id)] for s in scorers])
-        if not round_.pending or cancel.is_set():
-            break
-        _submit(
-            store,
-            client,
-            run_id,
-            round_.pending,
-            max_requests=max_requests_per_file,
-            max_bytes=max_file_bytes,
-            on_progress=on_progress,
-        )
+    # While the batches are polled, the run's heartbeat tells the other processes that this one is alive.
+    with RunHeartbeat(store, run_id, cancel.set) as heartbeat:
+        if retried:
+            _forget_failed_attempts(store, run_id, items, scorers, retried)
+        while _wait_for_batches(
+            store, client, run_id, poll_interval=poll_interval, cancel=cancel, on_progress=on_progress
+        ):
+            round_ = BatchRound(_known_answers(store, run_id), live_follow_ups=live_follow_ups)
+            with batch_mode(round_):
+                for index, item in enumerate(items):
+                    mine = []
+                    for scorer in scorers:
+                        if (index, scorer.id) in known:
+                            continue
+                        try:
+                            outcome = _score(scorer, index, item)
+                        except BatchPending:
+                            continue
+                        if (index, scorer.id) in retried:  # the row of a retried failure counts every attempt
+                            outcome = dataclasses.replace(outcome, usage=outcome.usage + retried[(index, scorer.id)])
+                        known[(index, scorer.id)] = outcome
+                        store.save_result(run_id, index, scorer.id, outcome.to_record())
+                        mine.append(outcome)
+                    if mine and on_item_complete is not None and all((index, s.id) in known for s in scorers):
+                        on_item_complete(index, item, [known[(index, s.id)] for s in scorers])
+            if not round_.pending or cancel.is_set():
+                break
+            _submit(
+                store,
+                client,
+                run_id,
+                round_.pending,
+                max_requests=max_requests_per_file,
+                max_bytes=max_file_bytes,
+                on_progress=on_progress,
+            )
     complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
     status = "completed" if complete else "cancelled"
-    store.finish_run(run_id, status)
+    if not heartbeat.lost:  # a run lost to another process is that process's to record
+        store.finish_run(run_id, status)
     outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
     return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model_of(scorers), batch_api=True)

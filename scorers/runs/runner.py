@@ -48,12 +48,18 @@ from scorers.runs.scoring_process import (
     packed_scorers,
     process_count,
 )
-from scorers.runs.store import Store
+from scorers.runs.store import HEARTBEAT_STALE_S, RunHeartbeat, Store
 
 if TYPE_CHECKING:
     import pandas as pd
 
 _NO_USAGE = JudgeUsage()  # frozen: every outcome without a judge call shares it (one object less per outcome)
+
+LOST_REASON = (
+    f"Stopped: this process wrote no heartbeat for over {HEARTBEAT_STALE_S:g} s (the store was unreachable, or the "
+    "process was suspended), so another process took the run as interrupted; its stored status is that process's."
+)
+"""Why a run stopped when another process marked it interrupted, or resumed it, while this one still scored it."""
 
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 """Judge failures in a row (connection, auth, 5xx, timeout) after which a run pauses as ``judge_unreachable``."""
@@ -1190,8 +1196,11 @@ def run_evals(
     parallel = 1 if all(getattr(s, "cpu_bound", False) for s in scorers) else concurrency
     # The writer exits last: after the workers have stopped, what they finished is written. A run of code
     # scorers defers the full garbage collections (scorers.runs.garbage) while its outcomes pile up.
+    # While it is scored, the run's heartbeat tells the other processes that this one is alive (store.RunHeartbeat).
+    heartbeat = RunHeartbeat(store, run_id, cancel.set) if store is not None and run_id is not None else None
     with (
         full_collections_deferred() if parallel == 1 else contextlib.nullcontext(),
+        heartbeat or contextlib.nullcontext(),
         writer,
         ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run_evals") as pool,
     ):
@@ -1229,10 +1238,12 @@ def run_evals(
         ended = throttle.paused.rstrip()
         ended += "" if ended.endswith((".", "!", "?")) else "."
         reason = f"Paused: {ended[:1].lower()}{ended[1:]} The items it hit are left to do: resume the run once the quota is back."
+    elif heartbeat is not None and heartbeat.lost:
+        status, reason = RunStatus.CANCELLED.value, LOST_REASON
     else:
         status, reason = RunStatus.CANCELLED.value, None
-    if store is not None and run_id is not None:
-        store.finish_run(run_id, status, reason)
+    if store is not None and run_id is not None and not (heartbeat is not None and heartbeat.lost):
+        store.finish_run(run_id, status, reason)  # a run lost to another process is that process's to record
     outcomes = [known[key] for key in ((i, sid) for i in range(len(items)) for sid in scorer_ids) if key in known]
     return EvalRunResult(
         run_id,

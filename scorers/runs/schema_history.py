@@ -406,3 +406,10 @@ its payload. SQLite stores a row's columns in order and a long payload on overfl
 groups and columns after it walked every payload's pages (a run of 20,000 items of 20 kB responses:
 0.3 s of the open, 0.03 s from this index). SQLite only: PostgreSQL keeps a long payload out of the
 row (TOAST), and its index entries cannot hold long values."""
+
+# ---- 0015: when the process scoring a run last said it still was (its heartbeat)
+
+ADD_RUNS_HEARTBEAT = AddedColumn("runs", lambda: sa.Column("heartbeat_at", sa.Double))
+"""Seconds since the epoch (``time.time()``) at which the process scoring a run last wrote that it is alive
+(:class:`scorers.runs.store.RunHeartbeat`); NULL for runs stored before it was written. A ``running`` run
+whose heartbeat is older than :data:`scorers.runs.store.HEARTBEAT_STALE_S` lost its process."""

@@ -19,6 +19,7 @@ import os
 import socket
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -45,7 +46,9 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 # (scorers.runs.schema_history holds every piece once; the Alembic revisions apply the same pieces)
 
 METADATA = sa.MetaData()
-RUNS = history.CREATE_RUNS.table(METADATA, history.ADD_RUNS_OWNER, history.ADD_RUNS_STOP_REASON)
+RUNS = history.CREATE_RUNS.table(
+    METADATA, history.ADD_RUNS_OWNER, history.ADD_RUNS_STOP_REASON, history.ADD_RUNS_HEARTBEAT
+)
 ITEMS = history.CREATE_ITEMS.table(METADATA, history.ADD_ITEMS_COLUMNS, history.ADD_ITEMS_WITHOUT_PAYLOAD_INDEX)
 RESULTS = history.CREATE_RESULTS.table(
     METADATA, history.ADD_RESULTS_STATS_INDEX, history.DROP_RESULTS_STATS_INDEX, history.ADD_RESULTS_BY_SCORER_INDEX
@@ -95,6 +98,35 @@ def _owner_alive(owner: str | None) -> bool | None:
     except (PermissionError, ValueError, OverflowError):
         return True
     return True
+
+
+HEARTBEAT_INTERVAL_S = 5.0
+"""Seconds between two heartbeats of the process scoring a run (:class:`RunHeartbeat`)."""
+
+HEARTBEAT_STALE_S = 60.0
+"""A ``running`` run whose heartbeat is older than this lost its process (:meth:`Store.mark_interrupted`): twelve
+heartbeats missed. The processes sharing a store compare their clocks here, so their hosts' clocks must agree
+to within a few seconds (NTP)."""
+
+
+class RunBusy(RuntimeError):
+    """The run is being scored by another live process: it cannot be resumed (nor claimed) from this one."""
+
+
+def _why_dead(owner: str | None, heartbeat: float | None, now: float) -> str | None:
+    """Why the process that owns a ``running`` run is dead, in a sentence, or None when it may be scoring it.
+
+    Its pid gone on this host, or its heartbeat (when it writes one) older than :data:`HEARTBEAT_STALE_S`.
+    A run of this process is judged by its heartbeat only (its pid is this one).
+    """
+    if owner != process_owner() and _owner_alive(owner) is False:
+        return f"The process scoring it ({owner}) is no longer running."
+    if heartbeat is not None and now - heartbeat > HEARTBEAT_STALE_S:
+        return (
+            f"The process scoring it ({owner}) stopped writing its heartbeat {now - heartbeat:,.0f} s ago "
+            f"(it writes one every {HEARTBEAT_INTERVAL_S:g} s): it died or lost the store."
+        )
+    return None
 
 
 def now_iso() -> str:
@@ -544,6 +576,7 @@ class Store:
                     mapping=json.dumps(mapping),
                     config=json.dumps(config),
                     owner=process_owner(),
+                    heartbeat_at=time.time(),
                 )
             )
             sql = _bulk_insert(self.dialect, ITEMS, upsert=False)
@@ -624,41 +657,83 @@ class Store:
     def claim_run(self, run_id: str) -> None:
         """Mark a run ``running`` in this process (see :func:`process_owner`), e.g. when it is resumed.
 
+        A run ``running`` in another process is claimed only once that process is dead (:meth:`mark_interrupted`'s
+        rule), and atomically: of two processes resuming it at once, one claims it and the other gets
+        :class:`RunBusy`, so a run is never scored by two processes.
+
         Raises:
             KeyError: no such run.
+            RunBusy: another live process is scoring it.
         """
         with self.transaction() as db:
-            claim = sa.update(RUNS).where(RUNS.c.id == run_id)
-            claimed = claim.values(status="running", finished_at=None, stop_reason=None, owner=process_owner())
-            if db.execute(claimed).rowcount == 0:
+            read = sa.select(RUNS.c.status, RUNS.c.owner, RUNS.c.heartbeat_at).where(RUNS.c.id == run_id)
+            row = db.execute(read).fetchone()
+            if row is None:
                 raise KeyError(f"no run with id {run_id!r}")
+            busy = row["status"] == "running" and row["owner"] != process_owner()
+            if busy and _why_dead(row["owner"], row["heartbeat_at"], time.time()) is None:
+                raise RunBusy(f"run {run_id} is being scored by another process ({row['owner']})")
+            claim = sa.update(RUNS).where(
+                RUNS.c.id == run_id,  # unchanged since it was read: no other process claimed it meanwhile
+                RUNS.c.status == row["status"],
+                RUNS.c.owner.is_not_distinct_from(row["owner"]),
+                RUNS.c.heartbeat_at.is_not_distinct_from(row["heartbeat_at"]),
+            )
+            claimed = claim.values(
+                status="running", finished_at=None, stop_reason=None, owner=process_owner(), heartbeat_at=time.time()
+            )
+            if db.execute(claimed).rowcount == 0:
+                raise RunBusy(f"run {run_id} was claimed by another process a moment ago")
+
+    def beat(self, run_id: str) -> bool:
+        """Write that this process still scores ``run_id`` (its heartbeat); False when the run is no longer its own
+        (marked interrupted, claimed by another process, deleted)."""
+        with self.transaction() as db:
+            mine = sa.update(RUNS).where(
+                RUNS.c.id == run_id, RUNS.c.status == "running", RUNS.c.owner == process_owner()
+            )
+            return db.execute(mine.values(heartbeat_at=time.time())).rowcount == 1
 
     def mark_interrupted(self, *, alive: Callable[[str], bool] | None = None) -> list[str]:
-        """Mark ``interrupted`` every run stored as ``running`` whose process has died.
+        """Mark ``interrupted`` every run stored as ``running`` whose process has died, with the reason.
 
-        Called when the dashboard starts. A run owned by a process that still runs on
-        this host (a CLI run, another server) keeps ``running``; so does one owned by
-        another host, which cannot be checked from here.
+        Called when the dashboard starts, by History and by the CLI's ``runs`` and ``--resume``. A run's process
+        is dead when it was on this host and its pid is gone, or when its heartbeat (:class:`RunHeartbeat`) is
+        older than :data:`HEARTBEAT_STALE_S`, whatever its host. A run still scored by a live process, here or
+        on another host, keeps ``running``; so does one stored by an earlier version on another host (no
+        heartbeat), which cannot be checked from here.
 
         Args:
-            alive: ``alive(run_id)`` True when this process is scoring the run (its
-                own jobs, which the owner check cannot tell from a dead process whose
-                pid was reused); None when nothing in this process scores runs.
+            alive: ``alive(run_id)`` True when this process is scoring the run (its own jobs), when this process
+                has just started: its runs that it does not score were left by a dead process whose pid it
+                reuses. None: this process's runs are judged by their heartbeat.
 
         Returns:
             The ids of the runs marked.
         """
+        now = time.time()
+        dead = []  # read without the write lock (History calls this on every rerun), written only when one died
+        for row in self.query(
+            sa.select(RUNS.c.id, RUNS.c.owner, RUNS.c.heartbeat_at).where(RUNS.c.status == "running")
+        ):
+            if row["owner"] == process_owner() and alive is not None and not alive(row["id"]):
+                why = "The process scoring it stopped (the dashboard restarted)."
+            else:
+                why = _why_dead(row["owner"], row["heartbeat_at"], now)
+            if why is not None:
+                dead.append((row, why))
+        if not dead:
+            return []
         marked = []
         with self.transaction() as db:
-            for row in db.execute(sa.select(RUNS.c.id, RUNS.c.owner).where(RUNS.c.status == "running")).fetchall():
-                mine = row["owner"] == process_owner()
-                dead = (mine and not (alive and alive(row["id"]))) or (not mine and _owner_alive(row["owner"]) is False)
-                if dead:
-                    db.execute(
-                        sa.update(RUNS)
-                        .where(RUNS.c.id == row["id"])
-                        .values(status="interrupted", finished_at=now_iso())
-                    )
+            for row, why in dead:
+                mark = sa.update(RUNS).where(
+                    RUNS.c.id == row["id"],  # unchanged since it was read: not claimed meanwhile
+                    RUNS.c.status == "running",
+                    RUNS.c.owner.is_not_distinct_from(row["owner"]),
+                    RUNS.c.heartbeat_at.is_not_distinct_from(row["heartbeat_at"]),
+                )
+                if db.execute(mark.values(status="interrupted", finished_at=now_iso(), stop_reason=why)).rowcount:
                     marked.append(row["id"])
         return marked
 
@@ -1053,6 +1128,60 @@ keeps its own). A run's item rows (the payload's JSON, about 1 kB for a 500-char
 three to a 4 kB page with a quarter of it left over: with 8 kB pages a file of 100,000
 textual-difference items and results is 12% smaller and SQLite spends about a fifth less CPU
 writing it (SQLite's "Database File Format": the page size is set when the file is created)."""
+
+
+class RunHeartbeat:
+    """While its ``with`` block runs, a daemon thread writes the run's heartbeat every :data:`HEARTBEAT_INTERVAL_S`.
+
+    So the other processes sharing the store see the run is still scored (:meth:`Store.mark_interrupted`); when
+    this process dies (``kill -9``, out of memory), the heartbeats stop with it. When a heartbeat finds the run is
+    no longer this process's (another process marked it interrupted after :data:`HEARTBEAT_STALE_S` without one,
+    or claimed it), :attr:`lost` is set, ``on_lost`` is called once (the run stops starting items) and the
+    heartbeats end.
+
+    Args:
+        store: the run's store.
+        run_id: the run this process scores.
+        on_lost: called from the thread when the run is no longer this process's, or None.
+        interval: seconds between two heartbeats, > 0.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        on_lost: Callable[[], None] | None = None,
+        *,
+        interval: float = HEARTBEAT_INTERVAL_S,
+    ):
+        self.store = store
+        self.run_id = run_id
+        self.on_lost = on_lost
+        self.interval = interval
+        self.lost = False
+        """True once a heartbeat found the run no longer this process's: the process must not record how it ended."""
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{run_id}", daemon=True)
+
+    def _loop(self) -> None:
+        while not self._halt.wait(self.interval):
+            try:
+                mine = self.store.beat(self.run_id)
+            except Exception:  # the store is unreachable for a moment: the next heartbeat tries again
+                continue
+            if not mine:
+                self.lost = True
+                if self.on_lost is not None:
+                    self.on_lost()
+                return
+
+    def __enter__(self) -> RunHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._halt.set()
+        self._thread.join()
 
 
 def _sqlite_connect(dbapi_connection: Any, connection_record: Any) -> None:
