@@ -309,7 +309,7 @@ def test_the_evaluate_form_with_text_in_the_conversation_and_no_response_says_no
     payload = build_payload(system="Be brief.", prompt="", response="", ground_truth="", conversation="Haiku?")
     with pytest.raises(MissingInputError) as caught:
         normalize_run(payload)
-    assert str(caught.value) == NO_RESPONSE + "no response given"
+    assert str(caught.value) == "output: the run has no 'output' (the response to evaluate)"
 
 
 def test_a_message_with_no_content_is_named_before_the_run(tmp_path):

@@ -294,18 +294,19 @@ def no_reply_reason(last_role: str) -> str:
 
 
 def _no_output_reason(raw_input: Any, turns: list[Message]) -> str:
-    """Why a run without an output has no response, by what its input is: a conversation that does not end with the
-    assistant's reply (:func:`no_reply_reason`), an empty list of messages, or no conversation at all."""
+    """What a run without an output says after "the run has no 'output'", by what its input is: how a conversation
+    ends (:func:`no_reply_reason`), that its list of messages is empty, or that its input is text, not a list of
+    messages; nothing for another input (the response was simply not given)."""
     if isinstance(raw_input, list) and turns:  # a conversation: its response is a final assistant reply
-        return no_reply_reason(turns[-1].role)
+        return f": {no_reply_reason(turns[-1].role)}"
     if isinstance(raw_input, list):
-        return "the conversation has no user or assistant message (the messages list is empty)"
+        return ": the conversation has no user or assistant message (the messages list is empty)"
     if isinstance(raw_input, str):
         return (
-            "no response given; the input is not a list of messages (it is read as the prompt's text), so it holds no "
-            "assistant reply to score"
+            ": no response given; the input is not a list of messages (it is read as the prompt's text), so it holds "
+            "no assistant reply to score"
         )
-    return "no response given"
+    return ""
 
 
 def _split_output(messages: list[Message]) -> tuple[list[Message], str]:
@@ -447,7 +448,7 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         history += _split_output(_messages(payload["output"], "output"))[0]
     if "output" not in payload:
         raise MissingInputError(
-            f"the run has no 'output' (the response to evaluate): {_no_output_reason(raw_input, turns)}", field="output"
+            "the run has no 'output' (the response to evaluate)" + _no_output_reason(raw_input, turns), field="output"
         )
     ground_truth = payload.get("ground_truth")
     if ground_truth is None:
