@@ -38,7 +38,7 @@ from scorers.analysis.labels import scorer_scale
 from scorers.catalogue.registry import TARGET_LABELS
 from scorers.core.base import RUN_FIELDS, RunInput, decimal_text
 from scorers.core.budget import BudgetCaps
-from scorers.core.errors import run_status_label
+from scorers.core.errors import run_status_short_label
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import response_text, response_text_key, unmapped_columns
@@ -467,8 +467,8 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     scorer that scored no item, see :func:`runs_table_styler`), ``scored``, ``not scored``, ``pending`` (outcomes),
     ``items``, ``dataset``, ``scorers`` and ``first judge`` (the model of the judge the run started with; a run resumed or retried with another judge names every judge in its own view).
 
-    ``status`` is the stored one (a :class:`~scorers.RunStatus` value) as it reads to a person
-    (:func:`scorers.core.errors.run_status_label`, the CLI's ``runs`` wording): it is kept true
+    ``status`` is the stored one (a :class:`~scorers.RunStatus` value) in a few words
+    (:func:`scorers.core.errors.run_status_short_label`; the table's help gives the CLI's ``runs`` wording): it is kept true
     while the run is scored, and a run left ``running`` by a process that died is marked
     ``interrupted`` when the dashboard starts.
     """
@@ -505,7 +505,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "scored": scored,
             "not scored": failed,
             "pending": max(0, run["n_items"] * len(ids) - scored - failed),
-            "status": run_status_label(run["status"]),
+            "status": run_status_short_label(run["status"]),
         }
         row |= dict.fromkeys(means, float("nan"))
         for sid in ids:

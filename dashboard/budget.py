@@ -6,13 +6,14 @@ import streamlit as st
 
 from scorers import JudgeSettings
 from scorers.core.budget import BudgetCaps
+from scorers.core.errors import RunStatus, run_status_short_label
 from scorers.core.pricing import Price, price_for
 
 SESSION = {"persist_state": "session"}  # the caps are kept when the user visits another page
 
 CAP_RULE = (
     "A judge call that could pass a cap is not sent: the run stops at the cap, never past it "
-    "(status budget_reached), and can be resumed."
+    f"(History shows it as “{run_status_short_label(RunStatus.BUDGET_REACHED.value)}”), and can be resumed."
 )
 
 

@@ -20,6 +20,7 @@ import streamlit as st
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
 from scorers.core.base import round_half_up
+from scorers.core.errors import RUN_STATUS_LABELS, RUN_STATUS_SHORT_LABELS, outcome_status_label
 from scorers.core.pricing import JudgeSpend, RunCost
 from scorers.runs.export import (
     TABLE_EXPORTS,
@@ -375,7 +376,9 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
     statuses = [s.value for s in ScoreStatus]
     results = table.results
     f1, f2, f3, f4 = st.columns([2, 2, 2, 3])
-    chosen_status = f1.multiselect("Status", statuses, default=statuses, key=f"{key}_f_status")
+    chosen_status = f1.multiselect(
+        "Status", statuses, default=statuses, format_func=outcome_status_label, key=f"{key}_f_status"
+    )
     chosen_scorers = f2.multiselect(
         "Scorer",
         table.scorer_ids,
@@ -440,6 +443,7 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
     page_table = page_rows(table, visible)
     # The scorer as the filter, the charts and History name it ("Textual difference (vs input)"), not its id.
     page_table["scorer"] = page_table["scorer"].map(lambda s: names.get(s, s))
+    page_table["status"] = page_table["status"].map(outcome_status_label)  # the exports keep the raw names
     dims = [c for columns in table.dimensions.values() for c in columns]
     event = st.dataframe(
         page_table.drop(columns=["item_index"]),
@@ -564,4 +568,14 @@ def show_runs_table(table: pd.DataFrame, **kwargs: Any) -> None:
     """Draw :func:`dashboard.batch.runs_table`'s frame (``id`` may be dropped) with ``st.dataframe`` as
     :func:`dashboard.batch.runs_table_styler` shows it; ``kwargs`` go to ``st.dataframe`` (``key``,
     ``column_config``)."""
-    st.dataframe(runs_table_styler(table), hide_index=True, placeholder=NOT_USED, **kwargs)
+    config = {"status": st.column_config.TextColumn("status", width="medium", help=RUN_STATUS_HELP)}
+    config |= kwargs.pop("column_config", None) or {}
+    st.dataframe(runs_table_styler(table), hide_index=True, placeholder=NOT_USED, column_config=config, **kwargs)
+
+
+RUN_STATUS_HELP = "; ".join(
+    f"{short}: {RUN_STATUS_LABELS[status]}"
+    for status, short in RUN_STATUS_SHORT_LABELS.items()
+    if short != RUN_STATUS_LABELS[status]
+)
+"""The full wording of each short run status of History's list and picker (their help)."""

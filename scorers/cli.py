@@ -1234,10 +1234,12 @@ def _pause_text(result: EvalRunResult, run_id: str, db: str | None, outcomes: st
     A budget pause's reason (stored; History shows it) already holds the command with the flag of the cap reached:
     it is completed there rather than printed again."""
     hint = _resume_hint(run_id, db)
+    status = run_status_label(result.status)  # as History and `python -m scorers runs` word it
+    status = status[:1].lower() + status[1:]
     if result.cap_reached and result.stop_reason:
         reason = result.stop_reason.replace(_resume_hint(run_id, None), hint)
-        return f"{reason}\nRun {run_id} paused ({result.status}) with {outcomes}."
-    return f"{result.stop_reason}\nRun {run_id} paused ({result.status}) with {outcomes}. Resume it with: {hint}"
+        return f"{reason}\nRun {run_id}: {status}, with {outcomes}."
+    return f"{result.stop_reason}\nRun {run_id}: {status}, with {outcomes}. Resume it with: {hint}"
 
 
 def validate_thresholds(

@@ -409,3 +409,9 @@ def test_a_run_started_bypassing_the_cache_bypasses_it_when_history_resumes_it(j
     wait_for(history)
     assert store.get_run(run_id)["status"] == "completed"
     assert judge.chat_call_count == 8  # the 2 items left were asked again, not taken from the cache
+
+
+def test_the_cap_rule_names_the_status_as_history_shows_it():
+    from dashboard.budget import CAP_RULE
+
+    assert "(History shows it as “Paused at the budget cap”)" in CAP_RULE and "budget_reached" not in CAP_RULE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -748,3 +749,30 @@ def test_a_run_whose_process_died_while_the_dashboard_ran_is_shown_interrupted_a
     at.run()
     assert store.get_run(run_id)["status"] == "completed" and len(store.results(run_id)) == 3
     store.close()
+
+
+def test_statuses_read_as_words_in_the_list_the_picker_the_filter_and_the_rows(open_page, studio_db: Path):
+    # A run paused at its budget, one of whose rows has no response (missing_input): History writes both statuses
+    # in words, the run's in a few (its full wording in the column's and the picker's help), not as code names.
+    items = td_items([("abc", "abc")]) + [EvalItem("row1", {"input": "q", "ground_truth": "x"}, {})]
+    store = Store(studio_db)
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store).run_id
+    store.finish_run(run_id, "budget_reached", "Stopped at the budget.")
+    store.close()
+    at = open_page("history")
+    assert history_table(at)["status"].tolist() == ["Paused at the budget cap"]
+    (grid,) = [d for d in at.dataframe if "status" in d.value.columns and "dataset" in d.value.columns]
+    status_column = json.loads(grid.proto.columns)["status"]
+    assert (
+        "Paused at the budget cap: Paused at the budget cap (the next judge call could have passed it)"
+        in (status_column["help"])
+    )
+    assert status_column["width"] == "medium"
+    assert at.selectbox(key="history_pick").options[0].endswith(f" · Paused at the budget cap · {run_id}")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
+    rows = next(d for d in at.dataframe if d.key == f"{key}_table").value
+    assert rows["status"].tolist() == ["Scored", "Missing input"]
+    options = at.multiselect(key=f"{key}_f_status").options
+    assert "Missing input" in options and "Judge output invalid" in options and "missing_input" not in options

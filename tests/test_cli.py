@@ -567,7 +567,10 @@ def test_a_used_up_quota_pauses_the_run_with_exit_4_and_a_resume_scores_every_it
     assert "Interrupted" not in out + err
     assert "You exceeded your current quota. The items it hit are left to do: resume the run once the quota" in err
     run_id = err.split("--resume ", 1)[1].split()[0]
-    assert f"Run {run_id} paused (quota_exhausted) with 0 of 3 outcomes." in err
+    assert (
+        f"Run {run_id}: paused because the judge's quota or daily limit is used up (429 insufficient_quota), with 0 "
+        "of 3 outcomes." in err
+    )
     store = Store(tmp_path / "studio.db")
     try:
         assert store.get_run(run_id)["status"] == "quota_exhausted" and store.results(run_id) == []
@@ -605,7 +608,10 @@ def test_unusable_judge_replies_in_a_row_pause_the_run_with_exit_4(env, tmp_path
     assert "Interrupted" not in out + err
     assert "Paused: the judge's last 2 replies did not match the schema: " in err
     assert 'first reply: "I think it is fine.".' in err
-    assert "paused (judge_replies_unusable) with 2 of 3 outcomes." in err
+    assert (
+        "paused because the judge's replies were unusable (invalid output or refusals, several in a row), with 2 of 3 outcomes."
+        in err
+    )
 
 
 def test_resume_of_an_unknown_run_exits_2(env, tmp_path, capsys):

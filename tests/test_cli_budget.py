@@ -69,7 +69,7 @@ def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(e
     assert code == EXIT_PAUSED
     assert env.chat_call_count == 4  # never past the cap
     assert "Stopped at the budget: the cap of 4 judge calls is reached" in err
-    run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    run_id = re.search(r"Run (\w+): paused at the budget cap", err).group(1)
     # The flag of the cap reached, not another cap's, in the stop reason's resume command, completed with --db.
     assert f"(python -m scorers run --resume {run_id} --db s.db --max-judge-calls N; in History: Resume, Cost" in err
     assert "--max-cost USD" not in err
@@ -91,7 +91,10 @@ def test_a_paused_run_prints_its_scores_and_usage_then_the_reason_and_the_resume
     argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--concurrency", "1"]
     code, out, err = run_cli(capsys, *argv, "--model", "model-a", "--price", "1,2", "--max-judge-calls", "4")
     assert code == EXIT_PAUSED and env.chat_call_count == 4
-    run_id = re.search(r"Run (\w+) paused \(budget_reached\) with 4 of 10 outcomes\.", err).group(1)
+    run_id = re.search(
+        r"Run (\w+): paused at the budget cap \(the next judge call could have passed it\), with 4 of 10 outcomes\.",
+        err,
+    ).group(1)
     # The summary of what was done, as for a completed run: 4 scored, 6 left; 4 calls of 100 + 10 tokens at
     # $1 / $2 per million: 4 × (100 × 1 + 10 × 2) / 1e6 = $0.00048.
     assert re.search(r"prompt-alignment +4 +0 ", out)
@@ -108,7 +111,7 @@ def test_none_removes_a_runs_cap_on_resume(env: FakeOpenAI, tmp_path, capsys):
     argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--price", "1,1"]
     code, out, err = run_cli(capsys, *argv, "--max-judge-calls", "2", "--max-cost", "5")
     assert code == EXIT_PAUSED and env.chat_call_count == 2
-    run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    run_id = re.search(r"Run (\w+): paused at the budget cap", err).group(1)
     # The call cap removed, the cost cap kept: the 4 other items are scored.
     code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-judge-calls", "none")
     assert code == EXIT_OK and env.chat_call_count == 6
@@ -193,7 +196,7 @@ def test_resume_with_the_current_judge_reaches_the_new_endpoint(env: FakeOpenAI,
         capsys, "run", str(data), "--scorer", "prompt-alignment", "--base-url", wrong, "--yes", "--db", "s.db"
     )
     assert code == EXIT_PAUSED and "could not be used for the first item" in err
-    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    run_id = re.search(r"Run (\w+): paused", err).group(1)
     # --judge run (the default) keeps the stored, wrong endpoint; --judge current takes the environment's.
     code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes")
     assert code == EXIT_PAUSED and env.chat_call_count == 0
@@ -334,7 +337,7 @@ def test_the_runs_price_is_for_its_own_judge_model_on_a_resume_as_on_display(env
         "2",
     )
     assert code == EXIT_PAUSED and env.chat_call_count == 2
-    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    run_id = re.search(r"Run (\w+): paused", err).group(1)
     # Resumed with model-b (no list price) and no --price: the run's price stays model-a's.
     code, out, err = run_cli(
         capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--max-judge-calls", "4"
@@ -366,7 +369,7 @@ def test_a_resume_given_a_price_and_a_cap_stores_them_so_the_cli_history_and_the
         "--max-judge-calls", "2",
     )  # fmt: skip
     assert code == EXIT_PAUSED and env.chat_call_count == 2
-    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    run_id = re.search(r"Run (\w+): paused", err).group(1)
     # Resumed with model-b (no list price) at $3 / $4 per million tokens and a cost cap of $1: both are stored.
     code, out, err = run_cli(
         capsys, "run", "--resume", run_id, *base, "--judge", "current", "--model", "model-b", "--price", "3,4",
@@ -407,7 +410,7 @@ def test_a_cost_cap_holds_only_the_judge_calls_and_says_how_to_raise_it(env: Fak
     )
     assert code == EXIT_PAUSED and env.chat_call_count == 3
     assert "The scorers that call no judge scored every item" in err
-    run_id = re.search(r"Run (\w+) paused \(budget_reached\)", err).group(1)
+    run_id = re.search(r"Run (\w+): paused at the budget cap", err).group(1)
     assert f"python -m scorers run --resume {run_id} --db s.db --max-cost USD" in err  # the cap can be raised
     store = Store(tmp_path / "s.db")
     rows = store.results(run_id)
@@ -453,7 +456,7 @@ def test_a_resume_whose_cost_cap_cannot_hold_one_more_judge_call_is_refused(env:
     base = ["--yes", "--db", "s.db", "--concurrency", "1", "--price", "0,1", "--judge-max-tokens", "300"]
     code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", *base, "--max-judge-calls", "2")
     assert code == EXIT_PAUSED and env.chat_call_count == 2
-    run_id = re.search(r"Run (\w+) paused", err).group(1)
+    run_id = re.search(r"Run (\w+): paused", err).group(1)
     # 2 calls of 100 output tokens at $1 per million: $0.0002 spent. A $0.0004 cap leaves $0.0002, below the
     # $0.0003 a call reserves: refused, nothing sent, the run's caps unchanged.
     resume = ["run", "--resume", run_id, *base, "--max-judge-calls", "none"]

@@ -381,8 +381,14 @@ def test_a_failing_run_can_never_become_the_baseline(db: str):
 def test_a_run_that_did_not_complete_cannot_become_the_baseline(db: str):
     store = Store(db)
     stopped = stored_run(store, "stopped", {TD: [0.9] * 4 + [MISSING] * 6}, status="cancelled")
-    with pytest.raises(ValueError, match="not completed"):
+    with pytest.raises(ValueError, match=f"^run {stopped} is stopped, not completed: finish it"):
         store.set_baseline("main", stopped)
+    paused = stored_run(store, "paused", {TD: [0.9] * 4 + [MISSING] * 6}, status="budget_reached")
+    with pytest.raises(ValueError) as caught:  # the status in words, as History and `runs` write it
+        store.set_baseline("main", paused)
+    assert str(caught.value).startswith(
+        f"run {paused} is paused at the budget cap (the next judge call could have passed it), not completed"
+    )
     with pytest.raises(ValueError, match="no run"):
         store.set_baseline("main", "nope")
     assert store.current_baseline("main") is None

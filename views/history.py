@@ -7,8 +7,9 @@ import streamlit as st
 from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table
 from dashboard.layout import follow_run_link, setup_page, show_run_link, warn_missing_run_link
 from dashboard.results import md_escape
-from dashboard.run_explorer import show_runs_table
+from dashboard.run_explorer import RUN_STATUS_HELP, show_runs_table
 from dashboard.run_view import get_store, render_job_panel, render_run
+from scorers.core.errors import run_status_short_label
 from scorers.runs import jobs
 
 OPEN_KEY = "history_open"
@@ -66,7 +67,8 @@ run_id = st.selectbox(
     "Run",
     list(by_id),
     key="history_pick",
-    format_func=lambda rid: f"{by_id[rid]['name']} · {by_id[rid]['status']} · {rid}",
+    format_func=lambda rid: f"{by_id[rid]['name']} · {run_status_short_label(by_id[rid]['status'])} · {rid}",
+    help=RUN_STATUS_HELP,
 )
 run = by_id[run_id]
 job = jobs.running_for(jobs.run_key(run_id))

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from scorers.catalogue.registry import scorer_label
+from scorers.core.errors import run_status_short_label
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
 SESSION = {"persist_state": "session"}  # keep the page's choices when the user visits another page
@@ -32,7 +33,7 @@ def scorer_names(scorer_ids: Sequence[str], options: Mapping[str, Mapping[str, A
 
 
 def _run_label(run: dict[str, Any]) -> str:
-    return f"{run['name']} · {run['status']} · {run['id']}"
+    return f"{run['name']} · {run_status_short_label(run['status'])} · {run['id']}"
 
 
 def pick_run(runs: list[dict[str, Any]], label: str, key: str, default: int = 0) -> str:

@@ -31,6 +31,7 @@ from scorers.analysis.labels import (
     scorer_scale,
 )
 from scorers.catalogue.registry import scorer_spec
+from scorers.core.errors import run_status_short_label
 from scorers.runs.table import RunTable, load_outcomes
 
 from ..layout import follow_run_link, warn_missing_run_link
@@ -298,7 +299,7 @@ def pick_run(store: Store) -> str | None:
         "Run",
         list(by_id),
         key="review_run",
-        format_func=lambda rid: f"{by_id[rid]['name']} · {by_id[rid]['status']} · {rid}",
+        format_func=lambda rid: f"{by_id[rid]['name']} · {run_status_short_label(by_id[rid]['status'])} · {rid}",
         **SESSION,
     )
 

@@ -48,7 +48,7 @@ from scorers.analysis.generate import judging_basis_text
 from scorers.analysis.pairwise_runs import pairwise_report_tables
 from scorers.analysis.ranking import group_breakdown, pairwise_tests, ranking
 from scorers.core.base import decimal_text
-from scorers.core.errors import ScoreStatus
+from scorers.core.errors import ScoreStatus, run_status_label
 from scorers.core.pricing import RunCost, usd_text
 from scorers.runs.export import json_safe, results_frame
 from scorers.runs.judges import judges_text, judges_used, stored_run_cost
@@ -689,7 +689,7 @@ def _run_setup(store: Store, run: Mapping[str, Any], frame: pd.DataFrame) -> dic
         "Run": f"{run['name']} ({run['id']})",
         "Dataset": run.get("dataset_name"),
         "Items": run.get("n_items"),
-        "Status": run.get("status"),
+        "Status": run_status_label(run.get("status") or ""),
         "Created (UTC)": str(run.get("created_at", ""))[:16].replace("T", " "),
         "Scorers": {
             s["id"]: s.get("options") or scorer_options.get(s["id"]) or "default options"

@@ -82,6 +82,50 @@ def run_status_label(status: str) -> str:
     return RUN_STATUS_LABELS.get(status, status)
 
 
+RUN_STATUS_SHORT_LABELS: dict[str, str] = {
+    RunStatus.RUNNING.value: "Running",
+    RunStatus.COMPLETED.value: "Completed",
+    RunStatus.CANCELLED.value: "Stopped",
+    RunStatus.FAILED.value: "Stopped on an error",
+    RunStatus.INTERRUPTED.value: "Interrupted",
+    RunStatus.BUDGET_REACHED.value: "Paused at the budget cap",
+    RunStatus.JUDGE_UNREACHABLE.value: "Paused: judge unusable",
+    RunStatus.JUDGE_REPLIES_UNUSABLE.value: "Paused: judge replies unusable",
+    RunStatus.QUOTA_EXHAUSTED.value: "Paused: judge quota used up",
+}
+"""The same statuses in a few words, where a line or a table column is narrow (History's run picker and list); the
+full :data:`RUN_STATUS_LABELS` wording goes in the column's or picker's help."""
+
+
+def run_status_short_label(status: str) -> str:
+    """:data:`RUN_STATUS_SHORT_LABELS`' few words for a stored run status; a status it does not know, as it is."""
+    return RUN_STATUS_SHORT_LABELS.get(status, status)
+
+
+OUTCOME_STATUS_LABELS: dict[str, str] = {
+    ScoreStatus.SCORED.value: "Scored",
+    ScoreStatus.INVALID_INPUT.value: "Invalid input",
+    ScoreStatus.MISSING_INPUT.value: "Missing input",
+    ScoreStatus.JUDGE_REFUSED.value: "Judge refused",
+    ScoreStatus.JUDGE_OUTPUT_INVALID.value: "Judge output invalid",
+    ScoreStatus.JUDGE_OUTPUT_TRUNCATED.value: "Judge output cut off",
+    ScoreStatus.RATE_LIMITED.value: "Rate limited",
+    ScoreStatus.API_ERROR.value: "API error",
+    ScoreStatus.EXCEEDS_CONTEXT.value: "Too long for the judge's context",
+}
+"""How an item outcome's status (:class:`ScoreStatus`) reads to a person on the dashboard; exports' machine columns
+and CLI flags keep the raw names (``missing_input``), which is what a user types or filters on there."""
+
+
+def outcome_status_label(status: str) -> str:
+    """The human label of an outcome status (:data:`OUTCOME_STATUS_LABELS`); a status it does not know, as it is.
+
+    >>> outcome_status_label("judge_output_invalid")
+    'Judge output invalid'
+    """
+    return OUTCOME_STATUS_LABELS.get(status, status)
+
+
 class ScorerError(Exception):
     """Base class of every error a scorer raises; ``status`` says which outcome it is."""
 

@@ -36,7 +36,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
-from scorers.core.errors import ScoreStatus
+from scorers.core.errors import ScoreStatus, run_status_label
 from scorers.runs import schema_history as history
 
 DB_ENV = "SCORER_STUDIO_DB"
@@ -940,7 +940,7 @@ class Store:
                 raise ValueError(f"no run with id {run_id!r}")
             if run["status"] != "completed":
                 raise ValueError(
-                    f"run {run_id} is {run['status']}, not completed: finish it (python -m scorers run --resume "
+                    f"run {run_id} is {run_status_label(run['status']).lower()}, not completed: finish it (python -m scorers run --resume "
                     f"{run_id}) before making it a baseline"
                 )
             failed = db.execute(
