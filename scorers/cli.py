@@ -1076,7 +1076,12 @@ def _print_summary(
     items: Sequence[EvalItem],
     scorers: Sequence[Scorer],
     labels: Mapping[int, str],
+    output: str | None = None,
+    export_hint: str = "",
 ) -> None:
+    """The run's scores, dimensions and the outcomes not scored (the first :data:`MAX_LISTED_FAILURES`; the rest
+    are where the user can read them: ``output`` (the ``--output`` file) when given, and the store, whose
+    ``export_hint`` command writes them to a file)."""
     console.print("")
     console.print(f"Scores ({result.n_items} items; statistics over scored items only, failures counted apart):")
     rows = [_summary_rows(sid, s) for sid, s in result.scores().items()]
@@ -1128,7 +1133,8 @@ def _print_summary(
                 where = f"{o.item_id} ({label})"
             console.print(f"  {where} [{o.scorer_id}] {o.status.value}: {o.error}")
         if len(failed) > MAX_LISTED_FAILURES:
-            console.print(f"  ... and {len(failed) - MAX_LISTED_FAILURES} more (all are in --output and the store)")
+            where = f"{output} and the store" if output else f"the store; {export_hint} writes them to a file"
+            console.print(f"  ... and {len(failed) - MAX_LISTED_FAILURES} more (all are in {where})")
     missing = result.n_items * len(result.scorer_ids) - len(result.outcomes)
     if missing:
         console.print(f"Not scored yet: {missing} item × scorer outcome(s) (the run was stopped).")
@@ -1696,7 +1702,9 @@ def _execute(
             signal.signal(signal.SIGINT, previous_handler)
     progress.close()
     _note_stored_limits(console, store, run)
-    _print_summary(console, result, items, scorers, labels)
+    db = f" --db {args.db}" if args.db else ""  # as the resume hint writes it
+    export_hint = f"python -m scorers export {run_id}{db} --output results.csv"
+    _print_summary(console, result, items, scorers, labels, args.output, export_hint)
     stopped = cancel.is_set() or result.status != "completed"
     failures = {} if stopped else _check_thresholds(console, result, args)
     thresholds_met = not failures

@@ -6,6 +6,7 @@ import csv
 import gc
 import io
 import json
+import re
 import os
 import signal
 import subprocess
@@ -1105,3 +1106,23 @@ def test_a_blank_response_is_announced_before_the_run_as_on_the_batch_page(env, 
     assert note in err
     assert env.chat_call_count == 1  # the blank row was not sent to the judge
     assert summary_row(out, "textual-difference")[:2] == ["2", "0"]
+
+
+def test_the_outcomes_not_listed_are_said_to_be_where_they_are(env, tmp_path, capsys):
+    # 25 rows without a response: 25 missing_input outcomes, the first 20 listed. Without --output the rest are in
+    # the store only (and the export command writes them); with --output, in that file too.
+    data = write(
+        tmp_path,
+        "rows.jsonl",
+        "".join(json.dumps({"id": f"r{i}", "prompt": "q", "response": None}) + "\n" for i in range(25)),
+    )
+    argv = ["run", str(data), "--scorer", "textual-difference", "--yes", "--db", "s.db"]
+    code, out, err = run_cli(capsys, *argv)
+    run_id = re.search(r"Run id: (\w+)", out).group(1)
+    assert (
+        f"  ... and 5 more (all are in the store; python -m scorers export {run_id} --db s.db --output results.csv "
+        "writes them to a file)" in out
+    )
+    assert "--output and" not in out
+    code, out, err = run_cli(capsys, *argv, "--output", "out.csv")
+    assert "  ... and 5 more (all are in out.csv and the store)" in out
