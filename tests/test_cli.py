@@ -6,8 +6,8 @@ import csv
 import gc
 import io
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
