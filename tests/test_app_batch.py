@@ -314,7 +314,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     open_tab(at, key, "Rows and drill-down")
     rows = table_of(at, "_table")
     assert len(rows) == 8
-    failed = rows[rows["status"] == "missing_input"].iloc[0]
+    failed = rows[rows["status"] == "Missing input"].iloc[0]
     assert (failed["item_id"], failed["scorer"]) == ("c", "Prompt alignment")  # as the filter and charts name it
     assert "output, which is blank" in failed["error"]
     at.multiselect(key=f"{key}_f_status").set_value(["missing_input"]).run()

@@ -308,9 +308,7 @@ def test_runs_table_lists_means_counts_and_status(store):
     assert second["mean: slow"] == 1.0
     # Nothing in this process scores it: at start-up it is marked interrupted (the table shows the stored status).
     assert store.mark_interrupted(alive=lambda run_id: False) == [stale]
-    assert (
-        runs_table(store.list_runs()).iloc[0]["status"] == "Interrupted (the process scoring it stopped during the run)"
-    )
+    assert runs_table(store.list_runs()).iloc[0]["status"] == "Interrupted"
     # Textual difference against the input is another column than against the ground truth.
     options = {"textual-difference": {"target": "input"}}
     run_evals(items_of(["x"]), [create_textual_difference_scorer(target="input")], store=store, scorer_options=options)
