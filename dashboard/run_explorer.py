@@ -19,7 +19,7 @@ import streamlit as st
 
 from scorers import EvalItem, ScoreStatus, Store
 from scorers.analysis.compare import StoredRun, read_stored_run
-from scorers.core.base import round_half_up
+from scorers.core.base import round_half_up, turn_text
 from scorers.core.errors import RUN_STATUS_LABELS, RUN_STATUS_SHORT_LABELS, outcome_status_label
 from scorers.core.pricing import JudgeSpend, RunCost
 from scorers.runs.export import (
@@ -504,15 +504,16 @@ def render_item_texts(item: EvalItem, key: str) -> None:
     widget keys ``<key>_<field>``), then its groups and its other dataset columns.
 
     A conversation is shown turn by turn in place of the user prompt (its user turns joined): each turn before the
-    response under its role (User, Assistant ...), in the order the judge was shown them (the exports'
-    ``conversation``), widget keys ``<key>_conversation_<n>``."""
+    response under its role (User, Assistant, Tool ...), in the order the judge was shown them (the exports'
+    ``conversation``), with its tool calls and a tool result's call (:func:`~scorers.core.base.turn_text`), widget
+    keys ``<key>_conversation_<n>``."""
     texts = item_texts(item)
     turns = conversation_turns_of(texts["conversation"])
     if turns:
         st.markdown("**Conversation** (the turns before the response, as the judge was shown them)")
         for n, turn in enumerate(turns):
             st.markdown(f"*{md_escape(str(turn['role']).capitalize())}*")
-            render_text_block(turn["content"], key=f"{key}_conversation_{n}", name=f"{item.item_id}-turn-{n + 1}")
+            render_text_block(turn_text(turn), key=f"{key}_conversation_{n}", name=f"{item.item_id}-turn-{n + 1}")
     for label, field in (
         ("User prompt", "input"),
         ("System message", "system"),

@@ -776,3 +776,31 @@ def test_statuses_read_as_words_in_the_list_the_picker_the_filter_and_the_rows(o
     assert rows["status"].tolist() == ["Scored", "Missing input"]
     options = at.multiselect(key=f"{key}_f_status").options
     assert "Missing input" in options and "Judge output invalid" in options and "missing_input" not in options
+
+
+def test_the_drill_down_shows_a_tool_call_and_its_result_as_context_turns(open_page, studio_db: Path):
+    # The tool's "18C" is not the user's request: the input is the user turn only, the tool turns are shown
+    # under their roles with the call and its id (before: the row was invalid_input, the call dropped).
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+    turns = [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+    ]
+    store = Store(studio_db)
+    item = EvalItem("chat", {"input": turns, "output": {"role": "assistant", "content": "It is 18C in Oslo."}})
+    run_id = run_evals([item], [create_textual_difference_scorer()], store=store, dataset_name="chat.jsonl").run_id
+    assert [r["status"] for r in store.results(run_id)] == ["scored"]
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
+    at.selectbox(key=f"{key}_item").set_value(0).run()
+    assert not at.exception
+    labels = [m.value for m in at.markdown]
+    start = labels.index("**Conversation** (the turns before the response, as the judge was shown them)")
+    assert labels[start + 1 : start + 4] == ["*User*", "*Assistant*", "*Tool*"]
+    bodies = [h.proto.body for h in at.get("html")]
+    assert any(b.endswith('>tool call (call_1): get_weather({"city": "Oslo"})</div>') for b in bodies)
+    assert any(b.endswith(">tool result (call call_1):\n18C</div>") for b in bodies)

@@ -772,6 +772,31 @@ def test_a_conversation_is_shown_turn_by_turn_with_its_roles_not_as_one_user_pro
     assert any(b.endswith(">Revise A first.</div>") for b in bodies) and "**Response**" in labels
 
 
+TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+TOOL_USE = [
+    {"role": "user", "content": "Weather in Oslo?"},
+    {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "18C"},
+]
+
+
+def test_a_tool_call_and_its_result_are_shown_under_their_roles_not_as_the_users_prompt(open_page, studio_db: Path):
+    # Before: the row was invalid_input (content null) and the tool's "18C" was read as a user turn.
+    store = Store(studio_db)
+    item = EvalItem("chat", {"input": TOOL_USE, "output": {"role": "assistant", "content": "It is 18C in Oslo."}})
+    run_evals([item], [create_textual_difference_scorer()], store=store, dataset_name="chat.jsonl")
+    store.close()
+    at = open_page("review")
+    assert not at.exception
+    labels = [m.value for m in at.markdown]
+    start = labels.index("**Conversation** (the turns before the response, as the judge was shown them)")
+    assert labels[start + 1 : start + 4] == ["*User*", "*Assistant*", "*Tool*"]
+    bodies = [h.proto.body for h in at.get("html")]
+    assert any(b.endswith('>tool call (call_1): get_weather({"city": "Oslo"})</div>') for b in bodies)
+    assert any(b.endswith(">tool result of get_weather (call call_1):\n18C</div>") for b in bodies)
+    assert any(b.endswith(">It is 18C in Oslo.</div>") for b in bodies)
+
+
 def test_rows_without_a_response_are_left_out_of_the_queues_to_label_and_the_page_says_so(open_page, studio_db: Path):
     store = Store(studio_db)
     items = [

@@ -33,8 +33,9 @@ def test_the_response_is_the_final_assistant_message_and_earlier_turns_are_histo
     assert [(m.role, m.content) for m in run.history] == [
         ("user", TURNS[1]["content"]),
         ("assistant", "Which topic carries more marks?"),
-        ("assistant", "Let me think about the weighting."),
     ]
+    # The output's earlier message came after the final prompt: it is shown after it, as it happened.
+    assert [(m.role, m.content) for m in run.after_prompt] == [("assistant", "Let me think about the weighting.")]
 
 
 def test_the_judge_prompt_holds_the_conversation_in_order_delimited_as_data(fake_openai):
@@ -46,12 +47,16 @@ def test_the_judge_prompt_holds_the_conversation_in_order_delimited_as_data(fake
     prompt = fake_openai.last_chat_request()["messages"][1]["content"]
     history = prompt.split("<conversation_history>\n", 1)[1].split("\n</conversation_history>", 1)[0]
     assert history == (
-        f"<user>\n{TURNS[1]['content']}\n</user>\n<assistant>\nWhich topic carries more marks?\n</assistant>\n"
-        "<assistant>\nLet me think about the weighting.\n</assistant>"
+        f"<user>\n{TURNS[1]['content']}\n</user>\n<assistant>\nWhich topic carries more marks?\n</assistant>"
     )
     assert "<user_prompt>\nA\n</user_prompt>" in prompt  # the final prompt is what is judged
+    assert (
+        "<after_user_prompt>\n<assistant>\nLet me think about the weighting.\n</assistant>\n</after_user_prompt>"
+        in prompt
+    )
     assert "<response>\nThen revise topic A first.\n</response>" in prompt
-    assert prompt.index("<conversation_history>") < prompt.index("<user_prompt>")
+    order = ["<conversation_history>", "<user_prompt>", "<after_user_prompt>", "<response>"]
+    assert [prompt.index(tag) for tag in order] == sorted(prompt.index(tag) for tag in order)
 
 
 def test_a_turn_cannot_close_the_history_block(fake_openai):
@@ -202,7 +207,7 @@ def test_an_output_that_ends_with_a_user_turn_has_no_response_for_every_scorer(f
             ScoreStatus.MISSING_INPUT,
         )
     assert fake_openai.chat_call_count == 0
-    # A tool result last is no reply either; the earlier assistant messages of a reply stay history (above).
+    # A tool result last is no reply either; the earlier assistant messages of a reply stay context (above).
     tool_last = {
         "input": "q",
         "output": [{"role": "assistant", "content": "Checking."}, {"role": "tool", "content": "42"}],
@@ -329,3 +334,93 @@ def test_a_message_with_no_content_is_named_before_the_run(tmp_path):
         f"({caught.value}): not scored (invalid_input)."
     ]
     assert str(caught.value).startswith("input[0]: message has no text 'content'")
+
+
+# Tool use (OpenAI shape): the assistant calls a tool (content null), the tool answers, the assistant replies.
+CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+TOOL_USE = [
+    {"role": "user", "content": "Oslo weather"},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+    {"role": "assistant", "content": "Oslo weather: 18C"},
+]
+# The conversation field: the turns before the reply, the tool call and the tool result kept with their ids.
+TOOL_TURNS = [
+    {"role": "user", "content": "Oslo weather"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'}],
+    },
+    {"role": "tool", "content": "18C", "tool_call_id": "call_1"},
+]
+
+
+def test_a_tool_result_is_never_a_user_turn_and_a_tool_call_turn_is_context(tmp_path):
+    # Before: the input was "Oslo weather\n\n18C" (the tool's result read as the user's), and with content null
+    # the whole row was invalid_input.
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "w", "messages": TOOL_USE}) + "\n")
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    assert not_text_notices(dataset, mapping) == []
+    ((_, _, payload),) = iter_runs(dataset, mapping)
+    run = normalize_run(payload)
+    assert (run.user_text, run.prompt_text, run.output) == ("Oslo weather", "Oslo weather", "Oslo weather: 18C")
+    assert run.history == () and [m.role for m in run.after_prompt] == ["assistant", "tool"]
+    assert [m.as_turn() for m in run.conversation] == TOOL_TURNS
+
+
+def test_the_judge_sees_the_tool_call_and_its_result_after_the_users_request(fake_openai):
+    fake_openai.enqueue(Reply.json(GOOD))
+    scorer = create_prompt_alignment_scorer(options={"evaluation_mode": "user"}, settings=settings_for(fake_openai))
+    result = scorer.run({"input": TOOL_USE[:3], "output": TOOL_USE[3]})
+    assert result.score == 0.84 and result.analyze_step_result["conversationTurns"] == 2
+    prompt = fake_openai.last_chat_request()["messages"][1]["content"]
+    assert "<user_prompt>\nOslo weather\n</user_prompt>" in prompt  # not "18C"
+    assert "<conversation_history>" not in prompt  # nothing came before the request
+    after = (
+        '<after_user_prompt>\n<assistant>\ntool call (call_1): get_weather({"city": "Oslo"})\n</assistant>\n'
+        "<tool>\ntool result (call call_1):\n18C\n</tool>\n</after_user_prompt>\n\n<response>\nOslo weather: 18C\n"
+    )
+    assert after in prompt
+
+
+def test_a_conversation_ending_with_a_tool_call_has_no_response_and_says_so(tmp_path):
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "t", "messages": TOOL_USE[:2]}) + "\n")
+    dataset = load_dataset(path)
+    mapping = guess_columns(dataset.columns)
+    assert not_text_notices(dataset, mapping) == [
+        "Field 'messages' (the conversation) ends without an assistant reply in 1 row, the first on line 1: no "
+        "response to score (not scored: missing_input)."
+    ]
+    ((_, _, payload),) = iter_runs(dataset, mapping)
+    for scorer in (create_scorer("textual-difference"), create_prompt_alignment_scorer()):
+        with pytest.raises(MissingInputError) as caught:
+            scorer.run(payload)
+        assert str(caught.value) == (
+            NO_RESPONSE + "the conversation ends with a tool call, not an assistant reply (its final message calls "
+            "a tool and has no text to score)"
+        )
+    # The same turn last in an output given as messages is no reply either (before: an empty response, scored).
+    with pytest.raises(MissingInputError, match="ends with a tool call"):
+        normalize_run({"input": "Oslo weather", "output": TOOL_USE[1:2]})
+
+
+def test_the_cli_export_holds_the_users_request_as_input_and_the_tool_turns_in_the_conversation(tmp_path):
+    # Textual difference against the input "Oslo weather" (12 characters) and the reply "Oslo weather: 18C" (17):
+    # matching "Oslo weather" = 12, ratio 2·12 / 29 = 24/29, length confidence 1 − 5/17 = 12/17, score 288/493 =
+    # 0.5842. (With the tool's result as a user turn, the input "Oslo weather\n\n18C" matched 12 + 3 = 15 of 17:
+    # 30/34 = 0.8824, for a text the user never wrote.)
+    from scorers.cli import main
+
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "w", "messages": TOOL_USE}) + "\n")
+    out = tmp_path / "results.jsonl"
+    args = ["run", str(path), "--scorer", "textual-difference", "--output", str(out), "--db", str(tmp_path / "s.db")]
+    assert main([*args, "--yes"]) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert (row["status"], row["input"], row["output"]) == ("scored", "Oslo weather", "Oslo weather: 18C")
+    assert row["score"] == pytest.approx(288 / 493)
+    assert json.loads(row["conversation"]) == TOOL_TURNS

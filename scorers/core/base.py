@@ -13,6 +13,7 @@ of text parts, or Mastra's v2 object ``{"format": 2, "parts": [...],
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -90,10 +91,67 @@ def unknown_role_reason(role: str) -> str:
 
 @dataclass(frozen=True)
 class Message:
-    """One chat message: ``role`` is ``"system"``, ``"user"`` or ``"assistant"``."""
+    """One chat message: ``role`` is one of :data:`MESSAGE_ROLES`.
+
+    ``tool_calls`` are the tools an assistant turn calls (OpenAI's ``tool_calls``; its ``content`` may then be
+    empty); ``tool_call_id`` and ``name`` are a tool result's (a ``"tool"`` turn's) call id and tool name.
+    """
 
     role: str
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def as_turn(self) -> dict[str, Any]:
+        """The message as a conversation turn, the exports' shape: ``{"role", "content"}``, with ``tool_calls``
+        (``[{"id", "name", "arguments"}]``), ``tool_call_id`` and ``name`` when it has them (:func:`turn_text`).
+
+        >>> Message("tool", "18C", tool_call_id="call_1").as_turn()
+        {'role': 'tool', 'content': '18C', 'tool_call_id': 'call_1'}
+        """
+        turn: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            turn["tool_calls"] = [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            turn["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            turn["name"] = self.name
+        return turn
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    """The text a conversation turn (:meth:`Message.as_turn`) shows, to the judge and in History and Review: its
+    content, a tool result headed by its tool and call id, and one line per tool call under a "tool call" label
+    (its arguments as JSON).
+
+    >>> call = {"id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'}
+    >>> turn_text({"role": "assistant", "content": "", "tool_calls": [call]})
+    'tool call (call_1): get_weather({"city": "Oslo"})'
+    >>> turn_text({"role": "tool", "content": "18C", "tool_call_id": "call_1", "name": "get_weather"})
+    'tool result of get_weather (call call_1):\\n18C'
+    """
+    lines = [turn["content"]] if turn.get("content") else []
+    name, call_id = turn.get("name"), turn.get("tool_call_id")
+    if turn.get("role") == "tool" and (name or call_id):
+        lines.insert(0, f"tool result{f' of {name}' if name else ''}{f' (call {call_id})' if call_id else ''}:")
+    for call in turn.get("tool_calls") or []:
+        label = f"tool call ({call['id']})" if call.get("id") else "tool call"
+        lines.append(f"{label}: {call['name']}({_arguments_text(call.get('arguments'))})")
+    return "\n".join(lines)
+
+
+def _arguments_text(arguments: Any) -> str:
+    """A tool call's arguments as JSON text (OpenAI's JSON string read and written again); text that is not JSON
+    as it is; nothing for no arguments."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return arguments
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -123,9 +181,11 @@ class RunInput:
         ground_truth: the reference answer, or None.
         context: context passages (retrieved documents ...), in order; may be empty.
         tool_calls: the tools the assistant called, in order; may be empty.
-        history: earlier turns of a conversation, in order (user and assistant messages before
-            the final user prompt, then any earlier assistant messages of the output): context for
-            the judge, not the prompt or the response; empty for a single-turn run.
+        history: the turns of a conversation before the final user prompt, in order: context for the judge,
+            not the prompt or the response; empty for a single-turn run.
+        after_prompt: the turns after the final user prompt, before the response, in order: the assistant's
+            tool calls, the tools' results (``"tool"`` turns, never user turns) and the earlier messages of an
+            output given as messages; context, like ``history``.
         given: the optional fields the payload carries (``ground_truth``, ``context``,
             ``tool_calls`` present with a value that is not None), blank or not: a run whose
             dataset maps a ground-truth column carries ``ground_truth`` in every row.
@@ -139,10 +199,11 @@ class RunInput:
     tool_calls: tuple[ToolCall, ...] = ()
     given: frozenset[str] = frozenset()
     history: tuple[Message, ...] = ()
+    after_prompt: tuple[Message, ...] = ()
 
     @property
     def user_text(self) -> str:
-        """The user messages joined by blank lines."""
+        """The user messages (never a tool's result) joined by blank lines."""
         return "\n\n".join(m.content for m in self.user_messages)
 
     @property
@@ -153,16 +214,17 @@ class RunInput:
 
     @property
     def conversation(self) -> tuple[Message, ...]:
-        """A conversation's turns before the response, with their roles, in the order the judge is shown them: the
-        earlier turns (``history``), then the final user prompt's messages; empty for a single-turn run (no earlier
-        turns). What the exports' ``conversation`` column and Review show.
+        """A conversation's turns before the response, with their roles, in order, as the judge is shown them: the
+        earlier turns (``history``), the final user prompt's messages, then the turns after it (``after_prompt``:
+        tool calls and results ...); empty for a single-turn run (no other turns). What the exports'
+        ``conversation`` column and Review show.
 
         >>> run = normalize_run({"input": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
         ...                                {"role": "user", "content": "A haiku?"}], "output": "Rain."})
         >>> [(m.role, m.content) for m in run.conversation]
         [('user', 'Hi'), ('assistant', 'Hello'), ('user', 'A haiku?')]
         """
-        return self.history + self._final_prompt if self.history else ()
+        return self.history + self._final_prompt + self.after_prompt if self.history or self.after_prompt else ()
 
     @property
     def _final_prompt(self) -> tuple[Message, ...]:
@@ -215,6 +277,11 @@ def _message_text(message: Any, where: str) -> Message:
         )
     elif isinstance(content, dict):  # Mastra's v2 message content
         content = _v2_text(content)
+    calls = message.get("tool_calls") if role == "assistant" else None
+    if calls is not None and not isinstance(calls, list):
+        raise InvalidInputError("expected a list of tool calls", field=f"{where}.tool_calls")
+    if calls and content is None:  # OpenAI: an assistant turn that only calls tools has content null
+        content = ""
     if not isinstance(content, str):
         raise InvalidInputError(
             "message has no text 'content' (a string, a list of text parts, or Mastra's "
@@ -225,7 +292,16 @@ def _message_text(message: Any, where: str) -> Message:
         raise InvalidInputError("message 'role' must be a string", field=f"{where}.role")
     if role not in MESSAGE_ROLES:
         raise InvalidInputError(unknown_role_reason(role), field=f"{where}.role")
-    return Message(role, content)
+    if role != "tool":
+        tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls or []))
+        return Message(role, content, tool_calls)
+    call_id, name = message.get("tool_call_id"), message.get("name")
+    return Message(
+        role,
+        content,
+        tool_call_id=call_id if isinstance(call_id, str) else None,
+        name=name if isinstance(name, str) else None,
+    )
 
 
 def _messages(value: Any, where: str) -> list[Message]:
@@ -261,13 +337,14 @@ def _output_text(value: Any) -> str:
 
 
 def split_conversation(turns: list[Any]) -> tuple[list[Any], Any]:
-    """A conversation's earlier turns and its response: the final message when it is the assistant's (the turns
-    before it are the earlier ones), else all the turns and None.
+    """A conversation's earlier turns and its response: the final message when it is the assistant's reply (the
+    turns before it are the earlier ones), else all the turns and None.
 
     The one rule for a conversation, whether a dataset's messages cell (raw ``{"role", ...}`` objects) or an
     output given as a list of messages (:class:`Message`): one that ends with a user turn (an unanswered request),
-    a tool result or no assistant message at all has no response (``missing_input`` for every scorer, the reason
-    from :func:`no_reply_reason`): an earlier exchange is never scored in place of the last request.
+    a tool result, an assistant turn that only calls tools (``tool_calls`` and no text) or no assistant message at
+    all has no response (``missing_input`` for every scorer, the reason from :func:`no_reply_reason`): an earlier
+    exchange is never scored in place of the last request.
 
     >>> split_conversation([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])
     ([{'role': 'user', 'content': 'Hi'}], {'role': 'assistant', 'content': 'Hello'})
@@ -275,20 +352,36 @@ def split_conversation(turns: list[Any]) -> tuple[list[Any], Any]:
     True
     """
     last = turns[-1] if turns else None
-    role = last.role if isinstance(last, Message) else last.get("role") if isinstance(last, dict) else None
-    if role == "assistant":
+    if _turn_kind(last) == "assistant":
         return turns[:-1], last
     return turns, None
 
 
-def no_reply_reason(last_role: str) -> str:
-    """Why a conversation whose final message is ``last_role``'s has no response (:func:`split_conversation`).
+def _turn_kind(turn: Any) -> str | None:
+    """A turn's role, or ``"tool call"`` for an assistant turn that only calls tools (``tool_calls``, no text)."""
+    if isinstance(turn, Message):
+        role, calls, text = turn.role, turn.tool_calls, turn.content
+    elif isinstance(turn, dict):
+        role, calls, text = turn.get("role"), turn.get("tool_calls"), turn.get("content")
+    else:
+        return None
+    return "tool call" if role == "assistant" and calls and not text else role
 
-    >>> no_reply_reason("user")
+
+def no_reply_reason(last: Any) -> str:
+    """Why a conversation whose final message is ``last`` (a :class:`Message` or a raw message) has no response
+    (:func:`split_conversation`).
+
+    >>> no_reply_reason(Message("user", "And?"))
     "the conversation ends with a user turn, not an assistant reply (its response is its final message only when that is the assistant's)"
+    >>> no_reply_reason(Message("assistant", "", (ToolCall("get_weather"),)))
+    'the conversation ends with a tool call, not an assistant reply (its final message calls a tool and has no text to score)'
     """
+    if _turn_kind(last) == "tool call":
+        return "the conversation ends with a tool call, not an assistant reply (its final message calls a tool and has no text to score)"
+    role = last.role if isinstance(last, Message) else last.get("role", "user")
     return (
-        f"the conversation ends with a {last_role} turn, not an assistant reply (its response is its final message "
+        f"the conversation ends with a {role} turn, not an assistant reply (its response is its final message "
         "only when that is the assistant's)"
     )
 
@@ -298,7 +391,7 @@ def _no_output_reason(raw_input: Any, turns: list[Message]) -> str:
     ends (:func:`no_reply_reason`), that its list of messages is empty, or that its input is text, not a list of
     messages; nothing for another input (the response was simply not given)."""
     if isinstance(raw_input, list) and turns:  # a conversation: its response is a final assistant reply
-        return f": {no_reply_reason(turns[-1].role)}"
+        return f": {no_reply_reason(turns[-1])}"
     if isinstance(raw_input, list):
         return ": the conversation has no user or assistant message (the messages list is empty)"
     if isinstance(raw_input, str):
@@ -311,16 +404,17 @@ def _no_output_reason(raw_input: Any, turns: list[Message]) -> str:
 
 def _split_output(messages: list[Message]) -> tuple[list[Message], str]:
     """An output given as messages: the earlier ones (context) and the scored response, the final message when it
-    is the assistant's (:func:`split_conversation`; a message without a role is a user turn, as in the input).
+    is the assistant's reply (:func:`split_conversation`; a message without a role is a user turn, as in the input).
 
     Raises:
-        MissingInputError: the messages end with another turn (a user turn, a tool result): no response.
+        MissingInputError: the messages end with another turn (a user turn, a tool result, a tool call): no
+            response.
     """
     if not messages:
         return [], ""
     earlier, reply = split_conversation(messages)
     if reply is None:
-        raise MissingInputError(no_reply_reason(messages[-1].role), field="output")
+        raise MissingInputError(no_reply_reason(messages[-1]), field="output")
     return earlier, reply.content
 
 
@@ -438,14 +532,18 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         messages = _messages(raw_input, "input")
         system = []
     system += [m for m in messages if m.role == "system"]
-    user = [m for m in messages if m.role != "system" and m.role != "assistant"]
+    user = [m for m in messages if m.role == "user"]  # a tool's result is never the user's request
     turns = [m for m in messages if m.role != "system"]
-    last_assistant = max((i for i, m in enumerate(turns) if m.role == "assistant"), default=-1)
-    # Earlier turns: everything up to the last assistant turn of the input (the user turns after
-    # it are the final prompt), then the earlier assistant messages of an output given as messages.
-    history = turns[: last_assistant + 1]
+    # The final user prompt is the input's last user turn (with the user turns right before it); the turns before
+    # it are the earlier ones, the turns after it (tool calls, tool results) and the earlier messages of an output
+    # given as messages come between it and the response.
+    end = max((i + 1 for i, m in enumerate(turns) if m.role == "user"), default=0)
+    start = end - 1 if end else 0
+    while start > 0 and turns[start - 1].role == "user":
+        start -= 1
+    history, after_prompt = turns[:start], turns[end:]
     if isinstance(payload.get("output"), list):
-        history += _split_output(_messages(payload["output"], "output"))[0]
+        after_prompt += _split_output(_messages(payload["output"], "output"))[0]
     if "output" not in payload:
         raise MissingInputError(
             "the run has no 'output' (the response to evaluate)" + _no_output_reason(raw_input, turns), field="output"
@@ -468,10 +566,12 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         tuple(_tool_calls(payload)),
         frozenset(given),
         tuple(history),
+        tuple(after_prompt),
     )
     texts = [("input", m.content) for m in run.user_messages] + [("system", m.content) for m in run.system_messages]
     texts += [("output", run.output), ("ground_truth", run.ground_truth or "")]
     texts += [(f"context[{i}]", passage) for i, passage in enumerate(run.context)]
+    texts += [("input", turn_text(m.as_turn())) for m in run.history + run.after_prompt]
     for name, text in texts:
         check_encodable(text, name)
     return run

@@ -112,8 +112,9 @@ def item_texts(item: EvalItem) -> dict[str, str | None]:
 
     ``conversation`` is a conversation's turns before the response, with their roles, as the judge is shown
     them (:attr:`~scorers.core.base.RunInput.conversation`), as JSON text
-    (``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}, ...]``); ``"[]"`` for a run without earlier
-    turns, None only when the input cannot be read.
+    (``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}, ...]``, an assistant turn's ``tool_calls``
+    and a tool result's ``tool_call_id`` and ``name`` kept: :meth:`~scorers.core.base.Message.as_turn`); ``"[]"`` for
+    a run without earlier turns, None only when the input cannot be read.
 
     Unlike :func:`~scorers.core.base.normalize_run`, a malformed payload (an item whose
     outcome is ``invalid_input``, e.g. a response that is null, or ``missing_input``, a conversation that ends
@@ -153,11 +154,12 @@ def item_texts(item: EvalItem) -> dict[str, str | None]:
 def _conversation_text(run: RunInput) -> str:
     """A run's conversation as JSON text: ``"[]"`` for a run without earlier turns (an empty conversation, not a
     missing value)."""
-    return _json_text([{"role": m.role, "content": m.content} for m in run.conversation])
+    return _json_text([m.as_turn() for m in run.conversation])
 
 
-def conversation_turns_of(text: Any) -> list[dict[str, str]] | None:
-    """An export's ``conversation`` text (:func:`item_texts`) as its list of ``{"role", "content"}`` turns (empty
+def conversation_turns_of(text: Any) -> list[dict[str, Any]] | None:
+    """An export's ``conversation`` text (:func:`item_texts`) as its list of ``{"role", "content", ...}`` turns
+    (:meth:`~scorers.core.base.Message.as_turn`; empty
     for a run without earlier turns); None for a missing value (an input that cannot be read).
 
     >>> conversation_turns_of('[{"role": "user", "content": "Hi"}]'), conversation_turns_of(None)
@@ -390,7 +392,7 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
     ``analyzeStepResult`` null, never 0. ``judgeModel`` is the model of the judge that made
     the outcome (null for a code-based scorer and for an outcome not scored for its input). ``input`` is the user text, ``output``
     the response text, ``groundTruth`` the reference or null, ``conversation`` a conversation's turns before the
-    response (``[{"role", "content"}, ...]``, as the judge is shown them) or null for a run without earlier turns. An item with no
+    response (``[{"role", "content", ...}, ...]``, as the judge is shown them) or null for a run without earlier turns. An item with no
     outcome yet (a stopped run) has empty ``scorerResults``. NaN and infinities
     are written as null.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from scorers.core.base import Message
+from scorers.core.base import Message, turn_text
 from scorers.core.judge import DATA_NOTICE, delimit
 
 INSTRUCTIONS = (
@@ -38,46 +38,71 @@ _DIMENSIONS = {
 }
 
 
-def history_block(history: Sequence[Message]) -> str:
-    """The earlier turns of a conversation, in order, each in its own tag (``<user>``, ``<assistant>``)
-    inside ``<conversation_history>``: context for the judge, delimited as data."""
-    turns = "\n".join(delimit(m.role if m.role in ("user", "assistant") else "message", m.content) for m in history)
-    return (
-        "The conversation so far, in order (context only: the response answers the final user prompt below):\n"
-        + delimit("conversation_history", turns)
+def _turns(messages: Sequence[Message]) -> str:
+    """Turns in order, each in its own tag (``<user>``, ``<assistant>``, ``<tool>``) as it is shown in History and
+    Review (:func:`~scorers.core.base.turn_text`: tool calls and results named)."""
+    return "\n".join(
+        delimit(m.role if m.role in ("user", "assistant", "tool") else "message", turn_text(m.as_turn()))
+        for m in messages
     )
 
 
-def user_mode_prompt(user_text: str, response: str) -> str:
-    """Judge prompt for user mode: the dimensions against the user prompt only."""
+def history_block(history: Sequence[Message]) -> str:
+    """The turns of a conversation before the final user prompt, in order, inside ``<conversation_history>``:
+    context for the judge, delimited as data."""
+    return (
+        "The conversation so far, in order (context only: the response answers the final user prompt below):\n"
+        + delimit("conversation_history", _turns(history))
+    )
+
+
+def after_prompt_block(after: Sequence[Message]) -> str:
+    """The turns between the final user prompt and the response (the assistant's tool calls, the tools' results,
+    its earlier messages), in order, inside ``<after_user_prompt>``, followed by a blank line; "" when there are
+    none: context for the judge, delimited as data, never the user's request."""
+    if not after:
+        return ""
+    return (
+        "What happened after the user prompt, before the response, in order (context only: tool calls, tool "
+        "results and earlier assistant messages, not the user's request):\n"
+        + delimit("after_user_prompt", _turns(after))
+        + "\n\n"
+    )
+
+
+def user_mode_prompt(user_text: str, response: str, after: str = "") -> str:
+    """Judge prompt for user mode: the dimensions against the user prompt only (``after``: the turns after the
+    prompt, :func:`after_prompt_block`)."""
     return (
         "Evaluate the response against the user prompt only.\n\n"
-        f"{delimit('user_prompt', user_text)}\n\n{delimit('response', response)}\n\n"
+        f"{delimit('user_prompt', user_text)}\n\n{after}{delimit('response', response)}\n\n"
         f"Score these dimensions against the user prompt:\n{_DIMENSIONS['user']}\n"
         "Finish with overallAssessment: two or three sentences."
     )
 
 
-def system_mode_prompt(system_text: str, user_text: str, response: str) -> str:
-    """Judge prompt for system mode: the dimensions against the system messages only."""
+def system_mode_prompt(system_text: str, user_text: str, response: str, after: str = "") -> str:
+    """Judge prompt for system mode: the dimensions against the system messages only (``after``: the turns after
+    the prompt, :func:`after_prompt_block`)."""
     context = f"{delimit('user_prompt', user_text)}\n\n" if user_text.strip() else ""
     return (
         "Evaluate the response against the system instructions only. The user prompt is given "
         "for context; do not score the response against it.\n\n"
-        f"{delimit('system_instructions', system_text)}\n\n{context}{delimit('response', response)}\n\n"
+        f"{delimit('system_instructions', system_text)}\n\n{context}{after}{delimit('response', response)}\n\n"
         f"Score these dimensions against the system instructions:\n{_DIMENSIONS['system']}\n"
         "Finish with overallAssessment: two or three sentences."
     )
 
 
-def both_mode_prompt(system_text: str, user_text: str, response: str) -> str:
-    """Judge prompt for both mode: two separate dimension sets in one call."""
+def both_mode_prompt(system_text: str, user_text: str, response: str, after: str = "") -> str:
+    """Judge prompt for both mode: two separate dimension sets in one call (``after``: the turns after the
+    prompt, :func:`after_prompt_block`)."""
     return (
         "Evaluate the response twice, separately: once against the user prompt (the `user` "
         "object) and once against the system instructions (the `system` object). A breach of a "
         "system rule lowers the `system` scores, not the `user` scores, and the other way round.\n\n"
         f"{delimit('system_instructions', system_text)}\n\n{delimit('user_prompt', user_text)}\n\n"
-        f"{delimit('response', response)}\n\n"
+        f"{after}{delimit('response', response)}\n\n"
         f"For `user`, score against the user prompt:\n{_DIMENSIONS['user']}\n\n"
         f"For `system`, score against the system instructions:\n{_DIMENSIONS['system']}\n\n"
         "Finish with overallAssessment: two or three sentences covering both."

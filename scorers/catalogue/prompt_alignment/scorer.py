@@ -285,13 +285,15 @@ class PromptAlignmentScorer:
     def _messages(self, run: RunInput, effective: str) -> list[dict[str, str]]:
         # A conversation: the final user prompt is what the response answers; the earlier turns
         # are context, shown to the judge first, in order, each delimited as data (or left out).
+        # The turns after it (tool calls and results) come between it and the response, as they happened.
         user_text = run.prompt_text
+        after = prompts.after_prompt_block(run.after_prompt) if self.include_conversation_history else ""
         if effective == "both":
-            prompt = prompts.both_mode_prompt(run.system_text, user_text, run.output)
+            prompt = prompts.both_mode_prompt(run.system_text, user_text, run.output, after)
         elif effective == "user":
-            prompt = prompts.user_mode_prompt(user_text, run.output)
+            prompt = prompts.user_mode_prompt(user_text, run.output, after)
         else:
-            prompt = prompts.system_mode_prompt(run.system_text, user_text, run.output)
+            prompt = prompts.system_mode_prompt(run.system_text, user_text, run.output, after)
         if run.history and self.include_conversation_history:
             prompt = prompts.history_block(run.history) + "\n\n" + prompt
         return [{"role": "system", "content": prompts.INSTRUCTIONS}, {"role": "user", "content": prompt}]
@@ -362,7 +364,7 @@ class PromptAlignmentScorer:
         if self.evaluation_mode == "both" and effective == "user":
             note = "No system message was given, so the run was scored in user mode; no system score was invented."
         short = len(run.prompt_text.strip())
-        if effective != "system" and short < SHORT_PROMPT_CHARS and not run.history:
+        if effective != "system" and short < SHORT_PROMPT_CHARS and not run.conversation:
             warning = (
                 f"The user prompt is very short ({short} characters) and the run has no earlier turns: the judge "
                 "sees no context, so its scores may mean little. Give the whole conversation if there was one."
@@ -379,7 +381,7 @@ class PromptAlignmentScorer:
             "scale": self.scale,
             "note": note,
             "warning": warning,
-            "conversationTurns": len(run.history) if self.include_conversation_history else 0,
+            "conversationTurns": len(run.history + run.after_prompt) if self.include_conversation_history else 0,
         }
         if self.reason_source == "judge":
             return self._with_judge_reason(analysis, score, reply.info)
