@@ -64,10 +64,11 @@ MAX_PROCESSES = 4
 def process_count() -> int:
     """How many children score a run: one per CPU, at most :data:`MAX_PROCESSES`.
 
-    The run's process takes about a third of a child's time per item (recording and writing each
-    outcome: about 35 µs against 110 µs for a 1 kB textual difference), so it keeps up with about
-    three children; beyond them it is the bottleneck. On a 2-core machine, two children and the run's
-    process share the two cores: a child waits less for the other's work than for the run's process.
+    The run's process takes about 30–40 µs per item (recording and writing each outcome) against a
+    child's 75–100 µs for a 1 kB textual difference (100,000 rows, docs/scaling.md §2), so it keeps up
+    with two or three children; beyond them it is the bottleneck. On a 2-core machine the two children
+    and the run's process share the two cores (store path 1.25–1.28x the plain loop there, against
+    1.57–1.74x with one child).
     """
     return max(1, min(MAX_PROCESSES, os.cpu_count() or 1))
 
