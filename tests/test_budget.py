@@ -2,10 +2,23 @@
 the cap reached."""
 
 import threading
+import time
+from types import SimpleNamespace
 
 import pytest
 
-from scorers.core.budget import Budget, BudgetCaps, BudgetReached, cost_cap_refusal, cost_cap_warning
+from scorers import EvalItem, ScoreStatus, run_evals
+from scorers.core.base import ScoreResult
+from scorers.core.budget import (
+    Budget,
+    BudgetCaps,
+    BudgetReached,
+    StoppedWhileWaiting,
+    cost_cap_refusal,
+    cost_cap_warning,
+)
+from scorers.core.budget import current as current_budget
+from scorers.core.errors import RateLimitedError
 from scorers.core.pricing import Price
 
 
@@ -127,8 +140,41 @@ def test_a_call_waiting_for_the_calls_in_flight_is_refused_when_the_run_stops():
     budget = Budget(BudgetCaps(max_total_tokens=150))
     budget.reserve(100, 10)
     budget.stopped = lambda: True
-    with pytest.raises(BudgetReached, match="the run stopped while a judge call waited"):
+    with pytest.raises(StoppedWhileWaiting, match="the run stopped while a judge call waited"):
         budget.reserve(100, 10)
+
+
+class _QuotaAtItemZero:
+    """A judge-like scorer (it has judge settings) whose calls each reserve a 90-token prompt and a 10-token reply
+    (100 tokens) and spend all of it: item 0's call ends after 0.3 s with an exhausted quota, item 1's after 2 s."""
+
+    id = "quota-judge"
+    settings = SimpleNamespace(
+        model_name="m", endpoint="http://127.0.0.1:9/v1", temperature=0, seed=None, max_tokens=10
+    )
+
+    def run(self, payload):
+        ticket = current_budget().reserve(90, 10)
+        try:
+            time.sleep({0: 0.3, 1: 2.0}.get(payload["i"], 0.1))
+        finally:
+            current_budget().settle(ticket, 90, 10)
+        if payload["i"] == 0:
+            raise RateLimitedError("You exceeded your current quota", quota=True)
+        return ScoreResult(self.id, 1.0, None, {})
+
+
+def test_a_quota_pause_while_a_call_waits_for_the_calls_in_flight_is_no_budget_stop():
+    # Cap 250 tokens, concurrency 3: items 0 and 1 hold 200; item 2's 100 more would pass 250, so it waits for them.
+    # Item 0 spends its 100 and hits the quota: the run pauses, and item 2 (100 spent + 100 held + 100 > 250) is
+    # refused because the run stopped, not because of the cap. The run is paused for the quota, not at the budget.
+    items = [EvalItem(str(i), {"i": i}) for i in range(4)]
+    result = run_evals(
+        items, [_QuotaAtItemZero()], concurrency=3, preflight=False, budget=BudgetCaps(max_total_tokens=250)
+    )
+    assert result.status == "quota_exhausted"
+    assert result.cap_reached is None and "budget" not in result.stop_reason
+    assert [(o.item_index, o.status) for o in result.outcomes] == [(1, ScoreStatus.SCORED)]  # 0, 2, 3 left to do
 
 
 def test_first_reservations_are_taken_in_the_order_given_so_a_cap_admits_a_prefix():

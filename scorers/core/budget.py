@@ -75,6 +75,11 @@ class BudgetReached(Exception):
         return CAP_FLAGS[self.cap]
 
 
+class StoppedWhileWaiting(BudgetReached):
+    """A judge call that waited for the calls in flight was not sent because the run stopped meanwhile
+    (cancelled, paused for another reason, a quota): no cap was reached, and the run's status is that stop's."""
+
+
 @dataclass(frozen=True)
 class BudgetCaps:
     """A run's caps; None for no cap.
@@ -379,7 +384,8 @@ class Budget:
         """Hold what one request may spend, or raise :class:`BudgetReached` if it could pass a cap.
 
         While only what the requests in flight hold keeps this one from the token or cost cap, it waits
-        for them to end (and for :attr:`stopped` to say the run stopped: then it is refused). Made in a
+        for them to end (and for :attr:`stopped` to say the run stopped: then it is refused with
+        :class:`StoppedWhileWaiting`, which is no cap reached). Made in a
         :meth:`turn`, the unit's first reservation ends its turn, whether taken or refused.
 
         Args:
@@ -397,7 +403,7 @@ class Budget:
                         self._reached = reached
                         raise reached
                     if self.stopped():
-                        raise BudgetReached(
+                        raise StoppedWhileWaiting(
                             "the run stopped while a judge call waited for the calls in flight", reached.cap
                         )
                     self._changed.wait(0.2)  # a request in flight settles (or the run stops)

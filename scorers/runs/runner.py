@@ -1371,7 +1371,8 @@ def _score_with_retries(
             try:
                 result = call()
             except BudgetReached as exc:
-                on_budget(exc)
+                if not isinstance(exc, budgets.StoppedWhileWaiting):  # the run stopped: its own status says why
+                    on_budget(exc)
                 return None
             except RateLimitedError as exc:
                 rate_limited, retry_after = True, exc.retry_after
