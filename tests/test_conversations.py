@@ -403,9 +403,15 @@ def test_a_conversation_ending_with_a_tool_call_has_no_response_and_says_so(tmp_
             NO_RESPONSE + "the conversation ends with a tool call, not an assistant reply (its final message calls "
             "a tool and has no text to score)"
         )
-    # The same turn last in an output given as messages is no reply either (before: an empty response, scored).
-    with pytest.raises(MissingInputError, match="ends with a tool call"):
-        normalize_run({"input": "Oslo weather", "output": TOOL_USE[1:2]})
+    # The same turn last in an output given as messages, or alone as the output object, is no reply either (before:
+    # an empty response, scored 0 by textual difference); the tool-call scorers still score its calls.
+    for output, why in ((TOOL_USE[1:2], "ends with a tool call"), (TOOL_USE[1], "only calls tools")):
+        run = normalize_run({"input": "Oslo weather", "output": output})
+        assert run.output == "" and why in run.no_reply
+        with pytest.raises(MissingInputError, match=why):
+            create_scorer("textual-difference").run({"input": "Oslo weather", "output": output})
+        calls = create_scorer("tool-call-accuracy-code", {"expected_tool": "get_weather"})
+        assert calls.run({"input": "Oslo weather", "output": output}).score == 1.0  # get_weather was called
 
 
 def test_the_cli_export_holds_the_users_request_as_input_and_the_tool_turns_in_the_conversation(tmp_path):

@@ -277,6 +277,8 @@ class CheckedScorer:
             needed += (resolve_target("auto", run),)
         has_target = "target" in self.options  # the target alone decides what it compares with
         optional = () if has_target else tuple(f for f in _CARRIED if f in self.spec.reads and f not in needed)
+        if run.no_reply is not None and "output" in self.spec.reads and "tool_calls" not in self.spec.reads:
+            needed += ("output",)  # it reads the response's text, and the output only calls tools: not scored
         require_fields(run, needed, optional, scorer=self.spec.name)
         return run
 

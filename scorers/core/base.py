@@ -189,6 +189,9 @@ class RunInput:
         given: the optional fields the payload carries (``ground_truth``, ``context``,
             ``tool_calls`` present with a value that is not None), blank or not: a run whose
             dataset maps a ground-truth column carries ``ground_truth`` in every row.
+        no_reply: why the output holds no reply to score though it was given, or None: its final message only
+            calls tools (``output`` is then ``""``). A scorer that reads the response's text does not score such
+            a run (:func:`require_fields`, with this reason); one that reads the tool calls does.
     """
 
     user_messages: tuple[Message, ...]
@@ -200,6 +203,7 @@ class RunInput:
     given: frozenset[str] = frozenset()
     history: tuple[Message, ...] = ()
     after_prompt: tuple[Message, ...] = ()
+    no_reply: str | None = None
 
     @property
     def user_text(self) -> str:
@@ -314,9 +318,14 @@ def _messages(value: Any, where: str) -> list[Message]:
     return [_message_text(m, f"{where}[{i}]") for i, m in enumerate(value)]
 
 
-def _output_text(value: Any) -> str:
+ONLY_TOOL_CALLS = "the output only calls tools and has no text to score (no assistant reply)"
+"""Why an output object that only calls tools (``tool_calls`` or ``toolInvocations`` and no text) has no reply."""
+
+
+def _output_text(value: Any) -> tuple[str, str | None]:
+    """The output's reply text, and why it has none (:attr:`RunInput.no_reply`) or None."""
     if isinstance(value, str):
-        return value
+        return value, None
     if isinstance(value, dict):
         text = value.get("text")
         if text is None:
@@ -324,12 +333,12 @@ def _output_text(value: Any) -> str:
         if isinstance(text, dict):  # one Mastra v2 message
             text = _v2_text(text)
         if isinstance(text, str):
-            return text
+            return text, None
         if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
-            return ""  # an assistant turn that only calls tools
+            return "", ONLY_TOOL_CALLS  # an assistant turn that only calls tools
         raise InvalidInputError("the output object has no 'text' or 'content' string", field="output")
     if isinstance(value, list):
-        return _split_output(_messages(value, "output"))[1]
+        return _split_output(_messages(value, "output"))[1:]
     raise InvalidInputError(
         f"expected a string, {{'text': ...}}, a message or a list of messages, got {type(value).__name__}",
         field="output",
@@ -402,20 +411,23 @@ def _no_output_reason(raw_input: Any, turns: list[Message]) -> str:
     return ""
 
 
-def _split_output(messages: list[Message]) -> tuple[list[Message], str]:
-    """An output given as messages: the earlier ones (context) and the scored response, the final message when it
-    is the assistant's reply (:func:`split_conversation`; a message without a role is a user turn, as in the input).
+def _split_output(messages: list[Message]) -> tuple[list[Message], str, str | None]:
+    """An output given as messages: the earlier ones (context), the scored response, the final message when it
+    is the assistant's reply (:func:`split_conversation`; a message without a role is a user turn, as in the input),
+    and why there is none (:attr:`RunInput.no_reply`) or None. Messages that end with a tool call are all context,
+    with ``""`` as the response and :func:`no_reply_reason` as why: the scorers that read tool calls still score them.
 
     Raises:
-        MissingInputError: the messages end with another turn (a user turn, a tool result, a tool call): no
-            response.
+        MissingInputError: the messages end with a user turn or a tool result: no response.
     """
     if not messages:
-        return [], ""
+        return [], "", None
     earlier, reply = split_conversation(messages)
     if reply is None:
+        if _turn_kind(messages[-1]) == "tool call":
+            return earlier, "", no_reply_reason(messages[-1])
         raise MissingInputError(no_reply_reason(messages[-1]), field="output")
-    return earlier, reply.content
+    return earlier, reply.content, None
 
 
 def _tool_call(raw: Any, where: str, position: tuple[int, int] | None = None) -> ToolCall:
@@ -557,16 +569,18 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     given |= {k for k in ("context", "tool_calls") if payload.get(k) is not None}
     if payload.get("toolCalls") is not None:
         given.add("tool_calls")
+    output, no_reply = _output_text(payload["output"])
     run = RunInput(
         tuple(user),
         tuple(system),
-        _output_text(payload["output"]),
+        output,
         ground_truth,
         tuple(_context(payload.get("context"))),
         tuple(_tool_calls(payload)),
         frozenset(given),
         tuple(history),
         tuple(after_prompt),
+        no_reply,
     )
     texts = [("input", m.content) for m in run.user_messages] + [("system", m.content) for m in run.system_messages]
     texts += [("output", run.output), ("ground_truth", run.ground_truth or "")]
@@ -641,6 +655,8 @@ def require_fields(
     missing = missing_fields(run, required, optional)
     if missing:
         name = missing[0]
+        if name == "output" and run.no_reply is not None:  # the output only calls tools: say so
+            raise MissingInputError(run.no_reply, field="output")
         what = "is blank" if name in run.given or name in ("input", "output", "system") else "is missing"
         raise MissingInputError(
             f"{scorer} needs the run's {name}, which {what} in this row: not scored "
