@@ -149,7 +149,7 @@ def test_a_scorer_that_cannot_be_pickled_or_a_small_run_is_scored_in_a_thread(in
     monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 11)
     assert packed_scorers([Scripted()], 10) is None  # fewer items than the threshold
     monkeypatch.setattr(scoring_process, "PROCESS_MIN_ITEMS", 1)
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})  # a container limited to one CPU of many
     assert packed_scorers([Scripted()], 10) is None  # one CPU: nothing to gain
 
 

@@ -61,8 +61,17 @@ MAX_PROCESSES = 4
 """Children, at most, that score one run (:func:`process_count`)."""
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, which a container's CPU set limits), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def process_count() -> int:
-    """How many children score a run: one per CPU, at most :data:`MAX_PROCESSES`.
+    """How many children score a run: one per CPU this process may use (:func:`usable_cpus`), at most
+    :data:`MAX_PROCESSES`.
 
     The run's process takes about 30–40 µs per item (recording and writing each outcome) against a
     child's 75–100 µs for a 1 kB textual difference (100,000 rows, docs/scaling.md §2), so it keeps up
@@ -70,7 +79,7 @@ def process_count() -> int:
     and the run's process share the two cores (store path 1.25–1.28x the plain loop there, against
     1.57–1.74x with one child).
     """
-    return max(1, min(MAX_PROCESSES, os.cpu_count() or 1))
+    return max(1, min(MAX_PROCESSES, usable_cpus()))
 
 
 HEAD_START_ITEMS = 20_000
@@ -108,7 +117,7 @@ def packed_scorers(scorers: Sequence[Scorer], n_items: int) -> bytes | None:
         child shares a small memory map with this process through an inherited file descriptor);
         otherwise None.
     """
-    if n_items < PROCESS_MIN_ITEMS or (os.cpu_count() or 1) < 2 or os.name != "posix":
+    if n_items < PROCESS_MIN_ITEMS or usable_cpus() < 2 or os.name != "posix":
         return None
     if not all(getattr(s, "cpu_bound", False) for s in scorers):
         return None
