@@ -284,6 +284,23 @@ def test_settings_parameters_checked(bad):
         resolve_judge_settings(secrets={}, environ={}, **bad)
 
 
+@pytest.mark.parametrize(
+    ("url", "what"),
+    [
+        ("https://bob:hunter2@llm.example/v1", "a user name or password"),
+        ("https://llm.example/v1?api-key=sk-abc", "the query parameter 'api-key'"),
+        ("https://llm.example/v1?token=abc", "the query parameter 'token'"),
+    ],
+)
+def test_a_base_url_carrying_a_credential_is_refused_without_repeating_it(url, what):
+    # A run records its judge's base URL (judge_record): a key in it would be stored with every run.
+    with pytest.raises(JudgeConfigError, match=what) as caught:
+        resolve_judge_settings(base_url=url, secrets={}, environ={})
+    assert "hunter2" not in str(caught.value) and "abc" not in str(caught.value)
+    # A query without a credential (an API version) is kept.
+    assert resolve_judge_settings(base_url="http://127.0.0.1:8000/v1?api-version=1", secrets={}, environ={}).base_url
+
+
 def test_check_connection_makes_one_real_structured_call(fake_openai):
     fake_openai.enqueue(Reply.json({"ok": True}))
     line = check_connection(settings_for(fake_openai, temperature=0.0, seed=7))

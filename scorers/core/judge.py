@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
@@ -297,7 +297,36 @@ def resolve_judge_settings(
     return settings
 
 
+_SECRET_PARAMETER = re.compile(r"key|token|secret|sig|password", re.IGNORECASE)
+
+
+def base_url_secret(base_url: str | None) -> str | None:
+    """What in ``base_url`` looks like a credential (a ``user:password@`` part, a query parameter named like a key
+    or token), or None: a run records its judge's base URL, so a secret in it would be stored with every run.
+
+    >>> base_url_secret("https://bob:hunter2@llm.example/v1"), base_url_secret("https://x.example/v1?api-key=abc")
+    ('a user name or password (user:password@)', "the query parameter 'api-key'")
+    >>> base_url_secret("http://127.0.0.1:8000/v1?api-version=2024-06-01") is None
+    True
+    """
+    if not base_url:
+        return None
+    parts = urlsplit(base_url.strip())
+    if parts.username is not None or parts.password is not None:
+        return "a user name or password (user:password@)"
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        if _SECRET_PARAMETER.search(name):
+            return f"the query parameter {name!r}"
+    return None
+
+
 def _check_parameters(s: JudgeSettings) -> None:
+    if (secret := base_url_secret(s.base_url)) is not None:
+        raise JudgeConfigError(
+            f"the judge's base URL carries {secret}: a run records its judge's base URL, so it would be stored with "
+            "every run. Give the key as the API key (the sidebar field, OPENAI_API_KEY or Streamlit secrets) and a "
+            "base URL without it."
+        )
     if s.temperature is not None and not 0 <= s.temperature <= 2:
         raise JudgeConfigError(f"temperature must be in [0, 2], got {s.temperature}")
     if not s.timeout > 0:
