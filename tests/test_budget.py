@@ -130,7 +130,7 @@ def test_a_call_that_passes_the_cap_only_for_what_is_in_flight_waits_and_a_refus
     assert str(caught.value) == (
         "the next judge call could pass the cost cap of $0.0002: the run's judge calls spent $0.00011, and the next "
         "one reserves up to $0.00011 before it is sent (its prompt at one token per byte, its reply at the judge's "
-        "max output tokens)"
+        "max output tokens, 4,096 without one)"
     )
     with pytest.raises(BudgetReached):  # a smaller request ($0.000002) would fit, but the run has stopped at the cap
         budget.reserve(1, 1)

@@ -26,9 +26,9 @@ A run takes its first reservations in item order (:meth:`Budget.order`, :meth:`B
 first judge call of an item's scorer reserves only after the first call of every earlier one has
 reserved or been refused (or it made none), so the calls a cap admits are a prefix in item order,
 the same at any concurrency and on every run, as long as the judge's replies are the same. A
-scorer's later calls (a re-ask of an invalid reply, a reason written by a second call) reserve when
-they are made, so with such calls the prefix can end an item earlier or later at a concurrency
-above 1.
+scorer's later calls (a re-ask of an invalid reply, a reason written by a second call, a call retried
+after the judge's rate limit) reserve when they are made, so with such calls the prefix can end an
+item earlier or later at a concurrency above 1.
 """
 
 from __future__ import annotations
@@ -306,9 +306,10 @@ class Budget:
         A unit entered with :meth:`turn` waits until every earlier unit has reserved its first call, been refused,
         or ended without a call; units not given here never wait.
         """
+        units = list(units)
         with self._lock:
             self._rank = {unit: place for place, unit in enumerate(units)}
-            self._taken = [False] * len(self._rank)
+            self._taken = [False] * len(units)
             self._next = 0
 
     @contextmanager
@@ -419,7 +420,7 @@ class Budget:
         caps = self.caps
         if caps.max_judge_calls is not None and self.calls + self._held_calls + 1 > caps.max_judge_calls:
             return BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached", "max_judge_calls")
-        bound = "(its prompt at one token per byte, its reply at the judge's max output tokens)"
+        bound = f"({RESERVED_BOUND})"
         spent_tokens = self.prompt_tokens + self.completion_tokens
         if (
             caps.max_total_tokens is not None
