@@ -11,6 +11,7 @@ from judge_data import settings_for, single_analysis
 
 from dashboard.runs import build_payload
 from scorers import MissingInputError, create_prompt_alignment_scorer, create_scorer, normalize_run
+from scorers.core.errors import InvalidInputError
 from scorers.runs.datasets import guess_columns, iter_runs, load_dataset, not_text_notices
 
 TURNS = [
@@ -430,3 +431,17 @@ def test_the_cli_export_holds_the_users_request_as_input_and_the_tool_turns_in_t
     assert (row["status"], row["input"], row["output"]) == ("scored", "Oslo weather", "Oslo weather: 18C")
     assert row["score"] == pytest.approx(288 / 493)
     assert json.loads(row["conversation"]) == TOOL_TURNS
+
+
+def test_a_tool_messages_id_or_name_that_is_no_string_is_an_input_error_naming_it():
+    messages = [{"role": "user", "content": "Oslo weather"}, {"role": "tool", "tool_call_id": 7, "content": "18C"}]
+    with pytest.raises(InvalidInputError, match="'tool_call_id' must be a string") as caught:
+        normalize_run({"input": messages, "output": "18C in Oslo"})
+    assert caught.value.field == "input[1].tool_call_id"  # before: dropped without a word
+
+
+def test_an_unencodable_earlier_message_of_the_output_names_the_output():
+    output = [{"role": "assistant", "content": "bad \ud800"}, {"role": "assistant", "content": "fine"}]
+    with pytest.raises(InvalidInputError, match="lone surrogate U\\+D800 at character 5") as caught:
+        normalize_run({"input": "q", "output": output})
+    assert caught.value.field == "output"  # before: "input", though the text came from the output

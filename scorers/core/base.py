@@ -300,12 +300,10 @@ def _message_text(message: Any, where: str) -> Message:
         tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls or []))
         return Message(role, content, tool_calls)
     call_id, name = message.get("tool_call_id"), message.get("name")
-    return Message(
-        role,
-        content,
-        tool_call_id=call_id if isinstance(call_id, str) else None,
-        name=name if isinstance(name, str) else None,
-    )
+    for key, value in (("tool_call_id", call_id), ("name", name)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(f"a tool message's {key!r} must be a string", field=f"{where}.{key}")
+    return Message(role, content, tool_call_id=call_id, name=name)
 
 
 def _messages(value: Any, where: str) -> list[Message]:
@@ -554,6 +552,7 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     while start > 0 and turns[start - 1].role == "user":
         start -= 1
     history, after_prompt = turns[:start], turns[end:]
+    from_input = len(after_prompt)  # the turns after it that the input holds; the output's earlier messages follow
     if isinstance(payload.get("output"), list):
         after_prompt += _split_output(_messages(payload["output"], "output"))[0]
     if "output" not in payload:
@@ -585,7 +584,8 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
     texts = [("input", m.content) for m in run.user_messages] + [("system", m.content) for m in run.system_messages]
     texts += [("output", run.output), ("ground_truth", run.ground_truth or "")]
     texts += [(f"context[{i}]", passage) for i, passage in enumerate(run.context)]
-    texts += [("input", turn_text(m.as_turn())) for m in run.history + run.after_prompt]
+    texts += [("input", turn_text(m.as_turn())) for m in run.history + run.after_prompt[:from_input]]
+    texts += [("output", turn_text(m.as_turn())) for m in run.after_prompt[from_input:]]
     for name, text in texts:
         check_encodable(text, name)
     return run
