@@ -672,9 +672,8 @@ def response_text_key(output: Any) -> str | None:
 def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mapped: bool) -> list[str]:
     """Say which cells of the messages ``column`` are no conversation (read as the prompt's text), which are an
     empty list (no prompt), which hold a message that cannot be read (no text content: ``invalid_input``), which
-    hold a
-    message whose role is not one of :data:`~scorers.core.base.MESSAGE_ROLES` (``invalid_input``) and, when no
-    response column is mapped, which conversations end without an assistant reply (no response: ``missing_input``)."""
+    hold a message whose role is not one of :data:`~scorers.core.base.MESSAGE_ROLES` (``invalid_input``) and, when
+    no response column is mapped, which conversations end without an assistant reply (no response: ``missing_input``)."""
     not_lists: list[int] = []
     no_reply: list[int] = []
     unknown_roles: list[int] = []
