@@ -13,7 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_breakdown, interpretation_band
 from scorers.catalogue.registry import higher_is_better
-from scorers.core.base import decimal_text
+from scorers.core.base import decimal_text, round_half_up
 
 from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
 from .diff import TEXT_PREVIEW_CHARS, render_text_diff
@@ -105,7 +105,8 @@ def dimension_table(analysis: Mapping[str, Any]) -> str:
         analysis: ``ScoreResult.analyze_step_result`` of the prompt-alignment scorer.
 
     Returns:
-        Markdown: a table with one row per :func:`scorers.dimension_breakdown` row, and a line with W.
+        Markdown: a table with one row per :func:`scorers.dimension_breakdown` row, and a line with W (and, for a
+        result that carries its scale, the score it rounds to).
     """
     rows = dimension_breakdown(analysis)
     both = len({r["source"] for r in rows}) > 1
@@ -122,7 +123,11 @@ def dimension_table(analysis: Mapping[str, Any]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     total = sum(r["contribution"] for r in rows)
-    return "\n".join(lines) + f"\n\nWeighted score W = {decimal_text(total, 3)} (the sum of the contributions)."
+    line = f"Weighted score W = {decimal_text(total, 3)} (the sum of the contributions)"
+    if "scale" in analysis:  # the score is W on the scale, to 2 decimals (SPEC §1.1): say so beside a 3-decimal W
+        score = round_half_up(analysis["weightedScore"] * analysis["scale"], 2)
+        line += f"; the score is W × {analysis['scale']:g}, rounded half up to 2 decimals: {decimal_text(score, 2)}"
+    return "\n".join(lines) + f"\n\n{line}."
 
 
 def on_request(label: str, key: str) -> DeltaGenerator | None:

@@ -143,3 +143,19 @@ def test_the_dimension_table_and_chart_round_half_away_from_zero():
     assert list(by_name["System messages: contribution"].text) == ["0.084", "0.053", "0.045", "0.045"]
     assert [row[2] for row in by_name["User prompt"].customdata] == ["0.210", "0.158", "0.105", "0.053"]
     assert dimension_chart(analysis).layout.title.text.startswith("Weighted score W = 0.752")
+
+
+def test_the_dimension_table_says_the_score_is_w_rounded_to_2_decimals():
+    # A fresh user's row: user score 0.81, system score 0.60; W = 0.7·0.81 + 0.3·0.60 = 0.747, written to 3 decimals
+    # beside a score of 0.75 (W × 1 rounded half up to 2 decimals, SPEC §1.1): the table says how one becomes the other.
+    analysis = {
+        "effectiveMode": "both",
+        **dims(0.9, 0.8, 0.7, 0.7),  # user: 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·0.7 = 0.81
+        "systemAlignment": dims(0.6, 0.6, 0.6, 0.6),  # system: 0.60
+        "weightedScore": 0.747,
+        "scale": 1,
+    }
+    assert dimension_table(analysis).splitlines()[-1] == (
+        "Weighted score W = 0.747 (the sum of the contributions); the score is W × 1, rounded half up to 2 decimals: "
+        "0.75."
+    )
