@@ -535,8 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_float,
         default=None,
         metavar="S",
-        help="seconds one item may take for all its scorers; later, it is recorded as an "
-        "API error, and what a judge call it stopped waiting for spent when answered is counted "
+        help="seconds one item may take for all its scorers, not counting its waits for other items "
+        "(a budget cap's turn, calls in flight); later, it is recorded as an API error and sends no further "
+        "judge call, and what a judge call it stopped waiting for spent when answered is counted "
         "(default: no limit beyond --timeout)",
     )
     batch.add_argument(

@@ -38,6 +38,7 @@ from scorers import (
     load_run,
     run_evals,
 )
+from scorers.core import budget as budgets
 from scorers.core.budget import BudgetCaps
 from scorers.runs import garbage
 from scorers.runs import runner as runner_module
@@ -433,6 +434,68 @@ def test_queued_items_are_not_timed_out_before_they_start(fake_openai):
 
     assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED] * 5
     assert fake_openai.chat_call_count == 5
+
+
+def test_the_item_timeout_does_not_count_the_waits_for_other_items_under_a_token_cap(fake_openai):
+    # Each call takes 0.8 s and bills 40 + 10 = 50 tokens; a call reserves R tokens before it is sent (its
+    # prompt at one token per byte plus the max output tokens), the same R for every item ([item-i], one digit).
+    billed = {"prompt_tokens": 40, "completion_tokens": 10}
+    fake_openai.responder = Script(default=Reply.json(GOOD, usage=billed).delayed(0.8))
+    pa = alignment(fake_openai, max_retries=0)
+    pa.run(item_payload(0))
+    body = fake_openai.chat_requests()[0]
+    reserved = budgets.prompt_token_bound(body["messages"], body) + budgets.reply_token_bound(pa.settings.max_tokens)
+    assert reserved > 150  # two calls never fit in the cap below at once
+    fake_openai.reset()
+
+    # A cap of R + 150: item 0 (alone, first) reserves R. At 0.8 s 50 are spent: item 1 reserves (50 + R), item 2
+    # waits for it (50 + 2R > R + 150), items 3-5 wait for their turn. At 1.6 s item 2 reserves (100 + R); at 2.4 s
+    # item 3 (150 + R, at the cap); at 3.2 s 200 are spent and nothing is in flight: item 4 is refused (200 + R),
+    # the cap is reached, items 4 and 5 are left to do. Each item's own work is one 0.8 s call, within 1.5 s,
+    # though items 2 and 3 finish 1.6 s and 2.4 s after they started, most of it waiting for the others.
+    result = run_evals(
+        items_of([item_payload(i) for i in range(6)]),
+        [pa],
+        concurrency=6,
+        item_timeout=1.5,
+        budget=BudgetCaps(max_total_tokens=reserved + 150),
+    )
+
+    assert [(o.item_index, o.status) for o in result.outcomes] == [(i, ScoreStatus.SCORED) for i in range(4)]
+    assert result.status == "budget_reached"
+    assert fake_openai.chat_call_count == 4
+    assert result.usage == JudgeUsage(160, 40, 4)
+
+
+def test_an_item_past_its_timeout_sends_no_further_judge_call(fake_openai):
+    # Prompt alignment with a judge-written reason makes two calls an item: the score, then the reason (its
+    # prompt has no [item-i]: the reason calls are told apart by their schema).
+    billed = {"prompt_tokens": 1000, "completion_tokens": 200}
+    scores = Script({1: [Reply.json(GOOD, usage=billed).delayed(2.0)]}, default=Reply.json(GOOD, usage=billed))
+    reason = Reply.json({"reason": "Scored 0.84."}, usage=billed)
+
+    def responder(request: dict) -> Reply:
+        return reason if "prompt_alignment_reason" in json.dumps(request["response_format"]) else scores(request)
+
+    fake_openai.responder = responder
+    pa = create_prompt_alignment_scorer(
+        options={"evaluation_mode": "user", "reason": "judge"}, settings=settings_for(fake_openai, max_retries=0)
+    )
+
+    result = run_evals(items_of([item_payload(i) for i in range(3)]), [pa], concurrency=2, item_timeout=1.0)
+
+    # Item 1 is given up at 1 s; its score call, answered at 2 s, was billed and counts; its reason call is not
+    # sent: 2 + 1 + 2 = 5 calls.
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.API_ERROR, ScoreStatus.SCORED]
+    assert result.outcomes[1].error == TIMEOUT_MESSAGE.format(1)
+    assert scores.snapshot() == collections.Counter({0: 1, 1: 1, 2: 1})
+    assert fake_openai.chat_call_count == 5
+    assert [o.usage for o in result.outcomes] == [
+        JudgeUsage(2000, 400, 2),
+        JudgeUsage(1000, 200, 1),
+        JudgeUsage(2000, 400, 2),
+    ]
+    assert result.status == "completed"
 
 
 # ---------------------------------------------------------------- cancel, crash and resume

@@ -265,6 +265,10 @@ class Budget:
     Attributes:
         stopped: says whether the run stopped (cancelled, paused): a request waiting for the requests in
             flight is then refused. Set by the run; never stopped by default.
+        waiting: called as ``waiting(unit, True)`` when a unit starts waiting for other units (its :meth:`turn`,
+            the requests in flight in :meth:`reserve`) and ``waiting(unit, False)`` when that wait ends (the
+            unit is the one of the enclosing :meth:`turn`, or None); the run stops an item's clock meanwhile.
+            Set by the run; does nothing by default.
 
     Raises:
         ValueError: a cost cap without a price.
@@ -299,6 +303,7 @@ class Budget:
         self._taken: list[bool] = []  # per place: its first reservation was taken or refused (or it needs none)
         self._next = 0  # the first place not taken
         self.stopped: Callable[[], bool] = lambda: False
+        self.waiting: Callable[[Hashable | None, bool], None] = lambda unit, waiting: None
 
     def order(self, units: Iterable[Hashable]) -> None:
         """Set the order in which the ``units`` (e.g. ``(item index, scorer id)``) take their first reservation.
@@ -321,12 +326,19 @@ class Budget:
         too (a unit that made no call).
         """
         place = self._rank.get(unit)
-        with self._changed:
-            while place is not None and self._next < place:
-                if self.stopped():
-                    break
-                self._changed.wait(0.2)  # an earlier unit takes its turn (or the run stops)
-            ready = place is None or self._next >= place
+        waited = place is not None and self._next < place
+        if waited:
+            self.waiting(unit, True)
+        try:
+            with self._changed:
+                while place is not None and self._next < place:
+                    if self.stopped():
+                        break
+                    self._changed.wait(0.2)  # an earlier unit takes its turn (or the run stops)
+                ready = place is None or self._next >= place
+        finally:
+            if waited:
+                self.waiting(unit, False)
         token = _UNIT.set(unit)
         try:
             yield ready
@@ -395,24 +407,33 @@ class Budget:
         """
         reply = reply_token_bound(max_reply_tokens)
         ticket = _Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0)
-        with self._changed:
-            try:
-                while (reached := self._reached or self._passes(ticket)) is not None:
-                    if reached is self._reached:  # refused once with nothing in flight: spending only grows
-                        raise BudgetReached(str(reached), reached.cap)
-                    if reached.cap == "max_judge_calls" or not self._held_calls:
-                        self._reached = reached
-                        raise reached
-                    if self.stopped():
-                        raise StoppedWhileWaiting(
-                            "the run stopped while a judge call waited for the calls in flight", reached.cap
-                        )
-                    self._changed.wait(0.2)  # a request in flight settles (or the run stops)
-                self._held_calls += 1
-                self._held_tokens += ticket.tokens
-                self._held_cost += ticket.cost
-            finally:
-                self._end_turn(_UNIT.get())  # reserved or refused: the next unit in order may reserve
+        unit = _UNIT.get()
+        waited = False
+        try:
+            with self._changed:
+                try:
+                    while (reached := self._reached or self._passes(ticket)) is not None:
+                        if reached is self._reached:  # refused once with nothing in flight: spending only grows
+                            raise BudgetReached(str(reached), reached.cap)
+                        if reached.cap == "max_judge_calls" or not self._held_calls:
+                            self._reached = reached
+                            raise reached
+                        if self.stopped():
+                            raise StoppedWhileWaiting(
+                                "the run stopped while a judge call waited for the calls in flight", reached.cap
+                            )
+                        if not waited:
+                            waited = True
+                            self.waiting(unit, True)
+                        self._changed.wait(0.2)  # a request in flight settles (or the run stops)
+                    self._held_calls += 1
+                    self._held_tokens += ticket.tokens
+                    self._held_cost += ticket.cost
+                finally:
+                    self._end_turn(unit)  # reserved or refused: the next unit in order may reserve
+        finally:
+            if waited:
+                self.waiting(unit, False)
         return ticket
 
     def _passes(self, ticket: _Ticket) -> BudgetReached | None:

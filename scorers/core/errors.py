@@ -215,6 +215,11 @@ a scorer whose follow-up call (e.g. prompt alignment's judge-written reason) is 
 :class:`FollowUpRateLimitedError` rather than returning the result without it."""
 
 
+ITEM_GIVEN_UP: ContextVar[Callable[[], bool] | None] = ContextVar("item_given_up", default=None)
+"""Set by the runner while a worker scores an item under a per-item timeout: says whether the item was given up
+(recorded as timed out); its next judge call is then not sent (:class:`ItemGivenUpError`)."""
+
+
 class FollowUpRateLimitedError(RateLimitedError):
     """A scored result's follow-up call (not the one that scored it) kept answering 429.
 
@@ -257,3 +262,18 @@ class JudgeAPIError(JudgeError):
     def __init__(self, message: str, *, kind: str = "other", raw_reply: str | None = None, usage: Any = None):
         self.kind = kind
         super().__init__(message, raw_reply=raw_reply, usage=usage)
+
+
+class ItemGivenUpError(JudgeAPIError):
+    """A judge call not sent: its item was given up at the per-item timeout (:data:`ITEM_GIVEN_UP`).
+
+    ``usage`` is what the item's earlier calls in the same request spent (e.g. a reply re-asked); the runner
+    recorded the item's outcome already and adds it there.
+    """
+
+    def __init__(self, usage: Any = None):
+        super().__init__(
+            "the item took longer than the per-item timeout: its further judge calls are not sent",
+            kind="item_timeout",
+            usage=usage,
+        )

@@ -39,7 +39,9 @@ from pydantic import BaseModel, ValidationError
 from scorers.core import budget
 from scorers.core.base import JudgeInfo, JudgeUsage, check_encodable
 from scorers.core.errors import (
+    ITEM_GIVEN_UP,
     ContextWindowExceededError,
+    ItemGivenUpError,
     JudgeAPIError,
     JudgeConfigError,
     JudgeOutputInvalidError,
@@ -557,6 +559,14 @@ class _Capabilities:
 
 
 _capabilities = _Capabilities()
+
+
+def _check_not_given_up(usage: JudgeUsage) -> None:
+    """Raise :class:`ItemGivenUpError` (carrying ``usage``, what the request spent so far) when the run gave up
+    the item this thread scores (:data:`ITEM_GIVEN_UP`): its next judge call is not sent."""
+    given_up = ITEM_GIVEN_UP.get()
+    if given_up is not None and given_up():
+        raise ItemGivenUpError(usage=usage)
 
 
 def import_client_library() -> None:
@@ -1082,6 +1092,7 @@ class Judge:
         conversation = list(messages)
         problem = ""
         for attempt in range(2):
+            _check_not_given_up(usage)
             response, params = self._complete_once(conversation, schema, schema_name, follow_up=attempt > 0)
             if not getattr(response, "choices", None):
                 # A 200 that is not a chat completion (an HTML page, plain text) or has no choices.
@@ -1190,6 +1201,7 @@ class Judge:
         if cached is not None:
             info = JudgeInfo(s.model_name, s.endpoint, cached.parameters, JudgeUsage(), cached=True)
             return TextReply(text=cached.raw, usage=JudgeUsage(), info=info)
+        _check_not_given_up(JudgeUsage())
         response, params = None, {}
         for _ in range(3):  # at most one fallback per feature: temperature, seed
             params = self._text_params(temperature, max_tokens, seed)

@@ -26,6 +26,7 @@ from scorers.core.base import JudgeInfo, JudgeUsage, Scorer, ScoreResult
 from scorers.core.budget import BudgetCaps, BudgetReached
 from scorers.core.errors import (
     FOLLOW_UPS_RETRIED,
+    ITEM_GIVEN_UP,
     ContextWindowExceededError,
     FollowUpRateLimitedError,
     JudgeConfigError,
@@ -778,12 +779,14 @@ def run_evals(
             ``interrupted`` (what came back is stored; a resume scores the rest). While such a run
             scores, the process's full garbage collections wait until it ends
             (:func:`~scorers.runs.garbage.full_collections_deferred`; young ones go on).
-        item_timeout: seconds one item may take for all its scorers; an item past it
-            is recorded as an API error for the scorers not yet done. The judge call it
-            stopped waiting for goes on in its worker (the run waits for it before it ends):
-            when it is answered, what it spent is added to that outcome's usage (a provider
-            bills it), so the run's usage and cost count it. None: no limit beyond the
-            judge's own HTTP timeout.
+        item_timeout: seconds one item may take for all its scorers, counting its own work
+            only: its clock stops while it waits for other items (its turn for the budget's
+            first reservations, the probation turn, a reservation waiting for the judge calls
+            in flight). An item past it is recorded as an API error for the scorers not yet
+            done, and sends no further judge call. The judge call it stopped waiting for goes
+            on in its worker (the run waits for it before it ends): when it is answered, what
+            it spent is added to that outcome's usage (a provider bills it), so the run's usage
+            and cost count it. None: no limit beyond the judge's own HTTP timeout.
         max_rate_limit_retries: times an item that stayed rate limited (after the
             client's own retries) is tried again after the shared pause; an item never
             waits more than :data:`MAX_RATE_LIMIT_WAIT_S` in all. An exhausted quota or
@@ -998,28 +1001,49 @@ def run_evals(
         on_probation.set()
     probation_turn = threading.Lock()
 
-    def take_turn(scorer: Scorer) -> bool | None:
+    def take_turn(index: int, scorer: Scorer) -> bool | None:
         """Wait for this judge scorer's turn while on probation: True when taken (release it after the outcome is
-        counted), False when no turn is needed, None when the run stopped meanwhile."""
-        if _judge_used(scorer) is None:
+        counted), False when no turn is needed, None when the run stopped meanwhile. The item's clock stops
+        while it waits."""
+        if _judge_used(scorer) is None or not on_probation.is_set():
             return False
-        while on_probation.is_set():
-            if probation_turn.acquire(timeout=0.1):
-                return True
-            if cancel.is_set() or halt.is_set() or stop.is_set() or throttle.paused:
-                return None
-        return False
+        clock(index, waiting=True)
+        try:
+            while on_probation.is_set():
+                if probation_turn.acquire(timeout=0.1):
+                    return True
+                if cancel.is_set() or halt.is_set() or stop.is_set() or throttle.paused:
+                    return None
+            return False
+        finally:
+            clock(index, waiting=False)
 
-    running: dict[int, float] = {}  # item index -> when a worker started it (time.monotonic())
+    # The per-item timeout counts the item's own work: its clock stops while it waits for other items (its budget
+    # turn, the probation turn, a reservation waiting for the calls in flight).
+    running: dict[int, float] = {}  # item index -> when its clock started (time.monotonic(), less the time used)
+    used: dict[int, float] = {}  # item index -> the time it used before the wait it is in now
     timed_out: set[int] = set()
+
+    def clock(index: int, *, waiting: bool) -> None:
+        """Stop ``index``'s clock while it waits for other items (``waiting``), start it again after."""
+        with lock:
+            if waiting:
+                if index in running:
+                    used[index] = time.monotonic() - running.pop(index)
+            elif index in used:
+                running[index] = time.monotonic() - used.pop(index)
+
     stop = threading.Event()  # a scorer raised: start no further item
     if guard is not None:  # a judge call waiting for the calls in flight is not sent once the run stops
         guard.stopped = lambda: cancel.is_set() or halt.is_set() or stop.is_set() or bool(throttle.paused)
+        guard.waiting = lambda unit, waiting: clock(unit[0], waiting=waiting) if isinstance(unit, tuple) else None
 
     def score_item(index: int) -> None:
         with lock:
             running[index] = time.monotonic()
         item = items[index]
+        # A judge call of an item given up at the timeout is not sent (the timeout is its outcome).
+        given_up = ITEM_GIVEN_UP.set((lambda: index in timed_out) if item_timeout is not None else None)
         try:
             for scorer in scorers:
                 with lock:
@@ -1033,7 +1057,7 @@ def run_evals(
                 with guard.turn((index, scorer.id)) if guard is not None else contextlib.nullcontext(True) as ready:
                     if not ready:  # the run stopped while an earlier item's judge call had still to reserve
                         return
-                    turn = take_turn(scorer)
+                    turn = take_turn(index, scorer)
                     if turn is None:  # cancelled or paused while waiting for its turn
                         return
                     try:
@@ -1049,8 +1073,10 @@ def run_evals(
                         if turn:
                             probation_turn.release()
         finally:
+            ITEM_GIVEN_UP.reset(given_up)
             with lock:
                 running.pop(index, None)  # (the worker process's watch may have cleared it)
+                used.pop(index, None)
         if on_item_complete is not None:
             with lock:
                 mine = [known[(index, s.id)] for s in scorers if (index, s.id) in known]
