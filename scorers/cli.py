@@ -1235,6 +1235,16 @@ def _resume_hint(run_id: str, db: str | None) -> str:
     return f"python -m scorers run --resume {run_id}{db_flag}"
 
 
+def _stored_text(ended: bool, run_id: str, db: str | None) -> str:
+    """Where a run stopped by Ctrl-C or a Batch API error stands: ``ended`` is what ``Store.finish_run`` returned."""
+    if ended:
+        return f"Run {run_id} is stored; resume it with: {_resume_hint(run_id, db)}"
+    return (
+        f"Run {run_id} is stored, its status left alone: it is no longer this process's (another process took it "
+        "as interrupted or resumed it); `python -m scorers runs` shows its status."
+    )
+
+
 def _pause_text(result: EvalRunResult, run_id: str, db: str | None, outcomes: str) -> str:
     """Why the run paused by itself, then the command that resumes it, once, with ``--db`` when given.
 
@@ -1683,9 +1693,9 @@ def _execute(
             )
     except KeyboardInterrupt:
         progress.close()
-        store.finish_run(run_id, "cancelled")
+        ended = store.finish_run(run_id, "cancelled")
         _note_stored_limits(console, store, run)
-        console.note(f"Interrupted. Run {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
+        console.note(f"Interrupted. {_stored_text(ended, run_id, args.db)}")
         return EXIT_INTERRUPTED
     except ValueError as exc:  # a cost cap that cannot be kept: refused before the run was claimed
         progress.close()
@@ -1695,8 +1705,8 @@ def _execute(
         raise CLIError(_busy_text(run_id, None)) from None
     except JudgeError as exc:  # the Batch API's Files or Batches endpoint failed; the batch ids are stored
         progress.close()
-        store.finish_run(run_id, "cancelled")
-        console.note(f"error: {exc}\nRun {run_id} is stored; resume it with: {_resume_hint(run_id, args.db)}")
+        ended = store.finish_run(run_id, "cancelled")
+        console.note(f"error: {exc}\n{_stored_text(ended, run_id, args.db)}")
         return EXIT_INTERRUPTED
     finally:
         if previous_handler is not None:

@@ -884,6 +884,27 @@ def test_python_m_scorers_run_in_a_subprocess(fake_openai, tmp_path):
     assert len(list(csv.DictReader(out_path.open(encoding="utf-8", newline="")))) == 20
 
 
+def test_a_second_ctrl_c_leaves_a_run_another_process_took_as_that_process_recorded_it(
+    env, tmp_path, capsys, monkeypatch
+):
+    data = write(tmp_path, "small.csv", SMALL_CSV)
+
+    def taken_then_interrupted(items, scorers, *, store, run_id, **kwargs):
+        # This process was taken as dead (e.g. suspended) and another one resumed the run; then Ctrl-C twice.
+        with store.transaction() as db:
+            db.execute("UPDATE runs SET owner = ? WHERE id = ?", ("other-host:4242", run_id))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("scorers.cli.run_evals", taken_then_interrupted)
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "textual-difference")
+    assert code == 130
+    assert "its status left alone: it is no longer this process's" in err and "resume it with" not in err
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    (run,) = store.list_runs()
+    assert (run["status"], run["owner"]) == ("running", "other-host:4242")  # not cancelled over the other's run
+    store.close()
+
+
 def test_ctrl_c_stops_the_run_exits_130_and_resume_finishes_it(fake_openai, tmp_path, capsys, monkeypatch):
     data, rows = ifeval_copy(tmp_path, 10)
     child: dict[str, subprocess.Popen] = {}

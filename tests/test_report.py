@@ -175,7 +175,11 @@ def test_run_report_of_a_plain_run_lists_failures(tmp_path):
     assert "<th>n_not_scored</th>" in document and "n_failed" not in document
     with pytest.raises(KeyError):
         run_report(store, "missing")
-    store.finish_run(result.run_id, "budget_reached", "Stopped at the budget.")  # the status in words
+    with store.transaction() as db:  # the status in words (the run ended: finish_run records only a running one)
+        db.execute(
+            "UPDATE runs SET status = ?, stop_reason = ? WHERE id = ?",
+            ("budget_reached", "Stopped at the budget.", result.run_id),
+        )
     document = run_report(store, result.run_id)
     assert "Paused at the budget cap (the next judge call could have passed it)" in document
     assert "budget_reached" not in document

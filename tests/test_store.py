@@ -27,6 +27,7 @@ from scorers.cli import main
 from scorers.core.budget import BudgetCaps
 from scorers.core.pricing import JudgeSpend, Price
 from scorers.runs.judges import has_price, judge_totals, judges_used, limits_config, run_prices, spend_by_judge
+from scorers.runs.runner import LOST_REASON
 from scorers.runs.store import (
     HEARTBEAT_STALE_S,
     CachedReply,
@@ -36,6 +37,7 @@ from scorers.runs.store import (
     copy_store,
     database_url,
     display_name,
+    process_owner,
 )
 from scorers.runs.table import load_run_table
 
@@ -293,13 +295,46 @@ def test_a_run_whose_heartbeat_is_stale_is_interrupted_and_one_scored_by_a_live_
 def test_the_heartbeat_keeps_a_run_running_and_stops_when_another_process_took_the_run(store: Store):
     run_id = make_run(store)
     lost = threading.Event()
-    with RunHeartbeat(store, run_id, lost.set, interval=0.05) as heartbeat:
+    with RunHeartbeat(store, run_id, lost.set, interval=0.05):
         time.sleep(0.3)
         assert time.time() - store.get_run(run_id)["heartbeat_at"] < 1  # written every 0.05 s
-        assert store.mark_interrupted() == [] and not heartbeat.lost
+        assert store.mark_interrupted() == [] and not lost.is_set()
         _set_owner(store, run_id, "other-host:4242", 0)  # another process resumed it
         assert lost.wait(5)
-    assert heartbeat.lost and store.get_run(run_id)["owner"] == "other-host:4242"
+    assert store.get_run(run_id)["owner"] == "other-host:4242"
+
+
+def test_finish_run_records_only_a_run_this_process_still_scores(store: Store):
+    mine, resumed, stale = make_run(store), make_run(store), make_run(store)
+    assert store.finish_run(mine, "completed")
+    assert store.get_run(mine)["status"] == "completed"
+    assert not store.finish_run(mine, "cancelled")  # no longer running: its end is recorded once
+    assert store.get_run(mine)["status"] == "completed"
+    # This process was taken as dead (e.g. suspended) and another one resumed the run: it stays that one's.
+    _set_owner(store, resumed, "other-host:4242", 0)
+    assert not store.finish_run(resumed, "completed")
+    run = store.get_run(resumed)
+    assert (run["status"], run["owner"], run["finished_at"]) == ("running", "other-host:4242", None)
+    # Another process marked it interrupted (its heartbeat over HEARTBEAT_STALE_S old): the reason stays.
+    _set_owner(store, stale, process_owner(), HEARTBEAT_STALE_S + 10)
+    assert store.mark_interrupted() == [stale]
+    assert not store.finish_run(stale, "cancelled")
+    assert store.get_run(stale)["status"] == "interrupted" and "heartbeat" in store.get_run(stale)["stop_reason"]
+
+
+def test_a_run_taken_by_another_process_before_it_ends_is_left_to_that_process(store: Store):
+    items = [EvalItem(f"row{n}", {"input": "q", "output": "ab", "ground_truth": "abc"}) for n in range(3)]
+
+    def taken(index: int, item: EvalItem, outcomes: list) -> None:
+        # This process was taken as dead (e.g. suspended over HEARTBEAT_STALE_S) and another one resumed the run,
+        # before this one's next heartbeat could notice.
+        (row,) = store.query("SELECT id FROM runs")
+        _set_owner(store, row["id"], "other-host:4242", 0)
+
+    result = run_evals(items, [create_textual_difference_scorer()], store=store, on_item_complete=taken)
+    assert (result.status, result.stop_reason) == ("cancelled", LOST_REASON)  # every item scored, yet not its run
+    run = store.get_run(result.run_id)
+    assert (run["status"], run["owner"], run["finished_at"]) == ("running", "other-host:4242", None)
 
 
 def test_the_judge_cache(store: Store):
@@ -660,8 +695,9 @@ while time.time() < go:
 if role in ("ann", "bob"):
     for n in range(40):
         save_label(store, run_id, n % 20, "textual-difference", reviewer=role, human_score=n / 40, comment=f"{role} {n}")
-elif role == "stopper":
-    store.finish_run(run_id, "cancelled")
+elif role == "stopper":  # resumes the interrupted run, then stops it
+    store.claim_run(run_id)
+    assert store.finish_run(run_id, "cancelled")
 else:
     items = [EvalItem(f"{role}{i}", {"input": "q", "output": "ab" * (i % 5), "ground_truth": "abab"}) for i in range(150)]
     result = run_evals(items, [create_textual_difference_scorer()], store=store, concurrency=4, run_name=role)
@@ -674,6 +710,7 @@ def test_reviewers_a_batch_run_and_a_comparison_write_at_once_and_nothing_is_los
     store = Store(store_target)
     run_id = td_run(store, ["abc"] * 20)
     other = make_run(store, name="to be stopped")
+    store.finish_run(other, "interrupted")  # for the stopper to resume: a run only its own process finishes
     go = time.time() + 25  # every process imported and connected by then (a busy machine)
     roles = {"ann": run_id, "bob": run_id, "batch": run_id, "comparison": run_id, "stopper": other}
     procs = {

@@ -44,6 +44,7 @@ from scorers.core.judge import (
     batch_mode,
 )
 from scorers.runs.runner import (
+    LOST_REASON,
     EvalItem,
     EvalRunResult,
     ItemOutcome,
@@ -296,7 +297,7 @@ def run_batch_api(
     )
     assert run_id is not None  # a store was given
     # While the batches are polled, the run's heartbeat tells the other processes that this one is alive.
-    with RunHeartbeat(store, run_id, cancel.set) as heartbeat:
+    with RunHeartbeat(store, run_id, cancel.set):
         if retried:
             _forget_failed_attempts(store, run_id, items, scorers, retried)
         while _wait_for_batches(
@@ -332,8 +333,10 @@ def run_batch_api(
                 on_progress=on_progress,
             )
     complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
-    status = "completed" if complete else "cancelled"
-    if not heartbeat.lost:  # a run lost to another process is that process's to record
-        store.finish_run(run_id, status)
+    status, reason = ("completed" if complete else "cancelled"), None
+    if not store.finish_run(run_id, status):  # lost to another process: that one records how it ended
+        status, reason = "cancelled", LOST_REASON
     outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
-    return EvalRunResult(run_id, outcomes, status, len(items), scorer_ids, judge_model_of(scorers), batch_api=True)
+    return EvalRunResult(
+        run_id, outcomes, status, len(items), scorer_ids, judge_model_of(scorers), stop_reason=reason, batch_api=True
+    )

@@ -1264,12 +1264,10 @@ def run_evals(
         ended = throttle.paused.rstrip()
         ended += "" if ended.endswith((".", "!", "?")) else "."
         reason = f"Paused: {ended[:1].lower()}{ended[1:]} The items it hit are left to do: resume the run once the quota is back."
-    elif heartbeat is not None and heartbeat.lost:
-        status, reason = RunStatus.CANCELLED.value, LOST_REASON
     else:
         status, reason = RunStatus.CANCELLED.value, None
-    if store is not None and run_id is not None and not (heartbeat is not None and heartbeat.lost):
-        store.finish_run(run_id, status, reason)  # a run lost to another process is that process's to record
+    if store is not None and run_id is not None and not store.finish_run(run_id, status, reason):
+        status, reason = RunStatus.CANCELLED.value, LOST_REASON  # lost to another process: that one records it
     outcomes = [known[key] for key in ((i, sid) for i in range(len(items)) for sid in scorer_ids) if key in known]
     return EvalRunResult(
         run_id,

@@ -641,18 +641,24 @@ class Store:
             with self.transaction() as db:
                 db.sa.exec_driver_sql(sql, rows)
 
-    def finish_run(self, run_id: str, status: str, reason: str | None = None) -> None:
-        """Record how a run ended: a :class:`~scorers.core.errors.RunStatus` value other than ``running``.
+    def finish_run(self, run_id: str, status: str, reason: str | None = None) -> bool:
+        """Record how a run this process scores ended: a :class:`~scorers.core.errors.RunStatus` value other than
+        ``running``.
+
+        Only a run still ``running`` in this process (see :func:`process_owner`) is changed: one another process
+        marked interrupted or claimed (this one was taken as dead, e.g. suspended) is that process's to record.
 
         Args:
             reason: why it stopped early, in a sentence (kept as ``stop_reason``), or None.
+
+        Returns:
+            Whether the run was this process's and is now recorded as ended; False leaves it as it was.
         """
         with self.transaction() as db:
-            db.execute(
-                sa.update(RUNS)
-                .where(RUNS.c.id == run_id)
-                .values(status=status, finished_at=now_iso(), stop_reason=reason)
+            mine = sa.update(RUNS).where(
+                RUNS.c.id == run_id, RUNS.c.status == "running", RUNS.c.owner == process_owner()
             )
+            return db.execute(mine.values(status=status, finished_at=now_iso(), stop_reason=reason)).rowcount == 1
 
     def claim_run(self, run_id: str) -> None:
         """Mark a run ``running`` in this process (see :func:`process_owner`), e.g. when it is resumed.
@@ -1136,8 +1142,8 @@ class RunHeartbeat:
     So the other processes sharing the store see the run is still scored (:meth:`Store.mark_interrupted`); when
     this process dies (``kill -9``, out of memory), the heartbeats stop with it. When a heartbeat finds the run is
     no longer this process's (another process marked it interrupted after :data:`HEARTBEAT_STALE_S` without one,
-    or claimed it), :attr:`lost` is set, ``on_lost`` is called once (the run stops starting items) and the
-    heartbeats end.
+    or claimed it), ``on_lost`` is called once (the run stops starting items) and the heartbeats end; how the run
+    ended is then that process's to record (:meth:`Store.finish_run` leaves it alone).
 
     Args:
         store: the run's store.
@@ -1158,8 +1164,6 @@ class RunHeartbeat:
         self.run_id = run_id
         self.on_lost = on_lost
         self.interval = interval
-        self.lost = False
-        """True once a heartbeat found the run no longer this process's: the process must not record how it ended."""
         self._halt = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{run_id}", daemon=True)
 
@@ -1170,7 +1174,6 @@ class RunHeartbeat:
             except Exception:  # the store is unreachable for a moment: the next heartbeat tries again
                 continue
             if not mine:
-                self.lost = True
                 if self.on_lost is not None:
                     self.on_lost()
                 return
