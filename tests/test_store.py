@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import math
 import shutil
 import sqlite3
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from legacy_db import make_legacy_db
 
 from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
@@ -302,6 +304,28 @@ def test_the_heartbeat_keeps_a_run_running_and_stops_when_another_process_took_t
         _set_owner(store, run_id, "other-host:4242", 0)  # another process resumed it
         assert lost.wait(5)
     assert store.get_run(run_id)["owner"] == "other-host:4242"
+
+
+def test_the_first_heartbeat_that_fails_is_logged_without_the_statement_or_its_parameters(
+    store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    run_id = make_run(store)
+    failures = []
+
+    def unreachable(beaten: str) -> bool:
+        failures.append(beaten)
+        raise sa.exc.OperationalError("UPDATE runs SET heartbeat_at=?", ("s3cret",), OSError("server closed\nhint"))
+
+    monkeypatch.setattr(store, "beat", unreachable)
+    with caplog.at_level(logging.WARNING, logger="scorers.runs.store"), RunHeartbeat(store, run_id, interval=0.02):
+        while len(failures) < 3:
+            time.sleep(0.02)
+    (record,) = caplog.records  # one line, not one per heartbeat
+    assert record.getMessage() == (
+        f"Run {run_id}: its heartbeat could not be written to {store.display_name} (OperationalError: server closed); "
+        "retried every 0.02 s, further failures not logged."
+    )
+    assert "s3cret" not in caplog.text and "UPDATE" not in caplog.text
 
 
 def test_finish_run_records_only_a_run_this_process_still_scores(store: Store):

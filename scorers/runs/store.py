@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -127,6 +128,14 @@ def _why_dead(owner: str | None, heartbeat: float | None, now: float) -> str | N
             f"(it writes one every {HEARTBEAT_INTERVAL_S:g} s): it died or lost the store."
         )
     return None
+
+
+_log = logging.getLogger(__name__)
+
+
+def _error_detail(exc: BaseException) -> str:
+    """A database error in a line: the driver's first line (never the statement or its parameters)."""
+    return next(iter(str(exc.orig if getattr(exc, "orig", None) is not None else exc).splitlines()), "")
 
 
 def now_iso() -> str:
@@ -442,8 +451,9 @@ class Store:
             raise
         except sa.exc.SQLAlchemyError as exc:
             self.engine.dispose()
-            detail = str(exc.orig if getattr(exc, "orig", None) is not None else exc).splitlines()[0]
-            raise StoreError(f"{self.display_name}: not a usable Scorer Studio database ({detail})") from None
+            raise StoreError(
+                f"{self.display_name}: not a usable Scorer Studio database ({_error_detail(exc)})"
+            ) from None
 
     @property
     def display_name(self) -> str:
@@ -1168,10 +1178,22 @@ class RunHeartbeat:
         self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{run_id}", daemon=True)
 
     def _loop(self) -> None:
+        failed = False
         while not self._halt.wait(self.interval):
             try:
                 mine = self.store.beat(self.run_id)
-            except Exception:  # the store is unreachable for a moment: the next heartbeat tries again
+            except Exception as exc:  # the store is unreachable for a moment: the next heartbeat tries again
+                if not failed:  # the first failure is logged (the store without its password), not every 5 s
+                    _log.warning(
+                        "Run %s: its heartbeat could not be written to %s (%s: %s); retried every %g s, "
+                        "further failures not logged.",
+                        self.run_id,
+                        self.store.display_name,
+                        type(exc).__name__,
+                        _error_detail(exc),
+                        self.interval,
+                    )
+                    failed = True
                 continue
             if not mine:
                 if self.on_lost is not None:
