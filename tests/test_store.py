@@ -306,6 +306,18 @@ def test_the_heartbeat_keeps_a_run_running_and_stops_when_another_process_took_t
     assert store.get_run(run_id)["owner"] == "other-host:4242"
 
 
+def test_the_heartbeat_is_written_on_entering_not_an_interval_later(store: Store):
+    run_id = make_run(store)
+    assert time.time() - store.get_run(run_id)["heartbeat_at"] < HEARTBEAT_STALE_S  # stamped when stored
+    _set_owner(store, run_id, process_owner(), HEARTBEAT_STALE_S - 1)  # e.g. long in loading the scorers
+    with RunHeartbeat(store, run_id, interval=3600):
+        deadline = time.time() + 10
+        while time.time() - store.get_run(run_id)["heartbeat_at"] > 10 and time.time() < deadline:
+            time.sleep(0.02)
+        assert time.time() - store.get_run(run_id)["heartbeat_at"] < 10  # not in an hour
+    assert store.mark_interrupted() == []
+
+
 def test_the_first_heartbeat_that_fails_is_logged_without_the_statement_or_its_parameters(
     store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):

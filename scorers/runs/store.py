@@ -586,7 +586,6 @@ class Store:
                     mapping=json.dumps(mapping),
                     config=json.dumps(config),
                     owner=process_owner(),
-                    heartbeat_at=time.time(),
                 )
             )
             sql = _bulk_insert(self.dialect, ITEMS, upsert=False)
@@ -604,6 +603,8 @@ class Store:
                     for i, item in enumerate(items[start : start + ITEMS_CHUNK], start)
                 ]
                 db.sa.exec_driver_sql(sql, rows)
+            # Stamped once the items are in: however long they took, the run is not stale when it is committed.
+            db.execute(sa.update(RUNS).where(RUNS.c.id == run_id).values(heartbeat_at=time.time()))
         return run_id
 
     def save_result(self, run_id: str, item_index: int, scorer_id: str, record: dict[str, Any]) -> None:
@@ -1147,7 +1148,8 @@ writing it (SQLite's "Database File Format": the page size is set when the file 
 
 
 class RunHeartbeat:
-    """While its ``with`` block runs, a daemon thread writes the run's heartbeat every :data:`HEARTBEAT_INTERVAL_S`.
+    """While its ``with`` block runs, a daemon thread writes the run's heartbeat: once on entering, then every
+    :data:`HEARTBEAT_INTERVAL_S`.
 
     So the other processes sharing the store see the run is still scored (:meth:`Store.mark_interrupted`); when
     this process dies (``kill -9``, out of memory), the heartbeats stop with it. When a heartbeat finds the run is
@@ -1179,7 +1181,7 @@ class RunHeartbeat:
 
     def _loop(self) -> None:
         failed = False
-        while not self._halt.wait(self.interval):
+        while not self._halt.is_set():  # the first heartbeat at once: the time since the run was stored is not lost
             try:
                 mine = self.store.beat(self.run_id)
             except Exception as exc:  # the store is unreachable for a moment: the next heartbeat tries again
@@ -1194,11 +1196,12 @@ class RunHeartbeat:
                         self.interval,
                     )
                     failed = True
-                continue
-            if not mine:
-                if self.on_lost is not None:
-                    self.on_lost()
-                return
+            else:
+                if not mine:
+                    if self.on_lost is not None:
+                        self.on_lost()
+                    return
+            self._halt.wait(self.interval)
 
     def __enter__(self) -> RunHeartbeat:
         self._thread.start()
