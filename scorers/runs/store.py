@@ -704,7 +704,13 @@ class Store:
 
     def beat(self, run_id: str) -> bool:
         """Write that this process still scores ``run_id`` (its heartbeat); False when the run is no longer its own
-        (marked interrupted, claimed by another process, deleted)."""
+        (marked interrupted, claimed by another process, deleted).
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError: the write failed (e.g. ``OperationalError``: the server cannot be
+                reached, or the SQLite file is locked past its busy timeout); nothing was written, and
+                :class:`RunHeartbeat` tries again at its next heartbeat.
+        """
         with self.transaction() as db:
             mine = sa.update(RUNS).where(
                 RUNS.c.id == run_id, RUNS.c.status == "running", RUNS.c.owner == process_owner()
