@@ -30,7 +30,10 @@ def test_cost_cap_warning_says_how_many_calls_the_cap_admits():
     # floor((0.0025 - 0.001) / 0.001) + 1 = 2 calls, and floor(0.0025 / 0.001) = 2 at the bound.
     text = cost_cap_warning(0.0025, 0.01, 10)
     assert "short of the estimate's 10 judge calls ($0.01)" in text
-    assert "admits about 2 of them at the estimate's $0.001 a call (at least 2 if every reply" in text
+    assert (
+        "admits about 2 of them at the estimate's $0.001 a call (at least 2 if every call spends its whole bound"
+        in text
+    )
     # $0.00313785 for 30 calls: about $0.0001046 a call; a $0.00005 cap admits none: refused, not warned of.
     assert cost_cap_warning(0.00005, 0.00313785, 30) is None
 
@@ -38,9 +41,12 @@ def test_cost_cap_warning_says_how_many_calls_the_cap_admits():
 def test_a_cap_equal_to_the_estimate_does_not_admit_every_call_when_each_reserves_more():
     # $0.01 for 10 calls ($0.001 each), each reserving $0.003 before it is sent: the 10th call needs
     # 9 × $0.001 spent + $0.003 = $0.012 within the cap. A $0.01 cap admits floor((0.01 - 0.003) / 0.001) + 1 = 8,
-    # and floor(0.01 / 0.003) = 3 if every reply runs to the bound.
+    # and floor(0.01 / 0.003) = 3 if every call spends its whole bound.
     text = cost_cap_warning(0.01, 0.01, 10, call_bound_usd=0.003)
-    assert "admits about 8 of them at the estimate's $0.001 a call (at least 3 if every reply" in text
+    assert (
+        "admits about 8 of them at the estimate's $0.001 a call (at least 3 if every call spends its whole bound"
+        in text
+    )
     assert "the call's upper bound ($0.003:" in text
     assert cost_cap_warning(0.012, 0.01, 10, call_bound_usd=0.003) is None  # floor(0.009 / 0.001) + 1 = 10
     assert "admits about 9 of them" in cost_cap_warning(0.0119, 0.01, 10, call_bound_usd=0.003)
@@ -74,10 +80,13 @@ def test_a_cost_cap_below_what_one_call_holds_is_refused():
 def test_the_warning_of_a_fresh_users_run_counts_calls_at_the_reservation():
     # 20 calls estimated at $0.00462 ($0.000231 each), a call reserving $0.000795 (its prompt bound and 300 reply
     # tokens): a $0.002 cap admits floor((0.002 - 0.000795) / 0.000231) + 1 = floor(5.22) + 1 = 6 calls, and
-    # floor(0.002 / 0.000795) = floor(2.52) = 2 if every reply runs to 300 tokens.
+    # floor(0.002 / 0.000795) = floor(2.52) = 2 if every call spends its whole bound (prompt at one token per byte, reply at 300 tokens).
     text = cost_cap_warning(0.002, 0.00462, 20, call_bound_usd=0.000795)
     assert text.startswith("The cost cap of $0.002 is short of the estimate's 20 judge calls ($0.00462)")
-    assert "admits about 6 of them at the estimate's $0.000231 a call (at least 2 if every reply" in text
+    assert (
+        "admits about 6 of them at the estimate's $0.000231 a call (at least 2 if every call spends its whole bound"
+        in text
+    )
 
 
 def test_cost_cap_warning_counts_what_a_resumed_run_spent():

@@ -487,7 +487,10 @@ def test_the_warning_counts_calls_at_the_reservation_and_the_stop_line_spends_wh
     code, out, err = run_cli(capsys, *argv, "--judge-max-tokens", "300", "--max-cost", "0.001")
     assert code == EXIT_PAUSED and env.chat_call_count == 3
     # floor((0.001 - 0.0003) / 0.0003) + 1 = 3 at the estimate, floor(0.001 / 0.0003) = 3 at the bound.
-    assert "admits about 3 of them at the estimate's $0.0003 a call (at least 3 if every reply" in err
+    assert (
+        "admits about 3 of them at the estimate's $0.0003 a call (at least 3 if every call spends its whole bound"
+        in err
+    )
     assert "the run's judge calls spent $0.0009, and the next one reserves up to $0.0003 before it is sent" in err
     assert "Judge usage: 3 calls, 300 prompt + 900 completion tokens, cost $0.0009;" in out
 

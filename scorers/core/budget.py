@@ -207,7 +207,8 @@ def cost_cap_warning(
         A sentence, when the cap does not admit every call, saying how many it admits. The run sends a call only
         while what it spent plus the call's bound stays within the cap (:meth:`Budget.reserve`), so with ``c`` the
         estimate's cost per call and ``b`` the bound it admits ``floor((left - b) / c) + 1`` calls at the estimate,
-        and ``floor(left / b)`` when every reply runs to the bound, both at most ``judge_calls``. Code scorers are
+        and ``floor(left / b)`` when every call spends its whole bound (its prompt at one token per byte, its reply
+        at the max output tokens: more than the estimate's prompt), both at most ``judge_calls``. Code scorers are
         never held by the cap.
     """
     if max_cost_usd is None or estimate_usd is None or judge_calls <= 0:
@@ -230,7 +231,7 @@ def cost_cap_warning(
         f"{cap} short of the estimate's {judge_calls:,} judge calls ({usd_text(estimate_usd)}): the run sends "
         f"a call only while what it spent plus the call's upper bound ({usd_text(bound)}: {RESERVED_BOUND}) stays "
         f"within the cap, so it admits about {admitted:,} of them at the estimate's {usd_text(per_call)} a call "
-        f"(at least {worst:,} if every reply runs to the max output tokens), then pauses at the cap; the scorers "
+        f"(at least {worst:,} if every call spends its whole bound), then pauses at the cap; the scorers "
         "that call no judge still score every item."
     )
 
