@@ -42,8 +42,10 @@ server is new, so each open is a first one, with nothing cached), with the serve
 (its median) over the same span (user + system, from
 ``/proc/<pid>/stat``: on a shared machine it varies less than the wall time), and the
 server process's peak RSS (``VmHWM`` of ``/proc/<pid>/status``, the largest of the servers). The targets
-(from the issue) are printed beside them: every rerun with the run open under 1 s,
-opening with charts under 2 s, and under 1.5 GB for the 20 kB run. The machine's load
+(from the issue) are printed beside the number each is about, with "met" or "NOT met": every rerun with
+the run open (the charts' tab, a filter, coming back, Compare's tab, Review's next row) under 1 s of
+server CPU; every open under 2 s of wall time, and the open followed by the charts (``open the run with
+its charts``: the two steps' sum, server by server) too; under 1.5 GB for the 20 kB run. The machine's load
 average is printed first: on a shared machine the times grow with it.
 """
 
@@ -411,6 +413,25 @@ def measure_views(
     return out
 
 
+def step_line(what: str, measured: list[tuple[float, float]]) -> str:
+    """One step's printed line: the median wall and server CPU seconds of its servers (the range of the walls in
+    brackets), and its target with "met" or "NOT met" beside the number the target is about.
+
+    The issue's targets: opening a run (and opening it with its charts) under :data:`OPEN_TARGET_S` seconds of
+    wall time, as the user waits for it; every rerun with the run open (a tab, a filter, coming back) under
+    :data:`RERUN_TARGET_S` second of the server's time.
+    """
+    walls = sorted(wall for wall, _ in measured)
+    spread = f" ({walls[0]:.2f}–{walls[-1]:.2f})" if len(walls) > 1 else ""
+    wall, cpu = median(walls), median(cpu for _, cpu in measured)
+    wall_text, cpu_text = f"wall {wall:5.2f} s{spread}", f"server CPU {cpu:5.2f} s"
+    if "open" in what:
+        verdict = "met" if wall < OPEN_TARGET_S else "NOT met"
+        return f"{wall_text} (target < {OPEN_TARGET_S:g} s: {verdict}); {cpu_text}"
+    verdict = "met" if cpu < RERUN_TARGET_S else "NOT met"
+    return f"{cpu_text} (target < {RERUN_TARGET_S:g} s of server time: {verdict}); {wall_text}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000, help="items of the two-scorer run (default 10,000)")
@@ -459,19 +480,19 @@ def main() -> None:
                             rss = max(rss, peak_rss_mb(pid))
                         for what, seconds in times.items():
                             runs.setdefault(what, []).append(seconds)
-                    for what, measured in runs.items():
-                        target = OPEN_TARGET_S if "open" in what else RERUN_TARGET_S
-                        walls = sorted(wall for wall, _ in measured)
-                        spread = f" ({walls[0]:.2f}–{walls[-1]:.2f})" if len(walls) > 1 else ""
-                        rows.append(
-                            (
-                                name,
-                                what,
-                                f"{median(walls):6.2f} s{spread} (target < {target:g} s); "
-                                f"server CPU {median(cpu for _, cpu in measured):5.2f} s",
+                    charts = next((what for what in runs if what.startswith("draw the charts")), None)
+                    if charts is not None:  # the issue's "opening the run, with charts": both steps, server by server
+                        runs["open the run with its charts (open, then charts)"] = [
+                            (o_wall + c_wall, o_cpu + c_cpu)
+                            for (o_wall, o_cpu), (c_wall, c_cpu) in zip(
+                                runs["open the run: idle"], runs[charts], strict=True
                             )
-                        )
-                    rows.append((name, "server peak RSS", f"{rss:6.0f} MB (target < {RSS_TARGET_MB} MB)"))
+                        ]
+                    rows.extend((name, what, step_line(what, measured)) for what, measured in runs.items())
+                    rss_verdict = "met" if rss < RSS_TARGET_MB else "NOT met"
+                    rows.append(
+                        (name, "server peak RSS", f"{rss:6.0f} MB (target < {RSS_TARGET_MB} MB: {rss_verdict})")
+                    )
             finally:
                 browser.close()
     width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
