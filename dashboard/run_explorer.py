@@ -64,6 +64,10 @@ HISTOGRAM_BINS = 20
 TABS = ("Summary", "Distributions", "Rows and drill-down", "Export")
 """The tabs of a run's results; the widget key ``<key>_tab`` holds the open one."""
 
+NO_VALUE = "—"
+"""The rows table's cell without a value (a score, a dimension or a text the row does not have); never the
+grid's default "None", which reads like a text. An empty error or reason is an empty cell."""
+
 MIMES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json"}
 
 
@@ -438,7 +442,9 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
     visible, start = page_of(shown, f"{key}_page", s3)
     st.caption(
         f"{len(shown)} of {len(results)} rows (one per item and scorer); rows {start + 1 if len(visible) else 0}–"
-        f"{start + len(visible)} shown. Long texts are cut here; select a row to read it whole below."
+        f"{start + len(visible)} shown. Long texts are cut here; select a row to read it whole below. "
+        f'"{NO_VALUE}": no value (a row not scored has no score, nor another scorer\'s dimensions; a text the item '
+        "does not have, such as a ground truth)."
     )
     page_table = page_rows(table, visible)
     # The scorer as the filter, the charts and History name it ("Textual difference (vs input)"), not its id.
@@ -451,6 +457,7 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
         key=f"{key}_table",
         on_select="rerun",
         selection_mode="single-row",
+        placeholder=NO_VALUE,
         column_config={
             "score": _NUMBER,
             "error": st.column_config.TextColumn("error", width="large"),

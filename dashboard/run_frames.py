@@ -246,11 +246,14 @@ def page_rows(table: RunTable, results: pd.DataFrame, *, limit: int = 120) -> pd
     Returns:
         Columns ``item_index``, ``item_id``, ``scorer``, ``score``, ``status``,
         ``cached`` (the judge's reply came from the cache), ``error``, ``input``, ``output``, ``ground_truth``, ``system``, ``reason``,
-        the group columns, the run's dimension columns, then the token and latency columns.
+        the group columns, the run's dimension columns, then the token and latency columns. A scored row's
+        ``error`` and a row's absent ``reason`` are ``""`` (nothing to say: an empty cell); a text the item
+        does not have (``None``) and a score or dimension a row does not have (NaN) stay missing values.
     """
     rows = table.rows(results.index)
     for column in (*TEXT_FIELDS, "reason"):
         rows[column] = rows[column].map(lambda v: truncate(v, limit) if isinstance(v, str) else None).astype(object)
+    rows[["error", "reason"]] = rows[["error", "reason"]].fillna("")
     groups = [c for c in rows.columns if c.startswith("group:")]
     dims = [c for columns in table.dimensions.values() for c in columns]
     order = [

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import sqlalchemy as sa
 from fake_openai import FakeOpenAI, Reply
@@ -809,3 +810,31 @@ def test_the_drill_down_shows_a_tool_call_and_its_result_as_context_turns(open_p
     bodies = [h.proto.body for h in at.get("html")]
     assert any(b.endswith('>tool call (call_1): get_weather({"city": "Oslo"})</div>') for b in bodies)
     assert any(b.endswith(">tool result (call call_1):\n18C</div>") for b in bodies)
+
+
+def test_the_rows_table_leaves_an_empty_error_or_reason_empty_and_shows_a_missing_value_as_a_dash(
+    open_page, studio_db: Path
+):
+    # Item "a" is scored ("abc" vs "abc" → 1: no error); item "b" has no response: missing_input, so no
+    # score, no reason and no dimensions (its error says why).
+    items = [
+        EvalItem("a", {"input": "q", "output": {"text": "abc"}, "ground_truth": "abc"}, {}),
+        EvalItem("b", {"input": "q", "ground_truth": "abc"}, {}),
+    ]
+    store = Store(studio_db)
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store).run_id
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
+    (grid,) = [d for d in at.dataframe if d.key == f"{key}_table"]
+    rows = grid.value.set_index("item_id")
+    assert rows.loc["a", "score"] == 1.0 and rows.loc["a", "error"] == ""  # scored: an empty error cell
+    assert rows.loc["b", "status"] == "Missing input" and rows.loc["b", "error"].startswith("output")
+    assert rows.loc["b", "reason"] == ""  # not scored: no reason, an empty cell
+    # Missing values (b's score and output) are shown as the grid's placeholder, "—" as the caption says,
+    # never the grid's default "None", which reads like the text "None".
+    assert pd.isna(rows.loc["b", "score"]) and pd.isna(rows.loc["b", "output"])
+    assert grid.proto.placeholder == "—"
+    assert any('"—": no value (a row not scored has no score' in c.value for c in at.caption)
