@@ -263,10 +263,12 @@ def _render_textual_difference(
     details = result.details
     columns = st.columns(5)
     columns[0].metric("Score", decimal_text(result.score), help="ratio × confidence × scale")
-    columns[1].metric("Ratio", f"{analysis['ratio']:.3f}", help="2·LCS / (len(a) + len(b)) over characters")
+    columns[1].metric("Ratio", decimal_text(analysis["ratio"]), help="2·LCS / (len(a) + len(b)) over characters")
     columns[2].metric("Changes", str(analysis["changes"]), help="word-level insert, delete or replace operations")
-    columns[3].metric("Length diff", f"{analysis['lengthDiff']:.3f}", help="|len(a) − len(b)| / max(len(a), len(b))")
-    columns[4].metric("Confidence", f"{analysis['confidence']:.3f}", help="1 − length diff")
+    columns[3].metric(
+        "Length diff", decimal_text(analysis["lengthDiff"]), help="|len(a) − len(b)| / max(len(a), len(b))"
+    )
+    columns[4].metric("Confidence", decimal_text(analysis["confidence"]), help="1 − length diff")
     st.markdown(f"**Reason:** {md_escape(result.reason or '')}")
     if lazy_key is None:
         st.plotly_chart(textual_difference_chart(analysis), key=f"{key}_textual_difference")

@@ -81,6 +81,28 @@ def test_textual_difference_metrics_and_diff(open_page):
     assert at.get("plotly_chart")
 
 
+def test_textual_difference_tiles_and_reason_write_the_same_numbers(open_page):
+    at = open_page()
+    # "ab" vs "ab" + 60 "c": similarity 2·2 / 64 = 0.0625, read 0.063 rounded half up (f"{0.0625:.3f}" gives
+    # 0.062); length difference 60/62 = 0.9677 (0.968), confidence 2/62 = 0.0323 (0.032); score 0.002016 (0.002).
+    fill(at, prompt="x", response="ab", ground_truth="ab" + "c" * 60)
+    at.selectbox(key="eval_scorer").set_value("textual-difference").run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    assert metrics(at) == {
+        "Score": "0.002",
+        "Ratio": "0.063",
+        "Changes": "1",
+        "Length diff": "0.968",
+        "Confidence": "0.032",
+    }
+    assert any(
+        m.value.startswith("**Reason:**")
+        and m.value.endswith("Score = similarity 0.063 × length confidence 0.032 = 0.002.")
+        for m in at.markdown
+    )
+
+
 def test_result_is_kept_across_widget_interactions(open_page):
     at = open_page()
     fill(at, response="hello world", ground_truth="hello there world")

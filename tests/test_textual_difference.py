@@ -422,5 +422,15 @@ def test_the_reason_states_how_the_score_came():
     result = create_textual_difference_scorer().run(payload)
     assert result.score == pytest.approx(242 / 1092)
     assert result.reason.endswith("Score = similarity 0.564 × length confidence 0.393 = 0.222.")
+    # The score with the 3 decimals its tile shows (decimal_text), not 3 significant digits (2.22).
     scaled = create_textual_difference_scorer(scale=10).run(payload)
-    assert scaled.reason.endswith("Score = similarity 0.564 × length confidence 0.393 × scale 10 = 2.22.")
+    assert scaled.reason.endswith("Score = similarity 0.564 × length confidence 0.393 × scale 10 = 2.216.")
+
+
+def test_the_reason_writes_small_factors_with_the_digits_the_result_shows():
+    # "ab" (2 characters) vs "ab" + 60 "c" (62): LCS = 2, similarity = 2·2 / 64 = 0.0625 (rounded half up:
+    # 0.063); length confidence = 1 − 60/62 = 2/62 = 0.03226 (0.032); score = 0.0625 × 2/62 = 0.002016 (0.002).
+    # 3 significant digits wrote 0.0625, 0.0323 and 0.00202 beside the tiles' 0.063, 0.032 and 0.002.
+    result = create_textual_difference_scorer().run({"input": "x", "output": "ab", "ground_truth": "ab" + "c" * 60})
+    assert result.score == pytest.approx(0.0625 * 2 / 62)
+    assert result.reason.endswith("Score = similarity 0.063 × length confidence 0.032 = 0.002.")

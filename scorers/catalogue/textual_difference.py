@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from rapidfuzz.distance import Indel, Levenshtein
 
 from scorers.catalogue.metrics._code_based import check_flag, check_scale, check_target, reference_text
-from scorers.core.base import RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.base import RunInput, ScoreResult, decimal_text, normalize_run, round_half_up
 
 _HORIZONTAL_SPACE = re.compile(r"[^\S\n]+")
 _LINE_BREAKS = re.compile(r"[^\S\n]*\n\s*")
@@ -282,10 +282,12 @@ def _reason(compared_with: str, a: str, b: str, same_words: bool, analysis: dict
         return f"The response is identical to {target}."
     length = f"length difference {_percent(analysis['lengthDiff'])}"
     ratio, confidence = analysis["ratio"], analysis["confidence"]
-    scaled = f" × scale {_number(scale)}" if scale != 1 else ""
+    # The factors and the score with the digits the result's tiles show them (decimal_text), so the same
+    # number reads the same in the reason as beside it.
+    scaled = f" × scale {scale:g}" if scale != 1 else ""
     score = (
-        f"Score = similarity {_number(ratio)} × length confidence {_number(confidence)}{scaled} "
-        f"= {_number(ratio * confidence * scale)}."
+        f"Score = similarity {decimal_text(ratio)} × length confidence {decimal_text(confidence)}{scaled} "
+        f"= {decimal_text(ratio * confidence * scale)}."
     )
     if same_words:
         return (
@@ -298,8 +300,3 @@ def _reason(compared_with: str, a: str, b: str, same_words: bool, analysis: dict
         f"The response matches {target} at {_percent(ratio)} similarity "
         f"({changes} word-level {plural}, {length}). {score}"
     )
-
-
-def _number(value: float) -> str:
-    """A factor or score for the reason, to 3 significant digits (``0.324``, ``0.059``, ``1``)."""
-    return f"{value:.3g}"
