@@ -345,12 +345,13 @@ TOOL_USE = [
     {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
     {"role": "assistant", "content": "Oslo weather: 18C"},
 ]
-# The conversation field: the turns before the reply, the tool call and the tool result kept with their ids.
+# The conversation field: the turns before the reply, the tool call and the tool result kept with their ids,
+# the tool call's content null as it was brought.
 TOOL_TURNS = [
     {"role": "user", "content": "Oslo weather"},
     {
         "role": "assistant",
-        "content": "",
+        "content": None,
         "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'}],
     },
     {"role": "tool", "content": "18C", "tool_call_id": "call_1"},

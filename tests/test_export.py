@@ -511,3 +511,51 @@ def test_every_export_carries_a_conversations_turns_with_their_roles(tmp_path):
         documents = json.loads(data)["items"]
         assert [d["conversation"] for d in documents] == [EARLIER_TURNS, []]
     store.close()
+
+
+def test_a_tool_call_turns_null_content_stays_null_and_an_empty_one_empty_in_every_export(tmp_path):
+    # OpenAI writes an assistant turn that only calls tools with content null; another client may write "".
+    # Each is exported as it was brought (null was written as "", which no one wrote).
+    call = {"id": "c1", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}
+    result_turn = {"role": "tool", "tool_call_id": "c1", "content": "noon"}
+    items = [
+        EvalItem(
+            f"content-{label}",
+            {
+                "input": [
+                    {"role": "user", "content": "Time?"},
+                    {"role": "assistant", "content": content, "tool_calls": [call]},
+                    result_turn,
+                ],
+                "output": {"role": "assistant", "content": "Noon."},
+            },
+        )
+        for label, content in (("null", None), ("empty", ""))
+    ]
+    store = Store(tmp_path / "runs.db")
+    result = run_evals(items, [create_textual_difference_scorer()], store=store)
+    table = load_run_table(store, result.run_id)
+
+    def turns(content):
+        return [
+            {"role": "user", "content": "Time?"},
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [{"id": "c1", "name": "get_time", "arguments": "{}"}],
+            },
+            {"role": "tool", "content": "noon", "tool_call_id": "c1"},
+        ]
+
+    expected = [turns(None), turns("")]
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.SCORED]
+    # The columns hold JSON text (null inside it, in the CSV too); the JSON holds the lists.
+    jsonl = [json.loads(line) for line in _export(table, "jsonl").decode().splitlines()]
+    assert [json.loads(row["conversation"]) for row in jsonl] == expected
+    for data in (_export(table, "parquet"), export_run(result, items, "parquet")):
+        assert [json.loads(t) for t in pd.read_parquet(io.BytesIO(data))["conversation"]] == expected
+    for data in (_export(table, "plain-csv"), export_run(result, items, "csv")):
+        assert [json.loads(row["conversation"]) for row in _csv_rows(data)] == expected
+    for data in (_export(table, "json"), export_run(result, items, "json")):
+        assert [d["conversation"] for d in json.loads(data)["items"]] == expected
+    store.close()

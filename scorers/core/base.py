@@ -95,6 +95,8 @@ class Message:
 
     ``tool_calls`` are the tools an assistant turn calls (OpenAI's ``tool_calls``; its ``content`` may then be
     empty); ``tool_call_id`` and ``name`` are a tool result's (a ``"tool"`` turn's) call id and tool name.
+    ``content_null``: such a turn's content was null (or absent), as OpenAI writes it; ``content`` is then ``""``
+    for the texts and the judge, and :meth:`as_turn` gives null, as the user brought it.
     """
 
     role: str
@@ -102,15 +104,19 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    content_null: bool = False
 
     def as_turn(self) -> dict[str, Any]:
         """The message as a conversation turn, the exports' shape: ``{"role", "content"}``, with ``tool_calls``
-        (``[{"id", "name", "arguments"}]``), ``tool_call_id`` and ``name`` when it has them (:func:`turn_text`).
+        (``[{"id", "name", "arguments"}]``), ``tool_call_id`` and ``name`` when it has them (:func:`turn_text`);
+        ``content`` is None where the message's was null (``content_null``), never turned into ``""``.
 
         >>> Message("tool", "18C", tool_call_id="call_1").as_turn()
         {'role': 'tool', 'content': '18C', 'tool_call_id': 'call_1'}
+        >>> Message("assistant", "", (ToolCall("get_time", {}, call_id="c1"),), content_null=True).as_turn()
+        {'role': 'assistant', 'content': None, 'tool_calls': [{'id': 'c1', 'name': 'get_time', 'arguments': {}}]}
         """
-        turn: dict[str, Any] = {"role": self.role, "content": self.content}
+        turn: dict[str, Any] = {"role": self.role, "content": None if self.content_null else self.content}
         if self.tool_calls:
             turn["tool_calls"] = [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
         if self.tool_call_id is not None:
@@ -284,7 +290,8 @@ def _message_text(message: Any, where: str) -> Message:
     calls = message.get("tool_calls") if role == "assistant" else None
     if calls is not None and not isinstance(calls, list):
         raise InvalidInputError("expected a list of tool calls", field=f"{where}.tool_calls")
-    if calls and content is None:  # OpenAI: an assistant turn that only calls tools has content null
+    content_null = bool(calls) and content is None  # OpenAI: an assistant turn that only calls tools
+    if content_null:
         content = ""
     if not isinstance(content, str):
         raise InvalidInputError(
@@ -298,7 +305,7 @@ def _message_text(message: Any, where: str) -> Message:
         raise InvalidInputError(unknown_role_reason(role), field=f"{where}.role")
     if role != "tool":
         tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls or []))
-        return Message(role, content, tool_calls)
+        return Message(role, content, tool_calls, content_null=content_null)
     call_id, name = message.get("tool_call_id"), message.get("name")
     for key, value in (("tool_call_id", call_id), ("name", name)):
         if value is not None and not isinstance(value, str):
