@@ -38,7 +38,7 @@ from scorers.analysis.labels import scorer_scale
 from scorers.catalogue.registry import TARGET_LABELS
 from scorers.core.base import RUN_FIELDS, RunInput, decimal_text
 from scorers.core.budget import BudgetCaps
-from scorers.core.errors import run_status_short_label
+from scorers.core.errors import outcome_status_label, run_status_short_label
 from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import response_text, response_text_key, unmapped_columns
@@ -162,7 +162,8 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
         limit: rows to show.
 
     Returns:
-        Columns :data:`PREVIEW_ID`, ``status`` (``"will be scored"`` or ``"not scored: missing_input (...)"``)
+        Columns :data:`PREVIEW_ID`, ``status`` (``"will be scored"`` or ``"not scored: Missing input (...)"``, the status as
+        :func:`~scorers.core.errors.outcome_status_label` words it)
         and one per field the scorer reads (``ScorerSpec.reads``), by the field's label.
     """
     spec = getattr(scorer, "spec", None)
@@ -177,7 +178,7 @@ def scorer_preview(items: Sequence[EvalItem], scorer: Any, limit: int = 3) -> pd
             row["status"] = "will be scored"
         except ScorerError as exc:
             run = None
-            row["status"] = f"not scored: {exc.status.value} ({exc})"
+            row["status"] = f"not scored: {outcome_status_label(exc.status.value)} ({exc})"
         shown = reads
         if run is None:
             run, shown = _readable_fields(item.payload, reads)

@@ -28,6 +28,7 @@ from scorers.catalogue.judge_builder import (
 )
 from scorers.catalogue.judge_store import SavedJudge, export_judges
 from scorers.core.base import decimal_text
+from scorers.core.errors import outcome_status_label
 
 from .results import md_escape
 
@@ -439,7 +440,7 @@ def render_reason_check(reason: str, fields: list[dict[str, Any]]) -> None:
 def render_try_outcome(outcome: TryOutcome) -> None:
     """A "Try it" outcome: the rendered prompt, the raw reply, the parsed fields and the score, or the error."""
     if outcome.error is not None:
-        st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.error)}")
+        st.error(f"Not scored ({outcome_status_label(outcome.status.value)}): {md_escape(outcome.error)}")
     if outcome.score is not None:
         score_col, reason_col = st.columns([1, 3])
         score_col.metric("Score", decimal_text(outcome.score))

@@ -14,6 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_breakdown, interpretation_band
 from scorers.catalogue.registry import higher_is_better
 from scorers.core.base import decimal_text, round_half_up
+from scorers.core.errors import outcome_status_label
 
 from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
 from .diff import TEXT_PREVIEW_CHARS, render_text_diff
@@ -348,7 +349,7 @@ def render_outcome(
             (:func:`render_text_block`, keyed ``<key>_raw_reply``).
     """
     if isinstance(outcome, RunFailure):
-        st.error(f"Not scored ({outcome.status.value.replace('_', ' ')}): {md_escape(outcome.message)}")
+        st.error(f"Not scored ({outcome_status_label(outcome.status.value)}): {md_escape(outcome.message)}")
         if outcome.raw_reply:
             with st.expander("The judge's raw reply"):
                 if lazy_key is None:

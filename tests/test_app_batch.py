@@ -203,7 +203,7 @@ def test_the_estimate_leaves_out_a_prompt_longer_than_the_judges_window(open_pag
     assert metrics(at)["Judge calls (est.)"] == "1"
     assert [w.value for w in at.warning] == [
         "1 outcome(s) have a judge prompt longer than the model's context window: they will not be sent, and are "
-        "stored as not scored (exceeds_context), not counted above. Shorten the texts (Longest response to send), "
+        "stored as not scored (Too long for the judge's context), not counted above. Shorten the texts (Longest response to send), "
         "or choose a model with a larger window."
     ]
     assert fake_judge.chat_call_count == 0
@@ -341,7 +341,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
         chart_keys(at)
     )
     at.selectbox(key=f"{key}_item").set_value(2).run()
-    assert any(e.value.startswith("Not scored (missing input)") for e in at.error)
+    assert any(e.value.startswith("Not scored (Missing input)") for e in at.error)
 
     # Reruns and widget changes never call the judge again.
     assert fake_judge.chat_call_count == 3
@@ -517,7 +517,7 @@ def test_a_missing_response_key_is_previewed_with_its_other_fields_and_stored_as
     at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
     preview = at.dataframe[1].value  # after the mapped columns: the rows as textual difference reads them
     row = preview.iloc[1]
-    assert row["status"].startswith("not scored: missing_input (output")
+    assert row["status"].startswith("not scored: Missing input (output")
     # The record has p2 and r2: they are shown, only the response is absent.
     assert (row["User prompt"], row["Ground truth"]) == ("p2", "r2")
     assert pd.isna(row["Response"])
@@ -620,7 +620,7 @@ def test_the_preview_status_is_the_scorers_own_input_check(open_page, fake_judge
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
     preview = table_with(at, "status")
     why = "input: both mode needs a user prompt or a system message, but the input has neither with text"
-    assert preview["status"].tolist() == [f"not scored: missing_input ({why})", "will be scored"]
+    assert preview["status"].tolist() == [f"not scored: Missing input ({why})", "will be scored"]
     at.button(key="batch_run").click().run()
     wait_for_job(at)
     store = Store(studio_db)

@@ -768,7 +768,10 @@ def test_budget_caps_the_scorers_judge_calls(open_page, judge: FakeOpenAI, studi
     run_id = jobs.get(at.session_state["job_compare"]).run_id
     assert judge.chat_call_count == 2
     stored = next(w.value for w in at.warning if w.value.startswith(f"Stored as run {run_id}"))
-    assert "Its status is budget_reached: not every item was scored" in stored
+    assert (
+        "Its status: Paused at the budget cap (the next judge call could have passed it). Not every item was scored"
+        in stored
+    )
     store = Store(studio_db)
     try:
         run = store.get_run(run_id)

@@ -282,7 +282,7 @@ def test_invalid_judge_output_shows_the_error_and_the_raw_reply(open_page, fake_
     at.button(key="eval_run").click().run()
 
     assert not at.exception
-    assert at.error[0].value.startswith("Not scored (judge output invalid): The judge")
+    assert at.error[0].value.startswith("Not scored (Judge output invalid): The judge")
     assert at.expander[-1].label == "The judge's raw reply"
     assert at.code[0].value == "Still not JSON <b>"
 
@@ -366,7 +366,7 @@ def test_a_pasted_conversation_ending_with_a_user_turn_is_not_scored_on_an_earli
     assert not at.exception
     assert not at.metric  # before: "Hello" scored against "Hi"
     assert [e.value for e in at.error] == [
-        "Not scored (missing input): output: the run has no 'output' (the response to evaluate): the conversation "
+        "Not scored (Missing input): output: the run has no 'output' (the response to evaluate): the conversation "
         "ends with a user turn, not an assistant reply (its response is its final message only when that is the "
         "assistant's)"
     ]

@@ -169,7 +169,7 @@ def test_try_it_shows_errors_with_the_raw_reply(open_page, fake_judge: FakeOpenA
     at.button(key="jb_try").click().run()
 
     assert not at.exception
-    assert at.error[0].value.startswith("Not scored (judge output invalid): The judge")
+    assert at.error[0].value.startswith("Not scored (Judge output invalid): The judge")
     assert "Yes, polite." in [c.value for c in at.code]
     assert not at.metric
 
@@ -262,7 +262,7 @@ def test_a_consistency_rule_typed_in_the_page_makes_a_contradicting_reply_invali
     at.text_area(key="jb_try_response").input("Pancakes: wheat flour, milk, eggs.")
     at.button(key="jb_try").click().run()
     assert not at.exception
-    assert at.error[0].value.startswith("Not scored (judge output invalid)")
+    assert at.error[0].value.startswith("Not scored (Judge output invalid)")
     assert "glutenSources is empty" in at.error[0].value.replace("\\", "")
     assert not at.metric
 

@@ -108,7 +108,7 @@ def test_textual_difference_needs_no_prompt_and_blank_references_are_missing_inp
     rows = preview(at)
     assert rows[PREVIEW_ID].tolist() == ["r1", "r2", "r3"]
     assert rows["status"].iloc[0] == "will be scored"
-    assert rows["status"].iloc[1].startswith("not scored: missing_input")
+    assert rows["status"].iloc[1].startswith("not scored: Missing input")
     assert rows["Ground truth"].tolist() == ["abc", "", "abcd"]
 
     at.button(key="batch_run").click().run()
@@ -140,7 +140,7 @@ def test_blank_reference_is_never_compared_with_the_prompt(open_page):
     upload(at, "qa.csv", b"id,prompt,response,reference\nr1,abc,abc,\nr2,x,abc,abc\n")
     at.multiselect(key="batch_scorers").set_value(["textual-difference"]).run()
     rows = preview(at)
-    assert rows["status"].tolist()[0].startswith("not scored: missing_input")
+    assert rows["status"].tolist()[0].startswith("not scored: Missing input")
     assert rows["status"].tolist()[1] == "will be scored"
 
 

@@ -455,7 +455,7 @@ def test_label_import_refuses_rows_for_items_without_a_response_and_imports_the_
     summary = next(m.value for m in at.markdown if "rows give a label" in m.value)
     assert summary == "**2 of 3 rows give a label**; 1 do not; 1 of the run's 3 items get none."
     assert (
-        "verdicts.csv: 1 row(s) label an item with no response (not scored, missing_input), and are not imported, "
+        "verdicts.csv: 1 row(s) label an item with no response (not scored: Missing input), and are not imported, "
         "since there is no answer to label: line 3 (item 'row1'). The file's other rows are imported as usual, "
         "and no label already stored is changed."
     ) in [w.value for w in at.warning]
@@ -464,7 +464,7 @@ def test_label_import_refuses_rows_for_items_without_a_response_and_imports_the_
         {
             "row": "line 3",
             "key": "row1",
-            "reason": "item 'row1' has no response (not scored, missing_input): there is no answer to label",
+            "reason": "item 'row1' has no response (not scored: Missing input): there is no answer to label",
         }
     ]
     import_button = next(b for b in at.button if b.key and b.key.endswith("_import"))
@@ -688,7 +688,7 @@ def test_the_row_view_draws_its_charts_only_when_asked(open_page, studio_db: Pat
     assert metrics(at)["Prompt alignment (0–1)"] == "0.500"
     # A failure: the judge's raw reply as plain text (escaped), no code block.
     at.button(key=f"{key}_next").click().run()
-    assert at.error[0].value.startswith("Not scored (judge output invalid)")
+    assert at.error[0].value.startswith("Not scored (Judge output invalid)")
     assert not at.get("plotly_chart") and not at.code
     assert at.expander[-1].label == "The judge's raw reply"
     assert at.expander[-1].get("html")[0].proto.body.endswith(">Not JSON &lt;b&gt;</div>")
@@ -744,7 +744,7 @@ def test_a_row_without_a_response_cannot_be_labelled_and_says_why(open_page, stu
     assert row_heading(at).startswith("**Row 2 of 2** (all rows) · item `row1`")
     for action in ("save", "pass", "fail"):
         assert at.button(key=f"{key}_1_{action}").disabled
-    assert any(i.value.startswith("This row has no response: it was not scored (missing_input)") for i in at.info)
+    assert any(i.value.startswith("This row has no response: it was not scored (Missing input)") for i in at.info)
     assert label_history(store, run_id, 1, TD) == []
     store.close()
 
@@ -812,7 +812,7 @@ def test_rows_without_a_response_are_left_out_of_the_queues_to_label_and_the_pag
     at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()
     left_out = (
-        "1 row(s) with no response (not scored, missing_input) are left out: there is no answer to label. "
+        "1 row(s) with no response (not scored: Missing input) are left out: there is no answer to label. "
         "They are under All rows; fix the dataset's response and score it again to label it."
     )
     assert metrics(at)["Labelled"] == "0 of 2"  # 3 rows, one of which cannot be labelled

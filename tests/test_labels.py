@@ -343,7 +343,7 @@ def test_match_labels_refuses_a_row_whose_item_has_no_response():
     assert [label.item_index for label in match.labels] == [0, 2]
     assert match.no_response == [("row 2", "b")]
     assert [(p.row, p.key, p.reason) for p in match.problems] == [
-        ("row 2", "2", "item 'b' has no response (not scored, missing_input): there is no answer to label")
+        ("row 2", "2", "item 'b' has no response (not scored: Missing input): there is no answer to label")
     ]
     assert match.unlabelled_items == [1]
 

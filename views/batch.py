@@ -46,6 +46,7 @@ from scorers import (
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
 from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, cost_cap_warning
+from scorers.core.errors import ScoreStatus, outcome_status_label
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import (
     ROLES,
@@ -453,7 +454,8 @@ if dataset is not None:
         if estimate.too_long:
             st.warning(
                 f"{estimate.too_long:,} outcome(s) have a judge prompt longer than the model's context window: "
-                "they will not be sent, and are stored as not scored (exceeds_context), not counted above. "
+                "they will not be sent, and are stored as not scored "
+                f"({outcome_status_label(ScoreStatus.EXCEEDS_CONTEXT.value)}), not counted above. "
                 "Shorten the texts (Longest response to send), or choose a model with a larger window."
             )
         # A price refused below (negative, or half set) gives no cost: the list price's would be shown for it.

@@ -29,6 +29,7 @@ from scorers.analysis.generate import (
     validate_variant,
 )
 from scorers.catalogue.registry import resolve_options, scorer_spec, scorer_specs
+from scorers.core.errors import run_status_label
 from scorers.runs.datasets import not_text_notices
 
 from ..budget import budget_form, budget_problem
@@ -588,7 +589,7 @@ def render_setup(store: Store) -> None:
         notes = []
         status = store.get_run(job.run_id)["status"]
         if status != "completed":
-            notes.append(f"Its status is {status}: not every item was scored; resume it from History.")
+            notes.append(f"Its status: {run_status_label(status)}. Not every item was scored; resume it from History.")
         rows = store.query("SELECT status FROM results WHERE run_id = ?", (job.run_id,))
         results = pd.DataFrame([dict(r) for r in rows], columns=["status"])
         failures = not_scored_summary(results)

@@ -24,6 +24,7 @@ from scorers.analysis.labels import (
     match_labels,
     parse_verdict,
 )
+from scorers.core.errors import ScoreStatus, outcome_status_label
 
 from ..batch import UPLOAD_TYPES
 from ..run_explorer import run_table
@@ -190,7 +191,8 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
         where = "; ".join(f"{row} (item {item_id!r})" for row, item_id in match.no_response[:10])
         more = f" and {len(match.no_response) - 10} more" if len(match.no_response) > 10 else ""
         st.warning(
-            f"{name}: {len(match.no_response)} row(s) label an item with no response (not scored, missing_input), "
+            f"{name}: {len(match.no_response)} row(s) label an item with no response "
+            f"(not scored: {outcome_status_label(ScoreStatus.MISSING_INPUT.value)}), "
             f"and are not imported, since there is no answer to label: {where}{more}. The file's other rows are "
             "imported as usual, and no label already stored is changed."
         )

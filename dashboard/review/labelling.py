@@ -42,6 +42,7 @@ from scorers.analysis.labels import (
 from scorers.analysis.pairwise_runs import order_flips_by_item, stored_pairwise
 from scorers.analysis.uncertainty import JudgeDoubt, judge_doubts, pooled_repetitions, stored_rejudges
 from scorers.core.base import decimal_text
+from scorers.core.errors import ScoreStatus, outcome_status_label
 from scorers.runs.export import item_texts
 
 from ..results import md_escape, render_outcome
@@ -82,7 +83,8 @@ UNCERTAIN_ORDER = (
 """The "judge least sure first" order in words (:mod:`scorers.analysis.uncertainty`)."""
 
 NO_RESPONSE_LEFT_OUT = (
-    "{n} row(s) with no response (not scored, missing_input) are left out: there is no answer to label. "
+    "{n} row(s) with no response (not scored: " + outcome_status_label(ScoreStatus.MISSING_INPUT.value) + ") are left "
+    "out: there is no answer to label. "
     "They are under All rows; fix the dataset's response and score it again to label it."
 )
 """Why the queues of rows to label leave out the rows with no response (``n``: how many)."""
@@ -307,7 +309,7 @@ def _judge_line(ctx: ReviewContext, outcome: ItemOutcome | None) -> str:
     if outcome is None:
         return "Judge: not scored yet (the run stopped before this row)."
     if outcome.score is None:
-        return f"Judge: not scored ({outcome.status.value.replace('_', ' ')})."
+        return f"Judge: not scored ({outcome_status_label(outcome.status.value)})."
     verdict = passes(outcome.score, ctx.threshold, higher_is_better=ctx.higher_is_better)
     return f"Judge: {decimal_text(outcome.score)} of {ctx.scale:g} → {verdict_text(verdict)} at {ctx.threshold:g}"
 
@@ -376,7 +378,8 @@ def no_response_reason(item: EvalItem, outcome: ItemOutcome | None) -> str | Non
     if outcome is None or not lacks_response(outcome.status, item_texts(item)["output"]):
         return None
     return (
-        "This row has no response: it was not scored (missing_input), and there is no answer to label. "
+        f"This row has no response: it was not scored ({outcome_status_label(ScoreStatus.MISSING_INPUT.value)}), "
+        "and there is no answer to label. "
         "Fix the dataset's response and score it again to label it."
     )
 

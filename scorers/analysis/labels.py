@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from scorers.catalogue.judge_store import get_judge
-from scorers.core.errors import InvalidInputError
+from scorers.core.errors import InvalidInputError, ScoreStatus, outcome_status_label
 from scorers.runs.export import export_columns, nest_analysis, to_csv_bytes, to_jsonl_bytes
 from scorers.runs.runner import EvalItem
 from scorers.runs.store import Record, Store, now_iso
@@ -494,8 +494,8 @@ def match_labels(
             continue
         if target in no_response:
             reason = (
-                f"item {items[target].item_id!r} has no response (not scored, missing_input): there is no answer "
-                "to label"
+                f"item {items[target].item_id!r} has no response "
+                f"(not scored: {outcome_status_label(ScoreStatus.MISSING_INPUT.value)}): there is no answer to label"
             )
             refused.append((names[n], items[target].item_id))
             problems.append((n, ImportProblem(names[n], keys[n], reason)))
