@@ -445,7 +445,14 @@ def test_label_import_refuses_rows_for_items_without_a_response_and_imports_the_
         EvalItem("row2", {"input": "question 2", "output": {"text": "xyz"}, "ground_truth": "abc"}),
     ]
     run_id = run_evals(items, [create_textual_difference_scorer()], store=store, dataset_name="gaps.jsonl").run_id
-    save_label(store, run_id, 1, TD, reviewer="Bea", human_pass=True)  # stored before: never lost
+    # A label stored before save_label refused such rows (an older version wrote it): never lost.
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO labels (run_id, item_index, scorer_id, reviewer, created_at, human_score, human_pass, comment,"
+            " judge_score, judge_status, source) VALUES (?, 1, ?, 'Bea', '2026-01-01T00:00:00+00:00', NULL, 1, '',"
+            " NULL, 'missing_input', 'review')",
+            (run_id, TD),
+        )
     store.close()
     at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()

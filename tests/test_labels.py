@@ -213,6 +213,36 @@ def test_labels_must_name_a_row_of_the_run(store: Store):
     assert current_labels(store, run_id) == {}
 
 
+def test_a_row_with_no_response_cannot_be_labelled_in_the_library_either(store: Store):
+    # Item "b" has no response: missing_input, nothing to judge. Item "c" has a response but no ground truth:
+    # missing_input too, yet a person can judge its answer, so it can be labelled (as on the Review page).
+    items = [
+        EvalItem("a", {"input": "q", "output": "abc", "ground_truth": "abc"}),
+        EvalItem("b", {"input": "q", "ground_truth": "abc"}),
+        EvalItem("c", {"input": "q", "output": "Paris", "ground_truth": " "}),
+    ]
+    run_id = run_evals(items, [create_textual_difference_scorer()], store=store).run_id
+    why = (
+        "item 1, scorer textual-difference: item 'b' has no response (not scored: Missing input): there is no answer "
+        "to label; fix the dataset's response and score it again to label it"
+    )
+    with pytest.raises(InvalidInputError) as refused:
+        save_label(store, run_id, 1, TD, reviewer="ann", human_pass=True)
+    assert str(refused.value) == f"item_index: {why}"  # the field, as for an item index outside the run
+    # One such label in a batch (or an import not told which rows have no response) saves none.
+    with pytest.raises(InvalidInputError, match="item 'b' has no response"):
+        save_labels(
+            store, run_id, [NewLabel(0, TD, human_pass=True), NewLabel(1, TD, human_pass=False)], reviewer="ann"
+        )
+    frame = pd.DataFrame({"verdict": ["pass", "fail"]})
+    match = match_labels(frame, items, column="verdict", kind="verdict", scorer_id=TD)  # row 2 labels item "b"
+    with pytest.raises(InvalidInputError, match="item 'b' has no response"):
+        import_labels(store, run_id, match, reviewer="ann", file_name="x.csv")
+    assert current_labels(store, run_id) == {}
+    assert save_label(store, run_id, 2, TD, reviewer="ann", human_pass=False).judge_status == "missing_input"
+    assert save_label(store, run_id, 0, TD, reviewer="ann", human_pass=True).judge_status == "scored"
+
+
 def test_scorer_scale(store: Store):
     assert scorer_scale(store.get_run(stored_run(store)), TD) == 1.0
     assert scorer_scale(store.get_run(stored_run(store, scale=10)), TD) == 10.0

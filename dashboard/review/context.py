@@ -28,6 +28,7 @@ from scorers.analysis.agreement import (
 from scorers.analysis.labels import (
     Label,
     current_labels,
+    lacks_response,
     scorer_scale,
 )
 from scorers.catalogue.registry import scorer_spec
@@ -87,8 +88,8 @@ class ReviewContext:
         labels: item index → the current label of this scorer's row.
         report: the agreement at ``threshold``.
         item_ids: the run's item ids, by item index.
-        no_response: the item indexes with no response (:func:`lacks_response`): they cannot be labelled, so no
-            queue of rows to label holds them.
+        no_response: the item indexes with no response (:func:`~scorers.analysis.labels.lacks_response`): they
+            cannot be labelled, so no queue of rows to label holds them.
     """
 
     store: Store
@@ -208,16 +209,6 @@ def _review_rows(table: RunTable, scorer_id: str) -> tuple[list[str], dict[int, 
         if lacks_response(ScoreStatus.MISSING_INPUT, None if pd.isna(text) else text)
     )
     return item_ids, outcomes, no_response
-
-
-def lacks_response(status: ScoreStatus, output: str | None) -> bool:
-    """A row that cannot be labelled: not scored because an input is missing (``missing_input``) and its response
-    text is blank, so there is no answer for a person to judge (a missing prompt with a response can be labelled).
-
-    >>> lacks_response(ScoreStatus.MISSING_INPUT, " "), lacks_response(ScoreStatus.MISSING_INPUT, "Paris")
-    (True, False)
-    """
-    return status is ScoreStatus.MISSING_INPUT and not (output or "").strip()
 
 
 def judged_rows(results: pd.DataFrame, item_ids: list[str], scorer_id: str) -> dict[int, JudgedRow]:

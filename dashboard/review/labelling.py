@@ -36,6 +36,7 @@ from scorers.analysis.labels import (
     Label,
     current_labels,
     label_history,
+    lacks_response,
     reviewer_labels,
     save_label,
 )
@@ -55,7 +56,6 @@ from .context import (
     ReviewContext,
     fmt_number,
     fmt_share,
-    lacks_response,
     verdict_text,
 )
 
@@ -161,7 +161,7 @@ def review_queue(
         reviewer: the reviewer's name (seeds the ``"random"`` order).
         doubts: item index → the judge's doubt (:func:`load_doubts`), for ``"uncertain"``;
             None: from the scores alone (nearest the threshold first).
-        no_response: item indexes with no response (:func:`~dashboard.review.context.lacks_response`): they
+        no_response: item indexes with no response (:func:`~scorers.analysis.labels.lacks_response`): they
             cannot be labelled, so the queues of rows to label (``"unlabelled"``, ``"uncertain"``, ``"random"``)
             leave them out.
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from scorers.catalogue.judge_store import get_judge
 from scorers.core.errors import InvalidInputError, ScoreStatus, outcome_status_label
-from scorers.runs.export import export_columns, nest_analysis, to_csv_bytes, to_jsonl_bytes
+from scorers.runs.export import export_columns, item_texts, nest_analysis, to_csv_bytes, to_jsonl_bytes
 from scorers.runs.runner import EvalItem
 from scorers.runs.store import Record, Store, now_iso
 from scorers.runs.table import RunTable
@@ -134,6 +134,52 @@ class NewLabel:
     comment: str = ""
 
 
+def lacks_response(status: ScoreStatus, output: str | None) -> bool:
+    """A row that cannot be labelled: not scored because an input is missing (``missing_input``) and its response
+    text is blank, so there is no answer for a person to judge (a missing prompt with a response can be labelled).
+
+    >>> lacks_response(ScoreStatus.MISSING_INPUT, " "), lacks_response(ScoreStatus.MISSING_INPUT, "Paris")
+    (True, False)
+    """
+    return status is ScoreStatus.MISSING_INPUT and not (output or "").strip()
+
+
+def no_response_text(item_id: str) -> str:
+    """Why a row with no response (:func:`lacks_response`) gets no label, naming its item.
+
+    >>> no_response_text("row1")
+    "item 'row1' has no response (not scored: Missing input): there is no answer to label"
+    """
+    return (
+        f"item {item_id!r} has no response (not scored: {outcome_status_label(ScoreStatus.MISSING_INPUT.value)}): "
+        "there is no answer to label"
+    )
+
+
+def _refuse_rows_without_response(store: Store, run_id: str, labels: Sequence[NewLabel]) -> None:
+    """Raise for the first label whose row has no response (:func:`lacks_response`): reads the outcomes not scored
+    for a missing input, then the payload of those few items the labels name."""
+    wanted = {(label.item_index, label.scorer_id) for label in labels}
+    missing = {
+        (row["item_index"], row["scorer_id"])
+        for row in store.query(
+            "SELECT item_index, scorer_id FROM results WHERE run_id = ? AND status = ?",
+            (run_id, ScoreStatus.MISSING_INPUT.value),
+        )
+    } & wanted
+    for label in labels:
+        if (label.item_index, label.scorer_id) not in missing:
+            continue
+        row = store.items(run_id, label.item_index)[0]
+        item = EvalItem(row["item_id"], row["payload"], row["groups"], row["columns"])
+        if lacks_response(ScoreStatus.MISSING_INPUT, item_texts(item)["output"]):
+            raise InvalidInputError(
+                f"item {label.item_index}, scorer {label.scorer_id}: {no_response_text(item.item_id)}; fix the "
+                "dataset's response and score it again to label it",
+                field="item_index",
+            )
+
+
 def _check_label(label: NewLabel, max_score: float | None, where: str) -> None:
     if label.human_score is None and label.human_pass is None:
         raise InvalidInputError(f"{where}: give a score, a pass/fail verdict or both", field="label")
@@ -174,7 +220,9 @@ def save_labels(
 
     Raises:
         InvalidInputError: no reviewer, a label with neither score nor verdict, a score
-            outside the scale, an item index outside the run, or a scorer the run does not have.
+            outside the scale, an item index outside the run, a scorer the run does not have, or a row with no
+            response (:func:`lacks_response`: not scored for a missing input, no response text), which has no
+            answer to label (the message names the item and the scorer).
         KeyError: no such run.
     """
     who = reviewer.strip()
@@ -192,6 +240,7 @@ def save_labels(
         if not 0 <= label.item_index < run["n_items"]:
             raise InvalidInputError(f"{where}: run {run_id} has items 0..{run['n_items'] - 1}", field="item_index")
         _check_label(label, max_score, where)
+    _refuse_rows_without_response(store, run_id, labels)
     created = now_iso()
     ids = []
     with store.transaction() as db:
@@ -493,10 +542,7 @@ def match_labels(
         if target is None:
             continue
         if target in no_response:
-            reason = (
-                f"item {items[target].item_id!r} has no response "
-                f"(not scored: {outcome_status_label(ScoreStatus.MISSING_INPUT.value)}): there is no answer to label"
-            )
+            reason = no_response_text(items[target].item_id)
             refused.append((names[n], items[target].item_id))
             problems.append((n, ImportProblem(names[n], keys[n], reason)))
             continue
