@@ -94,7 +94,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scorers.catalogue.registry import SCORERS, create_scorer, resolve_options, unmapped_fields
 from scorers.core.base import Scorer, decimal_text
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, cost_cap_warning
+from scorers.core.budget import (
+    BudgetCaps,
+    batch_api_caps_problem,
+    cost_cap_refusal,
+    cost_cap_warning,
+    token_cap_refusal,
+    token_cap_warning,
+)
 from scorers.core.errors import (
     InvalidInputError,
     JudgeConfigError,
@@ -493,9 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
         "the same ones at any --concurrency and on every run (a re-ask or a second reason call is\n"
         "reserved when made, so with those the last item admitted can vary).\n"
         "Otherwise the call is not sent: the run stops at the cap, never past it, with status\n"
-        "budget_reached (exit 4), and can be resumed with a higher cap. A --max-cost that cannot hold\n"
-        "the first call's bound is refused before anything is sent (exit 2). A resumed run keeps its\n"
-        "caps unless given; none removes one (e.g. --max-cost none).",
+        "budget_reached (exit 4), and can be resumed with a higher cap. A --max-cost or --max-total-tokens\n"
+        "that cannot hold the first call's bound is refused before anything is sent (exit 2); one that\n"
+        "admits fewer calls than the estimate is warned of. A resumed run keeps its caps unless given;\n"
+        "none removes one (e.g. --max-cost none).",
     )
     budget.add_argument("--max-judge-calls", type=_cap(_positive_int), default=None, metavar="N", help="judge requests")
     budget.add_argument(
@@ -1008,16 +1016,21 @@ def _print_estimate(
     price_source: str = "the price set with --price",
     max_cost: float | None = None,
     spent: float = 0.0,
+    max_tokens: int | None = None,
+    spent_tokens: int = 0,
 ) -> int:
     """Print the estimate of the judge calls, tokens and cost; ``price`` (the judge's) is ``price_source`` in words;
-    a warning when the cost cap ``max_cost`` (USD), less what a resumed run ``spent`` before, admits fewer calls.
+    a warning when the cost cap ``max_cost`` (USD), less what a resumed run ``spent`` before, or the token cap
+    ``max_tokens``, less the ``spent_tokens`` before, admits fewer calls.
 
     Raises:
-        CLIError: that cap cannot hold the first judge call (:func:`scorers.core.budget.cost_cap_refusal`).
+        CLIError: either cap cannot hold the first judge call (:func:`scorers.core.budget.cost_cap_refusal`,
+            :func:`scorers.core.budget.token_cap_refusal`).
     """
     calls = prompt = completion = too_long = cached = 0
     cost: float | None = 0.0
-    bounds = []  # what the budget holds before each judge scorer's first call
+    bounds = []  # what the budget holds before each judge scorer's first call, USD
+    token_bounds = []  # the same in tokens
     for scorer in scorers:  # a scorer with the judge cache (no --no-cache) has every item looked up in it
         estimate = estimate_run(
             items_per_scorer[scorer.id], [scorer], batch_api=batch_api, probe_cache=True, price=price
@@ -1030,6 +1043,8 @@ def _print_estimate(
         cost = None if cost is None or estimate.cost_usd is None else cost + estimate.cost_usd
         if estimate.call_bound_usd is not None:
             bounds.append(estimate.call_bound_usd)
+        if estimate.call_bound_tokens is not None:
+            token_bounds.append(estimate.call_bound_tokens)
     if too_long:
         console.note(
             f"{too_long} item × scorer outcome(s) have a judge prompt longer than the model's context window: "
@@ -1054,12 +1069,17 @@ def _print_estimate(
         f"Estimate: {calls} judge calls to {settings.model_name} at {settings.endpoint}, "
         f"~{prompt:,} prompt + ~{completion:,} completion tokens, {cost_text}."
     )
-    bound = min(bounds, default=None)
-    if refusal := cost_cap_refusal(
-        max_cost, bound, spent, cap_field="--max-cost USD", tokens_field="--judge-max-tokens N"
+    bound, token_bound = min(bounds, default=None), min(token_bounds, default=None)
+    tokens_field = "--judge-max-tokens N"
+    if refusal := cost_cap_refusal(max_cost, bound, spent, cap_field="--max-cost USD", tokens_field=tokens_field):
+        raise CLIError(f"{refusal} Nothing was sent.")
+    if refusal := token_cap_refusal(
+        max_tokens, token_bound, spent_tokens, cap_field="--max-total-tokens N", tokens_field=tokens_field
     ):
         raise CLIError(f"{refusal} Nothing was sent.")
     if warning := cost_cap_warning(max_cost, cost, calls, spent, bound):
+        console.note(f"warning: {warning}")
+    if warning := token_cap_warning(max_tokens, prompt + completion, calls, spent_tokens, token_bound):
         console.note(f"warning: {warning}")
     return calls
 
@@ -1436,6 +1456,7 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
         blank_note = blank_response_note([it.payload for it in items], scorers)
         if blank_note:
             console.note(f"Note: {blank_note}")
+        caps = BudgetCaps.from_dict(_budget_config(args, {})["budget"])
         calls = _print_estimate(
             console,
             {s.id: items for s in scorers},
@@ -1443,7 +1464,8 @@ def _cmd_run(args: argparse.Namespace, console: _Console) -> int:
             settings,
             batch_api=args.batch_api,
             price=args.price,
-            max_cost=BudgetCaps.from_dict(_budget_config(args, {})["budget"]).max_cost_usd,
+            max_cost=caps.max_cost_usd,
+            max_tokens=caps.max_total_tokens,
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")
@@ -1524,9 +1546,10 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         model = judge_model_of(scorers)
         price = _resume_price(args, run, model)
         spent = 0.0  # what the run spent, each model at its price (as run_evals counts it against the cost cap)
+        spend = spend_by_judge(store, args.resume) if caps.any else []
         if caps.max_cost_usd is not None:
             prices = {**run_prices(run), **({model: price} if model and price else {})}
-            spent = run_cost(spend_by_judge(store, args.resume), prices=prices).total_usd or 0.0
+            spent = run_cost(spend, prices=prices).total_usd or 0.0
         calls = _print_estimate(
             console,
             todo,
@@ -1537,6 +1560,8 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
             price_source="the price set with --price" if args.price else "the price recorded with the run",
             max_cost=caps.max_cost_usd,
             spent=spent,
+            max_tokens=caps.max_total_tokens,
+            spent_tokens=sum(s.prompt_tokens + s.completion_tokens for s in spend),  # as run_evals counts them
         )
         if not _confirm(console, calls, args.yes):
             console.note("Not confirmed: nothing was scored.")

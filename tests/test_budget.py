@@ -16,6 +16,8 @@ from scorers.core.budget import (
     StoppedWhileWaiting,
     cost_cap_refusal,
     cost_cap_warning,
+    token_cap_refusal,
+    token_cap_warning,
 )
 from scorers.core.budget import current as current_budget
 from scorers.core.errors import RateLimitedError
@@ -87,6 +89,53 @@ def test_the_warning_of_a_fresh_users_run_counts_calls_at_the_reservation():
         "admits about 6 of them at the estimate's $0.000231 a call (at least 2 if every call spends its whole bound"
         in text
     )
+
+
+def test_a_token_cap_below_what_one_call_holds_is_refused():
+    # A first call of a 604-token prompt bound and no max output tokens (4,096) holds 4,700 tokens before it is sent.
+    fields = {"cap_field": "--max-total-tokens N", "tokens_field": "--judge-max-tokens N"}
+    text = token_cap_refusal(4_699, 4_700, **fields)
+    assert text == (
+        "The cap of 4,699 tokens cannot hold one judge call: the run reserves a call's upper bound before sending it, "
+        "4,700 tokens for the first (its prompt at one token per byte, its reply at the judge's max output tokens, "
+        "4,096 without one), so no judge call would be sent. Raise the cap to at least 4,700 tokens "
+        "(--max-total-tokens N), or lower the bound by setting the judge's max output tokens to about the reply's "
+        "length (--judge-max-tokens N)."
+    )
+    assert token_cap_refusal(4_700, 4_700, **fields) is None  # exactly one call
+    # A resumed run that spent 4,357 tokens: a 9,000 cap leaves 4,643, below 4,700; a call needs 9,057.
+    text = token_cap_refusal(9_000, 4_700, 4_357, **fields)
+    assert "4,700 tokens for the first (" in text and "), on top of what the run spent, 4,357 tokens, so no" in text
+    assert "Raise the cap to at least 9,057 tokens (--max-total-tokens N)" in text
+    assert token_cap_refusal(9_057, 4_700, 4_357, **fields) is None
+    assert token_cap_refusal(None, 4_700, **fields) is None and token_cap_refusal(1, None, **fields) is None
+    assert token_cap_refusal(1, 4_700, **fields).startswith("The cap of 1 token cannot hold")
+
+
+def test_token_cap_warning_says_how_many_calls_the_cap_admits():
+    # The user's run: 20 calls estimated at 18,900 tokens (945 a call), each call reserving 4,700 tokens before it
+    # is sent. A 9,000-token cap admits floor((9,000 - 4,700) / 945) + 1 = floor(4.55) + 1 = 5 calls at the
+    # estimate, and floor(9,000 / 4,700) = 1 if every call spends its whole bound.
+    text = token_cap_warning(9_000, 18_900, 20, call_bound_tokens=4_700)
+    assert text.startswith("The cap of 9,000 tokens is short of the estimate's 20 judge calls (18,900 tokens)")
+    assert "upper bound (4,700 tokens: its prompt at one token per byte" in text
+    assert (
+        "admits about 5 of them at the estimate's 945 tokens a call (at least 1 if every call spends its whole bound"
+        in text
+    )
+    # 4,700 + 19 × 945 = 22,655 admits all 20; one token less admits 19.
+    assert token_cap_warning(22_655, 18_900, 20, call_bound_tokens=4_700) is None
+    assert "admits about 19 of them" in token_cap_warning(22_654, 18_900, 20, call_bound_tokens=4_700)
+    assert token_cap_warning(4_699, 18_900, 20, call_bound_tokens=4_700) is None  # refused, not warned of
+    assert token_cap_warning(None, 18_900, 20, call_bound_tokens=4_700) is None
+    # A resumed run that spent 4,357 tokens: a 15,000 cap leaves 10,643, floor((10,643 - 4,700) / 945) + 1 = 7,
+    # and floor(10,643 / 4,700) = 2.
+    text = token_cap_warning(15_000, 18_900, 20, 4_357, call_bound_tokens=4_700)
+    assert text.startswith(
+        "The cap of 15,000 tokens leaves 10,643 tokens after what the run spent (4,357 tokens), short of the "
+        "estimate's 20 judge calls (18,900 tokens)"
+    )
+    assert "admits about 7 of them at the estimate's 945 tokens a call (at least 2 if every call" in text
 
 
 def test_cost_cap_warning_counts_what_a_resumed_run_spent():

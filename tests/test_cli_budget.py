@@ -475,6 +475,50 @@ def test_a_resume_whose_cost_cap_cannot_hold_one_more_judge_call_is_refused(env:
     assert code == EXIT_PAUSED and env.chat_call_count == 3
 
 
+def test_a_token_cap_is_refused_or_warned_of_before_the_run_as_a_cost_cap_is(env: FakeOpenAI, tmp_path, capsys):
+    # Prompt alignment on "Question i?" / "Answer i." with at most 300 reply tokens: the estimate is ~340 prompt
+    # (4 characters a token) + 300 completion tokens a call, and the first call reserves 4,401 tokens (its prompt
+    # bound, 4,101: the bytes of its messages and response format + 8 a message; its reply, 300). Replies spend
+    # what the estimate counts: 340 + 300 = 640 tokens.
+    env.responder = lambda body: Reply.json(GOOD, usage={"prompt_tokens": 340, "completion_tokens": 300})
+    data = dataset(tmp_path, 10)
+    base = ["--yes", "--db", "s.db", "--concurrency", "1", "--judge-max-tokens", "300"]
+    argv = ["run", str(data), "--scorer", "prompt-alignment", *base]
+    code, out, err = run_cli(capsys, *argv, "--max-total-tokens", "4400")
+    assert code == EXIT_USAGE and env.chat_call_count == 0
+    assert "~3,400 prompt + ~3,000 completion tokens" in err
+    assert (
+        "error: The cap of 4,400 tokens cannot hold one judge call: the run reserves a call's upper bound before "
+        "sending it, 4,401 tokens for the first (its prompt at one token per byte" in err
+    )
+    assert "Raise the cap to at least 4,401 tokens (--max-total-tokens N)" in err and "Nothing was sent." in err
+    store = Store(tmp_path / "s.db")
+    assert store.list_runs() == []  # no run created
+    store.close()
+    # 4,401 + 3 × 640 = 6,321: floor((6,321 - 4,401) / 640) + 1 = 4 calls at the estimate, floor(6,321 / 4,401) = 1
+    # at the bound; the run sends 4 (after them 2,560 spent + 4,401 > 6,321).
+    code, out, err = run_cli(capsys, *argv, "--max-total-tokens", "6321")
+    assert code == EXIT_PAUSED and env.chat_call_count == 4
+    assert "warning: The cap of 6,321 tokens is short of the estimate's 10 judge calls (6,400 tokens)" in err
+    assert "admits about 4 of them at the estimate's 640 tokens a call (at least 1 if every call spends" in err
+    run_id = re.search(r"Run (\w+): paused", err).group(1)
+    # A resume counts the 2,560 tokens spent: a 6,000 cap leaves 3,440, below the 4,401 a call reserves.
+    resume = ["run", "--resume", run_id, *base]
+    code, out, err = run_cli(capsys, *resume, "--max-total-tokens", "6000")
+    assert code == EXIT_USAGE and env.chat_call_count == 4
+    assert "error: The cap of 6,000 tokens cannot hold one judge call" in err
+    assert "on top of what the run spent, 2,560 tokens" in err and "at least 6,961 tokens (--max-total-tokens N)" in err
+    # 7,601 leaves 5,041 for the 6 calls left (3,840 tokens): floor((5,041 - 4,401) / 640) + 1 = 2 of them, and
+    # floor(5,041 / 4,401) = 1 at the bound; the run sends 2 (then 3,840 spent + 4,401 > 7,601).
+    code, out, err = run_cli(capsys, *resume, "--max-total-tokens", "7601")
+    assert code == EXIT_PAUSED and env.chat_call_count == 6
+    assert (
+        "warning: The cap of 7,601 tokens leaves 5,041 tokens after what the run spent (2,560 tokens), short of the "
+        "estimate's 6 judge calls (3,840 tokens)" in err
+    )
+    assert "admits about 2 of them at the estimate's 640 tokens a call (at least 1 if" in err
+
+
 def test_the_warning_counts_calls_at_the_reservation_and_the_stop_line_spends_what_the_usage_line_counts(
     env: FakeOpenAI, tmp_path, capsys
 ):

@@ -120,7 +120,7 @@ class BudgetCaps:
         if self.max_judge_calls is not None:
             parts.append(f"{self.max_judge_calls:,} judge calls")
         if self.max_total_tokens is not None:
-            parts.append(f"{self.max_total_tokens:,} tokens")
+            parts.append(_tokens_text(self.max_total_tokens))
         if self.max_cost_usd is not None:
             parts.append(usd_text(self.max_cost_usd))
         return "at most " + ", ".join(parts) if parts else "no caps"
@@ -147,6 +147,33 @@ RESERVED_BOUND = (
 """What the budget holds for a judge call before sending it (:meth:`Budget.reserve`), in words."""
 
 
+def _tokens_text(tokens: float) -> str:
+    """Tokens in words, rounded to a whole token: ``"4,357 tokens"``, ``"1 token"``."""
+    return f"{round(tokens):,} token{'' if round(tokens) == 1 else 's'}"
+
+
+def _cap_refusal(
+    cap: str,
+    amount: Callable[[float], str],
+    limit: float,
+    call_bound: float,
+    spent: float,
+    cap_field: str,
+    tokens_field: str,
+) -> str | None:
+    """:func:`cost_cap_refusal` for any cap: ``cap`` names it (``"cost cap of $0.001"``), ``amount`` writes a quantity."""
+    left = round(limit - spent, 12)  # not 0.0002999... for $0.003 - $0.0027
+    if left >= call_bound:
+        return None
+    before = f", on top of what the run spent, {amount(spent)}" if spent > 0 else ""
+    return (
+        f"The {cap} cannot hold one judge call: the run reserves a call's upper bound "
+        f"before sending it, {amount(call_bound)} for the first ({RESERVED_BOUND}){before}, so no judge call "
+        f"would be sent. Raise the cap to at least {amount(spent + call_bound)} ({cap_field}), or lower "
+        f"the bound by setting the judge's max output tokens to about the reply's length ({tokens_field})."
+    )
+
+
 def cost_cap_refusal(
     max_cost_usd: float | None,
     call_bound_usd: float | None,
@@ -171,15 +198,66 @@ def cost_cap_refusal(
     """
     if max_cost_usd is None or call_bound_usd is None:
         return None
-    left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
-    if left >= call_bound_usd:
+    cap = f"cost cap of {usd_text(max_cost_usd)}"
+    return _cap_refusal(cap, usd_text, max_cost_usd, call_bound_usd, spent_usd, cap_field, tokens_field)
+
+
+def token_cap_refusal(
+    max_total_tokens: int | None,
+    call_bound_tokens: int | None,
+    spent_tokens: int = 0,
+    *,
+    cap_field: str,
+    tokens_field: str,
+) -> str | None:
+    """Why a run cannot start under its token cap: not even its first judge call fits; None when it does (or no cap).
+
+    As :func:`cost_cap_refusal`, in tokens: the cap (less what a resumed run spent) must hold the first call's
+    reserved bound, its prompt at one token per byte and its reply at the judge's max output tokens.
+
+    Args:
+        max_total_tokens: the token cap (prompt + completion tokens, > 0), or None for no cap.
+        call_bound_tokens: the tokens the budget holds before sending the run's first judge call
+            (``Estimate.call_bound_tokens``), or None when there is no call to make: never refused.
+        spent_tokens: the tokens the run spent before (a resume), >= 0: the cap is for the whole run.
+        cap_field: where the user raises the cap, e.g. ``"--max-total-tokens N"``.
+        tokens_field: where the user sets the judge's max output tokens, e.g. ``"--judge-max-tokens N"``.
+    """
+    if max_total_tokens is None or call_bound_tokens is None:
         return None
-    spent = f", on top of what the run spent, {usd_text(spent_usd)}" if spent_usd > 0 else ""
+    cap = f"cap of {_tokens_text(max_total_tokens)}"
+    return _cap_refusal(cap, _tokens_text, max_total_tokens, call_bound_tokens, spent_tokens, cap_field, tokens_field)
+
+
+def _cap_warning(
+    cap: str,
+    amount: Callable[[float], str],
+    limit: float,
+    estimate: float,
+    judge_calls: int,
+    spent: float,
+    call_bound: float | None,
+) -> str | None:
+    """:func:`cost_cap_warning` for any cap: ``cap`` names it (``"cost cap of $0.001"``), ``amount`` writes a quantity."""
+    left = round(limit - spent, 12)  # not 0.0002999... for $0.003 - $0.0027
+    per_call = estimate / judge_calls
+    bound = max(call_bound if call_bound is not None else per_call, per_call)
+    if left < bound:
+        return None
+    admitted = min(judge_calls, int((left - bound) / per_call + 1e-9) + 1)
+    if admitted >= judge_calls:
+        return None
+    if spent > 0:
+        cap = f"The {cap} leaves {amount(left)} after what the run spent ({amount(spent)}),"
+    else:
+        cap = f"The {cap} is"
+    worst = min(judge_calls, int(left / bound + 1e-9))
     return (
-        f"The cost cap of {usd_text(max_cost_usd)} cannot hold one judge call: the run reserves a call's upper bound "
-        f"before sending it, {usd_text(call_bound_usd)} for the first ({RESERVED_BOUND}){spent}, so no judge call "
-        f"would be sent. Raise the cap to at least {usd_text(spent_usd + call_bound_usd)} ({cap_field}), or lower "
-        f"the bound by setting the judge's max output tokens to about the reply's length ({tokens_field})."
+        f"{cap} short of the estimate's {judge_calls:,} judge calls ({amount(estimate)}): the run sends "
+        f"a call only while what it spent plus the call's upper bound ({amount(bound)}: {RESERVED_BOUND}) stays "
+        f"within the cap, so it admits about {admitted:,} of them at the estimate's {amount(per_call)} a call "
+        f"(at least {worst:,} if every call spends its whole bound), then pauses at the cap; the scorers "
+        "that call no judge still score every item."
     )
 
 
@@ -213,26 +291,37 @@ def cost_cap_warning(
     """
     if max_cost_usd is None or estimate_usd is None or judge_calls <= 0:
         return None
-    left = round(max_cost_usd - spent_usd, 12)  # not 0.0002999... for $0.003 - $0.0027
-    per_call = estimate_usd / judge_calls
-    bound = max(call_bound_usd if call_bound_usd is not None else per_call, per_call)
-    if left < bound:
+    cap = f"cost cap of {usd_text(max_cost_usd)}"
+    return _cap_warning(cap, usd_text, max_cost_usd, estimate_usd, judge_calls, spent_usd, call_bound_usd)
+
+
+def token_cap_warning(
+    max_total_tokens: int | None,
+    estimate_tokens: int,
+    judge_calls: int,
+    spent_tokens: int = 0,
+    call_bound_tokens: int | None = None,
+) -> str | None:
+    """How many of a run's estimated judge calls its token cap admits, or None when it admits them all (or none:
+    such a run is refused, :func:`token_cap_refusal`).
+
+    As :func:`cost_cap_warning`, in tokens: with ``c`` the estimate's tokens per call and ``b`` the first call's
+    reserved bound, about ``floor((left - b) / c) + 1`` calls, at least ``floor(left / b)``.
+
+    Args:
+        max_total_tokens: the token cap (prompt + completion tokens, > 0), or None for no cap.
+        estimate_tokens: the run's estimated prompt + completion tokens (:func:`scorers.runs.runner.estimate_run`).
+        judge_calls: the judge calls of that estimate, >= 0.
+        spent_tokens: the tokens the run spent before (a resumed run's outcomes), >= 0: the cap is for the whole
+            run, so only ``max_total_tokens - spent_tokens`` is left for the estimate.
+        call_bound_tokens: the tokens the budget holds before sending the run's first judge call
+            (``Estimate.call_bound_tokens``), or None when unknown (then one estimated call).
+    """
+    if max_total_tokens is None or judge_calls <= 0:
         return None
-    admitted = min(judge_calls, int((left - bound) / per_call + 1e-9) + 1)
-    if admitted >= judge_calls:
-        return None
-    cap = f"The cost cap of {usd_text(max_cost_usd)}"
-    if spent_usd > 0:
-        cap += f" leaves {usd_text(left)} after what the run spent ({usd_text(spent_usd)}),"
-    else:
-        cap += " is"
-    worst = min(judge_calls, int(left / bound + 1e-9))
-    return (
-        f"{cap} short of the estimate's {judge_calls:,} judge calls ({usd_text(estimate_usd)}): the run sends "
-        f"a call only while what it spent plus the call's upper bound ({usd_text(bound)}: {RESERVED_BOUND}) stays "
-        f"within the cap, so it admits about {admitted:,} of them at the estimate's {usd_text(per_call)} a call "
-        f"(at least {worst:,} if every call spends its whole bound), then pauses at the cap; the scorers "
-        "that call no judge still score every item."
+    cap = f"cap of {_tokens_text(max_total_tokens)}"
+    return _cap_warning(
+        cap, _tokens_text, max_total_tokens, estimate_tokens, judge_calls, spent_tokens, call_bound_tokens
     )
 
 

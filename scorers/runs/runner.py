@@ -232,6 +232,10 @@ class Estimate:
     """What a run's budget holds, USD at the live price, before sending a judge scorer's first call (the least of
     the judge scorers'): its prompt at one token per byte and its reply at the judge's max output tokens
     (:class:`scorers.core.budget.Budget`); None without a call to make or a price."""
+    call_bound_tokens: int | None = None
+    """The same bound in tokens (the least of the judge scorers' first calls), what a token cap must hold: the
+    first call's prompt at one token per byte plus its reply at the judge's max output tokens; None without a call
+    to make."""
 
 
 @dataclass
@@ -459,7 +463,8 @@ def estimate_run(
     bound = (
         min((model_price.cost(b.prompt_bound, b.reply_bound) for b in bounds), default=None) if model_price else None
     )
-    counts = {"cached": cached, "too_long": too_long, "call_bound_usd": bound}
+    token_bound = min((b.prompt_bound + b.reply_bound for b in bounds), default=None)
+    counts = {"cached": cached, "too_long": too_long, "call_bound_usd": bound, "call_bound_tokens": token_bound}
     if not batch_api:
         return Estimate(calls, prompt, completion, cost, **counts)
     live = cost_usd(model, prompt, completion, price) if model else 0.0
