@@ -21,7 +21,7 @@ from scorers import (
 )
 from scorers.analysis.compare import not_scored_summary
 from scorers.catalogue.registry import scorer_label
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal
+from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, token_cap_refusal
 from scorers.core.errors import run_status_label
 from scorers.core.judge import check_settings
 from scorers.core.pricing import run_cost, usd_text
@@ -97,16 +97,15 @@ def check_judges(scorers: list[Any]) -> str | None:
     return None
 
 
-def cost_cap_problem(
-    store: Store, run: dict[str, Any], scorers: list[Any], *, retry_failed: bool = False
-) -> str | None:
-    """Why the run's cost cap cannot be kept on a resume or retry with ``scorers``, or None.
+def cap_problem(store: Store, run: dict[str, Any], scorers: list[Any], *, retry_failed: bool = False) -> str | None:
+    """Why the run's cost or token cap cannot be kept on a resume or retry with ``scorers``, or None.
 
-    As :func:`scorers.run_evals` checks it (and refuses the run): the cap counts what the run
+    As :func:`scorers.run_evals` checks it (and refuses the run): the cost cap counts what the run
     spent before at each outcome's own judge's price (:func:`scorers.runs.judges.run_prices`, else the
     list price), so it cannot be kept when an earlier judge's model has no price, nor when the judge of
-    ``scorers`` has none. And as the command line refuses it (:func:`scorers.core.budget.cost_cap_refusal`):
-    what the cap leaves after that spend must hold the first judge call's reserved bound, the first item left's.
+    ``scorers`` has none. And as the command line refuses them (:func:`scorers.core.budget.cost_cap_refusal`,
+    :func:`scorers.core.budget.token_cap_refusal`): what each cap leaves after what the run spent must hold the
+    first judge call's reserved bound, the first item left's.
 
     Args:
         store: the database holding the run.
@@ -117,36 +116,45 @@ def cost_cap_problem(
 
     Returns:
         What to say on the page (what, why, and what the user can do), or None when the run has no
-        cost cap, or every earlier outcome's model has a price and the cap holds the first call.
+        cost or token cap, or every earlier outcome's model has a price and each cap holds the first call.
     """
     model = judge_model_of(scorers)
-    cap = run_limits(run, model)["budget"].max_cost_usd
-    if cap is None:
+    caps = run_limits(run, model)["budget"]
+    cap = caps.max_cost_usd
+    if cap is None and caps.max_total_tokens is None:
         return None
-    if model and not has_price(run, model):
+    if cap is not None and model and not has_price(run, model):
         return (
             f"Not started: the cost cap is {usd_text(cap)}, and {model} has no list price and no price set for it "
             "in this run, so the cap cannot be kept. Set its price per million tokens under Cost cap and price, "
             "or set the cost cap to 0 (no cap)."
         )
-    earlier = run_cost(spend_by_judge(store, run["id"]), prices=run_prices(run))
-    if not earlier.unpriced:
-        first = _first_item_left(store, run["id"], [s.id for s in scorers], retry_failed=retry_failed)
-        bound = None if first is None else estimate_run([first], scorers, price=run_prices(run).get(model))
-        refusal = cost_cap_refusal(
-            cap,
-            None if bound is None else bound.call_bound_usd,
-            earlier.total_usd or 0.0,
-            cap_field="Max cost in USD, under Cost cap and price",
-            tokens_field="the sidebar's Max output tokens per call, resuming with the sidebar's judge",
+    spend = spend_by_judge(store, run["id"])
+    earlier = run_cost(spend, prices=run_prices(run))
+    if cap is not None and earlier.unpriced:
+        models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
+        return (
+            f"Not started: the cost cap is {usd_text(cap)}, and the cost of what the run spent before is "
+            f"{earlier.unknown_text()}, so the cap cannot be kept. Set the cost cap to 0 (no cap), or resume with "
+            f"the judge of {models} and set its price per million tokens under Cost cap and price."
         )
-        return f"Not started: {refusal[:1].lower()}{refusal[1:]}" if refusal else None
-    models = ", ".join(str(model) for model in earlier.unpriced if model) or "a judge the outcomes do not record"
-    return (
-        f"Not started: the cost cap is {usd_text(cap)}, and the cost of what the run spent before is "
-        f"{earlier.unknown_text()}, so the cap cannot be kept. Set the cost cap to 0 (no cap), or resume with "
-        f"the judge of {models} and set its price per million tokens under Cost cap and price."
+    first = _first_item_left(store, run["id"], [s.id for s in scorers], retry_failed=retry_failed)
+    bound = None if first is None else estimate_run([first], scorers, price=run_prices(run).get(model))
+    tokens_field = "the sidebar's Max output tokens per call, resuming with the sidebar's judge"
+    refusal = cost_cap_refusal(
+        cap,
+        None if bound is None else bound.call_bound_usd,
+        earlier.total_usd or 0.0,
+        cap_field="Max cost in USD, under Cost cap and price",
+        tokens_field=tokens_field,
+    ) or token_cap_refusal(
+        caps.max_total_tokens,
+        None if bound is None else bound.call_bound_tokens,
+        sum(s.prompt_tokens + s.completion_tokens for s in spend),  # as run_evals counts them
+        cap_field="Max total tokens, under Cost cap and price",
+        tokens_field=tokens_field,
     )
+    return f"Not started: {refusal[:1].lower()}{refusal[1:]}" if refusal else None
 
 
 def _first_item_left(store: Store, run_id: str, scorer_ids: list[str], *, retry_failed: bool) -> EvalItem | None:
@@ -453,7 +461,7 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
         return
     if caps is not None:  # what the resume stores with the run (the job's run_evals reads it back)
         run = {**run, "config": limits_config(run, model, budget=caps, price=price, list_price=price is None)}
-    if problem := cost_cap_problem(store, run, scorers, retry_failed=retry):  # refused before anything is sent
+    if problem := cap_problem(store, run, scorers, retry_failed=retry):  # refused before anything is sent
         st.error(md_escape(problem))
         return
     if caps is not None and run["config"] != (store.get_run(run["id"]).get("config") or {}):

@@ -314,6 +314,30 @@ def test_batch_refuses_a_cost_cap_below_one_judge_calls_reserved_bound(judge: Fa
     assert judge.chat_call_count == 0 and Store(studio_db).list_runs() == []
 
 
+def test_batch_refuses_a_token_cap_below_one_judge_calls_reserved_bound_and_warns_of_a_short_one(
+    judge: FakeOpenAI, open_page, studio_db
+):
+    at = open_page("batch")
+    prepare(at, 3)
+    # A call holds its prompt bound + 4,096 reply tokens before it is sent: a 1-token cap could never send one.
+    at.number_input(key="batch_max_tokens").set_value(1).run()
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("The cap of 1 token cannot hold one judge call: the run reserves a call's upper bound")
+    assert "(Max total tokens, under Budget, price and limits)" in error
+    assert "the sidebar's Max output tokens per call" in error
+    assert not [w for w in at.warning if "short of the estimate" in w.value]
+    assert at.button(key="batch_run").disabled
+    # A cap of exactly the bound b: floor((b - b) / c) + 1 = 1 of the 3 calls at the estimate, floor(b / b) = 1 at
+    # the bound. Run is enabled.
+    bound = int(re.search(r"at least ([\d,]+) tokens", error).group(1).replace(",", ""))
+    at.number_input(key="batch_max_tokens").set_value(bound).run()
+    assert not at.error and not at.button(key="batch_run").disabled
+    (warning,) = [w.value for w in at.warning if "short of the estimate" in w.value]
+    assert warning.startswith(f"The cap of {bound:,} tokens is short of the estimate's 3 judge calls (")
+    assert "admits about 1 of them at the estimate's" in warning and "(at least 1 if every call spends" in warning
+    assert judge.chat_call_count == 0 and Store(studio_db).list_runs() == []
+
+
 def test_a_conversations_long_reply_is_truncated_too(judge: FakeOpenAI, open_page, studio_db):
     # The response of a conversation is its final assistant message (a message, not {"text": ...}).
     records = [
@@ -364,6 +388,42 @@ def test_history_refuses_a_resume_whose_cost_cap_cannot_hold_one_judge_call(judg
     ), errors
     assert judge.chat_call_count == 2 and store.get_run(run_id)["status"] == "budget_reached"
     assert store.get_run(run_id)["config"]["budget"]["max_cost_usd"] is None  # nothing stored with the run
+
+
+def test_history_refuses_a_resume_whose_token_cap_cannot_hold_one_more_judge_call(
+    judge: FakeOpenAI, open_page, studio_db
+):
+    judge.responder = lambda body: Reply.json(
+        single_analysis(0.9, 0.8, 0.7, 1.0), usage={"prompt_tokens": 300, "completion_tokens": 200}
+    )
+    at = open_page("batch")
+    prepare(at, 4)
+    at.number_input(key="batch_max_calls").set_value(2).run()
+    at.button(key="batch_run").click().run()
+    wait_for(at)
+    run_id = at.session_state["batch_run_id"]
+    store = Store(studio_db)
+    assert store.get_run(run_id)["status"] == "budget_reached" and judge.chat_call_count == 2
+
+    history = open_page("history")
+    history.button(key="history_open_button").click().run()
+    prefix = f"history_{run_id}_resume_gpt-4o-mini"
+    # 2 calls of 300 + 200 tokens: 1,000 spent. A cap of 1,000 leaves nothing for the next call's bound b.
+    history.number_input(key=f"{prefix}_max_calls").set_value(0).run()
+    history.number_input(key=f"{prefix}_max_tokens").set_value(1_000).run()
+    history.button(key=f"history_{run_id}_resume").click().run()
+    (error,) = [e.value for e in history.error if e.value.startswith("Not started: the cap of 1,000 tokens")]
+    assert "cannot hold one judge call" in error and "on top of what the run spent, 1,000 tokens, so no" in error
+    bound = int(re.search(r"([\d,]+) tokens for the first", error).group(1).replace(",", ""))
+    assert f"Raise the cap to at least {1_000 + bound:,} tokens (Max total tokens, under Cost cap and price)" in error
+    assert judge.chat_call_count == 2 and store.get_run(run_id)["config"]["budget"]["max_total_tokens"] is None
+    # 1,000 + b holds the next call (then 1,500 spent + b passes it): one call more, paused at the token cap.
+    history.number_input(key=f"{prefix}_max_tokens").set_value(1_000 + bound).run()
+    history.button(key=f"history_{run_id}_resume").click().run()
+    assert not [e for e in history.error if "Not started" in e.value]
+    wait_for(history)
+    assert judge.chat_call_count == 3 and store.get_run(run_id)["status"] == "budget_reached"
+    store.close()
 
 
 def test_history_resumes_a_cli_run_with_its_judges_max_output_tokens(judge: FakeOpenAI, open_page, studio_db, tmp_path):

@@ -8,6 +8,7 @@ Expected scores are worked out by hand in the comments.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -811,6 +812,33 @@ def test_compare_refuses_a_cost_cap_below_one_judge_calls_reserved_bound(open_pa
     assert "then pauses at the cap" in warning
 
 
+def test_compare_refuses_a_token_cap_below_one_judge_calls_reserved_bound_and_warns_of_a_short_one(
+    open_page, judge: FakeOpenAI, studio_db
+):
+    # As Batch: a call holds its prompt bound + 4,096 reply tokens before it is sent, so a 1-token cap could never
+    # send one: refused in Batch's words before anything is created or sent.
+    csv = "question,a,b\nSay hi.,hi,hello\nSay bye.,bye,goodbye\nSay yes.,yes,yep\n"
+    at = open_page("compare")
+    upload(at, "answers.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
+    at.multiselect(key="compare_scorers").set_value(["prompt-alignment"]).run()
+    at.number_input(key="compare_max_tokens").set_value(1).run()
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("The cap of 1 token cannot hold one judge call: the run reserves a call's upper bound")
+    assert "(Max total tokens, under Budget)" in error and "the sidebar's Max output tokens per call" in error
+    assert at.button(key="compare_go").disabled
+    # A cap of exactly the bound b admits floor((b - b) / c) + 1 = 1 of the 3 rows × 2 variants = 6 calls at the
+    # estimate, and floor(b / b) = 1 at the bound: warned, and the run may start.
+    bound = int(re.search(r"at least ([\d,]+) tokens", error).group(1).replace(",", ""))
+    at.number_input(key="compare_max_tokens").set_value(bound).run()
+    assert not at.error and not at.button(key="compare_go").disabled
+    (warning,) = [w.value for w in at.warning if "short of the estimate" in w.value]
+    assert warning.startswith(f"The cap of {bound:,} tokens is short of the estimate's 6 judge calls (")
+    assert "admits about 1 of them at the estimate's" in warning and "(at least 1 if every call spends" in warning
+    assert judge.chat_call_count == 0 and Store(studio_db).list_runs() == []
+
+
 def test_compare_generating_refuses_a_cost_cap_below_one_judge_call_before_storing_a_run(
     open_page, judge: FakeOpenAI, studio_db
 ):
@@ -818,7 +846,9 @@ def test_compare_generating_refuses_a_cost_cap_below_one_judge_call_before_stori
     upload(at, "questions.csv", CSV)
     at.multiselect(key="compare_scorers").set_value(["prompt-alignment"]).run()
     at.number_input(key="compare_max_cost").set_value(0.0000001).run()
-    assert any(c.value.startswith("The cost cap is checked against the judge calls once") for c in at.caption)
+    assert any(
+        c.value.startswith("The cost and token caps are checked against the judge calls once") for c in at.caption
+    )
     at.button(key="compare_go").click().run()
     wait_for_job(at)
     # 6 rows × 2 variants generated; no judge call, no run: the cap cannot hold the first call's bound.

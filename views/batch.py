@@ -45,7 +45,14 @@ from scorers import (
     guess_columns,
 )
 from scorers.catalogue.registry import resolve_options, scorer_label, scorer_spec, scorer_specs, unmapped_fields
-from scorers.core.budget import BudgetCaps, batch_api_caps_problem, cost_cap_refusal, cost_cap_warning
+from scorers.core.budget import (
+    BudgetCaps,
+    batch_api_caps_problem,
+    cost_cap_refusal,
+    cost_cap_warning,
+    token_cap_refusal,
+    token_cap_warning,
+)
 from scorers.core.errors import ScoreStatus, outcome_status_label
 from scorers.core.pricing import BATCH_DISCOUNT, Price, usd_text
 from scorers.runs.datasets import (
@@ -432,7 +439,7 @@ if dataset is not None:
                     st.caption(message["role"])
                     st.code(message["content"], language=None, wrap_lines=True)
 
-    cap_refused = None  # a cost cap that cannot hold the first judge call (cost_cap_refusal)
+    cap_refused = None  # a cost or token cap that cannot hold the first judge call (cost_cap_refusal ...)
     if run_items is not None and scorers:  # the estimate above: cache probed, computed once per inputs
         if estimate.cached and (note := _estimate_after_run(estimate, token)):
             st.caption(note)
@@ -486,18 +493,29 @@ if dataset is not None:
         )
         # With the Batch API a cap refuses the run (below): what the cap would leave out is beside the point.
         if settings is not None and not batch_api:
-            max_cost = limits["budget"]["max_cost_usd"]
+            max_cost, max_tokens = limits["budget"]["max_cost_usd"], limits["budget"]["max_total_tokens"]
+            tokens_field = "the sidebar's Max output tokens per call"
             cap_refused = cost_cap_refusal(
                 max_cost,
                 estimate.call_bound_usd,
                 cap_field="Max cost in USD, under Budget, price and limits",
-                tokens_field="the sidebar's Max output tokens per call",
+                tokens_field=tokens_field,
+            ) or token_cap_refusal(
+                max_tokens,
+                estimate.call_bound_tokens,
+                cap_field="Max total tokens, under Budget, price and limits",
+                tokens_field=tokens_field,
             )
-            if not cap_refused and (
-                warning := cost_cap_warning(
-                    max_cost, cost, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd
-                )
-            ):
+            warnings = (
+                cost_cap_warning(max_cost, cost, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd),
+                token_cap_warning(
+                    max_tokens,
+                    estimate.prompt_tokens + estimate.completion_tokens,
+                    estimate.judge_calls,
+                    call_bound_tokens=estimate.call_bound_tokens,
+                ),
+            )
+            for warning in () if cap_refused else filter(None, warnings):
                 st.warning(warning)
     if batch_api and settings is None and scorers:
         problem = "The Batch API carries judge calls: choose at least one LLM-judged scorer, or switch it off."

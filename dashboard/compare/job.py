@@ -25,7 +25,13 @@ from scorers.analysis.generate import (
     generate_responses,
     generation_costs,
 )
-from scorers.core.budget import BudgetCaps, cost_cap_refusal, cost_cap_warning
+from scorers.core.budget import (
+    BudgetCaps,
+    cost_cap_refusal,
+    cost_cap_warning,
+    token_cap_refusal,
+    token_cap_warning,
+)
 from scorers.core.pricing import Price, usd_text
 from scorers.runs import jobs
 
@@ -36,30 +42,44 @@ from ..jobs import session_job as session_job_of
 JOB_SLOT = "compare"
 """This session's comparison job, in :func:`dashboard.jobs.session_job`."""
 
-CAP_FIELD = "Max cost in USD, under Budget"
-"""Where the page's cost cap is raised, as :func:`scorers.core.budget.cost_cap_refusal` names it."""
+CAP_FIELDS = {"cost": "Max cost in USD, under Budget", "tokens": "Max total tokens, under Budget"}
+"""Where the page's cost and token caps are raised, as :func:`scorers.core.budget.cost_cap_refusal` names them."""
 TOKENS_FIELD = "the sidebar's Max output tokens per call"
 """Where the judge's max output tokens are set, as :func:`scorers.core.budget.cost_cap_refusal` names it."""
 
 
-def cost_cap_notes(
+def cap_notes(
     items: Sequence[EvalItem], scorers: Sequence[Scorer], budget: BudgetCaps | None, price: Price | None
-) -> tuple[str | None, str | None]:
-    """What the cost cap of ``budget`` means for scoring ``items``, in Batch's words: (refusal, warning).
+) -> tuple[str | None, list[str]]:
+    """What the cost and token caps of ``budget`` mean for scoring ``items``, in Batch's words: (refusal, warnings).
 
-    The refusal (:func:`scorers.core.budget.cost_cap_refusal`): the cap cannot hold the first judge call's
-    reserved bound, so the run is not started. The warning (:func:`scorers.core.budget.cost_cap_warning`, only
-    without a refusal): how many of the estimated judge calls the cap admits. Both None without a cost cap (then
-    nothing is estimated); the estimate is Batch's (:func:`scorers.estimate_run`, the judge cache probed).
+    The refusal (:func:`scorers.core.budget.cost_cap_refusal`, :func:`~scorers.core.budget.token_cap_refusal`): a
+    cap cannot hold the first judge call's reserved bound, so the run is not started. The warnings
+    (:func:`scorers.core.budget.cost_cap_warning`, :func:`~scorers.core.budget.token_cap_warning`, only without a
+    refusal): how many of the estimated judge calls each cap admits. None and no warning without a cost or token cap
+    (then nothing is estimated); the estimate is Batch's (:func:`scorers.estimate_run`, the judge cache probed).
     """
-    if budget is None or budget.max_cost_usd is None:
-        return None, None
+    if budget is None or (budget.max_cost_usd is None and budget.max_total_tokens is None):
+        return None, []
     estimate = estimate_run(items, scorers, probe_cache=True, price=price)
-    cap = budget.max_cost_usd
-    refusal = cost_cap_refusal(cap, estimate.call_bound_usd, cap_field=CAP_FIELD, tokens_field=TOKENS_FIELD)
+    cost, tokens = budget.max_cost_usd, budget.max_total_tokens
+    refusal = cost_cap_refusal(
+        cost, estimate.call_bound_usd, cap_field=CAP_FIELDS["cost"], tokens_field=TOKENS_FIELD
+    ) or token_cap_refusal(
+        tokens, estimate.call_bound_tokens, cap_field=CAP_FIELDS["tokens"], tokens_field=TOKENS_FIELD
+    )
     if refusal:
-        return refusal, None
-    return None, cost_cap_warning(cap, estimate.cost_usd, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd)
+        return refusal, []
+    warnings = (
+        cost_cap_warning(cost, estimate.cost_usd, estimate.judge_calls, call_bound_usd=estimate.call_bound_usd),
+        token_cap_warning(
+            tokens,
+            estimate.prompt_tokens + estimate.completion_tokens,
+            estimate.judge_calls,
+            call_bound_tokens=estimate.call_bound_tokens,
+        ),
+    )
+    return None, [warning for warning in warnings if warning]
 
 
 @dataclass(frozen=True)
@@ -203,7 +223,7 @@ def start_compare_job(
                 first = f" The first error: {failed[0]['error']}" if failed else ""
                 raise jobs.JobError(f"No response could be generated, so there is nothing to score.{first}")
             # The judge prompts hold the responses: the cap's refusal can be known only now, before the run exists.
-            if refusal := cost_cap_notes(todo, scorers, budget, price)[0]:
+            if refusal := cap_notes(todo, scorers, budget, price)[0]:
                 raise jobs.JobError(
                     f"Generated, but nothing was scored or stored: {refusal[:1].lower()}{refusal[1:]} The responses "
                     "are in the cache: run again with a higher cap and they are not generated again."

@@ -43,7 +43,7 @@ from .common import (
     SESSION,
     sample_datasets,
 )
-from .job import GenerationPlan, cost_cap_notes, render_job_panel, session_job, start_compare_job, start_job
+from .job import GenerationPlan, cap_notes, render_job_panel, session_job, start_compare_job, start_job
 
 GENERATE, EXISTING = "Generate responses with variants", "Use existing responses"
 WIDE, LONG = "One response column per variant", "One row per response, with a variant or model column"
@@ -534,14 +534,14 @@ def render_setup(store: Store) -> None:
         caps, price = budget_form("compare")
     problem = problem or budget_problem(caps, settings, price, "compare")
     if items and not problem:  # as Batch: refused when the cap cannot hold one judge call, else warned
-        refusal, warning = cost_cap_notes(items, scorers, caps, price)
-        problem = refusal
-        if warning:
+        problem, warnings = cap_notes(items, scorers, caps, price)
+        for warning in warnings:
             st.warning(warning)
-    elif mode == GENERATE and caps.max_cost_usd is not None and not problem:
+    elif mode == GENERATE and (caps.max_cost_usd is not None or caps.max_total_tokens is not None) and not problem:
         st.caption(
-            "The cost cap is checked against the judge calls once the responses are generated (the judge's prompts "
-            "hold them): a cap that cannot hold one judge call stops the job then, before the run is stored."
+            "The cost and token caps are checked against the judge calls once the responses are generated (the "
+            "judge's prompts hold them): a cap that cannot hold one judge call stops the job then, before the run is "
+            "stored."
         )
     left, right = st.columns(2)
     concurrency = left.number_input(
