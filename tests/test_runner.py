@@ -878,7 +878,7 @@ def test_estimate_counts_rendered_prompts_and_prices_them(fake_openai):
 
     estimate = estimate_run(items, [TD, pa])
 
-    assert replace(estimate, call_bound_usd=None) == Estimate(
+    assert replace(estimate, call_bound_usd=None, call_bound_tokens=None) == Estimate(
         judge_calls=3,
         prompt_tokens=prompt,
         completion_tokens=completion,
@@ -888,6 +888,11 @@ def test_estimate_counts_rendered_prompts_and_prices_them(fake_openai):
     # tokens and a 4,096-token reply (no max output tokens); the CLI test checks it is the budget's own figure.
     first_bytes = sum(len(m["content"].encode()) for m in pa.render_prompt(payloads[0]))
     assert estimate.call_bound_usd > first_bytes * PROMPT_USD + 4096 * COMPLETION_USD
+    # The same call's bound in tokens: its prompt bound and the 4,096-token reply, priced as the USD bound is.
+    assert estimate.call_bound_tokens > first_bytes + 4096
+    assert estimate.call_bound_usd == pytest.approx(
+        (estimate.call_bound_tokens - 4096) * PROMPT_USD + 4096 * COMPLETION_USD
+    )
     unknown = estimate_run(items, [TD, alignment(fake_openai, model="openai/no-such-model")])
     assert (unknown.judge_calls, unknown.prompt_tokens, unknown.cost_usd) == (3, prompt, None)
     assert estimate_run(items, [TD]) == Estimate(0, 0, 0, 0.0)
