@@ -38,6 +38,8 @@ def budget_form(
         min_value=0,
         value=caps.max_judge_calls or 0,
         step=100,
+        help="HTTP requests to the judge: a failed request the judge's client retries itself (a 5xx, a 429, a "
+        "timeout, a lost connection; up to 3 times) counts once a try.",
         key=f"{prefix}_max_calls",
         **SESSION,
     )

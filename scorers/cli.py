@@ -505,7 +505,14 @@ def build_parser() -> argparse.ArgumentParser:
         "admits fewer calls than the estimate is warned of. A resumed run keeps its caps unless given;\n"
         "none removes one (e.g. --max-cost none).",
     )
-    budget.add_argument("--max-judge-calls", type=_cap(_positive_int), default=None, metavar="N", help="judge requests")
+    budget.add_argument(
+        "--max-judge-calls",
+        type=_cap(_positive_int),
+        default=None,
+        metavar="N",
+        help="HTTP requests to the judge: a failed request the openai client retries itself (5xx, 429, timeout, "
+        "connection error; up to 3 times) counts once a try",
+    )
     budget.add_argument(
         "--max-total-tokens", type=_cap(_positive_int), default=None, metavar="N", help="prompt + completion tokens"
     )

@@ -169,6 +169,17 @@ def test_the_cap_reached_names_its_own_flag():
     ]
 
 
+def test_a_request_sent_again_is_a_call_of_its_own():
+    # A call cap of 2: a request (110 tokens held) fails and is sent again: the failed one is a call that spent no
+    # tokens, and the retry holds the same 110; a second retry would be the third call, so it is refused.
+    budget = Budget(BudgetCaps(max_judge_calls=2, max_total_tokens=1_000))
+    retry = budget.resend(budget.reserve(100, 10))
+    assert (budget.calls, budget.prompt_tokens + budget.completion_tokens, retry.tokens) == (1, 0, 110)
+    with pytest.raises(BudgetReached) as caught:
+        budget.resend(retry)
+    assert caught.value.cap == "max_judge_calls" and budget.calls == 2
+
+
 def test_a_call_that_passes_the_cap_only_for_what_is_in_flight_waits_and_a_refusal_holds():
     # $1 per million tokens; a request of a 100-token prompt bound and a 10-token reply bound holds 110 tokens,
     # $0.00011. Cap $0.0002: A holds $0.00011, so B ($0.00011 more: $0.00022) waits for A.

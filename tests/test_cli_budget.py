@@ -475,6 +475,26 @@ def test_a_resume_whose_cost_cap_cannot_hold_one_more_judge_call_is_refused(env:
     assert code == EXIT_PAUSED and env.chat_call_count == 3
 
 
+def test_the_call_cap_counts_every_http_request_the_clients_retries_included(env: FakeOpenAI, tmp_path, capsys):
+    # Every request is answered 500 (Retry-After 0.01 s): the openai client tries each judge call 1 + 3 times (its
+    # max_retries, 3). One at a time, a cap of 10 calls: items 0 and 1 take 4 requests each and fail (8); item 2's
+    # first try and first retry are the 9th and 10th; its second retry would be the 11th, so it is not sent. Before,
+    # the cap counted a call and its retries as one: 5 items × 4 = 20 requests, until 5 failures in a row paused it.
+    env.responder = lambda body: Reply.server_error(headers={"Retry-After": "0.01"})
+    data = dataset(tmp_path, 20)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--concurrency", "1"]
+    code, out, err = run_cli(capsys, *argv, "--max-judge-calls", "10")
+    assert code == EXIT_PAUSED and env.chat_call_count == 10
+    assert (
+        "Stopped at the budget: the cap of 10 judge calls is reached (each HTTP request to the judge is a call, a "
+        "retry of a failed one too)" in err
+    )
+    store = Store(tmp_path / "s.db")
+    rows = store.results(store.list_runs()[0]["id"])
+    store.close()
+    assert [(r["item_index"], r["status"]) for r in rows] == [(0, "api_error"), (1, "api_error")]  # 2-19 left to do
+
+
 def test_a_token_cap_is_refused_or_warned_of_before_the_run_as_a_cost_cap_is(env: FakeOpenAI, tmp_path, capsys):
     # Prompt alignment on "Question i?" / "Answer i." with at most 300 reply tokens: the estimate is ~340 prompt
     # (4 characters a token) + 300 completion tokens a call, and the first call reserves 4,401 tokens (its prompt

@@ -6,7 +6,8 @@ what the request spent (:meth:`Budget.settle`). A request is sent only when the 
 so far, plus what the requests in flight may still spend, plus what this one may spend
 stays within every cap, so a run stops *at* a cap, never past it:
 
-* a request may take one call;
+* a request may take one call (each HTTP request is one: a retry the openai client makes is reserved anew,
+  :meth:`Budget.resend`);
 * its prompt at most one token per UTF-8 byte of the messages and the response
   format, plus 8 tokens per message (byte-level BPE tokenizers never make more
   tokens than bytes; the 8 cover the chat format's per-message tokens);
@@ -85,7 +86,7 @@ class BudgetCaps:
     """A run's caps; None for no cap.
 
     Attributes:
-        max_judge_calls: judge requests, >= 1.
+        max_judge_calls: HTTP requests to the judge, >= 1: a request the openai client retries counts once a try.
         max_total_tokens: prompt + completion tokens, >= 1.
         max_cost_usd: USD, > 0.
     """
@@ -496,7 +497,17 @@ class Budget:
             max_reply_tokens: the judge's ``max_tokens``, or None (then :data:`ASSUMED_MAX_REPLY_TOKENS`).
         """
         reply = reply_token_bound(max_reply_tokens)
-        ticket = _Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0)
+        return self._hold(_Ticket(prompt_bound + reply, self.price.cost(prompt_bound, reply) if self.price else 0.0))
+
+    def resend(self, ticket: _Ticket) -> _Ticket:
+        """Count the request ``ticket`` held as a call that failed (it spent no tokens), and hold the same bound for
+        sending it again (the openai client retries a failed request itself): each HTTP request is a judge call of
+        the budget. Raises :class:`BudgetReached` as :meth:`reserve` does: then the request is not sent again."""
+        self.settle(ticket, 0, 0)
+        return self._hold(ticket)
+
+    def _hold(self, ticket: _Ticket) -> _Ticket:
+        """:meth:`reserve` a ticket made."""
         unit = _UNIT.get()
         waited = False
         try:
@@ -530,7 +541,11 @@ class Budget:
         """The cap ``ticket`` could pass on top of what is spent and held, or None; called under the lock."""
         caps = self.caps
         if caps.max_judge_calls is not None and self.calls + self._held_calls + 1 > caps.max_judge_calls:
-            return BudgetReached(f"the cap of {caps.max_judge_calls:,} judge calls is reached", "max_judge_calls")
+            return BudgetReached(
+                f"the cap of {caps.max_judge_calls:,} judge calls is reached (each HTTP request to the judge is a "
+                "call, a retry of a failed one too)",
+                "max_judge_calls",
+            )
         bound = f"({RESERVED_BOUND})"
         spent_tokens = self.prompt_tokens + self.completion_tokens
         if (

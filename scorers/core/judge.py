@@ -191,6 +191,30 @@ def _mark_quota_no_retry(response: Any) -> None:
         response.headers["x-should-retry"] = "false"
 
 
+@dataclass
+class _Held:
+    """What a judge request being sent holds in its run's budget: ``ticket``, None once a retry was refused."""
+
+    guard: budget.Budget
+    ticket: Any
+
+
+_SENDING: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("scorer_studio_judge_sending", default=None)
+"""The budget's hold of the judge request this thread is sending, if it is sent under a budget."""
+
+
+def _reserve_retry(request: Any) -> None:
+    """httpx request hook: a retry the openai client sends itself (its ``x-stainless-retry-count`` above 0) is a
+    request of its own for the run's budget: the failed one is counted as a judge call and the retry holds its
+    bound (:meth:`scorers.core.budget.Budget.resend`), or :class:`~scorers.core.budget.BudgetReached` is raised
+    and it is not sent (the openai client passes that on without retrying)."""
+    held = _SENDING.get()
+    if held is None or held.ticket is None or request.headers.get("x-stainless-retry-count", "0") == "0":
+        return
+    ticket, held.ticket = held.ticket, None
+    held.ticket = held.guard.resend(ticket)
+
+
 @dataclass(frozen=True)
 class JudgeSettings:
     """How to reach the judge and which sampling parameters to ask for.
@@ -591,7 +615,9 @@ def _shared_http_client() -> Any:
     global _http_client
     with _http_client_lock:
         if _http_client is None:
-            _http_client = openai.DefaultHttpxClient(event_hooks={"response": [_mark_quota_no_retry]})
+            _http_client = openai.DefaultHttpxClient(
+                event_hooks={"request": [_reserve_retry], "response": [_mark_quota_no_retry]}
+            )
         return _http_client
 
 
@@ -925,14 +951,21 @@ class Judge:
         guard = budget.current()
         if guard is None:
             return self._transport(messages, params, follow_up)
-        ticket = guard.reserve(budget.prompt_token_bound(messages, params), self.settings.max_tokens)
+        held = _Held(guard, guard.reserve(budget.prompt_token_bound(messages, params), self.settings.max_tokens))
         response = None
+        sending = _SENDING.set(held)  # each retry the openai client sends is reserved on its own (_reserve_retry)
         try:
             response = self._transport(messages, params, follow_up)
             return response
         finally:
-            usage = getattr(response, "usage", None)
-            guard.settle(ticket, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+            _SENDING.reset(sending)
+            if held.ticket is not None:  # None: a retry was refused, and the failed request settled
+                usage = getattr(response, "usage", None)
+                prompt, completion = (
+                    getattr(usage, "prompt_tokens", 0) or 0,
+                    getattr(usage, "completion_tokens", 0) or 0,
+                )
+                guard.settle(held.ticket, prompt, completion)
 
     def _transport(self, messages: list[dict[str, str]], params: dict[str, Any], follow_up: bool) -> Any:
         from openai.types.chat import ChatCompletion
