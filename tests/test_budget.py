@@ -246,6 +246,57 @@ def test_a_quota_pause_while_a_call_waits_for_the_calls_in_flight_is_no_budget_s
     assert [(o.item_index, o.status) for o in result.outcomes] == [(1, ScoreStatus.SCORED)]  # 0, 2, 3 left to do
 
 
+class _TurnsJudge:
+    """A judge-like scorer (it has judge settings): each call reserves a 10-token prompt and a 10-token reply. As
+    ``first``, item 0's call is refused as if the run had stopped while it waited (StoppedWhileWaiting), though
+    nothing stopped the run: the item returns early, before its second scorer's turn."""
+
+    settings = SimpleNamespace(
+        model_name="m", endpoint="http://127.0.0.1:9/v1", temperature=0, seed=None, max_tokens=10
+    )
+
+    def __init__(self, scorer_id: str, first: bool):
+        self.id = scorer_id
+        self.first = first
+
+    def run(self, payload):
+        if self.first and payload["i"] == 0:
+            raise StoppedWhileWaiting("the run stopped while a judge call waited for the calls in flight", "x")
+        current_budget().settle(current_budget().reserve(10, 10), 10, 10)
+        return ScoreResult(self.id, 1.0, None, {})
+
+
+def test_an_item_that_returns_early_ends_its_turns_so_later_items_are_not_kept_waiting():
+    # Two judge scorers, so item 0 has two turns, (0, a) and (0, b); item 0 returns after a's call, and b's turn
+    # must end too, or item 1's turn (after (0, b) in the order) waits for it, here for good: nothing stopped the run.
+    items = [EvalItem(str(i), {"i": i}) for i in range(4)]
+    scorers = [_TurnsJudge("a", first=True), _TurnsJudge("b", first=False)]
+    cancel = threading.Event()
+    done = []
+    thread = threading.Thread(
+        target=lambda: done.append(
+            run_evals(
+                items,
+                scorers,
+                concurrency=2,
+                preflight=False,
+                budget=BudgetCaps(max_total_tokens=10_000),
+                cancel=cancel,
+            )
+        ),
+        daemon=True,
+    )
+    thread.start()
+    thread.join(10)
+    kept_waiting = thread.is_alive()
+    cancel.set()  # stops the waits (the budget's stopped says so) whatever happened
+    thread.join(10)
+    assert not kept_waiting
+    assert [(o.item_index, o.scorer_id, o.status) for o in done[0].outcomes] == [
+        (i, s, ScoreStatus.SCORED) for i in (1, 2, 3) for s in ("a", "b")
+    ]
+
+
 def test_first_reservations_are_taken_in_the_order_given_so_a_cap_admits_a_prefix():
     # $1 per million tokens, replies bounded at 10 tokens. Units of different sizes: prompt bounds 300, 100, 500 and
     # 20 tokens hold $0.00031, $0.00011, $0.00051 and $0.00003. Cap $0.0005: unit 0 fits ($0.00031); unit 1 too

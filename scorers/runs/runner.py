@@ -1079,6 +1079,11 @@ def run_evals(
                             probation_turn.release()
         finally:
             ITEM_GIVEN_UP.reset(given_up)
+            if guard is not None:
+                # Every turn of the item ends, those of the scorers after an early return too: later items never
+                # wait for them, whatever the budget's stopped() says.
+                for scorer in scorers:
+                    guard.end_turn((index, scorer.id))
             with lock:
                 running.pop(index, None)  # (the worker process's watch may have cleared it)
                 used.pop(index, None)
