@@ -65,8 +65,9 @@ TABS = ("Summary", "Distributions", "Rows and drill-down", "Export")
 """The tabs of a run's results; the widget key ``<key>_tab`` holds the open one."""
 
 NO_VALUE = "—"
-"""The rows table's cell without a value (a score, a dimension or a text the row does not have); never the
-grid's default "None", which reads like a text. An empty error or reason is an empty cell."""
+"""A grid's cell without a value (the rows table's score, dimension or text a row does not have; a Batch preview's
+field a row does not give); never the grid's default "None", which reads like a text. An empty error or reason is an
+empty cell."""
 
 MIMES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "json": "application/json"}
 

@@ -521,6 +521,13 @@ def test_a_missing_response_key_is_previewed_with_its_other_fields_and_stored_as
     # The record has p2 and r2: they are shown, only the response is absent.
     assert (row["User prompt"], row["Ground truth"]) == ("p2", "r2")
     assert pd.isna(row["Response"])
+    # Both previews (the mapped columns', the scorer's) show the absent response as "—", as their captions say,
+    # never the grid's default "None", which reads like a response "None".
+    assert pd.isna(at.dataframe[0].value["Response"].iloc[1])
+    assert [at.dataframe[0].proto.placeholder, at.dataframe[1].proto.placeholder] == ["—", "—"]
+    captions = [c.value for c in at.caption]
+    assert any(c.endswith('rows, as mapped; "—": the row has no value there.') for c in captions)
+    assert '"—": a field the scorer cannot read from the row; its status says why.' in captions
 
     at.button(key="batch_run").click().run()
     wait_for_job(at)

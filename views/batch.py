@@ -34,6 +34,7 @@ from dashboard.layout import (
 )
 from dashboard.options import option_widget
 from dashboard.results import md_escape
+from dashboard.run_explorer import NO_VALUE
 from dashboard.run_view import check_judges, get_store, job_running, render_job_panel, render_run, start_job
 from dashboard.settings import judge_cache, judge_settings
 from scorers import (
@@ -142,8 +143,14 @@ def _preview(dataset: LoadedDataset, mapping: dict[str, str | None], group_by: l
     chosen.update({f"Group: {g}": g for g in group_by})
     head = dataset.frame.head(5)
     # As the scorers read them: a JSON number, boolean, list or object as its text (mixed kinds in a column, too).
-    st.dataframe({label: head[column].map(cell_text).tolist() for label, column in chosen.items()}, hide_index=True)
-    st.caption(f"The first {len(head)} of {len(dataset.frame)} rows, as mapped.")
+    st.dataframe(
+        {label: head[column].map(cell_text).tolist() for label, column in chosen.items()},
+        hide_index=True,
+        placeholder=NO_VALUE,
+    )
+    st.caption(
+        f'The first {len(head)} of {len(dataset.frame)} rows, as mapped; "{NO_VALUE}": the row has no value there.'
+    )
 
 
 def _defaults(mapping: dict[str, str | None]) -> list[str]:
@@ -418,6 +425,7 @@ if dataset is not None:
         confirm_needed = needs_confirmation(estimate.judge_calls, estimate.cost_usd)
     if items and scorers and not problem:
         st.markdown("**Preview: the first rows as each scorer will read them**")
+        st.caption(f'"{NO_VALUE}": a field the scorer cannot read from the row; its status says why.')
         for scorer in scorers:
             st.caption(md_escape(scorer_label(scorer.id, scorer_options.get(scorer.id))))
             preview = kept_in_session(
@@ -425,7 +433,7 @@ if dataset is not None:
                 (items_key, repr(scorer_options.get(scorer.id))),
                 functools.partial(scorer_preview, items, scorer),
             )
-            st.dataframe(preview, hide_index=True, key=f"batch_preview_{scorer.id}")
+            st.dataframe(preview, hide_index=True, placeholder=NO_VALUE, key=f"batch_preview_{scorer.id}")
         judged = [s for s in scorers if hasattr(s, "render_prompt")]
         if judged and st.toggle("Show the judge prompt for the first row", key="batch_show_prompt"):
             for scorer in judged:
