@@ -128,6 +128,26 @@ def test_500_then_success(fake_openai):
     assert run_user_mode(fake_openai).score == 0.84
 
 
+def test_a_failed_request_retried_counts_as_a_request_not_an_answer(fake_openai):
+    # A 500, then the client's own retry answered with 100 + 10 tokens: 2 HTTP requests, 1 answered, the answer's
+    # tokens only (the 500 spent none).
+    fake_openai.enqueue(
+        Reply.server_error(headers={"Retry-After": "0.01"}),
+        Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10}),
+    )
+    usage = run_user_mode(fake_openai).judge.usage
+    assert (usage.requests, usage.calls, usage.prompt_tokens, usage.completion_tokens) == (2, 1, 100, 10)
+
+
+def test_a_judge_error_carries_the_requests_it_sent(fake_openai):
+    # Three 429s, max_retries 2: the first try and 2 retries are 3 requests, none answered.
+    fake_openai.enqueue(*[Reply.rate_limited(retry_after=0.01)] * 3)
+    with pytest.raises(RateLimitedError) as info:
+        run_user_mode(fake_openai, max_retries=2)
+    usage = info.value.usage
+    assert (usage.requests, usage.calls, usage.total_tokens) == (3, 0, 0)
+
+
 def test_timeout_is_an_api_error(fake_openai):
     fake_openai.enqueue(Reply.sleep(1.5, Reply.json(GOOD)))
     with pytest.raises(JudgeAPIError, match="did not answer within 0.5 s"):

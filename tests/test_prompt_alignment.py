@@ -226,9 +226,9 @@ def test_a_judge_written_reason_that_fails_keeps_the_score_and_says_why(fake_ope
         "The score is 0.84 out of 1. The judge could not write the reason (api_error): "
     )
     assert "overloaded" in outcome.result.reason and "test-key" not in outcome.result.reason
-    # Two requests; the analysis reply's 100 + 20 tokens are kept. The 500 reported no usage (an API error spends
-    # none, as when it fails an item).
-    assert fake_openai.chat_call_count == 2 and outcome.usage == JudgeUsage(100, 20, 1)
+    # Two requests, one answered; the analysis reply's 100 + 20 tokens are kept. The 500 reported no usage (an API
+    # error spends none, as when it fails an item).
+    assert fake_openai.chat_call_count == 2 and outcome.usage == JudgeUsage(100, 20, calls=1, requests=2)
     # Stored and exported as scored, with that reason.
     row = store.results(run.run_id)[0]
     assert (row["status"], row["score"], row["reason"]) == ("scored", 0.84, outcome.result.reason)
@@ -255,7 +255,13 @@ def test_result_shape_and_usage(fake_openai):
     result = scorer(fake_openai, evaluation_mode="user").run(run_payload())
     data = result.to_dict()
     assert set(data) >= {"runId", "score", "reason", "analyzeStepResult", "judge"}
-    assert data["judge"]["usage"] == {"promptTokens": 120, "completionTokens": 30, "totalTokens": 150, "calls": 1}
+    assert data["judge"]["usage"] == {
+        "promptTokens": 120,
+        "completionTokens": 30,
+        "totalTokens": 150,
+        "calls": 1,
+        "requests": 1,
+    }
     assert data["judge"]["model"] == "fake-judge"
     assert data["judge"]["parameters"] == {"temperature": 0.0, "seed": 42, "responseFormat": "json_schema"}
     assert "test-key" not in repr(data)
@@ -343,8 +349,8 @@ def test_a_rate_limited_reason_is_retried_by_the_run_alone_without_scoring_again
     assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
     assert outcome.result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
     assert fake_openai.chat_call_count == 3
-    # The analysis's 100 + 20 tokens and the reason's 30 + 10, two calls answered (the 429 spent none).
-    assert outcome.usage == JudgeUsage(130, 30, 2)
+    # The analysis's 100 + 20 tokens and the reason's 30 + 10, two calls answered of 3 requests (the 429 spent none).
+    assert outcome.usage == JudgeUsage(130, 30, calls=2, requests=3)
 
 
 def test_a_reason_still_rate_limited_after_the_runs_retries_keeps_the_score_and_says_how_to_get_it(fake_openai):

@@ -674,11 +674,17 @@ def require_fields(
 
 @dataclass(frozen=True)
 class JudgeUsage:
-    """Tokens a scorer's judge calls used, retries and re-asks included."""
+    """Tokens a scorer's judge calls used, retries and re-asks included.
+
+    ``calls`` counts the judge's answers (replies with tokens), ``requests`` every HTTP request sent to the judge:
+    answered, failed (a 5xx, a 429, a timeout, a lost connection) and each retry of a failed one, as the run
+    budget's call cap counts them (:mod:`scorers.core.budget`). A request that failed spent no tokens.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    requests: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -689,6 +695,7 @@ class JudgeUsage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.calls + other.calls,
+            self.requests + other.requests,
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -697,6 +704,7 @@ class JudgeUsage:
             "completionTokens": self.completion_tokens,
             "totalTokens": self.total_tokens,
             "calls": self.calls,
+            "requests": self.requests,
         }
 
 

@@ -64,11 +64,15 @@ class BudgetReached(Exception):
     Args:
         message: the cap and what was spent, in words.
         cap: the :class:`BudgetCaps` field of the cap reached (a key of :data:`CAP_FLAGS`).
+
+    ``usage`` is the :class:`~scorers.core.base.JudgeUsage` the judge call spent before the request not sent (its
+    failed requests, a reply re-asked), set by the judge; None when nothing was sent.
     """
 
     def __init__(self, message: str, cap: str):
         super().__init__(message)
         self.cap = cap
+        self.usage: Any = None
 
     @property
     def flag(self) -> str:

@@ -167,7 +167,7 @@ class JudgeError(ScorerError):
     """A judge call failed. ``raw_reply`` keeps the judge's text when there was one.
 
     ``usage`` is the :class:`~scorers.core.base.JudgeUsage` the failed attempt still spent
-    (tokens of replies that were refused, cut off or invalid), or None.
+    (tokens of replies that were refused, cut off or invalid; its HTTP requests, failed ones included), or None.
     """
 
     def __init__(self, message: str, *, raw_reply: str | None = None, usage: Any = None):

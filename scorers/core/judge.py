@@ -44,6 +44,7 @@ from scorers.core.errors import (
     ItemGivenUpError,
     JudgeAPIError,
     JudgeConfigError,
+    JudgeError,
     JudgeOutputInvalidError,
     JudgeOutputTruncatedError,
     JudgeRefusalError,
@@ -193,26 +194,60 @@ def _mark_quota_no_retry(response: Any) -> None:
 
 @dataclass
 class _Held:
-    """What a judge request being sent holds in its run's budget: ``ticket``, None once a retry was refused."""
+    """A judge request being sent: what it holds in its run's budget (``guard`` None without a budget; ``ticket``
+    None once a retry was refused)."""
 
-    guard: budget.Budget
+    guard: budget.Budget | None
     ticket: Any
 
 
 _SENDING: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("scorer_studio_judge_sending", default=None)
-"""The budget's hold of the judge request this thread is sending, if it is sent under a budget."""
+"""The judge request this thread is sending, and its budget's hold if it is sent under a budget."""
+
+_REQUESTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "scorer_studio_judge_requests", default=None
+)
+"""The HTTP requests the judge call (:meth:`Judge.complete`, :meth:`Judge.complete_text`) on this thread sent so far,
+as ``[n]``: each sent, retries included, as the budget counts them (:attr:`JudgeUsage.requests`)."""
+
+
+def _count_request() -> None:
+    """Count one HTTP request sent for the current judge call, if one counts them."""
+    sent = _REQUESTS.get()
+    if sent is not None:
+        sent[0] += 1
+
+
+@contextlib.contextmanager
+def _counting_requests() -> Iterator[list[int]]:
+    """Count the HTTP requests sent inside (``[n]``, :data:`_REQUESTS`); a judge error or
+    :class:`~scorers.core.budget.BudgetReached` leaving it gets them in its ``usage`` (its tokens kept, or none)."""
+    sent = [0]
+    token = _REQUESTS.set(sent)
+    try:
+        yield sent
+    except (JudgeError, budget.BudgetReached) as exc:
+        exc.usage = replace(exc.usage or JudgeUsage(), requests=sent[0])
+        raise
+    finally:
+        _REQUESTS.reset(token)
 
 
 def _reserve_retry(request: Any) -> None:
     """httpx request hook: a retry the openai client sends itself (its ``x-stainless-retry-count`` above 0) is a
-    request of its own for the run's budget: the failed one is counted as a judge call and the retry holds its
-    bound (:meth:`scorers.core.budget.Budget.resend`), or :class:`~scorers.core.budget.BudgetReached` is raised
-    and it is not sent (the openai client passes that on without retrying)."""
+    request of its own: counted for the judge call (:func:`_count_request`) and, under a run's budget, the failed
+    one is counted as a judge call and the retry holds its bound (:meth:`scorers.core.budget.Budget.resend`), or
+    :class:`~scorers.core.budget.BudgetReached` is raised and it is not sent (the openai client passes that on
+    without retrying)."""
     held = _SENDING.get()
-    if held is None or held.ticket is None or request.headers.get("x-stainless-retry-count", "0") == "0":
+    if held is None or request.headers.get("x-stainless-retry-count", "0") == "0":
         return
-    ticket, held.ticket = held.ticket, None
-    held.ticket = held.guard.resend(ticket)
+    if held.guard is not None:
+        if held.ticket is None:
+            return
+        ticket, held.ticket = held.ticket, None
+        held.ticket = held.guard.resend(ticket)
+    _count_request()
 
 
 @dataclass(frozen=True)
@@ -949,17 +984,19 @@ class Judge:
                 budget.prompt_token_bound(messages, params), budget.reply_token_bound(self.settings.max_tokens)
             )
         guard = budget.current()
-        if guard is None:
-            return self._transport(messages, params, follow_up)
-        held = _Held(guard, guard.reserve(budget.prompt_token_bound(messages, params), self.settings.max_tokens))
+        held = _Held(
+            guard,
+            guard.reserve(budget.prompt_token_bound(messages, params), self.settings.max_tokens) if guard else None,
+        )
         response = None
-        sending = _SENDING.set(held)  # each retry the openai client sends is reserved on its own (_reserve_retry)
+        _count_request()
+        sending = _SENDING.set(held)  # each retry the openai client sends is counted and reserved (_reserve_retry)
         try:
             response = self._transport(messages, params, follow_up)
             return response
         finally:
             _SENDING.reset(sending)
-            if held.ticket is not None:  # None: a retry was refused, and the failed request settled
+            if guard is not None and held.ticket is not None:  # None: a retry was refused, and the failed one settled
                 usage = getattr(response, "usage", None)
                 prompt, completion = (
                     getattr(usage, "prompt_tokens", 0) or 0,
@@ -1121,75 +1158,86 @@ class Judge:
                     note=self._pin_note(cached.parameters),
                 )
                 return JudgeReply(parsed=parsed, raw=cached.raw, usage=JudgeUsage(), info=info)
-        usage = JudgeUsage()
-        conversation = list(messages)
-        problem = ""
-        for attempt in range(2):
-            _check_not_given_up(usage)
-            response, params = self._complete_once(conversation, schema, schema_name, follow_up=attempt > 0)
-            if not getattr(response, "choices", None):
-                # A 200 that is not a chat completion (an HTML page, plain text) or has no choices.
-                got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
-                raise JudgeAPIError(
-                    f"The judge endpoint {self.settings.endpoint} did not answer with a chat completion "
-                    f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1).",
-                    kind="not_a_completion",
-                )
-            if response.usage is not None:
-                usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
-            usage += JudgeUsage(calls=1)
-            choice = response.choices[0]
-            raw = choice.message.content or ""
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal:
-                raise JudgeRefusalError(f"The judge refused: {refusal}", raw_reply=refusal, usage=usage)
-            if choice.finish_reason == "content_filter":
-                raise JudgeRefusalError(
-                    "The judge's reply was stopped by a content filter.", raw_reply=raw, usage=usage
-                )
-            if choice.finish_reason == "length":
-                raise JudgeOutputTruncatedError(
-                    "The judge's reply was cut off by the token limit"
-                    + (f" ({self.settings.max_tokens} tokens); raise max_tokens." if self.settings.max_tokens else "."),
-                    raw_reply=raw,
+        with _counting_requests() as sent:
+            usage = JudgeUsage()
+            conversation = list(messages)
+            problem = ""
+            for attempt in range(2):
+                _check_not_given_up(usage)
+                try:
+                    response, params = self._complete_once(conversation, schema, schema_name, follow_up=attempt > 0)
+                except (JudgeError, budget.BudgetReached) as exc:
+                    if exc.usage is None:  # a request failed: what the replies before spent (a reply re-asked)
+                        exc.usage = usage
+                    raise
+                if not getattr(response, "choices", None):
+                    # A 200 that is not a chat completion (an HTML page, plain text) or has no choices.
+                    got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
+                    raise JudgeAPIError(
+                        f"The judge endpoint {self.settings.endpoint} did not answer with a chat completion "
+                        f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1).",
+                        kind="not_a_completion",
+                    )
+                if response.usage is not None:
+                    usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
+                usage += JudgeUsage(calls=1)
+                choice = response.choices[0]
+                raw = choice.message.content or ""
+                refusal = getattr(choice.message, "refusal", None)
+                if refusal:
+                    raise JudgeRefusalError(f"The judge refused: {refusal}", raw_reply=refusal, usage=usage)
+                if choice.finish_reason == "content_filter":
+                    raise JudgeRefusalError(
+                        "The judge's reply was stopped by a content filter.", raw_reply=raw, usage=usage
+                    )
+                if choice.finish_reason == "length":
+                    raise JudgeOutputTruncatedError(
+                        "The judge's reply was cut off by the token limit"
+                        + (
+                            f" ({self.settings.max_tokens} tokens); raise max_tokens."
+                            if self.settings.max_tokens
+                            else "."
+                        ),
+                        raw_reply=raw,
+                        usage=usage,
+                    )
+                if is_plain_refusal(raw):  # an apology that declines, without the API's refusal field
+                    raise JudgeRefusalError(f"The judge refused: {raw.strip()[:500]}", raw_reply=raw, usage=usage)
+                try:
+                    parsed = output_model.model_validate(extract_json(raw))
+                except ValueError as exc:  # ValidationError is a ValueError
+                    problem = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+                    if attempt == 0:
+                        conversation += [
+                            {"role": "assistant", "content": raw},
+                            {
+                                "role": "user",
+                                "content": f"That reply is invalid: {problem}. Reply again with only the "
+                                "corrected JSON object that matches the schema.",
+                            },
+                        ]
+                        continue
+                    raise JudgeOutputInvalidError(
+                        f"The judge's reply is not valid for {schema_name} after one re-ask: {problem}",
+                        raw_reply=raw,
+                        usage=usage,
+                    ) from None
+                usage = replace(usage, requests=sent[0])
+                info = JudgeInfo(
+                    model=self.settings.model_name,
+                    base_url=self.settings.endpoint,
+                    parameters=params_summary(params),
                     usage=usage,
+                    note=self._pin_note(params),
                 )
-            if is_plain_refusal(raw):  # an apology that declines, without the API's refusal field
-                raise JudgeRefusalError(f"The judge refused: {raw.strip()[:500]}", raw_reply=raw, usage=usage)
-            try:
-                parsed = output_model.model_validate(extract_json(raw))
-            except ValueError as exc:  # ValidationError is a ValueError
-                problem = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-                if attempt == 0:
-                    conversation += [
-                        {"role": "assistant", "content": raw},
-                        {
-                            "role": "user",
-                            "content": f"That reply is invalid: {problem}. Reply again with only the "
-                            "corrected JSON object that matches the schema.",
-                        },
-                    ]
-                    continue
-                raise JudgeOutputInvalidError(
-                    f"The judge's reply is not valid for {schema_name} after one re-ask: {problem}",
-                    raw_reply=raw,
-                    usage=usage,
-                ) from None
-            info = JudgeInfo(
-                model=self.settings.model_name,
-                base_url=self.settings.endpoint,
-                parameters=params_summary(params),
-                usage=usage,
-                note=self._pin_note(params),
-            )
-            if self.cache is not None:
-                self.cache.cache_put(
-                    cache_key,
-                    model=info.model,
-                    base_url=info.base_url,
-                    reply=CachedReply(raw, usage.prompt_tokens, usage.completion_tokens, info.parameters),
-                )
-            return JudgeReply(parsed=parsed, raw=raw, usage=usage, info=info)
+                if self.cache is not None:
+                    self.cache.cache_put(
+                        cache_key,
+                        model=info.model,
+                        base_url=info.base_url,
+                        reply=CachedReply(raw, usage.prompt_tokens, usage.completion_tokens, info.parameters),
+                    )
+                return JudgeReply(parsed=parsed, raw=raw, usage=usage, info=info)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def complete_text(
@@ -1234,54 +1282,55 @@ class Judge:
         if cached is not None:
             info = JudgeInfo(s.model_name, s.endpoint, cached.parameters, JudgeUsage(), cached=True)
             return TextReply(text=cached.raw, usage=JudgeUsage(), info=info)
-        _check_not_given_up(JudgeUsage())
-        response, params = None, {}
-        for _ in range(3):  # at most one fallback per feature: temperature, seed
-            params = self._text_params(temperature, max_tokens, seed)
-            try:
-                response = self._call(list(messages), params)
-                break
-            except _Rejected as rejected:
-                _capabilities.mark(self._key, rejected.feature)
-        else:
-            raise JudgeAPIError("The endpoint kept rejecting the request parameters.", kind="rejected")
-        if not getattr(response, "choices", None):
-            got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
-            raise JudgeAPIError(
-                f"The endpoint {s.endpoint} did not answer with a chat completion (got {got}); check that "
-                "the base URL is an OpenAI-compatible API (usually ending in /v1).",
-                kind="not_a_completion",
-            )
-        usage = JudgeUsage(calls=1)
-        if response.usage is not None:
-            usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
-        choice = response.choices[0]
-        text = choice.message.content or ""
-        refusal = getattr(choice.message, "refusal", None)
-        if refusal:
-            raise JudgeRefusalError(f"{s.model_name} refused: {refusal}", raw_reply=refusal, usage=usage)
-        if choice.finish_reason == "content_filter":
-            raise JudgeRefusalError(
-                f"{s.model_name}'s reply was stopped by a content filter.", raw_reply=text, usage=usage
-            )
-        if choice.finish_reason == "length":
-            raise JudgeOutputTruncatedError(
-                f"{s.model_name}'s reply was cut off by the token limit"
-                + (f" ({max_tokens} tokens); raise max_tokens." if max_tokens else "."),
-                raw_reply=text,
-                usage=usage,
-            )
-        summary = dict(params)
-        summary["responseFormat"] = "text"
-        info = JudgeInfo(model=s.model_name, base_url=s.endpoint, parameters=summary, usage=usage)
-        if self.cache is not None:
-            self.cache.cache_put(
-                cache_key,
-                model=info.model,
-                base_url=info.base_url,
-                reply=CachedReply(text, usage.prompt_tokens, usage.completion_tokens, summary),
-            )
-        return TextReply(text=text, usage=usage, info=info)
+        with _counting_requests() as sent:
+            _check_not_given_up(JudgeUsage())
+            response, params = None, {}
+            for _ in range(3):  # at most one fallback per feature: temperature, seed
+                params = self._text_params(temperature, max_tokens, seed)
+                try:
+                    response = self._call(list(messages), params)
+                    break
+                except _Rejected as rejected:
+                    _capabilities.mark(self._key, rejected.feature)
+            else:
+                raise JudgeAPIError("The endpoint kept rejecting the request parameters.", kind="rejected")
+            if not getattr(response, "choices", None):
+                got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
+                raise JudgeAPIError(
+                    f"The endpoint {s.endpoint} did not answer with a chat completion (got {got}); check that "
+                    "the base URL is an OpenAI-compatible API (usually ending in /v1).",
+                    kind="not_a_completion",
+                )
+            usage = JudgeUsage(calls=1, requests=sent[0])
+            if response.usage is not None:
+                usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
+            choice = response.choices[0]
+            text = choice.message.content or ""
+            refusal = getattr(choice.message, "refusal", None)
+            if refusal:
+                raise JudgeRefusalError(f"{s.model_name} refused: {refusal}", raw_reply=refusal, usage=usage)
+            if choice.finish_reason == "content_filter":
+                raise JudgeRefusalError(
+                    f"{s.model_name}'s reply was stopped by a content filter.", raw_reply=text, usage=usage
+                )
+            if choice.finish_reason == "length":
+                raise JudgeOutputTruncatedError(
+                    f"{s.model_name}'s reply was cut off by the token limit"
+                    + (f" ({max_tokens} tokens); raise max_tokens." if max_tokens else "."),
+                    raw_reply=text,
+                    usage=usage,
+                )
+            summary = dict(params)
+            summary["responseFormat"] = "text"
+            info = JudgeInfo(model=s.model_name, base_url=s.endpoint, parameters=summary, usage=usage)
+            if self.cache is not None:
+                self.cache.cache_put(
+                    cache_key,
+                    model=info.model,
+                    base_url=info.base_url,
+                    reply=CachedReply(text, usage.prompt_tokens, usage.completion_tokens, summary),
+                )
+            return TextReply(text=text, usage=usage, info=info)
 
     def _text_params(self, temperature: float | None, max_tokens: int | None, seed: int | None) -> dict[str, Any]:
         params: dict[str, Any] = {}
