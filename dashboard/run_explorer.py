@@ -452,6 +452,7 @@ def _render_rows(store: Store, table: RunTable, names: dict[str, str], key: str)
     page_table["scorer"] = page_table["scorer"].map(lambda s: names.get(s, s))
     page_table["status"] = page_table["status"].map(outcome_status_label)  # the exports keep the raw names
     dims = [c for columns in table.dimensions.values() for c in columns]
+    page_table = shown_decimals(page_table, ["score", *dims])  # as decimal_text writes them (the drill-down, the CLI)
     event = st.dataframe(
         page_table.drop(columns=["item_index"]),
         hide_index=True,

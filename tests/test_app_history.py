@@ -812,6 +812,30 @@ def test_the_drill_down_shows_a_tool_call_and_its_result_as_context_turns(open_p
     assert any(b.endswith(">tool result (call call_1):\n18C</div>") for b in bodies)
 
 
+def test_the_rows_table_gets_each_score_rounded_half_up_as_the_drill_down_writes_it(open_page, studio_db: Path):
+    from scorers.core.errors import ScoreStatus
+
+    # A score of (0.689 + 0.7) / 2: 0.6945 by hand, 0.695 at 3 decimals (half away from zero); the float is
+    # 0.6944999999999999, which the grid's %.3f (the browser's toFixed) would write 0.694.
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="d.csv",
+        items=[("q0", {"input": "q", "output": "a"}, {})],
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    store.save_result(run_id, 0, "textual-difference", {"status": ScoreStatus.SCORED.value, "score": (0.689 + 0.7) / 2})
+    store.finish_run(run_id, "completed")
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    key = f"history_{run_id}"
+    open_tab(at, key, "Rows and drill-down")
+    assert not at.exception
+    (grid,) = [d for d in at.dataframe if d.key == f"{key}_table"]
+    assert grid.value["score"].tolist() == [0.695]
+
+
 def test_the_rows_table_leaves_an_empty_error_or_reason_empty_and_shows_a_missing_value_as_a_dash(
     open_page, studio_db: Path
 ):
