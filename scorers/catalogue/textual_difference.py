@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 
 from rapidfuzz.distance import Indel, Levenshtein
 
-from scorers.catalogue.metrics._code_based import check_flag, check_scale, check_target, reference_text
-from scorers.core.base import RunInput, ScoreResult, decimal_text, normalize_run, round_half_up
+from scorers.catalogue.metrics._code_based import check_flag, check_scale, check_target, percent, reference_text
+from scorers.core.base import RunInput, ScoreResult, decimal_text, normalize_run
 
 _HORIZONTAL_SPACE = re.compile(r"[^\S\n]+")
 _LINE_BREAKS = re.compile(r"[^\S\n]*\n\s*")
@@ -265,22 +265,12 @@ def _word_ids(a_tokens: list[str], b_tokens: list[str]) -> tuple[list[int], list
     )
 
 
-def _percent(value: float) -> str:
-    """A fraction in [0, 1] as a whole percentage that never rounds a difference away."""
-    whole = int(round_half_up(value * 100, 0))
-    if whole == 100 and value < 1:
-        return ">99%"
-    if whole == 0 and value > 0:
-        return "<1%"
-    return f"{whole}%"
-
-
 def _reason(compared_with: str, a: str, b: str, same_words: bool, analysis: dict[str, Any], scale: float = 1.0) -> str:
     """The result's reason: how the response differs, then how the score came (ratio × confidence × scale)."""
     target = "the ground truth" if compared_with == "ground_truth" else "the input"
     if a == b:
         return f"The response is identical to {target}."
-    length = f"length difference {_percent(analysis['lengthDiff'])}"
+    length = f"length difference {percent(analysis['lengthDiff'])}"
     ratio, confidence = analysis["ratio"], analysis["confidence"]
     # The factors and the score with the digits the result's tiles show them (decimal_text), so the same
     # number reads the same in the reason as beside it.
@@ -292,11 +282,11 @@ def _reason(compared_with: str, a: str, b: str, same_words: bool, analysis: dict
     if same_words:
         return (
             f"The response has the same words as {target} but differs in whitespace "
-            f"({_percent(ratio)} similarity, {length}). {score}"
+            f"({percent(ratio)} similarity, {length}). {score}"
         )
     changes = analysis["changes"]
     plural = "change" if changes == 1 else "changes"
     return (
-        f"The response matches {target} at {_percent(ratio)} similarity "
+        f"The response matches {target} at {percent(ratio)} similarity "
         f"({changes} word-level {plural}, {length}). {score}"
     )
