@@ -195,7 +195,7 @@ def render_facts(spec: ScorerSpec) -> None:
                 if any(o.name == "target" for o in spec.options)
                 else ""
             )
-            + "; a row without one is missing_input, not scored",
+            + "; a row without one is not scored (Missing input)",
         ),
         ("Formula", spec.formula),
         ("Range", f"{spec.score_range} (× scale where it has one)"),

@@ -237,7 +237,7 @@ def test_blank_responses_are_announced_before_textual_difference_scores_them_0(o
     assert [w.value for w in at.warning if "blank response" in w.value] == [
         "1 row has a blank response. Textual difference scores each 0 by its formula (an empty text against a "
         "non-empty one is 0), and those 0s count in its mean. Prompt alignment will not score them (not scored: "
-        "missing_input). If these rows have no answer rather than an empty one, leave them out of the file."
+        "Missing input). If these rows have no answer rather than an empty one, leave them out of the file."
     ]
     # With a blank ground truth too, textual difference does not score the row (missing input): no note.
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
@@ -542,7 +542,7 @@ def test_a_missing_response_key_is_previewed_with_its_other_fields_and_stored_as
         "line 3": ("invalid_input", "output"),
     }
     banner = " ".join(w.value for w in at.warning)
-    assert "2 of 3 outcomes were not scored (1 missing input, 1 invalid input)" in banner
+    assert "2 of 3 outcomes were not scored (1 Missing input, 1 Invalid input)" in banner
 
 
 def test_json_values_that_are_not_text_are_named_before_the_run(open_page):

@@ -739,11 +739,11 @@ def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
     # Never a green "Stored as run": 2 of the 6 outcomes failed, and the message says so and why.
     assert not [s for s in at.success if "Stored as run" in s.value]
     stored = next(w.value for w in at.warning if w.value.startswith(f"Stored as run {run_id}"))
-    assert "2 of 6 outcomes were not scored (2 missing input)" in stored
+    assert "2 of 6 outcomes were not scored (2 Missing input)" in stored
     # The comparison says it too, and counts them apart from the scores.
     assert any(
         w.value.startswith(
-            "2 of 6 outcomes were not scored (2 missing input): never counted as a score of 0, and left out of every mean."
+            "2 of 6 outcomes were not scored (2 Missing input): never counted as a score of 0, and left out of every mean."
         )
         for w in at.warning[1:]
     )  # an input problem is "not scored", not a failure

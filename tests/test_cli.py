@@ -1122,7 +1122,7 @@ def test_a_blank_response_is_announced_before_the_run_as_on_the_batch_page(env, 
     note = (
         "Note: 1 row has a blank response. Textual difference scores each 0 by its formula (an empty text against a "
         "non-empty one is 0), and those 0s count in its mean. Prompt alignment will not score them (not scored: "
-        "missing_input). If these rows have no answer rather than an empty one, leave them out of the file."
+        "Missing input). If these rows have no answer rather than an empty one, leave them out of the file."
     )
     assert note in err
     assert env.chat_call_count == 1  # the blank row was not sent to the judge

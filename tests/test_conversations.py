@@ -133,9 +133,9 @@ def test_a_conversation_without_a_reply_or_not_a_list_is_not_scored_and_is_named
     assert textual.run(payloads[0]).score is not None
     assert not_text_notices(dataset, mapping) == [
         "Field 'messages' (the conversation) is not a list of messages in 1 row, the first on line 3: each is read "
-        "as the prompt's text, with no response (not scored: missing_input).",
+        "as the prompt's text, with no response (not scored: Missing input).",
         "Field 'messages' (the conversation) ends without an assistant reply in 1 row, the first on line 2: no "
-        "response to score (not scored: missing_input).",
+        "response to score (not scored: Missing input).",
     ]
 
 
@@ -159,7 +159,7 @@ def test_a_conversation_ending_in_an_unanswered_user_turn_has_no_response(tmp_pa
             scorer.run(payload)
     assert not_text_notices(dataset, mapping) == [
         "Field 'messages' (the conversation) ends without an assistant reply in 1 row, the first on line 1: no "
-        "response to score (not scored: missing_input)."
+        "response to score (not scored: Missing input)."
     ]
     # The Evaluate form's pasted conversation, with the response left blank: no response either.
     payload = build_payload(system="", prompt="", response="", ground_truth="", conversation=json.dumps(UNANSWERED))
@@ -266,7 +266,7 @@ def test_a_message_with_an_unknown_role_is_invalid_input_named_before_the_run(tm
         )
     assert not_text_notices(dataset, mapping) == [
         "Field 'messages' (the conversation) has a message whose role is not one of system, user, assistant, tool "
-        "in 1 row, the first on line 2 (roles 'wizard'): not scored (invalid_input)."
+        "in 1 row, the first on line 2 (roles 'wizard'): not scored (Invalid input)."
     ]
 
 
@@ -288,9 +288,9 @@ def test_a_messages_cell_that_is_no_conversation_says_its_own_reason_everywhere(
     mapping = guess_columns(dataset.columns)
     assert not_text_notices(dataset, mapping) == [
         "Field 'messages' (the conversation) is not a list of messages in 3 rows, the first on line 1: each is read "
-        "as the prompt's text, with no response (not scored: missing_input).",
+        "as the prompt's text, with no response (not scored: Missing input).",
         "Field 'messages' (the conversation) is an empty list of messages in 1 row, the first on line 3: no prompt "
-        "and no response (not scored: missing_input).",
+        "and no response (not scored: Missing input).",
     ]
     empty = NO_RESPONSE + "the conversation has no user or assistant message (the messages list is empty)"
     out = tmp_path / "results.jsonl"
@@ -332,7 +332,7 @@ def test_a_message_with_no_content_is_named_before_the_run(tmp_path):
         create_scorer("textual-difference").run(payload)
     assert not_text_notices(dataset, mapping) == [
         f"Field 'messages' (the conversation) has a message that cannot be read in 1 row, the first on line 1 "
-        f"({caught.value}): not scored (invalid_input)."
+        f"({caught.value}): not scored (Invalid input)."
     ]
     assert str(caught.value).startswith("input[0]: message has no text 'content'")
 
@@ -395,7 +395,7 @@ def test_a_conversation_ending_with_a_tool_call_has_no_response_and_says_so(tmp_
     mapping = guess_columns(dataset.columns)
     assert not_text_notices(dataset, mapping) == [
         "Field 'messages' (the conversation) ends without an assistant reply in 1 row, the first on line 1: no "
-        "response to score (not scored: missing_input)."
+        "response to score (not scored: Missing input)."
     ]
     ((_, _, payload),) = iter_runs(dataset, mapping)
     for scorer in (create_scorer("textual-difference"), create_prompt_alignment_scorer()):

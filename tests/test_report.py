@@ -169,7 +169,7 @@ def test_run_report_of_a_plain_run_lists_failures(tmp_path):
     result = run_evals(items, [create_textual_difference_scorer()], store=store, run_name="plain")
     document = run_report(store, result.run_id)
     assert_self_contained(document)
-    assert "1 of 2 outcomes were not scored (1 invalid input)" in document
+    assert "1 of 2 outcomes were not scored (1 Invalid input)" in document
     assert "invalid_input" in document
     # The leaderboard heads that count as the CLI and Compare do: outcomes not scored (not only judge failures).
     assert "<th>n_not_scored</th>" in document and "n_failed" not in document

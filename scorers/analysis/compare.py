@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import stats
 
 from scorers.analysis.numbers import p_value_text, signed_numbers
-from scorers.core.errors import ScorerError, ScoreStatus
+from scorers.core.errors import ScorerError, ScoreStatus, outcome_status_label
 from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
 from scorers.runs.runner import EvalItem, EvalRunResult, load_run
@@ -1117,17 +1117,17 @@ def not_scored_summary(frame: pd.DataFrame) -> str | None:
         frame: a results frame with a ``status`` column (:class:`~scorers.core.errors.ScoreStatus` values).
 
     Returns:
-        E.g. ``"3 of 8 outcomes were not scored (2 judge refused, 1 invalid input): never counted
+        E.g. ``"3 of 8 outcomes were not scored (2 Judge refused, 1 Invalid input): never counted
         as a score of 0, and left out of every mean."``, or None when every outcome was scored.
 
     >>> not_scored_summary(pd.DataFrame({"status": ["scored", "judge_refused", "judge_refused", "invalid_input"]}))
-    '3 of 4 outcomes were not scored (2 judge refused, 1 invalid input): never counted as a score of 0, and left out of every mean.'
+    '3 of 4 outcomes were not scored (2 Judge refused, 1 Invalid input): never counted as a score of 0, and left out of every mean.'
     """
     _require(frame, ["status"])
     failed = frame.loc[frame["status"] != ScoreStatus.SCORED.value, "status"]
     if failed.empty:
         return None
-    reasons = ", ".join(f"{n} {str(status).replace('_', ' ')}" for status, n in failed.value_counts().items())
+    reasons = ", ".join(f"{n} {outcome_status_label(str(status))}" for status, n in failed.value_counts().items())
     return (
         f"{len(failed)} of {len(frame)} outcomes were not scored ({reasons}): never counted as a "
         "score of 0, and left out of every mean."

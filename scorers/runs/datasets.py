@@ -637,7 +637,7 @@ def blank_response_note(payloads: Iterable[Mapping[str, Any]], scorers: Sequence
         f"{n} row{'' if n == 1 else 's'} ha{'s' if n == 1 else 've'} a blank response. Textual difference scores "
         f"{'each' if scored == n else f'{scored} of them'} 0 by its formula (an empty text against a non-empty one "
         "is 0), and those 0s count in its mean."
-        + (f" {', '.join(others)} will not score them (not scored: missing_input)." if others else "")
+        + (f" {', '.join(others)} will not score them (not scored: Missing input)." if others else "")
         + " If these rows have no answer rather than an empty one, leave them out of the file."
     )
 
@@ -709,32 +709,32 @@ def _conversation_notices(dataset: LoadedDataset, column: str, *, response_mappe
             + (
                 "the prompt's text."
                 if response_mapped
-                else "the prompt's text, with no response (not scored: missing_input)."
+                else "the prompt's text, with no response (not scored: Missing input)."
             )
         )
     if empty:
         notices.append(
             f"Field {column!r} (the conversation) is an empty list of messages in {rows(empty)}: no prompt"
             + (
-                " (not scored where the input is needed: missing_input)."
+                " (not scored where the input is needed: Missing input)."
                 if response_mapped
-                else " and no response (not scored: missing_input)."
+                else " and no response (not scored: Missing input)."
             )
         )
     if unknown_roles:
         notices.append(
             f"Field {column!r} (the conversation) has a message whose role is not one of {', '.join(MESSAGE_ROLES)} "
-            f"in {rows(unknown_roles)} (roles {', '.join(roles)}): not scored (invalid_input)."
+            f"in {rows(unknown_roles)} (roles {', '.join(roles)}): not scored (Invalid input)."
         )
     if unreadable:
         notices.append(
             f"Field {column!r} (the conversation) has a message that cannot be read in {rows(unreadable)} "
-            f"({first_why}): not scored (invalid_input)."
+            f"({first_why}): not scored (Invalid input)."
         )
     if no_reply:
         notices.append(
             f"Field {column!r} (the conversation) ends without an assistant reply in {rows(no_reply)}: "
-            "no response to score (not scored: missing_input)."
+            "no response to score (not scored: Missing input)."
         )
     return notices
 
