@@ -31,7 +31,7 @@ from scorers import (
     create_textual_difference_scorer,
     run_evals,
 )
-from scorers.analysis.labels import Label, current_labels, label_history, save_label
+from scorers.analysis.labels import Label, current_labels, label_history, reviewer_labels, save_label
 from scorers.analysis.pairwise_runs import save_pairwise
 from scorers.analysis.uncertainty import stored_rejudges
 from scorers.catalogue.metrics.pairwise import PairwiseOutcome, PairwiseVerdict
@@ -494,29 +494,34 @@ def test_label_import_matches_by_item_id_and_never_overwrites_a_person_silently(
     run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
     store = Store(studio_db)
     save_label(store, run_id, 0, TD, reviewer="Bea", human_pass=True, human_score=1.0)
+    save_label(store, run_id, 1, TD, reviewer="Ann", human_pass=True)
     store.close()
     at = open_page("review")
     at.text_input(key="review_reviewer").input("Ann").run()
     at.radio(key="review_view").set_value("Import and export").run()
     # The file's rows are in another order than the run's items; it has an item_id column.
-    data = b"n,item_id,verdict\n1,row2,fail\n2,row0,fail\n"
+    data = b"n,item_id,verdict\n1,row2,fail\n2,row0,fail\n3,row1,fail\n"
     at.file_uploader(key=f"review_{run_id}_upload").upload("verdicts.csv", data, "text/csv").run()
     match_by = next(s for s in at.selectbox if s.key and s.key.endswith("_id"))
     assert match_by.value == "item_id"  # matched by id, not by row order
+    # Only Ann's own label of row1 is in conflict: Bea's label of row0 is hers, kept apart.
     conflicts = next(d.value for d in at.dataframe if "in the file" in d.value.columns)
     assert conflicts.to_dict("records") == [
-        {"item_id": "row0", "current label": "pass, score 1", "given by": "Bea (review)", "in the file": "fail"}
+        {"item_id": "row1", "current label": "pass", "given by": "Ann (review)", "in the file": "fail"}
     ]
-    assert any("1 row(s) already have a different label" in w.value for w in at.warning)
+    assert any("1 row(s) already have a different label from you (Ann)" in w.value for w in at.warning)
     import_button = next(b for b in at.button if b.key and b.key.endswith("_import"))
-    assert import_button.label == "Import 1 label(s)"  # Bea's label is kept by default
+    assert import_button.label == "Import 2 label(s)"  # Ann's own label is kept by default
     import_button.click().run()
-    assert at.success[0].value == "Imported 1 label(s) from verdicts.csv; 1 row(s) kept their label."
+    assert at.success[0].value == "Imported 2 label(s) from verdicts.csv; 1 row(s) kept their label."
     store = Store(studio_db)
     try:
-        labels = current_labels(store, run_id)
-        assert (labels[(0, TD)].reviewer, labels[(0, TD)].human_pass) == ("Bea", True)
-        assert (labels[(2, TD)].human_pass, labels[(2, TD)].source) == (False, "import: verdicts.csv")
+        own = {
+            who: {i: lb.human_pass for i, lb in rows.items()}
+            for who, rows in reviewer_labels(store, run_id, TD).items()
+        }
+        assert own == {"Bea": {0: True}, "Ann": {0: False, 1: True, 2: False}}
+        assert current_labels(store, run_id)[(2, TD)].source == "import: verdicts.csv"
     finally:
         store.close()
     # Replacing is an explicit choice; the earlier label stays in the history.
@@ -524,9 +529,9 @@ def test_label_import_matches_by_item_id_and_never_overwrites_a_person_silently(
     next(b for b in at.button if b.key and b.key.endswith("_import")).click().run()
     store = Store(studio_db)
     try:
-        history = label_history(store, run_id, 0, TD)
+        history = label_history(store, run_id, 1, TD)
         assert [(h.reviewer, h.human_pass, h.source) for h in history] == [
-            ("Bea", True, "review"),
+            ("Ann", True, "review"),
             ("Ann", False, "import: verdicts.csv"),
         ]
     finally:

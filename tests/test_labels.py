@@ -25,12 +25,14 @@ from scorers.analysis.labels import (
     current_labels,
     edit_counts,
     export_labelled_run,
+    import_conflicts,
     import_labels,
     label_history,
     labelled_results_frame,
     match_labels,
     parse_score,
     parse_verdict,
+    reviewer_labels,
     save_label,
     save_labels,
     scorer_scale,
@@ -387,18 +389,45 @@ def test_import_leaves_the_same_label_as_it_was_and_keeps_a_different_one_unless
     frame = pd.DataFrame({"row_id": ["row1", "row2", "row3"], "rating": ["0.5", "1", "1"]})
     match = match_labels(frame, items, column="rating", kind="score", scorer_id=TD, id_column="row_id", max_score=1.0)
 
-    saved = import_labels(store, run_id, match, reviewer="bob", file_name="r.csv", max_score=1.0)
+    conflicts = import_conflicts(store, run_id, match, reviewer=" alice ")
+    assert [(c.item_index, c.existing.human_score, c.imported.human_score) for c in conflicts] == [(2, 0.0, 1.0)]
+    saved = import_labels(store, run_id, match, reviewer="alice", file_name="r.csv", max_score=1.0)
     assert [lb.item_index for lb in saved] == [3]  # the same label is not saved again, the different one kept
     same = label_history(store, run_id, 1, TD)
     assert [(lb.reviewer, lb.comment) for lb in same] == [("alice", "checked the units")]
     assert current_labels(store, run_id)[(2, TD)].human_score == 0.0
 
     saved = import_labels(
-        store, run_id, match, reviewer="bob", file_name="r.csv", max_score=1.0, replace_conflicting=True
+        store, run_id, match, reviewer="alice", file_name="r.csv", max_score=1.0, replace_conflicting=True
     )
     assert [lb.item_index for lb in saved] == [2]  # replaced by choice; row1 still left as it was
     assert current_labels(store, run_id)[(2, TD)].human_score == 1.0
     assert len(label_history(store, run_id, 1, TD)) == 1
+
+
+def test_import_compares_only_the_importing_reviewers_own_labels(store: Store):
+    # The user's case: alice and bob both marked row1 fail on the page, bob marked row0 fail; carol
+    # imports a file saying row0 pass, row1 fail. Each reviewer's labels are kept apart, so carol has no
+    # label to conflict with or to match: both her labels are saved, and alice's and bob's stay theirs.
+    run_id = stored_run(store)
+    save_labels(store, run_id, [NewLabel(1, TD, human_pass=False)], reviewer="alice")
+    save_labels(store, run_id, [NewLabel(0, TD, human_pass=False), NewLabel(1, TD, human_pass=False)], reviewer="bob")
+    items = [EvalItem(r["item_id"], r["payload"]) for r in store.items(run_id)]
+    frame = pd.DataFrame({"key": ["row0", "row1"], "label": ["pass", "FAIL"]})
+    match = match_labels(frame, items, column="label", kind="verdict", scorer_id=TD, id_column="key")
+
+    assert import_conflicts(store, run_id, match, reviewer="carol") == []
+    saved = import_labels(store, run_id, match, reviewer="carol", file_name="labels.csv", replace_conflicting=True)
+    assert [(lb.item_index, lb.reviewer, lb.human_pass) for lb in saved] == [(0, "carol", True), (1, "carol", False)]
+    by_reviewer = reviewer_labels(store, run_id, TD)
+    assert {who: {i: lb.human_pass for i, lb in own.items()} for who, own in by_reviewer.items()} == {
+        "alice": {1: False},
+        "bob": {0: False, 1: False},
+        "carol": {0: True, 1: False},
+    }
+    # Importing the same file again finds carol's own labels the same: nothing saved, nothing in conflict.
+    assert import_conflicts(store, run_id, match, reviewer="carol") == []
+    assert import_labels(store, run_id, match, reviewer="carol", file_name="labels.csv") == []
 
 
 # ---- export

@@ -91,8 +91,9 @@ def render_import_export(ctx: ReviewContext, reviewer: str) -> None:
     st.caption(
         "Upload the dataset with a column of human labels (a score on the scorer's scale, or pass/fail). "
         "Rows are matched to the run's items by an id column (row order only if you choose it); every row that "
-        "gives no label is listed with the reason. A label already given is replaced only if you choose so. "
-        "Imported labels are added to each row's history with the file's name."
+        "gives no label is listed with the reason. The labels are yours (the name at the top): a label you already "
+        "gave is replaced only if you choose so, and other reviewers' labels are kept apart, never compared or "
+        "changed. Imported labels are added to each row's history with the file's name."
     )
     # Keyed by run, not by scorer: choosing another scorer keeps the uploaded file.
     uploaded = st.file_uploader("Dataset with labels", type=list(UPLOAD_TYPES), key=f"review_{ctx.run['id']}_upload")
@@ -208,12 +209,12 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
                 hide_index=True,
                 key=f"{token}_problems",
             )
-    conflicts = import_conflicts(ctx.store, ctx.run["id"], match)
+    conflicts = import_conflicts(ctx.store, ctx.run["id"], match, reviewer=reviewer)
     replace_conflicting = False
     if conflicts:
         st.warning(
-            f"{len(conflicts)} row(s) already have a different label. They keep it unless you choose to replace it; "
-            "either way the earlier labels stay in the row's history."
+            f"{len(conflicts)} row(s) already have a different label from you ({reviewer}). They keep it unless you "
+            "choose to replace it; either way the earlier labels stay in the row's history."
         )
         st.dataframe(
             pd.DataFrame(
@@ -266,7 +267,7 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
             return
         kept = "" if replace_conflicting or not conflicts else f"; {len(conflicts)} row(s) kept their label"
         same = len(match.labels) - len(saved) - (0 if replace_conflicting else len(conflicts))
-        same_text = f"; {same} row(s) already had the same label, left as they were" if same else ""
+        same_text = f"; {same} row(s) already had the same label from you, left as they were" if same else ""
         st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}{kept}{same_text}."
         st.rerun()
     done = st.session_state.pop(f"{ctx.key}_imported", None)

@@ -309,23 +309,29 @@ def save_label(
     return save_labels(store, run_id, [label], reviewer=reviewer, max_score=max_score)[0]
 
 
-def current_labels(store: Store, run_id: str, scorer_id: str | None = None) -> dict[tuple[int, str], Label]:
+def current_labels(
+    store: Store, run_id: str, scorer_id: str | None = None, *, reviewer: str | None = None
+) -> dict[tuple[int, str], Label]:
     """The current (latest) label of every labelled row of a run.
 
     Args:
         store: the database.
         run_id: the run.
         scorer_id: only this scorer's rows; None for all.
+        reviewer: only this reviewer's labels (surrounding spaces dropped, as :func:`save_labels` does): their
+            latest of each row, which another reviewer's later label does not replace; None for anyone's latest.
 
     Returns:
         ``(item_index, scorer_id)`` → :class:`Label`.
     """
+    where = [("scorer_id", scorer_id), ("reviewer", None if reviewer is None else reviewer.strip())]
+    given = [(name, value) for name, value in where if value is not None]
     sql = (
         "SELECT * FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE run_id = ?"
-        + (" AND scorer_id = ?" if scorer_id is not None else "")
+        + "".join(f" AND {name} = ?" for name, _ in given)
         + " GROUP BY item_index, scorer_id) ORDER BY item_index, scorer_id"
     )
-    params = (run_id, scorer_id) if scorer_id is not None else (run_id,)
+    params = (run_id, *(value for _, value in given))
     return {(label.item_index, label.scorer_id): label for label in map(_label, store.query(sql, params))}
 
 
@@ -594,20 +600,23 @@ def _same_label(current: Label, label: NewLabel) -> bool:
     return same_score and current.human_pass == label.human_pass
 
 
-def import_conflicts(store: Store, run_id: str, match: LabelMatch) -> list[LabelConflict]:
-    """The matched labels that would replace a different current label of the same row.
+def import_conflicts(store: Store, run_id: str, match: LabelMatch, *, reviewer: str) -> list[LabelConflict]:
+    """The matched labels that would replace a different label the importing reviewer gave the same row.
 
+    Each reviewer's labels are kept apart (:func:`reviewer_labels`), so only the reviewer's own current
+    labels are compared: another reviewer's label of the row is neither a conflict nor replaced.
     A label is different when its score or its verdict differs (comments are not compared).
 
     Args:
         store: the database.
         run_id: the run the labels are for.
         match: :func:`match_labels`' result.
+        reviewer: who imports them.
 
     Returns:
         One :class:`LabelConflict` per such row, in item order.
     """
-    current = current_labels(store, run_id)
+    current = current_labels(store, run_id, reviewer=reviewer)
     return [
         LabelConflict(label.item_index, now, label)
         for label in sorted(match.labels, key=lambda lab: lab.item_index)
@@ -625,14 +634,15 @@ def import_labels(
     max_score: float | None = None,
     replace_conflicting: bool = False,
 ) -> list[Label]:
-    """Save the labels of a :class:`LabelMatch` (appended, source ``"import: <file_name>"``).
+    """Save the labels of a :class:`LabelMatch` as ``reviewer``'s (appended, source ``"import: <file_name>"``).
 
-    A row whose current label differs from the imported one (:func:`import_conflicts`)
-    keeps its label unless ``replace_conflicting`` is True: a person's label is never
-    overwritten without that explicit choice. A row whose current label gives the same
-    score and verdict is left as it is (its reviewer and comment kept; nothing to save).
-    Either way the earlier labels stay in the row's history, and every imported label
-    records its file in ``source``.
+    Only the reviewer's own labels are compared (each reviewer's labels are kept apart; another
+    reviewer's label of the same row never stops or changes this import). A row whose own current
+    label differs from the imported one (:func:`import_conflicts`) keeps it unless
+    ``replace_conflicting`` is True: a label is never overwritten without that explicit choice. A row
+    whose own current label gives the same score and verdict is left as it is (its comment kept;
+    nothing to save). Either way the earlier labels stay in the row's history, and every imported
+    label records its file in ``source``.
 
     Returns:
         The labels saved (rows kept as they were are missing; see :func:`import_conflicts`).
@@ -642,7 +652,7 @@ def import_labels(
     """
     if not match.labels:
         raise InvalidInputError(f"{file_name}: no row gave a label to import", field="column")
-    current = current_labels(store, run_id)
+    current = current_labels(store, run_id, reviewer=reviewer)
     labels = [
         label
         for label in match.labels

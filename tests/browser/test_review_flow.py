@@ -12,7 +12,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from scorers import EvalItem, Store, create_textual_difference_scorer, run_evals
-from scorers.analysis.labels import current_labels, save_label
+from scorers.analysis.labels import current_labels, reviewer_labels, save_label
 from scorers.analysis.uncertainty import save_rejudge
 
 FIRST_LOAD_TIMEOUT = 90_000
@@ -161,10 +161,11 @@ def test_label_import_with_a_conflict(page: Page, app_url: str, streamlit_server
     store = Store(db)
     try:
         save_label(store, run_id, 0, "textual-difference", reviewer="Bea", human_pass=True, human_score=1.0)
+        save_label(store, run_id, 1, "textual-difference", reviewer="Ann", human_pass=True)
     finally:
         store.close()
     labels_file = tmp_path / "verdicts.csv"
-    labels_file.write_text("item_id,verdict\nrow2,fail\nrow0,fail\n", encoding="utf-8")
+    labels_file.write_text("item_id,verdict\nrow2,fail\nrow0,fail\nrow1,fail\n", encoding="utf-8")
 
     page.goto(app_url)
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review").click()
@@ -178,22 +179,23 @@ def test_label_import_with_a_conflict(page: Page, app_url: str, streamlit_server
     wait_until_idle(page)
     page.get_by_test_id("stRadio").get_by_text("Import and export", exact=True).click()
     page.locator("input[type=file]").first.set_input_files(labels_file)
-    # Matched by the item_id column (the file's rows are in another order), and Bea's label is a conflict.
-    expect(page.get_by_text("1 row(s) already have a different label", exact=False)).to_be_visible(
+    # Matched by the item_id column (the file's rows are in another order); Ann's own label of row1 is a
+    # conflict, Bea's label of row0 is hers, kept apart.
+    expect(page.get_by_text("1 row(s) already have a different label from you (Ann)", exact=False)).to_be_visible(
         timeout=FIRST_LOAD_TIMEOUT
     )
-    expect(page.get_by_role("button").filter(has_text="Import 1 label(s)")).to_be_enabled()
-    page.get_by_role("button").filter(has_text="Import 1 label(s)").click()
-    expect(page.get_by_text("Imported 1 label(s) from verdicts.csv; 1 row(s) kept their label.")).to_be_visible()
+    expect(page.get_by_role("button").filter(has_text="Import 2 label(s)")).to_be_enabled()
+    page.get_by_role("button").filter(has_text="Import 2 label(s)").click()
+    expect(page.get_by_text("Imported 2 label(s) from verdicts.csv; 1 row(s) kept their label.")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     store = Store(db)
     try:
-        labels = current_labels(store, run_id)
-        assert (labels[(0, "textual-difference")].reviewer, labels[(0, "textual-difference")].human_pass) == (
-            "Bea",
-            True,
-        )
-        assert labels[(2, "textual-difference")].source == "import: verdicts.csv"
+        own = reviewer_labels(store, run_id, "textual-difference")
+        assert {who: {i: lb.human_pass for i, lb in rows.items()} for who, rows in own.items()} == {
+            "Bea": {0: True},
+            "Ann": {0: False, 1: True, 2: False},
+        }
+        assert current_labels(store, run_id)[(2, "textual-difference")].source == "import: verdicts.csv"
     finally:
         store.close()
 
