@@ -446,3 +446,59 @@ def test_an_unencodable_earlier_message_of_the_output_names_the_output():
     with pytest.raises(InvalidInputError, match="lone surrogate U\\+D800 at character 5") as caught:
         normalize_run({"input": "q", "output": output})
     assert caught.value.field == "output"  # before: "input", though the text came from the output
+
+
+def parts(*texts: str) -> list[dict[str, str]]:
+    """OpenAI content parts: one text part per text."""
+    return [{"type": "text", "text": t} for t in texts]
+
+
+def test_a_reply_given_as_content_parts_is_read_as_a_user_turns_parts_are(tmp_path, capsys):
+    # Record "s" writes its turns as strings, "p" the same turns as OpenAI content parts: the user's ["ab"], the
+    # reply's ["ab", "cd"], joined by a line break as a user turn's are: "ab\ncd" (5 characters) against the input
+    # "ab" (2): matching "ab" = 2, ratio 2·2 / 7 = 4/7, length diff 3/5, confidence 2/5, score 8/35 = 0.2286 for
+    # both. Before, "p" was invalid_input ("the output object has no 'text' or 'content' string") and its export's
+    # output the whole message's JSON. Record "i" adds an image to its reply: not scored, the reason naming the
+    # image part, named before the run; its export keeps the reply as it was brought.
+    from scorers.cli import main
+
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}
+    with_image = {"role": "assistant", "content": [*parts("A cat."), image]}
+    records = [
+        {"id": "s", "messages": [{"role": "user", "content": "ab"}, {"role": "assistant", "content": "ab\ncd"}]},
+        {
+            "id": "p",
+            "messages": [{"role": "user", "content": parts("ab")}, {"role": "assistant", "content": parts("ab", "cd")}],
+        },
+        {"id": "i", "messages": [{"role": "user", "content": "What is this?"}, with_image]},
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "results.jsonl"
+    args = ["run", str(path), "--scorer", "textual-difference", "--output", str(out), "--db", str(tmp_path / "s.db")]
+    assert main([*args, "--yes"]) == 3  # an item not scored
+    reason = (
+        "output: message content has a part that is not text (image_url): the scorers read text only, and a "
+        "message is never scored without a part of it"
+    )
+    assert (
+        "Field 'messages' (the conversation) has a message that cannot be read in 1 row, the first on line 3 "
+        f"(input[1]: {reason.removeprefix('output: ')}): not scored (Invalid input)."
+    ) in capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["status"], r["input"], r["output"]) for r in rows] == [
+        ("scored", "ab", "ab\ncd"),
+        ("scored", "ab", "ab\ncd"),
+        ("invalid_input", "What is this?", json.dumps(with_image)),
+    ]
+    assert [r["score"] for r in rows[:2]] == [pytest.approx(8 / 35)] * 2
+    assert rows[2]["error"] == reason
+
+
+def test_a_user_turns_part_that_is_not_text_is_named_not_dropped():
+    # An audio part of the user's turn was dropped without a word: the judge was shown the prompt without it.
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}}
+    turn = {"role": "user", "content": [*parts("Transcribe this:"), audio]}
+    with pytest.raises(InvalidInputError, match=r"has a part that is not text \(input_audio\)") as caught:
+        normalize_run({"input": [turn], "output": "Hello."})
+    assert caught.value.field == "input[0]"

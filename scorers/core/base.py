@@ -6,8 +6,8 @@ agent run input; its ``taggedSystemMessages`` count as system messages, its
 ``rememberedMessages`` are not read); ``output`` is ``{"text": ...}``,
 ``{"role", "content"}``, a list of messages (Mastra's run output: its final message is the response, when
 that is the assistant's reply, :func:`split_conversation`) or a plain string; ``ground_truth``
-(or ``groundTruth``) is optional. A message's ``content`` may be a string, a list
-of text parts, or Mastra's v2 object ``{"format": 2, "parts": [...],
+(or ``groundTruth``) is optional. A message's ``content`` (the reply's too) may be a string, a list
+of OpenAI text parts (a part that is not text is invalid input), or Mastra's v2 object ``{"format": 2, "parts": [...],
 "toolInvocations": [...]}``, whose tool invocations are the run's tool calls.
 """
 
@@ -271,6 +271,35 @@ def _v2_text(content: dict[str, Any]) -> str | None:
     return None
 
 
+def _parts_text(parts: list[Any], where: str) -> str:
+    """The text of OpenAI content parts (a message's ``content`` given as ``[{"type": "text", "text": ...}, ...]``),
+    a user turn's and the reply's alike: the text parts' texts joined by a line break ("" for no parts).
+
+    >>> _parts_text([{"type": "text", "text": "Paris."}, {"type": "text", "text": "It is."}], "output")
+    'Paris.\\nIt is.'
+
+    Raises:
+        InvalidInputError: a part that is not text (an image, audio, a file ...), naming each kind: the scorers read
+            text only, and a message is never scored without a part of it.
+    """
+    texts, others = [], []
+    for part in parts:
+        kind = part.get("type", "text") if isinstance(part, dict) else f"a {type(part).__name__}"
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        else:
+            others.append("a text part without a 'text' string" if kind == "text" else str(kind))
+    if others:
+        named = list(dict.fromkeys(others))
+        raise InvalidInputError(
+            f"message content has {'a part' if len(others) == 1 else 'parts'} that "
+            f"{'is' if len(others) == 1 else 'are'} not text ({', '.join(named)}): the scorers read text only, and "
+            "a message is never scored without a part of it",
+            field=where,
+        )
+    return "\n".join(texts)
+
+
 def _message_text(message: Any, where: str) -> Message:
     if isinstance(message, str):
         return Message("user", message)
@@ -281,10 +310,8 @@ def _message_text(message: Any, where: str) -> Message:
         )
     role = message.get("role", "user")
     content = message.get("content", message.get("text"))
-    if isinstance(content, list):  # OpenAI content parts: keep the text parts
-        content = "\n".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"
-        )
+    if isinstance(content, list):  # OpenAI content parts
+        content = _parts_text(content, where)
     elif isinstance(content, dict):  # Mastra's v2 message content
         content = _v2_text(content)
     calls = message.get("tool_calls") if role == "assistant" else None
@@ -337,6 +364,8 @@ def _output_text(value: Any) -> tuple[str, str | None]:
             text = value.get("content")
         if isinstance(text, dict):  # one Mastra v2 message
             text = _v2_text(text)
+        elif isinstance(text, list):  # OpenAI content parts, read as a user turn's are
+            text = _parts_text(text, "output")
         if isinstance(text, str):
             return text, None
         if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
