@@ -1180,7 +1180,7 @@ def _print_summary(
         else:
             cost_text = f"cost {cost.unknown_text()}"
         console.print(
-            f"Judge usage: {usage.calls} calls, {usage.prompt_tokens:,} prompt + "
+            f"Judge usage: {usage.requests:,} requests ({usage.calls:,} answered), {usage.prompt_tokens:,} prompt + "
             f"{usage.completion_tokens:,} completion tokens, {cost_text}; "
             f"{result.cache_hits} outcome(s) served from the cache (free)."
         )

@@ -306,7 +306,7 @@ def test_retrying_failed_items_sends_them_again_and_their_rows_keep_what_the_fai
     first = run_batch_api(items(2), [alignment(fake_openai)], store=store, poll_interval=0.01)
     # Item 0: the answer and its re-ask are invalid: 2 calls, 2 × 100 prompt + 2 × 10 completion tokens.
     assert first.outcomes[0].status is ScoreStatus.JUDGE_OUTPUT_INVALID
-    assert first.outcomes[0].usage == JudgeUsage(200, 20, 2)
+    assert first.outcomes[0].usage == JudgeUsage(200, 20, 2, 2)
     assert len(fake_openai.batch_lines) == 3  # 2 answers, then 1 re-ask
 
     fixed.set()
@@ -319,11 +319,11 @@ def test_retrying_failed_items_sends_them_again_and_their_rows_keep_what_the_fai
     assert [o.status for o in retried.outcomes] == [ScoreStatus.SCORED] * 2
     # Its row: the failed attempt's 2 calls (200 + 20) and the retry's 1 (50 + 5): 3 calls, 250 + 25 tokens,
     # as the live path counts a retried failure.
-    assert retried.outcomes[0].usage == JudgeUsage(250, 25, 3)
+    assert retried.outcomes[0].usage == JudgeUsage(250, 25, 3, 3)
     row = store.results(first.run_id, 0)[0]
     assert (row["prompt_tokens"], row["completion_tokens"], row["judge_calls"]) == (250, 25, 3)
     # The run's spend: item 1's 50 + 5 in 1 call, plus item 0's.
-    assert retried.usage == JudgeUsage(300, 30, 4)
+    assert retried.usage == JudgeUsage(300, 30, 4, 4)
 
 
 def test_cli_batch_api_usage_line_prices_the_outcomes_at_the_price_set(fake_judge, tmp_path, monkeypatch, capsys):

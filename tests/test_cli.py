@@ -116,7 +116,7 @@ def test_run_scores_every_row_and_prints_the_summary(env, tmp_path, capsys):
     assert "Estimate: 3 judge calls to gpt-4o-mini" in err
     assert "3/3 items, 0 with failures" in err
     # usage from the fake server: 3 calls; gpt-4o-mini has a list price, so a cost is printed
-    assert "Judge usage: 3 calls" in out and "cost $" in out
+    assert "Judge usage: 3 requests (3 answered)" in out and "cost $" in out
     run_id = out.split("Run id: ", 1)[1].split()[0]
     store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
     try:
@@ -141,7 +141,7 @@ def test_run_on_real_ifeval_rows_detects_prompt_and_response(env, tmp_path, caps
     assert summary_row(out, "prompt-alignment") == ["30", "0", "0.840", "0.840", "0.000", "0.840", "0.840"]
     assert summary_row(out, "textual-difference")[:2] == ["30", "0"]
     # the model is the default one and the fake reports usage: the cost is known
-    assert "Judge usage: 30 calls" in out
+    assert "Judge usage: 30 requests (30 answered)" in out
 
 
 # ---- exit codes

@@ -99,7 +99,7 @@ def test_a_paused_run_prints_its_scores_and_usage_then_the_reason_and_the_resume
     # $1 / $2 per million: 4 × (100 × 1 + 10 × 2) / 1e6 = $0.00048.
     assert re.search(r"prompt-alignment +4 +0 ", out)
     assert "Not scored yet: 6 item × scorer outcome(s)" in out
-    assert "Judge usage: 4 calls, 400 prompt + 40 completion tokens, cost $0.00048;" in out
+    assert "Judge usage: 4 requests (4 answered), 400 prompt + 40 completion tokens, cost $0.00048;" in out
     assert f"Run id: {run_id}" in out
     # Then the reason, with the one resume command (the run's --db and the flag of the cap reached).
     assert err.count("python -m scorers run --resume") == 1
@@ -219,7 +219,10 @@ def test_a_cached_rerun_is_marked_cached_and_costs_nothing(env: FakeOpenAI, tmp_
     # The estimate said so before the run: every item looked up in the cache, none left to pay for.
     assert "3 item × scorer outcome(s) are answered from the judge cache: free, not in the estimate." in err
     assert "Estimate: no judge calls, cost $0.00." in err
-    assert "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.00; 3 outcome(s) served from the cache" in out
+    assert (
+        "Judge usage: 0 requests (0 answered), 0 prompt + 0 completion tokens, cost $0.00; 3 outcome(s) served from the cache"
+        in out
+    )
     code, out, _ = run_cli(capsys, *argv, "--no-cache")
     assert env.chat_call_count == 6
 
@@ -286,7 +289,7 @@ def test_the_usage_line_counts_as_judged_only_the_outcomes_the_judge_made(env: F
     assert env.chat_call_count == 2
     (usage,) = [ln for ln in out.splitlines() if ln.startswith("Judge usage: ")]
     assert usage == (
-        "Judge usage: 0 calls, 0 prompt + 0 completion tokens, cost $0.00; 2 outcome(s) served from the cache (free)."
+        "Judge usage: 0 requests (0 answered), 0 prompt + 0 completion tokens, cost $0.00; 2 outcome(s) served from the cache (free)."
     )
     # A new row beside the cached ones: only its outcome was made by the judge.
     data.write_text(data.read_text() + "r3,Question 3?,Answer 3.\n")
@@ -490,9 +493,40 @@ def test_the_call_cap_counts_every_http_request_the_clients_retries_included(env
         "retry of a failed one too)" in err
     )
     store = Store(tmp_path / "s.db")
-    rows = store.results(store.list_runs()[0]["id"])
+    run_id = store.list_runs()[0]["id"]
+    rows = store.results(run_id)
     store.close()
     assert [(r["item_index"], r["status"]) for r in rows] == [(0, "api_error"), (1, "api_error")]  # 2-19 left to do
+    # The usage line counts the 10 requests, none answered: items 0 and 1's 4 each, stored with them, and item 2's
+    # 2, stored with the run (the item is left to do). Before, it said "0 calls".
+    assert "Judge usage: 10 requests (0 answered), 0 prompt + 0 completion tokens," in out
+    assert [(r["judge_requests"], r["judge_calls"]) for r in rows] == [(4, 0), (4, 0)]
+    # A resume with a cap of 12 counts those 10: 2 more requests (item 2's first try and first retry again).
+    code, out, err = run_cli(capsys, "run", "--resume", run_id, "--db", "s.db", "--yes", "--max-judge-calls", "12")
+    assert code == EXIT_PAUSED and env.chat_call_count == 12
+    assert "Judge usage: 12 requests (0 answered), 0 prompt + 0 completion tokens," in out
+
+
+def test_the_usage_line_counts_a_failed_request_retried_apart_from_the_answer(env: FakeOpenAI, tmp_path, capsys):
+    # One item: a 500 (Retry-After 0.01 s), then the client's retry answered with 100 + 10 tokens: 2 requests, 1
+    # answered, the answer's tokens only (a 500 spends none); the outcome is stored so.
+    env.enqueue(
+        Reply.server_error(headers={"Retry-After": "0.01"}),
+        Reply.json(GOOD, usage={"prompt_tokens": 100, "completion_tokens": 10}),
+    )
+    data = dataset(tmp_path, 1)
+    code, out, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db")
+    assert code == EXIT_OK and env.chat_call_count == 2
+    assert "Judge usage: 2 requests (1 answered), 100 prompt + 10 completion tokens," in out
+    store = Store(tmp_path / "s.db")
+    (row,) = store.results(store.list_runs()[0]["id"])
+    store.close()
+    assert (row["judge_requests"], row["judge_calls"], row["prompt_tokens"], row["completion_tokens"]) == (
+        2,
+        1,
+        100,
+        10,
+    )
 
 
 def test_a_token_cap_is_refused_or_warned_of_before_the_run_as_a_cost_cap_is(env: FakeOpenAI, tmp_path, capsys):
@@ -556,7 +590,7 @@ def test_the_warning_counts_calls_at_the_reservation_and_the_stop_line_spends_wh
         in err
     )
     assert "the run's judge calls spent $0.0009, and the next one reserves up to $0.0003 before it is sent" in err
-    assert "Judge usage: 3 calls, 300 prompt + 900 completion tokens, cost $0.0009;" in out
+    assert "Judge usage: 3 requests (3 answered), 300 prompt + 900 completion tokens, cost $0.0009;" in out
 
 
 def test_a_cost_cap_admits_the_same_calls_at_any_concurrency(env: FakeOpenAI, tmp_path, capsys):
@@ -569,7 +603,7 @@ def test_a_cost_cap_admits_the_same_calls_at_any_concurrency(env: FakeOpenAI, tm
     code, out, err = run_cli(capsys, *argv, "--judge-max-tokens", "300", "--max-cost", "0.001", "--concurrency", "8")
     assert code == EXIT_PAUSED and env.chat_call_count == 8
     assert "the run's judge calls spent $0.0008, and the next one reserves up to $0.0003 before it is sent" in err
-    assert "Judge usage: 8 calls, 800 prompt + 800 completion tokens, cost $0.0008;" in out
+    assert "Judge usage: 8 requests (8 answered), 800 prompt + 800 completion tokens, cost $0.0008;" in out
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])

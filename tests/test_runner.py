@@ -396,9 +396,9 @@ def test_a_judge_call_abandoned_at_the_item_timeout_counts_in_the_usage_and_cost
     assert fake_openai.chat_call_count == 3
     assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED, ScoreStatus.API_ERROR, ScoreStatus.API_ERROR]
     assert [o.error for o in result.outcomes[1:]] == [TIMEOUT_MESSAGE.format(1.5)] * 2
-    # Items 1 and 2 timed out, but each call was answered: 3 calls of 1,000 + 200 tokens.
-    assert [o.usage for o in result.outcomes] == [JudgeUsage(1000, 200, 1)] * 3
-    assert result.usage == JudgeUsage(3000, 600, 3)
+    # Items 1 and 2 timed out, but each call was answered: 3 calls (3 requests) of 1,000 + 200 tokens.
+    assert [o.usage for o in result.outcomes] == [JudgeUsage(1000, 200, 1, 1)] * 3
+    assert result.usage == JudgeUsage(3000, 600, 3, 3)
     # 3000 · 0.15 / 1e6 + 600 · 0.60 / 1e6 = 0.00045 + 0.00036 = 0.00081 USD
     assert result.cost_usd == pytest.approx(0.00081)
     rows = sorted(store.results(result.run_id), key=lambda r: r["item_index"])
@@ -464,7 +464,7 @@ def test_the_item_timeout_does_not_count_the_waits_for_other_items_under_a_token
     assert [(o.item_index, o.status) for o in result.outcomes] == [(i, ScoreStatus.SCORED) for i in range(4)]
     assert result.status == "budget_reached"
     assert fake_openai.chat_call_count == 4
-    assert result.usage == JudgeUsage(160, 40, 4)
+    assert result.usage == JudgeUsage(160, 40, 4, 4)
 
 
 def test_an_item_past_its_timeout_sends_no_further_judge_call(fake_openai):
@@ -491,9 +491,9 @@ def test_an_item_past_its_timeout_sends_no_further_judge_call(fake_openai):
     assert scores.snapshot() == collections.Counter({0: 1, 1: 1, 2: 1})
     assert fake_openai.chat_call_count == 5
     assert [o.usage for o in result.outcomes] == [
-        JudgeUsage(2000, 400, 2),
-        JudgeUsage(1000, 200, 1),
-        JudgeUsage(2000, 400, 2),
+        JudgeUsage(2000, 400, 2, 2),
+        JudgeUsage(1000, 200, 1, 1),
+        JudgeUsage(2000, 400, 2, 2),
     ]
     assert result.status == "completed"
 
@@ -806,17 +806,17 @@ def test_a_retried_failure_keeps_what_its_failed_attempt_spent(fake_openai):
     scorers = [alignment(fake_openai, max_retries=0)]
     first = run_evals(items_of([item_payload(i) for i in range(2)]), scorers, store=store)
     assert first.outcomes[1].status is ScoreStatus.JUDGE_OUTPUT_INVALID
-    assert first.outcomes[1].usage == JudgeUsage(200, 20, 2)
+    assert first.outcomes[1].usage == JudgeUsage(200, 20, 2, 2)
 
     retried = run_evals([], scorers, store=store, run_id=first.run_id, retry_failed=True)
 
     # Item 1's row: the two failed calls (200 + 20 tokens) and the retry's (50 + 5): 3 calls, 250 + 25.
     assert retried.outcomes[1].status is ScoreStatus.SCORED
-    assert retried.outcomes[1].usage == JudgeUsage(250, 25, 3)
+    assert retried.outcomes[1].usage == JudgeUsage(250, 25, 3, 3)
     row = store.results(first.run_id, 1)[0]
     assert (row["prompt_tokens"], row["completion_tokens"], row["judge_calls"]) == (250, 25, 3)
     # The run's spend: item 0's 40 + 4 in 1 call, plus item 1's.
-    assert retried.usage == JudgeUsage(290, 29, 4)
+    assert retried.usage == JudgeUsage(290, 29, 4, 4)
 
 
 def test_resuming_with_a_budget_and_retrying_reads_the_stored_results_once(fake_openai, monkeypatch):
@@ -847,7 +847,7 @@ def test_second_run_of_the_same_dataset_is_served_from_the_cache(fake_openai):
     first = run_evals(items, [alignment(fake_openai, model="openai/gpt-4o-mini", cache=cache)])
 
     assert fake_openai.chat_call_count == 6
-    assert first.usage == JudgeUsage(6000, 1200, 6)
+    assert first.usage == JudgeUsage(6000, 1200, 6, 6)
     assert first.cost_usd == pytest.approx(6 * (1000 * 0.15 + 200 * 0.60) / 1e6)  # 0.00162 USD
     assert not any(o.result.judge.cached for o in first.outcomes)
 
@@ -940,9 +940,10 @@ def test_actual_usage_and_cost_include_reasks_and_retries(fake_openai):
         ScoreStatus.JUDGE_OUTPUT_INVALID,
         ScoreStatus.SCORED,
     ]
-    assert result.outcomes[0].usage == JudgeUsage(250, 30, 2)
-    assert result.outcomes[1].usage == JudgeUsage(200, 20, 2)
-    assert (result.outcomes[2].usage.prompt_tokens, result.outcomes[2].usage.completion_tokens) == (50, 5)
+    assert result.outcomes[0].usage == JudgeUsage(250, 30, 2, 2)
+    assert result.outcomes[1].usage == JudgeUsage(200, 20, 2, 2)
+    # Item 2: the 429 the runner retried is a request (it spent no tokens), the answer another.
+    assert result.outcomes[2].usage == JudgeUsage(50, 5, 1, 2)
     # 500 prompt tokens and 55 completion tokens: (500 · 0.15 + 55 · 0.60) / 1e6 = 108e-6 USD
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (500, 55)
     assert result.cost_usd == pytest.approx(108e-6)

@@ -927,6 +927,20 @@ RELEASED_DDL = {
         "\n\tn_items INTEGER NOT NULL, \n\tscorers TEXT NOT NULL, \n\tjudge TEXT, \n\tmapping TEXT, "
         "\n\tconfig TEXT, owner TEXT, stop_reason TEXT, heartbeat_at DOUBLE, \n\tPRIMARY KEY (id)\n)",
     },
+    "0016": {  # ALTER TABLE ADD COLUMN rewrites the tables' DDL
+        "CREATE TABLE runs (\n\tid TEXT NOT NULL, \n\tname TEXT NOT NULL, \n\tcreated_at TEXT NOT NULL, "
+        "\n\tfinished_at TEXT, \n\tstatus TEXT NOT NULL, \n\tdataset_name TEXT NOT NULL, "
+        "\n\tn_items INTEGER NOT NULL, \n\tscorers TEXT NOT NULL, \n\tjudge TEXT, \n\tmapping TEXT, "
+        "\n\tconfig TEXT, owner TEXT, stop_reason TEXT, heartbeat_at DOUBLE, "
+        "left_judge_requests INTEGER DEFAULT '0' NOT NULL, \n\tPRIMARY KEY (id)\n)",
+        "CREATE TABLE results (\n\trun_id TEXT NOT NULL, \n\titem_index INTEGER NOT NULL, "
+        "\n\tscorer_id TEXT NOT NULL, \n\tstatus TEXT NOT NULL, \n\tscore DOUBLE, \n\treason TEXT, "
+        "\n\tanalysis TEXT, \n\tdetails TEXT, \n\terror TEXT, \n\traw_reply TEXT, \n\tjudge TEXT, "
+        "\n\tprompt_tokens INTEGER DEFAULT '0' NOT NULL, \n\tcompletion_tokens INTEGER DEFAULT '0' NOT NULL, "
+        "\n\tjudge_calls INTEGER DEFAULT '0' NOT NULL, \n\tlatency_s DOUBLE, \n\tfinished_at TEXT NOT NULL, "
+        "judge_requests INTEGER DEFAULT '0' NOT NULL, \n\tPRIMARY KEY (run_id, item_index, scorer_id), "
+        "\n\tFOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE\n)",
+    },
 }
 
 
@@ -949,3 +963,34 @@ def test_every_revision_after_the_old_store_adds_what_it_added_when_released(tmp
             assert now - before == RELEASED_DDL[revision], f"revision {revision} adds other DDL than it did"
         before = now
     engine.dispose()
+
+
+def test_revision_0016_counts_an_outcome_stored_before_it_as_one_request_per_call(store_target: str):
+    # A run stored at revision 0015: its outcome made 3 judge calls, its failed requests then uncounted. Upgraded,
+    # the outcome's requests are its 3 calls, and the run left no requests of outcomes to do.
+    import sqlalchemy as sa
+
+    from scorers.runs.store import database_url
+
+    engine = sa.create_engine(database_url(store_target))
+    _upgrade_to(engine, "0015")
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO runs (id, name, created_at, status, dataset_name, n_items, scorers) "
+                "VALUES ('r1', 'old', '2026-01-01T00:00:00', 'completed', 'd', 1, '[]')"
+            )
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO results (run_id, item_index, scorer_id, status, judge_calls, finished_at) "
+                "VALUES ('r1', 0, 'prompt-alignment', 'scored', 3, '2026-01-01T00:00:00')"
+            )
+        )
+    engine.dispose()
+    store = Store(store_target)
+    try:
+        ((row,), run) = store.results("r1"), store.get_run("r1")
+        assert (row["judge_calls"], row["judge_requests"], run["left_judge_requests"]) == (3, 3, 0)
+    finally:
+        store.close()

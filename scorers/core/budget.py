@@ -459,7 +459,8 @@ class Budget:
         """Count what the run spent before (a resumed run's stored outcomes), priced apart.
 
         Args:
-            calls, prompt_tokens, completion_tokens: what the earlier outcomes spent, >= 0.
+            calls, prompt_tokens, completion_tokens: what the earlier outcomes spent, >= 0; ``calls`` are the HTTP
+                requests they sent (:attr:`scorers.core.base.JudgeUsage.requests`, failed ones and retries included).
             cost_usd: what they cost, each outcome at the price of its own judge's model
                 (:func:`scorers.core.pricing.run_cost`; a resumed or retried run may hold
                 outcomes of other models than :attr:`price` is for), or None when unknown.

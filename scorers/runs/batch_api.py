@@ -338,5 +338,13 @@ def run_batch_api(
         status, reason = "cancelled", LOST_REASON
     outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
     return EvalRunResult(
-        run_id, outcomes, status, len(items), scorer_ids, judge_model_of(scorers), stop_reason=reason, batch_api=True
+        run_id,
+        outcomes,
+        status,
+        len(items),
+        scorer_ids,
+        judge_model_of(scorers),
+        stop_reason=reason,
+        batch_api=True,
+        left_judge_requests=store.get_run(run_id)["left_judge_requests"],  # a resumed live run's
     )

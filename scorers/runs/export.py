@@ -179,7 +179,8 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
         One row per item × scorer: the columns of :meth:`EvalRunResult.to_frame`
         (``item_index``, ``item_id``, ``scorer``, ``status``, ``score`` (float, NaN
         when not scored), ``reason``, ``error``, ``prompt_tokens``,
-        ``completion_tokens``, ``judge_calls``, ``latency_s``, ``judge_model``) with ``run_id`` first;
+        ``completion_tokens``, ``judge_calls`` (answered), ``judge_requests`` (HTTP requests sent, failed ones and
+        retries included), ``latency_s``, ``judge_model``) with ``run_id`` first;
         with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``, ``conversation``
         (see :func:`item_texts`) and one ``group:<name>`` column per group-by
         column; and last ``analysis``, the scorer's ``analyzeStepResult`` as a dict

@@ -89,6 +89,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "prompt_tokens",
     "completion_tokens",
     "judge_calls",
+    "judge_requests",
     "latency_s",
     "judge_model",
 )
@@ -173,6 +174,7 @@ class ItemOutcome:
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
             "judge_calls": self.usage.calls,
+            "judge_requests": self.usage.requests,
             "latency_s": self.latency_s,
         }
 
@@ -254,6 +256,8 @@ class EvalRunResult:
             :class:`~scorers.core.budget.BudgetCaps` field, a key of :data:`~scorers.core.budget.CAP_FLAGS`), else None.
         prices: the judge prices set by the user (they override the list price), by judge model:
             a stored run's are those recorded with it (:func:`scorers.runs.judges.run_prices`).
+        left_judge_requests: HTTP requests to the judge made for outcomes the run left to do (not among
+            ``outcomes``: an item stopped at a cap, or in flight when the run paused); :attr:`usage` counts them.
     """
 
     run_id: str | None
@@ -266,6 +270,7 @@ class EvalRunResult:
     stop_reason: str | None = None
     cap_reached: str | None = None
     prices: Mapping[str, Price] = dataclasses.field(default_factory=dict)
+    left_judge_requests: int = 0
 
     @property
     def cache_hits(self) -> int:
@@ -306,8 +311,9 @@ class EvalRunResult:
 
     @property
     def usage(self) -> JudgeUsage:
-        """Tokens and judge calls actually spent, retries and re-asks included."""
-        total = JudgeUsage()
+        """Tokens, judge calls answered and HTTP requests sent (failed ones and retries included, those of the
+        outcomes left to do too), re-asks included."""
+        total = JudgeUsage(requests=self.left_judge_requests)
         for o in self.outcomes:
             total += o.usage
         return total
@@ -351,7 +357,8 @@ class EvalRunResult:
     def to_frame(self) -> pd.DataFrame:
         """One row per item × scorer: ``item_index``, ``item_id``, ``scorer``, ``status``,
         ``score`` (float, NaN when not scored — never 0), ``reason``, ``error``,
-        ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``, ``judge_model`` (the
+        ``prompt_tokens``, ``completion_tokens``, ``judge_calls`` (answered), ``judge_requests`` (HTTP requests sent,
+        failed ones and retries included), ``latency_s``, ``judge_model`` (the
         model of the judge that made the outcome; None for a code-based scorer and for an outcome not
         scored for its input, for which no judge was asked).
 
@@ -371,6 +378,7 @@ class EvalRunResult:
                 "prompt_tokens": o.usage.prompt_tokens,
                 "completion_tokens": o.usage.completion_tokens,
                 "judge_calls": o.usage.calls,
+                "judge_requests": o.usage.requests,
                 "latency_s": o.latency_s,
                 "judge_model": o.asked_judge_model,
             }
@@ -662,7 +670,8 @@ class OpenedRun(NamedTuple):
     retried: dict[tuple[int, str], JudgeUsage]
     """Each failed outcome about to be retried, with what it spent: its new row adds it."""
     spent: JudgeUsage
-    """What every stored outcome of the run spent (a budget counts it), retried failures included."""
+    """What every stored outcome of the run spent (a budget counts it), retried failures included, and the requests
+    it made for outcomes it left to do (its ``left_judge_requests``)."""
 
 
 def open_run(
@@ -700,10 +709,10 @@ def open_run(
             raise ValueError("resuming a run needs the store it is in")
         store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
         items = [EvalItem(r["item_id"], r["payload"], r["groups"], r["columns"]) for r in store.items(run_id)]
-        spent = JudgeUsage()
+        spent = JudgeUsage(requests=store.get_run(run_id)["left_judge_requests"])
         retried: dict[tuple[int, str], JudgeUsage] = {}
         for row in store.results(run_id):
-            usage = JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"])
+            usage = stored_usage(row)
             spent += usage  # every stored row, those of scorers not resumed included
             if row["scorer_id"] not in scorer_ids:  # resumed with fewer scorers: their rows stay stored
                 continue
@@ -906,7 +915,7 @@ def run_evals(
             child.close()
         raise
     if guard is not None:  # a budget is for the whole run: what was spent before counts
-        guard.count_earlier(spent.calls, spent.prompt_tokens, spent.completion_tokens, earlier_cost)
+        guard.count_earlier(spent.requests, spent.prompt_tokens, spent.completion_tokens, earlier_cost)
 
     lock = threading.Lock()
     halt = threading.Event()  # the run pauses (judge unreachable, budget reached): start nothing new
@@ -931,6 +940,13 @@ def run_evals(
             if not capped:
                 capped.append(reached)
 
+    left = [0]  # HTTP requests to the judge made for outcomes left to do (not recorded): the run stores them apart
+
+    def leave(requests: int) -> None:
+        """Count the requests of an outcome left to do."""
+        with lock:
+            left[0] += requests
+
     def record(outcome: ItemOutcome) -> bool:
         key = (outcome.item_index, outcome.scorer_id)
         # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
@@ -939,9 +955,12 @@ def run_evals(
             outcome = dataclasses.replace(outcome, usage=outcome.usage + retried_spend[key])
         with lock:
             if key in known:  # exactly once: a late result after a timeout is dropped, but not what it spent
-                if outcome.item_index not in timed_out or not outcome.usage.calls:
+                if outcome.item_index not in timed_out:
+                    left[0] += outcome.usage.requests
                     return False
-                # The abandoned judge call was answered (and billed): the timed-out outcome carries its spend.
+                if not outcome.usage.requests:
+                    return False
+                # The abandoned judge call sent requests (an answer is billed): the timed-out outcome carries them.
                 outcome = known[key] = dataclasses.replace(known[key], usage=known[key].usage + outcome.usage)
             else:
                 known[key] = outcome
@@ -952,6 +971,7 @@ def run_evals(
         """Record an outcome, holding back unreachable-judge failures until the judge answers again."""
         kind = outcome.error_kind if outcome.status is not ScoreStatus.SCORED else None
         if first_item[0] and kind in PREFLIGHT_KINDS:
+            leave(outcome.usage.requests)  # the first item is left to do
             halt_with(
                 RunStatus.JUDGE_UNREACHABLE,
                 f"The judge could not be used for the first item, so nothing else was sent: {outcome.error}",
@@ -960,10 +980,12 @@ def run_evals(
         if kind in UNREACHABLE_KINDS:
             with lock:
                 if halt.is_set():  # paused: the items still in flight stay unscored, not failed
+                    left[0] += outcome.usage.requests
                     return
                 streak.append(outcome)
                 if max_consecutive_failures is None or len(streak) < max_consecutive_failures:
                     return
+                left[0] += sum(o.usage.requests for o in streak)  # the items they hit are left to do
                 streak.clear()
             halt_with(
                 RunStatus.JUDGE_UNREACHABLE,
@@ -1066,7 +1088,9 @@ def run_evals(
                     if turn is None:  # cancelled or paused while waiting for its turn
                         return
                     try:
-                        outcome = _score_with_retries(scorer, index, item, throttle, max_rate_limit_retries, hold_judge)
+                        outcome = _score_with_retries(
+                            scorer, index, item, throttle, max_rate_limit_retries, hold_judge, leave
+                        )
                         if (
                             outcome is None and capped and not (halt.is_set() or cancel.is_set())
                         ):  # its judge call waits for the budget
@@ -1258,8 +1282,10 @@ def run_evals(
             stop.set()
             raise
 
-    if not halt.is_set():
-        for held in streak:  # fewer than K in a row at the end: they are ordinary failures
+    for held in streak:  # fewer than K in a row at the end: they are ordinary failures, or left to do once paused
+        if halt.is_set():
+            leave(held.usage.requests)
+        else:
             record(held)
     complete = all((i, s.id) in known for i in range(len(items)) for s in scorers)
     if complete:
@@ -1276,8 +1302,11 @@ def run_evals(
         reason = f"Paused: {ended[:1].lower()}{ended[1:]} The items it hit are left to do: resume the run once the quota is back."
     else:
         status, reason = RunStatus.CANCELLED.value, None
-    if store is not None and run_id is not None and not store.finish_run(run_id, status, reason):
-        status, reason = RunStatus.CANCELLED.value, LOST_REASON  # lost to another process: that one records it
+    left_requests = left[0]
+    if store is not None and run_id is not None:
+        if not store.finish_run(run_id, status, reason, left_judge_requests=left[0]):
+            status, reason = RunStatus.CANCELLED.value, LOST_REASON  # lost to another process: that one records it
+        left_requests = store.get_run(run_id)["left_judge_requests"]  # a resumed run's earlier ones too
     outcomes = [known[key] for key in ((i, sid) for i in range(len(items)) for sid in scorer_ids) if key in known]
     return EvalRunResult(
         run_id,
@@ -1289,6 +1318,7 @@ def run_evals(
         stop_reason=reason,
         cap_reached=capped[0].cap if status == RunStatus.BUDGET_REACHED.value else None,
         prices=prices,
+        left_judge_requests=left_requests,
     )
 
 
@@ -1391,8 +1421,12 @@ def _score_with_retries(
     throttle: _Throttle,
     max_retries: int,
     on_budget: Callable[[BudgetReached], None],
+    on_left: Callable[[int], None],
 ) -> ItemOutcome | None:
-    usage = _NO_USAGE
+    """``scorer``'s outcome on ``item``, a rate-limited call retried after the run's shared pause; None for an
+    item left to do (the run stopped or paused, or its judge call waits for the budget), whose HTTP requests to the
+    judge are then passed to ``on_left``, and a cap reached to ``on_budget``."""
+    usage = _NO_USAGE  # what the attempts retried spent
     start = time.monotonic()
     call: Callable[[], ScoreResult] = functools.partial(scorer.run, item.payload)
     kept: ScoreResult | None = None  # a scored result whose follow-up call (e.g. its reason) was rate limited
@@ -1400,6 +1434,7 @@ def _score_with_retries(
     try:
         for attempt in range(max_retries + 1):
             if not throttle.acquire():
+                on_left(usage.requests)
                 return None
             rate_limited, retry_after = False, None
             try:
@@ -1407,6 +1442,7 @@ def _score_with_retries(
             except BudgetReached as exc:
                 if not isinstance(exc, budgets.StoppedWhileWaiting):  # the run stopped: its own status says why
                     on_budget(exc)
+                on_left(usage.requests + (exc.usage.requests if exc.usage is not None else 0))
                 return None
             except RateLimitedError as exc:
                 rate_limited, retry_after = True, exc.retry_after
@@ -1418,9 +1454,12 @@ def _score_with_retries(
                 if exc.quota or attempt == max_retries or waited > MAX_RATE_LIMIT_WAIT_S:
                     if kept is not None:  # scored, its reason saying the follow-up was rate limited
                         return scored_outcome(scorer, index, item, kept, usage, start)
-                    if exc.quota and not (exc.usage and exc.usage.calls):  # nothing spent: left to do, as paused
+                    if exc.quota and not (exc.usage and exc.usage.calls):  # nothing answered: left to do, as paused
+                        on_left(usage.requests + (exc.usage.requests if exc.usage is not None else 0))
                         return None
                     return failed_outcome(scorer, index, item, exc, usage, start)
+                if exc.usage is not None:  # tried again: what this attempt spent stays the outcome's
+                    usage += exc.usage
             except ScorerError as exc:
                 return failed_outcome(scorer, index, item, exc, usage, start)
             else:
@@ -1455,6 +1494,7 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
         bool(config.get("batch_api")),
         stop_reason=run.get("stop_reason"),
         prices=run_prices(run),
+        left_judge_requests=run["left_judge_requests"],
     )
     return run, items, result
 
@@ -1477,7 +1517,7 @@ def outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
             details=row["details"] or {},
             judge=_judge_info(judge) if judge else None,
         )
-    usage = JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"])
+    usage = stored_usage(row)
     return ItemOutcome(
         row["item_index"],
         item_id,
@@ -1492,13 +1532,18 @@ def outcome_from_record(row: Mapping[str, Any], item_id: str) -> ItemOutcome:
     )
 
 
+def stored_usage(row: Mapping[str, Any]) -> JudgeUsage:
+    """What a stored outcome (a row of :meth:`scorers.runs.store.Store.results`) spent."""
+    return JudgeUsage(row["prompt_tokens"], row["completion_tokens"], row["judge_calls"], row["judge_requests"])
+
+
 def _judge_info(data: Mapping[str, Any]) -> JudgeInfo:
     u = data["usage"]
     return JudgeInfo(
         data["model"],
         data["baseUrl"],
         data["parameters"],
-        JudgeUsage(u["promptTokens"], u["completionTokens"], u["calls"]),
+        JudgeUsage(u["promptTokens"], u["completionTokens"], u["calls"], u.get("requests", u["calls"])),
         data.get("cached", False),
         data.get("note", ""),
     )

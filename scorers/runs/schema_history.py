@@ -413,3 +413,19 @@ ADD_RUNS_HEARTBEAT = AddedColumn("runs", lambda: sa.Column("heartbeat_at", sa.Do
 """Seconds since the epoch (``time.time()``) at which the process scoring a run last wrote that it is alive
 (:class:`scorers.runs.store.RunHeartbeat`); NULL for runs stored before it was written. A ``running`` run
 whose heartbeat is older than :data:`scorers.runs.store.HEARTBEAT_STALE_S` lost its process."""
+
+# ---- 0016: the HTTP requests each judge call sent, failed ones and retries included (what the call cap counts)
+
+ADD_RESULTS_JUDGE_REQUESTS = AddedColumn(
+    "results", lambda: sa.Column("judge_requests", sa.Integer, nullable=False, server_default="0")
+)
+"""The HTTP requests an outcome's judge calls sent: answered, failed (a 5xx, a 429, a timeout, a lost connection)
+and each retry of a failed one, as the run budget's call cap counts them (``judge_calls`` counts the answers).
+Rows stored before it: set to their ``judge_calls`` (the failed requests of then were not counted)."""
+
+ADD_RUNS_LEFT_JUDGE_REQUESTS = AddedColumn(
+    "runs", lambda: sa.Column("left_judge_requests", sa.Integer, nullable=False, server_default="0")
+)
+"""The HTTP requests to the judge made for outcomes the run left to do (not stored: an item stopped at a cap, or
+in flight when the run paused), so that the run's requests (its outcomes' ``judge_requests`` plus these) are all
+it sent, and a resume's call cap counts them."""

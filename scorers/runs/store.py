@@ -48,11 +48,19 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 METADATA = sa.MetaData()
 RUNS = history.CREATE_RUNS.table(
-    METADATA, history.ADD_RUNS_OWNER, history.ADD_RUNS_STOP_REASON, history.ADD_RUNS_HEARTBEAT
+    METADATA,
+    history.ADD_RUNS_OWNER,
+    history.ADD_RUNS_STOP_REASON,
+    history.ADD_RUNS_HEARTBEAT,
+    history.ADD_RUNS_LEFT_JUDGE_REQUESTS,
 )
 ITEMS = history.CREATE_ITEMS.table(METADATA, history.ADD_ITEMS_COLUMNS, history.ADD_ITEMS_WITHOUT_PAYLOAD_INDEX)
 RESULTS = history.CREATE_RESULTS.table(
-    METADATA, history.ADD_RESULTS_STATS_INDEX, history.DROP_RESULTS_STATS_INDEX, history.ADD_RESULTS_BY_SCORER_INDEX
+    METADATA,
+    history.ADD_RESULTS_STATS_INDEX,
+    history.DROP_RESULTS_STATS_INDEX,
+    history.ADD_RESULTS_BY_SCORER_INDEX,
+    history.ADD_RESULTS_JUDGE_REQUESTS,
 )
 JUDGE_CACHE = history.CREATE_JUDGE_CACHE.table(METADATA)
 JUDGES = history.CREATE_JUDGES.table(METADATA)
@@ -620,13 +628,14 @@ class Store:
                 generator lets each record go as soon as its row is encoded); ``record`` has
                 ``status`` (a ScoreStatus value) and optional ``score``, ``reason``,
                 ``analysis``, ``details``, ``error``, ``raw_reply``, ``judge``,
-                ``prompt_tokens``, ``completion_tokens``, ``judge_calls``, ``latency_s``.
+                ``prompt_tokens``, ``completion_tokens``, ``judge_calls`` (answered), ``judge_requests`` (HTTP
+                requests sent, failed ones and retries included; ``judge_calls`` when not given), ``latency_s``.
         """
         finished = now_iso()
         sql = _bulk_insert(self.dialect, RESULTS, upsert=True)
         # In the order of RESULTS' columns (run_id, item_index, scorer_id, status, score, reason, analysis,
         # details, error, raw_reply, judge, prompt_tokens, completion_tokens, judge_calls, latency_s,
-        # finished_at): a tuple per row, built at once (no mapping per row to take apart again).
+        # finished_at, judge_requests): a tuple per row, built at once (no mapping per row to take apart again).
         rows = [
             (
                 run_id,
@@ -645,6 +654,7 @@ class Store:
                 record.get("judge_calls", 0),
                 record.get("latency_s"),
                 finished,
+                record.get("judge_requests", record.get("judge_calls", 0)),
             )
             for item_index, scorer_id, record in outcomes
         ]
@@ -652,7 +662,7 @@ class Store:
             with self.transaction() as db:
                 db.sa.exec_driver_sql(sql, rows)
 
-    def finish_run(self, run_id: str, status: str, reason: str | None = None) -> bool:
+    def finish_run(self, run_id: str, status: str, reason: str | None = None, *, left_judge_requests: int = 0) -> bool:
         """Record how a run this process scores ended: a :class:`~scorers.core.errors.RunStatus` value other than
         ``running``.
 
@@ -661,6 +671,8 @@ class Store:
 
         Args:
             reason: why it stopped early, in a sentence (kept as ``stop_reason``), or None.
+            left_judge_requests: HTTP requests to the judge this session made for outcomes it left to do (not
+                stored), added to the run's ``left_judge_requests``.
 
         Returns:
             Whether the run was this process's and is now recorded as ended; False leaves it as it was.
@@ -669,7 +681,13 @@ class Store:
             mine = sa.update(RUNS).where(
                 RUNS.c.id == run_id, RUNS.c.status == "running", RUNS.c.owner == process_owner()
             )
-            return db.execute(mine.values(status=status, finished_at=now_iso(), stop_reason=reason)).rowcount == 1
+            ended = mine.values(
+                status=status,
+                finished_at=now_iso(),
+                stop_reason=reason,
+                left_judge_requests=RUNS.c.left_judge_requests + left_judge_requests,
+            )
+            return db.execute(ended).rowcount == 1
 
     def claim_run(self, run_id: str) -> None:
         """Mark a run ``running`` in this process (see :func:`process_owner`), e.g. when it is resumed.

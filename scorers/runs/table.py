@@ -306,7 +306,7 @@ def _load_run_table(store: Store, run_id: str, splitters: Mapping[str, Splitter]
     # outcomes are 9 MB of text).
     for chunk in store.read_chunks(
         "SELECT item_index, scorer_id, status, score, reason, error, prompt_tokens, completion_tokens,"
-        f" judge_calls, latency_s, CASE WHEN status IN (?, ?) THEN NULL ELSE {JUDGE_MODEL_SQL[store.dialect]} END,"
+        f" judge_calls, judge_requests, latency_s, CASE WHEN status IN (?, ?) THEN NULL ELSE {JUDGE_MODEL_SQL[store.dialect]} END,"
         f" analysis, {CACHED_SQL[store.dialect]} AS cached FROM results WHERE run_id = ? ORDER BY item_index, scorer_id",
         (ScoreStatus.MISSING_INPUT.value, ScoreStatus.INVALID_INPUT.value, run_id),
     ):
