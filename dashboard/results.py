@@ -184,7 +184,8 @@ def _render_judge(judge: JudgeInfo | None) -> None:
         md_escape(
             f"Judge: {judge.model} at {judge.base_url} · parameters: {parameters or 'server defaults'} · "
             f"tokens: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion = "
-            f"{usage.total_tokens} in {usage.calls} call{'' if usage.calls == 1 else 's'}"
+            f"{usage.total_tokens} in {usage.calls} answered call{'' if usage.calls == 1 else 's'} of "
+            f"{usage.requests} HTTP request{'' if usage.requests == 1 else 's'} (failed ones and retries included)"
             + (" (the reply came from the judge cache: no call, no cost)" if judge.cached else "")
         )
     )

@@ -126,8 +126,10 @@ def run_judges(store: Store, table: RunTable) -> tuple[list[tuple[str, str, int]
     )
 
 
-def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | None]:
-    """Prompt tokens, completion tokens and judge calls spent, and their cost (None when the run has no judge).
+def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, int, RunCost | None]:
+    """Prompt tokens, completion tokens, judge calls answered and HTTP requests sent to the judge (failed ones and
+    retries included, those for outcomes left to do too: what the call cap counts), and their cost (None when the
+    run has no judge).
 
     Each outcome is priced at the model of the judge that made it (a resumed or retried run
     may hold several), at the price set for the run for the run's own judge model, and at the
@@ -138,7 +140,8 @@ def run_usage(store: Store, table: RunTable) -> tuple[int, int, int, RunCost | N
     cost = None
     if (table.run.get("judge") or {}).get("model"):
         cost = stored_run_cost(store, table.run, spend=run_judges(store, table)[1])
-    return prompt, completion, int(results["judge_calls"].sum()), cost
+    requests = int(results["judge_requests"].sum()) + int(table.run["left_judge_requests"])
+    return prompt, completion, int(results["judge_calls"].sum()), requests, cost
 
 
 def _scale_range(options: dict[str, Any]) -> tuple[float, float]:

@@ -274,6 +274,7 @@ def page_rows(table: RunTable, results: pd.DataFrame, *, limit: int = 120) -> pd
         "prompt_tokens",
         "completion_tokens",
         "judge_calls",
+        "judge_requests",
         "latency_s",
     ]
     return rows[order].reset_index(drop=True)

@@ -261,7 +261,7 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     if not scoring_now:
         _render_resume(store, run, items_left(table), items_left(table, retry_failed=True), key)
 
-    prompt, completion, calls, cost = run_usage(store, table)
+    prompt, completion, calls, requests, cost = run_usage(store, table)
     # The tiles as wide as their values, wrapping onto a second row when the window is narrow: six equal columns
     # cut a small cost ("$0.000…" for $0.000903) at 1400 px.
     tiles = st.container(horizontal=True, gap="medium")
@@ -276,8 +276,9 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     columns[3].metric(
         "Judge tokens",
         f"{prompt + completion:,}",
-        help=f"{prompt:,} prompt + {completion:,} completion tokens in "
-        f"{calls:,} judge calls, retries included; cached replies cost nothing.",
+        help=f"{prompt:,} prompt + {completion:,} completion tokens in {calls:,} judge replies, of {requests:,} "
+        "HTTP requests to the judge (failed ones and retries included, as Max judge calls counts them); cached "
+        "replies cost nothing.",
     )
     # While scoring, the judge calls in flight and the outcomes not yet written cost what their judge costs:
     # unknown when it has no price (the job's judge; a run scored elsewhere: the run's own judge).
