@@ -228,21 +228,28 @@ def test_a_column_mapped_to_two_roles_is_warned_about(open_page):
     ]
 
 
-def test_blank_responses_are_announced_before_textual_difference_scores_them_0(open_page):
+def test_blank_responses_are_announced_before_the_run_whichever_scorer_meets_them(open_page):
     at = open_page("batch")
     upload(at, "small.csv", CSV)  # row c's response is empty
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment"]).run()
-    assert not [w for w in at.warning if "blank response" in w.value]  # prompt alignment reports it as not scored
+    # Prompt alignment alone does not score row c (missing_input): said before the run too (it said nothing).
+    assert [w.value for w in at.warning if "blank response" in w.value] == [
+        "1 row has a blank response. Prompt alignment will not score them (not scored: Missing input). If these "
+        "rows have no answer rather than an empty one, leave them out of the file."
+    ]
     at.multiselect(key="batch_scorers").set_value(["prompt-alignment", "textual-difference"]).run()
     assert [w.value for w in at.warning if "blank response" in w.value] == [
         "1 row has a blank response. Textual difference scores each 0 by its formula (an empty text against a "
         "non-empty one is 0), and those 0s count in its mean. Prompt alignment will not score them (not scored: "
         "Missing input). If these rows have no answer rather than an empty one, leave them out of the file."
     ]
-    # With a blank ground truth too, textual difference does not score the row (missing input): no note.
+    # With a blank ground truth too, textual difference does not score the row either (its target is blank).
     token = [s.key for s in at.selectbox if s.key and s.key.startswith("batch_map_input_")][0].rsplit("_", 1)[1]
     at.selectbox(key=f"batch_map_ground_truth_{token}").set_value("response").run()
-    assert not [w for w in at.warning if "blank response" in w.value]
+    assert [w.value for w in at.warning if "blank response" in w.value] == [
+        "1 row has a blank response. Prompt alignment, Textual difference will not score them (not scored: Missing "
+        "input). If these rows have no answer rather than an empty one, leave them out of the file."
+    ]
 
 
 def test_uploaded_csv_with_prompt_alignment_and_textual_difference(

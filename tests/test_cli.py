@@ -1129,6 +1129,19 @@ def test_a_blank_response_is_announced_before_the_run_as_on_the_batch_page(env, 
     assert summary_row(out, "textual-difference")[:2] == ["2", "0"]
 
 
+def test_a_blank_response_is_announced_for_prompt_alignment_alone(env, tmp_path, capsys):
+    # Row 2's response cell is empty and prompt alignment alone is chosen: it does not score the row (missing_input),
+    # which the note said only when textual difference was chosen too.
+    data = write(tmp_path, "blank.csv", "prompt,response\nSay hi.,hi\nSay bye.,\n")
+    code, _, err = run_cli(capsys, "run", str(data), "--scorer", "prompt-alignment", "--yes")
+    assert code == 3, err  # an item not scored
+    assert (
+        "Note: 1 row has a blank response. Prompt alignment will not score them (not scored: Missing input). If these "
+        "rows have no answer rather than an empty one, leave them out of the file."
+    ) in err
+    assert env.chat_call_count == 1  # the blank row was not sent to the judge
+
+
 def test_the_outcomes_not_listed_are_said_to_be_where_they_are(env, tmp_path, capsys):
     # 25 rows without a response: 25 missing_input outcomes, the first 20 listed. Without --output the rest are in
     # the store only (and the export command writes them); with --output, in that file too.

@@ -614,32 +614,47 @@ def not_text_notices(
 
 
 def blank_response_note(payloads: Iterable[Mapping[str, Any]], scorers: Sequence[Any]) -> str | None:
-    """The note said before a run (Batch page, CLI) when textual difference will score rows whose response is there
-    but blank (an empty CSV cell): it scores each 0 by its formula (SPEC §1.2: one empty text → 0), and those 0s
-    count in its mean, while the other scorers named do not score them (``missing_input``). None when textual
-    difference is not chosen or scores no such row (its target is blank too).
+    """The note said before a run (Batch page, CLI) when rows have a response that is there but blank (an empty CSV
+    cell) and a chosen scorer reads the response: how many such rows there are and what each chosen scorer that
+    reads the response does with them. Textual difference and content similarity score each 0 by their formula
+    (SPEC §1.2: one empty text → 0), and those 0s count in their mean; a scorer that requires the response does not
+    score them (``missing_input``); another that reads it scores them with the response empty. None when no row's
+    response is blank or no chosen scorer reads the response.
 
     Args:
         payloads: the run's payloads.
         scorers: the run's scorers (each with ``id``, ``name`` and ``check(payload)``, which raises
-            :class:`~scorers.core.errors.ScorerError` for a row it will not score).
+            :class:`~scorers.core.errors.ScorerError` for a row it will not score; the fields it reads are its
+            ``spec.reads``, the response among them when it has no spec).
     """
-    textual = next((s for s in scorers if s.id == "textual-difference"), None)
-    if textual is None:
-        return None
     blank = [p for p in payloads if (text := response_text(p)) is not None and not text.strip()]
-    scored = sum(_checks(textual, p) for p in blank)
-    if not scored:
+    reading = [s for s in scorers if "output" in getattr(getattr(s, "spec", None), "reads", ("output",))]
+    if not blank or not reading:
         return None
     n = len(blank)
-    others = [s.name for s in scorers if s is not textual and not any(_checks(s, p) for p in blank)]
+    sentences, not_scoring = [], []
+    for scorer in reading:
+        scored = sum(_checks(scorer, p) for p in blank)
+        them = "each" if scored == n else f"{scored} of them"
+        if not scored:
+            not_scoring.append(scorer.name)
+        elif scorer.id in _EMPTY_TEXT_SCORES_0:
+            sentences.append(
+                f"{scorer.name} scores {them} 0 by its formula (an empty text against a non-empty one is 0), and "
+                "those 0s count in its mean."
+            )
+        else:
+            sentences.append(f"{scorer.name} scores {them} with the response empty.")
+    if not_scoring:
+        sentences.append(f"{', '.join(not_scoring)} will not score them (not scored: Missing input).")
     return (
-        f"{n} row{'' if n == 1 else 's'} ha{'s' if n == 1 else 've'} a blank response. Textual difference scores "
-        f"{'each' if scored == n else f'{scored} of them'} 0 by its formula (an empty text against a non-empty one "
-        "is 0), and those 0s count in its mean."
-        + (f" {', '.join(others)} will not score them (not scored: Missing input)." if others else "")
-        + " If these rows have no answer rather than an empty one, leave them out of the file."
+        f"{n} row{'' if n == 1 else 's'} ha{'s' if n == 1 else 've'} a blank response. {' '.join(sentences)} If "
+        "these rows have no answer rather than an empty one, leave them out of the file."
     )
+
+
+_EMPTY_TEXT_SCORES_0 = ("textual-difference", "content-similarity")
+"""The scorers that compare the response's text with another text by a formula that scores an empty text 0."""
 
 
 def _checks(scorer: Any, payload: Mapping[str, Any]) -> bool:
