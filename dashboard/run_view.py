@@ -276,9 +276,9 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
     columns[3].metric(
         "Judge tokens",
         f"{prompt + completion:,}",
-        help=f"{prompt:,} prompt + {completion:,} completion tokens in {calls:,} judge replies, of {requests:,} "
-        "HTTP requests to the judge (failed ones and retries included, as Max judge calls counts them); cached "
-        "replies cost nothing.",
+        help=f"{prompt:,} prompt + {completion:,} completion tokens in {calls:,} judge repl"
+        f"{'y' if calls == 1 else 'ies'}, of {requests:,} HTTP request{'' if requests == 1 else 's'} to the judge "
+        "(failed ones and retries included, as Max judge calls counts them); cached replies cost nothing.",
     )
     # While scoring, the judge calls in flight and the outcomes not yet written cost what their judge costs:
     # unknown when it has no price (the job's judge; a run scored elsewhere: the run's own judge).

@@ -291,6 +291,32 @@ def test_a_run_retried_with_another_judge_names_each_judge_and_its_outcomes(open
     )
 
 
+def test_the_judge_tokens_help_counts_every_request_to_the_judge_apart_from_the_replies(open_page, studio_db: Path):
+    # Item 0 scored in 1 reply after 3 failed requests (4 requests); item 1 left to do after 2 failed requests,
+    # kept with the run: 1 reply of 6 requests, as the call cap counts them.
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(2)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge={"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"},
+    )
+    record = {"status": "scored", "score": 1.0, "analysis": {"isGlutenFree": True, "glutenSources": []}}
+    spent = {"prompt_tokens": 100, "completion_tokens": 10, "judge_calls": 1, "judge_requests": 4}
+    store.save_result(run_id, 0, "gluten-checker", record | spent)
+    store.finish_run(run_id, "budget_reached", "capped", left_judge_requests=2)
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    tile = next(m for m in at.metric if m.label == "Judge tokens")
+    assert (tile.value, tile.proto.help) == (
+        "110",
+        "100 prompt + 10 completion tokens in 1 judge reply, of 6 HTTP requests to the judge (failed ones and "
+        "retries included, as Max judge calls counts them); cached replies cost nothing.",
+    )
+
+
 def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_judge(open_page, studio_db: Path):
     store = Store(studio_db)
     mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}
