@@ -26,6 +26,7 @@ from scorers.catalogue.metrics.rubric import create_checklist_rubric_scorer, cre
 from scorers.catalogue.metrics.summarization import create_summarization_scorer
 from scorers.catalogue.metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
 from scorers.catalogue.metrics.toxicity import create_toxicity_scorer
+from scorers.core.errors import JudgeError
 from scorers.core.judge import DATA_NOTICE
 from scorers.runs.runner import EvalItem, estimate_run, run_evals
 
@@ -499,6 +500,22 @@ def test_summarization_independent_questions_two_calls(fake_openai):
         in fake_openai.prompt_text(1)
     )
     assert result.analyze_step_result["questions"][2] == {"question": "Who objected?", "answered": "no", "reason": "r"}
+
+
+def test_summarization_whose_second_call_fails_keeps_what_the_first_spent(fake_openai):
+    # The questions call answered with 100 + 10 tokens; the check call answered 500, not retried: the error carries
+    # both calls' requests (2), the one answer and its tokens, as the run's call cap counted them.
+    fake_openai.enqueue(
+        Reply.json({"questions": ["What was approved?"]}, usage={"prompt_tokens": 100, "completion_tokens": 10}),
+        Reply.server_error(should_retry=False),
+    )
+    scorer = create_summarization_scorer(
+        options={"independentQuestions": True}, settings=settings_for(fake_openai, max_retries=0)
+    )
+    with pytest.raises(JudgeError) as failed:
+        scorer.run(payload(SOURCE, SUMMARY))
+    usage = failed.value.usage
+    assert (usage.requests, usage.calls, usage.prompt_tokens, usage.completion_tokens) == (2, 1, 100, 10)
 
 
 def test_summarization_independent_questions_none_found_skips_second_call(fake_openai):

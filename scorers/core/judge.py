@@ -233,6 +233,19 @@ def _counting_requests() -> Iterator[list[int]]:
         _REQUESTS.reset(token)
 
 
+@contextlib.contextmanager
+def spent_before(usage: JudgeUsage | None) -> Iterator[None]:
+    """A judge error or :class:`~scorers.core.budget.BudgetReached` leaving the block carries ``usage`` too (what a
+    scorer's earlier judge call on the same run spent: its tokens and HTTP requests), so the outcome it fails counts
+    every request the call cap counted. None: nothing was spent before."""
+    try:
+        yield
+    except (JudgeError, budget.BudgetReached) as exc:
+        if usage is not None:
+            exc.usage = usage + (exc.usage or JudgeUsage())
+        raise
+
+
 def _reserve_retry(request: Any) -> None:
     """httpx request hook: a retry the openai client sends itself (its ``x-stainless-retry-count`` above 0) is a
     request of its own: counted for the judge call (:func:`_count_request`) and, under a run's budget, the failed

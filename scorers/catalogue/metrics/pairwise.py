@@ -29,7 +29,7 @@ from scipy import stats
 from scorers.catalogue.metrics._llm import StrictModel, merge_info, normalized_label, resolve_settings, system_message
 from scorers.core.base import JudgeInfo, JudgeUsage, normalize_run
 from scorers.core.errors import InvalidInputError, ScorerError, ScoreStatus
-from scorers.core.judge import Judge, JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import Judge, JudgeCache, JudgeSettings, delimit, spent_before
 from scorers.core.workers import map_in_threads
 from scorers.runs.runner import EvalItem
 
@@ -162,7 +162,8 @@ class PairwiseJudge:
         """
         order_ab, order_ba = self.render_prompts(prompt, response_a, response_b, system=system)
         reply_ab = self.judge.complete(order_ab, PairwiseChoice, schema_name=self.schema_name)
-        reply_ba = self.judge.complete(order_ba, PairwiseChoice, schema_name=self.schema_name)
+        with spent_before(reply_ab.usage):
+            reply_ba = self.judge.complete(order_ba, PairwiseChoice, schema_name=self.schema_name)
         first = _AS_WINNER[True][reply_ab.parsed.choice]
         second = _AS_WINNER[False][reply_ba.parsed.choice]
         reasoning_ab, reasoning_ba = reply_ab.parsed.reasoning.strip(), reply_ba.parsed.reasoning.strip()

@@ -39,7 +39,7 @@ from scorers.catalogue.metrics._llm import (
 from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
 from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run
 from scorers.core.errors import InvalidInputError
-from scorers.core.judge import JudgeCache, JudgeSettings, delimit
+from scorers.core.judge import JudgeCache, JudgeSettings, delimit, spent_before
 
 RUBRIC_ID = "rubric"
 CHECKLIST_ID = "checklist-rubric"
@@ -212,7 +212,8 @@ class RubricScorer(JudgedScorer):
         self._validate(run)
         steps, steps_info = self._ensure_steps()
         model = judgement_model(self.scale_min, self.scale_max, len(steps))
-        reply = self.judge.complete(self._score_messages(run, steps), model, schema_name=self.schema_name)
+        with spent_before(steps_info.usage if steps_info is not None else None):
+            reply = self.judge.complete(self._score_messages(run, steps), model, schema_name=self.schema_name)
         parsed: Any = reply.parsed
         normalized = (parsed.score - self.scale_min) / (self.scale_max - self.scale_min)
         analysis = {

@@ -35,7 +35,7 @@ from scorers.catalogue.metrics._llm import (
 )
 from scorers.core.base import RunInput, ScoreResult, normalize_run
 from scorers.core.errors import InvalidInputError
-from scorers.core.judge import delimit
+from scorers.core.judge import delimit, spent_before
 
 SCORER_ID = "summarization"
 MAX_QUESTIONS = 10
@@ -231,7 +231,8 @@ class SummarizationScorer(JudgedScorer):
             system_message(ROLE),
             {"role": "user", "content": check_prompt(self._source(run), run.output, texts)},
         ]
-        second = self.judge.complete(messages, model, schema_name="summarization_check")
+        with spent_before(first.usage):
+            second = self.judge.complete(messages, model, schema_name="summarization_check")
         claims = [c.model_dump() for c in second.parsed.claims]  # type: ignore[attr-defined]
         questions = [
             {"question": q, "answered": a.answered, "reason": a.reason}
