@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +25,8 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
     Left panel: each dimension's 0..1 score, one trace per instruction source
     (user prompt, and system messages side by side in both mode). Right panel: each
     dimension's contribution ``sourceShare · weight · score`` to the 0..1 weighted
-    score W, so the right-hand bars sum to W (shown in the title). Hover and bar
+    score W, so the right-hand bars sum to W (shown in the title to 4 decimals, as
+    :func:`dashboard.results.weighted_score_line` writes it). Hover and bar
     labels give the weight and the contribution.
 
     Args:
@@ -93,11 +95,11 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
             row=1,
             col=2,
         )
-    total = sum(r["contribution"] for r in rows)
+    total = math.fsum(r["contribution"] for r in rows)
     widest = max((r["sourceShare"] * r["weight"] for r in rows), default=0.4)
     fig.update_layout(
         barmode="group",
-        title=f"Weighted score W = {decimal_text(total, 3)} (sum of the contributions)",
+        title=f"Weighted score W = {decimal_text(total, 4)} (sum of the contributions)",
         height=360,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         legend={"orientation": "h", "y": -0.1},
@@ -118,7 +120,8 @@ def score_gauge(score: float, scale: float, title: str = "Prompt alignment") -> 
 
     Returns:
         A figure with one ``go.Indicator`` whose gauge steps are the six bands
-        (``[lower·scale, upper·scale]``, best band first).
+        (``[lower·scale, upper·scale]``, best band first), and the score written in its middle as the score
+        tile writes it (:func:`scorers.core.base.decimal_text`: 0.49 reads 0.490).
     """
     uppers = [1.0] + [bound for bound, _ in BANDS[:-1]]
     steps = [
@@ -127,9 +130,8 @@ def score_gauge(score: float, scale: float, title: str = "Prompt alignment") -> 
     ]
     fig = go.Figure(
         go.Indicator(
-            mode="gauge+number",
+            mode="gauge",
             value=score,
-            number={"valueformat": ".2f"},
             title={"text": f"{title}<br><span style='font-size:0.8em'>{interpretation_band(score, scale)}</span>"},
             gauge={
                 "axis": {"range": [0, scale], "tickvals": [b * scale for b in (0, 0.4, 0.6, 0.7, 0.8, 0.9, 1)]},
@@ -138,6 +140,11 @@ def score_gauge(score: float, scale: float, title: str = "Prompt alignment") -> 
             },
         )
     )
+    # The number is the score tile's text (decimal_text, 3 decimals), not the browser's d3 format of the float.
+    fig.add_annotation(
+        text=decimal_text(score), x=0.5, y=0, xref="paper", yref="paper", yanchor="bottom", showarrow=False,
+        font={"size": 44},
+    )  # fmt: skip
     fig.update_layout(height=260, margin={"l": 20, "r": 20, "t": 70, "b": 10})
     return fig
 

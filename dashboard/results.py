@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -84,18 +85,6 @@ def render_text_block(text: str, *, key: str, name: str) -> None:
     )
 
 
-def part_score_text(value: float) -> str:
-    """A 0..1 part of a score (both mode's user or system score, not rounded by the scorer) with 2 decimals, or 3
-    when the third is not 0, rounded half up: 0.705 reads 0.705, never 0.70 (binary ``:.2f``) beside a final score
-    that counts it as 0.705.
-
-    >>> part_score_text(0.84), part_score_text(1.0), part_score_text(0.705), part_score_text(0.70449)
-    ('0.84', '1.00', '0.705', '0.704')
-    """
-    text = decimal_text(value)
-    return text[:-1] if text.endswith("0") else text
-
-
 def dimension_table(analysis: Mapping[str, Any]) -> str:
     """The prompt-alignment dimensions as a Markdown table, the numbers
     :func:`dashboard.charts.dimension_chart` draws: per dimension (and instruction source, with its
@@ -123,12 +112,32 @@ def dimension_table(analysis: Mapping[str, Any]) -> str:
             decimal_text(r["contribution"], 3),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    total = sum(r["contribution"] for r in rows)
-    line = f"Weighted score W = {decimal_text(total, 3)} (the sum of the contributions)"
-    if "scale" in analysis:  # the score is W on the scale, to 2 decimals (SPEC §1.1): say so beside a 3-decimal W
-        score = round_half_up(analysis["weightedScore"] * analysis["scale"], 2)
-        line += f"; the score is W × {analysis['scale']:g}, rounded half up to 2 decimals: {decimal_text(score, 2)}"
-    return "\n".join(lines) + f"\n\n{line}."
+    return "\n".join(lines) + f"\n\n{weighted_score_line(analysis)}"
+
+
+def weighted_score_line(analysis: Mapping[str, Any]) -> str:
+    """How the prompt-alignment score comes from the weighted score W, in one sentence: W (the sum of the
+    contributions, to 4 decimals, enough for the 2-decimal rounding to be followed) and, for a result that carries
+    its scale, the score: W × scale rounded half up to 2 decimals (Mastra's rule), written as the score tile and
+    the gauge write it (3 decimals).
+
+    >>> dims = {"intentAlignment": {"score": 0.6}, "requirementsFulfillment": {"overallScore": 0.25},
+    ...         "completeness": {"score": 0.5}, "responseAppropriateness": {"score": 0.6}}
+    >>> weighted_score_line({"effectiveMode": "user", **dims, "weightedScore": 0.475, "scale": 1})
+    "Weighted score W = 0.4750 (the sum of the contributions); the score is W × 1 rounded half up to 2 decimals
+    (Mastra's rule): 0.480."
+    """
+    total = math.fsum(r["contribution"] for r in dimension_breakdown(analysis))
+    line = f"Weighted score W = {decimal_text(total, 4)} (the sum of the contributions)"
+    if "scale" in analysis:
+        scale = analysis["scale"]
+        on_scale = "" if scale == 1 else f" = {decimal_text(analysis['weightedScore'] * scale, 4)}"
+        score = round_half_up(analysis["weightedScore"] * scale, 2)
+        line += (
+            f"; the score is W × {scale:g}{on_scale} rounded half up to 2 decimals (Mastra's rule): "
+            f"{decimal_text(score)}"
+        )
+    return f"{line}."
 
 
 def on_request(label: str, key: str) -> DeltaGenerator | None:
@@ -222,10 +231,11 @@ def _render_prompt_alignment(
             delta=interpretation_band(result.score, scale),
             delta_color="off",
             delta_arrow="off",
+            help=f"The weighted score W × {scale:g}, rounded half up to 2 decimals (Mastra's rule).",
         )
         if both:
-            st.metric("User score (0–1, weight 70%)", part_score_text(analysis["userScore"]))
-            st.metric("System score (0–1, weight 30%)", part_score_text(analysis["systemScore"]))
+            st.metric("User score (0–1, weight 70%)", decimal_text(analysis["userScore"]))
+            st.metric("System score (0–1, weight 30%)", decimal_text(analysis["systemScore"]))
         mode = analysis["evaluationMode"]
         effective = analysis["effectiveMode"]
         st.caption(f"Evaluation mode: {mode}" + (f", scored in {effective} mode" if effective != mode else ""))
@@ -242,6 +252,7 @@ def _render_prompt_alignment(
         st.caption(f"The judge saw {analysis['conversationTurns']} earlier turn(s) of the conversation as context.")
     if lazy_key is None:
         st.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")
+        st.markdown(weighted_score_line(analysis))  # the table's last line says it in the light view
     elif (box := on_request("Charts: score gauge and dimensions", f"{lazy_key}_charts")) is not None:
         box.plotly_chart(score_gauge(result.score, scale), key=f"{key}_gauge")
         box.plotly_chart(dimension_chart(analysis), key=f"{key}_dimensions")

@@ -205,8 +205,8 @@ def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpen
     # W = .7·0.84 + .3·0.75 = 0.813 -> 0.81.
     shown = metrics(at)
     assert shown["Prompt alignment (0–1)"] == "0.810"
-    assert shown["User score (0–1, weight 70%)"] == "0.84"
-    assert shown["System score (0–1, weight 30%)"] == "0.75"
+    assert shown["User score (0–1, weight 70%)"] == "0.840"
+    assert shown["System score (0–1, weight 30%)"] == "0.750"
     assert at.metric[0].proto.delta == "very good alignment with small gaps"
     markdown = [m.value for m in at.markdown]
     assert ":red-badge[NO: not fulfilled] **Mention the time complexity** — Not mentioned." in markdown
@@ -230,6 +230,45 @@ def test_prompt_alignment_through_the_fake_judge(open_page, fake_judge: FakeOpen
     at.radio(key="pa_mode").set_value("user").run()
     assert fake_judge.chat_call_count == 1
     assert metrics(at)["Prompt alignment (0–1)"] == "0.810"
+
+
+def test_prompt_alignment_writes_one_figure_for_the_score_and_says_how_it_comes_from_w(
+    open_page, fake_judge: FakeOpenAI
+):
+    # A fresh user's run (IFEval row 1005, both mode): U = .4·.6 + .3·.1 + .2·.5 + .1·.5 = 0.42;
+    # S = .35·1 + .35·.2 + .15·.5 + .15·1 = 0.645; W = .7·0.42 + .3·0.645 = 0.294 + 0.1935 = 0.4875, and the score
+    # is W rounded half up to 2 decimals, 0.49. The page read 0.490 (tile), 0.49 (gauge), W = 0.488 (chart) and
+    # User score 0.42 beside System score 0.645.
+    fake_judge.enqueue(
+        Reply.json(
+            {
+                "user": dimension_set((0.6, 0.1, 0.5, 0.5), "Include at least 12 placeholders"),
+                "system": dimension_set((1.0, 0.2, 0.5, 1.0), "Answer in under 50 words"),
+                "overallAssessment": "Too long, too few placeholders.",
+            }
+        )
+    )
+    at = open_page()
+    fill(
+        at,
+        system="Answer in under 50 words.",
+        prompt="Write a resume for a fresh high school graduate who is seeking their first job.",
+        response="[Name]\n[Address]\nObjective: ...",
+    )
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    shown = metrics(at)
+    assert shown["Prompt alignment (0–1)"] == "0.490"
+    assert shown["User score (0–1, weight 70%)"] == "0.420"
+    assert shown["System score (0–1, weight 30%)"] == "0.645"
+    gauge, dimensions = (json.loads(chart.proto.spec) for chart in at.get("plotly_chart"))
+    assert [a["text"] for a in gauge["layout"]["annotations"]] == ["0.490"]
+    assert dimensions["layout"]["title"]["text"] == "Weighted score W = 0.4875 (sum of the contributions)"
+    assert (
+        "Weighted score W = 0.4875 (the sum of the contributions); the score is W × 1 rounded half up to 2 decimals "
+        "(Mastra's rule): 0.490."
+    ) in [m.value for m in at.markdown]
 
 
 def test_test_connection_button(open_page, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):

@@ -681,9 +681,10 @@ def test_the_row_view_draws_its_charts_only_when_asked(open_page, studio_db: Pat
         "| Completeness | 1.00 | 20% | 0.200 |",
         "| Response appropriateness | 0.80 | 10% | 0.080 |",
     ]
-    # The score is W on the scale 1 to 2 decimals (SPEC §1.1): 0.79, which the tile writes as 0.790.
+    # The score is W on the scale 1 rounded half up to 2 decimals (SPEC §1.1): 0.79, written as the tile writes it.
     assert table.endswith(
-        "Weighted score W = 0.790 (the sum of the contributions); the score is W × 1, rounded half up to 2 decimals: 0.79."
+        "Weighted score W = 0.7900 (the sum of the contributions); the score is W × 1 rounded half up to 2 decimals "
+        "(Mastra's rule): 0.790."
     )
     assert "The function is there." in [c.value for c in at.caption]  # each dimension's reasoning
     # The texts as they are (spaces and line breaks kept), escaped, without st.code's highlighter.

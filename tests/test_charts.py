@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.charts import dimension_chart, score_gauge, textual_difference_chart
-from dashboard.results import dimension_table
+from dashboard.results import dimension_table, weighted_score_line
 
 LABELS = ["Intent alignment", "Requirements fulfillment", "Completeness", "Response appropriateness"]
 
@@ -39,7 +39,7 @@ def test_user_mode_scores_and_contributions():
     assert list(contributions.text) == ["0.360", "0.240", "0.140", "0.100"]
     assert "weight" in scores.hovertemplate and "contribution" in scores.hovertemplate
     assert [row[0] for row in scores.customdata] == [0.40, 0.30, 0.20, 0.10]
-    assert fig.layout.title.text.startswith("Weighted score W = 0.840")
+    assert fig.layout.title.text.startswith("Weighted score W = 0.8400")
     assert scores.xaxis == "x" and contributions.xaxis == "x2"
 
 
@@ -64,7 +64,7 @@ def test_both_mode_puts_user_and_system_side_by_side():
     assert list(by_name["User prompt: contribution"].x) == pytest.approx([0.252, 0.168, 0.098, 0.07])
     assert list(by_name["System messages: contribution"].x) == pytest.approx([0.105, 0.0525, 0.045, 0.0225])
     # W = 0.7·0.84 + 0.3·0.75 = 0.813
-    assert fig.layout.title.text.startswith("Weighted score W = 0.813")
+    assert fig.layout.title.text.startswith("Weighted score W = 0.8130")
 
 
 def test_system_mode_uses_system_weights_only():
@@ -120,7 +120,7 @@ def test_the_dimension_table_carries_the_charts_numbers_in_both_mode():
         "| Completeness | System messages (30%) | 1.00 | 15% | 0.045 |",
         "| Response appropriateness | System messages (30%) | 0.60 | 15% | 0.027 |",
         "",
-        "Weighted score W = 0.807 (the sum of the contributions).",
+        "Weighted score W = 0.8070 (the sum of the contributions).",
     ]
 
 
@@ -131,31 +131,46 @@ def test_the_dimension_table_and_chart_round_half_away_from_zero():
         "systemAlignment": dims(0.8, 0.5, 1.0, 1.0),
     }
     # User: 0.7 × (0.40, 0.30, 0.20, 0.10) × 0.75 = 0.21, 0.1575, 0.105, 0.0525; system: 0.3 × (0.35·0.8, 0.35·0.5,
-    # 0.15·1, 0.15·1) = 0.084, 0.0525, 0.045, 0.045. W = 0.7515. Halves go away from zero: 0.158, 0.053, W = 0.752
-    # (the floats' binary values are a hair below: f"{x:.3f}" wrote 0.157, 0.052, 0.751).
+    # 0.15·1, 0.15·1) = 0.084, 0.0525, 0.045, 0.045. W = 0.7515 (to 4 decimals). Halves go away from zero: 0.158, 0.053
+    # (the floats' binary values are a hair below: f"{x:.3f}" wrote 0.157, 0.052).
     table = dimension_table(analysis).splitlines()
     assert [line.split(" | ")[-1] for line in table[2:10]] == [
         "0.210 |", "0.158 |", "0.105 |", "0.053 |", "0.084 |", "0.053 |", "0.045 |", "0.045 |",
     ]  # fmt: skip
-    assert table[-1] == "Weighted score W = 0.752 (the sum of the contributions)."
+    assert table[-1] == "Weighted score W = 0.7515 (the sum of the contributions)."
     by_name = traces(dimension_chart(analysis))
     assert list(by_name["User prompt: contribution"].text) == ["0.210", "0.158", "0.105", "0.053"]
     assert list(by_name["System messages: contribution"].text) == ["0.084", "0.053", "0.045", "0.045"]
     assert [row[2] for row in by_name["User prompt"].customdata] == ["0.210", "0.158", "0.105", "0.053"]
-    assert dimension_chart(analysis).layout.title.text.startswith("Weighted score W = 0.752")
+    assert dimension_chart(analysis).layout.title.text.startswith("Weighted score W = 0.7515")
 
 
 def test_the_dimension_table_says_the_score_is_w_rounded_to_2_decimals():
-    # A fresh user's row: user score 0.81, system score 0.60; W = 0.7·0.81 + 0.3·0.60 = 0.747, written to 3 decimals
-    # beside a score of 0.75 (W × 1 rounded half up to 2 decimals, SPEC §1.1): the table says how one becomes the other.
+    # A fresh user's row (IFEval 1005, both mode): U = .4·.6 + .3·.1 + .2·.5 + .1·.5 = 0.42; S = .35·1 + .35·.2
+    # + .15·.5 + .15·1 = 0.645; W = .7·0.42 + .3·0.645 = 0.4875; the score is W × 1 rounded half up to 2 decimals
+    # (Mastra's rule, SPEC §1.1) = 0.49, written as the tile writes it, 0.490. The page read W = 0.488 beside 0.49.
     analysis = {
         "effectiveMode": "both",
-        **dims(0.9, 0.8, 0.7, 0.7),  # user: 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·0.7 = 0.81
-        "systemAlignment": dims(0.6, 0.6, 0.6, 0.6),  # system: 0.60
-        "weightedScore": 0.747,
+        **dims(0.6, 0.1, 0.5, 0.5),
+        "systemAlignment": dims(1.0, 0.2, 0.5, 1.0),
+        "weightedScore": 0.4875,
         "scale": 1,
     }
-    assert dimension_table(analysis).splitlines()[-1] == (
-        "Weighted score W = 0.747 (the sum of the contributions); the score is W × 1, rounded half up to 2 decimals: "
-        "0.75."
+    line = (
+        "Weighted score W = 0.4875 (the sum of the contributions); the score is W × 1 rounded half up to 2 decimals "
+        "(Mastra's rule): 0.490."
     )
+    assert dimension_table(analysis).splitlines()[-1] == line
+    assert weighted_score_line(analysis) == line
+    assert dimension_chart(analysis).layout.title.text == "Weighted score W = 0.4875 (sum of the contributions)"
+    # On the scale 10: W × 10 = 4.875 → 4.88, written 4.880.
+    assert weighted_score_line({**analysis, "scale": 10}).endswith(
+        "the score is W × 10 = 4.8750 rounded half up to 2 decimals (Mastra's rule): 4.880."
+    )
+
+
+def test_the_gauge_writes_the_score_as_the_tile_does():
+    # 0.49 read "0.49" (d3's .2f) under a tile of 0.490; 8.4 on the scale 10 reads 8.400.
+    assert [a.text for a in score_gauge(0.49, 1).layout.annotations] == ["0.490"]
+    assert [a.text for a in score_gauge(8.4, 10).layout.annotations] == ["8.400"]
+    assert score_gauge(0.49, 1).data[0].mode == "gauge"  # no second number drawn by the browser

@@ -109,12 +109,20 @@ def test_prompt_alignment_both_mode_scale_10(page: Page, app_url: str, judge: Fa
     # U = .4·.9 + .3·.8 + .2·.7 + .1·1.0 = 0.84; S = .35·1 + .35·1 + .15·1 + .15·1 = 1.0;
     # W = .7·0.84 + .3·1.0 = 0.888; score = W × 10 = 8.88 (0.888 lies in the 0.8–0.9 band).
     expect(metric(page, "Prompt alignment (0–10)")).to_have_text("8.880", timeout=RESULT_TIMEOUT)
-    expect(metric(page, "User score (0–1, weight 70%)")).to_have_text("0.84")
-    expect(metric(page, "System score (0–1, weight 30%)")).to_have_text("1.00")
+    expect(metric(page, "User score (0–1, weight 70%)")).to_have_text("0.840")
+    expect(metric(page, "System score (0–1, weight 30%)")).to_have_text("1.000")
     expect(page.get_by_text("very good alignment with small gaps").first).to_be_visible()
     expect(page.get_by_text("Evaluation mode: both", exact=True)).to_be_visible()
 
-    chart = page.locator(".js-plotly-plot").filter(has_text="Weighted score W = 0.888")
+    # The gauge writes the tile's figure; the line under the chart says how the score comes from W.
+    expect(page.locator(".js-plotly-plot").filter(has_text="very good alignment").first).to_contain_text("8.880")
+    expect(
+        page.get_by_text(
+            "Weighted score W = 0.8880 (the sum of the contributions); the score is W × 10 = 8.8800 rounded half up "
+            "to 2 decimals (Mastra's rule): 8.880."
+        )
+    ).to_be_visible()
+    chart = page.locator(".js-plotly-plot").filter(has_text="Weighted score W = 0.8880")
     expect(chart).to_be_visible(timeout=RESULT_TIMEOUT)
     expect(chart.locator(".plot-container svg").first).to_be_visible()
     bars = chart.locator(".barlayer .point path")
