@@ -67,6 +67,20 @@ def test_both_mode_user_perfect_system_zero_scale_10(fake_openai):
     assert body["response_format"]["json_schema"]["name"] == "prompt_alignment_both"
 
 
+def test_the_composed_reason_writes_the_user_and_system_scores_as_the_tiles_do(fake_openai):
+    # A fresh user's row (IFEval 1005): U = .4·.6 + .3·.1 + .2·.5 + .1·.5 = 0.42; S = .35·1 + .35·.2 + .15·.5
+    # + .15·1 = 0.645; W = .7·0.42 + .3·0.645 = 0.4875 → 0.49. The reason read "0.42" and "0.65" (binary :.2f)
+    # beside the tiles' 0.420 and 0.645.
+    fake_openai.enqueue(Reply.json(both_analysis((0.6, 0.1, 0.5, 0.5), (1.0, 0.2, 0.5, 1.0))))
+    result = scorer(fake_openai, evaluation_mode="both").run(run_payload(system=SYSTEM))
+    assert result.score == 0.49
+    assert result.reason.startswith("The score is 0.49 out of 1 (poor alignment with serious problems)")
+    assert "Against the user prompt (70% of the score, 0.420): " in result.reason
+    assert "Against the system instructions (30%, 0.645): " in result.reason
+    assert "(Write a factorial function; intent 0.60)" in result.reason
+    assert "completeness is 0.50" in result.reason
+
+
 def test_both_mode_mixed_sets(fake_openai):
     # U = 0.84 (as above); S = 0.35·0.5 + 0.35·0.4 + 0.15·1 + 0.15·0 = 0.175 + 0.14 + 0.15 = 0.465
     # W = 0.7·0.84 + 0.3·0.465 = 0.588 + 0.1395 = 0.7275 -> 0.73

@@ -10,7 +10,15 @@ from typing import Any
 
 from scorers.catalogue.prompt_alignment import prompts
 from scorers.catalogue.prompt_alignment.schema import BothAnalysis, JudgeReason, SingleAnalysis
-from scorers.core.base import JudgeInfo, JudgeUsage, RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.base import (
+    JudgeInfo,
+    JudgeUsage,
+    RunInput,
+    ScoreResult,
+    decimal_text,
+    normalize_run,
+    round_half_up,
+)
 from scorers.core.errors import (
     FOLLOW_UPS_RETRIED,
     FollowUpRateLimitedError,
@@ -173,10 +181,10 @@ def _describe_set(dims: Mapping[str, Any], against: str) -> str:
     appropriateness = dims["responseAppropriateness"]
     parts = [
         f"it {'addresses' if intent['isAddressed'] else 'does not address'} the primary intent "
-        f"of the {against} ({intent['primaryIntent'].rstrip('.')}; intent {intent['score']:.2f})",
+        f"of the {against} ({intent['primaryIntent'].rstrip('.')}; intent {decimal_text(intent['score'], 2)})",
         f"{len(reqs) - len(unmet)} of {len(reqs)} requirements are fulfilled"
         + (f" (unmet: {'; '.join(unmet)})" if unmet else ""),
-        f"completeness is {completeness['score']:.2f}"
+        f"completeness is {decimal_text(completeness['score'], 2)}"
         + (f" (missing: {'; '.join(completeness['missingElements'])})" if completeness["missingElements"] else ""),
     ]
     flags = [
@@ -186,23 +194,25 @@ def _describe_set(dims: Mapping[str, Any], against: str) -> str:
     ]
     parts.append(
         f"the {' and '.join(flags)} {'does' if len(flags) == 1 else 'do'} not match (appropriateness "
-        f"{appropriateness['score']:.2f})"
+        f"{decimal_text(appropriateness['score'], 2)})"
         if flags
-        else f"format and tone match (appropriateness {appropriateness['score']:.2f})"
+        else f"format and tone match (appropriateness {decimal_text(appropriateness['score'], 2)})"
     )
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def compose_reason(analysis: Mapping[str, Any], score: float, scale: float) -> str:
-    """The reason, written from the analysis in code (no judge call); it quotes ``score``."""
+    """The reason, written from the analysis in code (no judge call); it quotes ``score``, the user and system
+    scores as the dashboard's tiles write them (:func:`scorers.core.base.decimal_text`, 3 decimals: 0.645, never
+    0.65 beside it) and each dimension score as its breakdown does (2 decimals, rounded half up)."""
     band = interpretation_band(score, scale)
     head = f"The score is {score:g} out of {scale:g} ({band})"
     mode = analysis["effectiveMode"]
     if mode == "both":
         body = (
-            f"Against the user prompt (70% of the score, {analysis['userScore']:.2f}): "
+            f"Against the user prompt (70% of the score, {decimal_text(analysis['userScore'])}): "
             f"{_describe_set(analysis, 'user prompt')}. Against the system instructions (30%, "
-            f"{analysis['systemScore']:.2f}): {_describe_set(analysis['systemAlignment'], 'system instructions')}."
+            f"{decimal_text(analysis['systemScore'])}): {_describe_set(analysis['systemAlignment'], 'system instructions')}."
         )
     elif mode == "system":
         body = f"Against the system instructions: {_describe_set(analysis, 'system instructions')}."
