@@ -1823,17 +1823,30 @@ def _cmd_runs(args: argparse.Namespace, console: _Console) -> int:
         console.print(line)
         for scorer in run["scorers"]:
             stats = run["stats"].get(scorer["id"], {})
-            # A missing or invalid input is not scored, not a failure (ScoreStatus.retryable).
-            n_input = stats.get("n_input") or 0
-            n_failed = (stats.get("n_failed") or 0) - n_input
-            n_scored = stats.get("n_scored") or 0
             # Pending: never scored (a stopped run), as History counts them.
-            pending = max(0, run["n_items"] - n_scored - n_failed - n_input)
-            console.print(
-                f"    {scorer['id']}: mean {_fmt(stats.get('mean'))}, {n_scored} scored, "
-                f"{n_failed} failed" + (f", {n_input} not scored (input)" if n_input else "") + f", {pending} pending"
-            )
+            n_stored = (stats.get("n_scored") or 0) + (stats.get("n_failed") or 0)
+            counts = _outcome_counts(stats) + f", {max(0, run['n_items'] - n_stored)} pending"
+            variants = run["variant_stats"].get(scorer["id"])
+            if not variants:
+                console.print(f"    {scorer['id']}: mean {_fmt(stats.get('mean'))}, {counts}")
+                continue
+            # A run of variants: a mean over every variant's responses mixes them, so each variant has its own.
+            console.print(f"    {scorer['id']}: {counts}")
+            for variant, by_variant in variants.items():
+                console.print(
+                    f"      variant {variant}: mean {_fmt(by_variant['mean'])}, {_outcome_counts(by_variant)}"
+                )
     return EXIT_OK
+
+
+def _outcome_counts(stats: Mapping[str, Any]) -> str:
+    """ "n scored, n failed[, n not scored (input)]" of :meth:`~scorers.runs.store.Store.list_runs`' stats."""
+    # A missing or invalid input is not scored, not a failure (ScoreStatus.retryable).
+    n_input = stats.get("n_input") or 0
+    n_failed = (stats.get("n_failed") or 0) - n_input
+    return f"{stats.get('n_scored') or 0} scored, {n_failed} failed" + (
+        f", {n_input} not scored (input)" if n_input else ""
+    )
 
 
 def _cmd_export(args: argparse.Namespace, console: _Console) -> int:

@@ -420,6 +420,26 @@ def test_runs_counts_an_input_problem_as_not_scored_apart_from_failures(env, tmp
     assert "textual-difference: mean 1.000, 1 scored, 0 failed, 1 not scored (input), 0 pending" in out
 
 
+def test_runs_gives_a_run_of_variants_a_mean_per_variant(env, tmp_path, capsys):
+    # A Compare run of variants a and b over the same rows: a scores 1 ("4"/"4") and 1 ("abcd"/"abcd"), b 0.75
+    # ("=1+1" vs "=1+2": 2·3/8) and 0 ("ab" vs "cd"). (1 + 1 + 0.75 + 0) / 4 = 0.688 would mix the two.
+    rows = [("1", "a", "4", "4"), ("1", "b", "=1+1", "=1+2"), ("2", "a", "abcd", "abcd"), ("2", "b", "ab", "cd")]
+    items = [
+        EvalItem(f"{r}::{v}", {"input": "q", "output": o, "ground_truth": g}, {"variant": v, "row_id": r})
+        for r, v, o, g in rows
+    ]
+    store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
+    try:
+        run_evals(items, [create_textual_difference_scorer()], store=store, mapping={"groups": ["variant", "row_id"]})
+    finally:
+        store.close()
+    code, out, _ = run_cli(capsys, "runs")
+    assert code == 0
+    assert "    textual-difference: 4 scored, 0 failed, 0 pending\n" in out
+    assert "      variant a: mean 1.000, 2 scored, 0 failed\n      variant b: mean 0.375, 2 scored, 0 failed\n" in out
+    assert "0.688" not in out
+
+
 def test_runs_counts_what_a_stopped_run_has_still_to_score(env, tmp_path, capsys):
     store = Store(tmp_path / "studio.db")  # SCORER_STUDIO_DB
     run_id = store.create_run(

@@ -994,3 +994,35 @@ def test_revision_0016_counts_an_outcome_stored_before_it_as_one_request_per_cal
         assert (row["judge_calls"], row["judge_requests"], run["left_judge_requests"]) == (3, 3, 0)
     finally:
         store.close()
+
+
+def variant_run(store: Store) -> str:
+    """A run of two variants, a and b, as Compare stores one (item ids "row::variant"), scored by textual
+    difference against the ground truth: a scores 1 ("4"/"4") and 1 ("abcd"/"abcd"); b scores 0.75 ("=1+1" vs
+    "=1+2": 2·3/8) and 0 ("ab" vs "cd"), and has a third item without a response (not scored: missing input)."""
+    rows = [("1", "a", "4", "4"), ("1", "b", "=1+1", "=1+2"), ("2", "a", "abcd", "abcd"), ("2", "b", "ab", "cd")]
+    items = [
+        EvalItem(f"{r}::{v}", {"input": "q", "output": o, "ground_truth": g}, {"variant": v, "row_id": r})
+        for r, v, o, g in rows
+    ]
+    items.append(EvalItem("3::b", {"input": "q", "ground_truth": "x"}, {"variant": "b", "row_id": "3"}))
+    result = run_evals(
+        items, [create_textual_difference_scorer()], store=store, mapping={"groups": ["variant", "row_id"]}
+    )
+    return result.run_id
+
+
+def test_list_runs_gives_a_run_of_variants_a_mean_per_variant(store):
+    run_id = variant_run(store)
+    run_evals([EvalItem("x", {"input": "q", "output": "q"})], [create_textual_difference_scorer()], store=store)
+    plain, variants = store.list_runs()
+    assert plain["variant_stats"] == {}
+    assert variants["id"] == run_id
+    # Over all 4 scored responses (1 + 0.75 + 1 + 0) / 4 = 0.6875 mixes the variants; each has its own mean.
+    assert variants["stats"]["textual-difference"]["mean"] == pytest.approx(0.6875)
+    assert variants["variant_stats"] == {
+        "textual-difference": {
+            "a": {"n_scored": 2, "n_failed": 0, "n_input": 0, "mean": pytest.approx(1.0)},
+            "b": {"n_scored": 2, "n_failed": 1, "n_input": 1, "mean": pytest.approx(0.375)},  # (0.75 + 0) / 2
+        }
+    }

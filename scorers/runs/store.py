@@ -207,6 +207,9 @@ def display_name(url: sa.URL) -> str:
     return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
 
 
+VARIANT_GROUP = "variant"
+"""The group naming a run's variant in a run of variants (Compare's first tab)."""
+
 _INPUT_STATUSES = [s.value for s in ScoreStatus if s is not ScoreStatus.SCORED and not s.retryable]
 """Statuses of outcomes not scored because of their input (scoring again gives the same outcome)."""
 
@@ -823,7 +826,12 @@ class Store:
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run, newest first, with per-scorer stats: ``n_scored``, ``n_failed`` (outcomes not
         scored, for any reason), ``n_input`` (of those, not scored for a missing or invalid input:
-        not :attr:`~scorers.core.errors.ScoreStatus.retryable`) and ``mean`` (of scored items)."""
+        not :attr:`~scorers.core.errors.ScoreStatus.retryable`) and ``mean`` (of scored items).
+
+        A run of variants (made on Compare: its groups include ``variant``) scores each variant's
+        responses to the same items, so a mean over all its outcomes mixes the variants: it also has
+        ``variant_stats``, scorer id → variant → the same stats over that variant's outcomes (variants
+        in the order of their first item); other runs have ``variant_stats`` ``{}``."""
         # Runs made in the same second: the later one first (SQLite's rowid; on PostgreSQL the id decides).
         tiebreak = sa.literal_column("rowid") if self.dialect == "sqlite" else RUNS.c.id
         rows = self.query(sa.select(RUNS).order_by(RUNS.c.created_at.desc(), tiebreak.desc()))
@@ -846,9 +854,46 @@ class Store:
                 "n_input": s["n_input"],
                 "mean": None if s["mean"] is None else float(s["mean"]),
             }
+        by_variant = self._variant_stats(
+            [r["id"] for r in runs if VARIANT_GROUP in ((r["mapping"] or {}).get("groups") or ())]
+        )
         for run in runs:
             run["stats"] = by_run.get(run["id"], {})
+            run["variant_stats"] = by_variant.get(run["id"], {})
         return runs
+
+    def _variant_stats(self, run_ids: Sequence[str]) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+        """Run id → scorer id → variant → :meth:`list_runs`' stats over that variant's outcomes."""
+        if not run_ids:
+            return {}
+        if self.dialect == "postgresql":
+            variant = sa.cast(ITEMS.c.groups, sa.JSON)["variant"].as_string()
+        else:  # SQLite: JSON_EXTRACT of the stored text (a CAST to JSON would make it a number)
+            variant = sa.type_coerce(ITEMS.c.groups, sa.JSON)["variant"].as_string()
+        rows = self.query(
+            sa.select(
+                RESULTS.c.run_id,
+                RESULTS.c.scorer_id,
+                variant.label("variant"),
+                sa.func.min(RESULTS.c.item_index).label("first"),
+                sa.func.count(RESULTS.c.score).label("n_scored"),
+                sa.func.sum(sa.case((RESULTS.c.status != "scored", 1), else_=0)).label("n_failed"),
+                sa.func.sum(sa.case((RESULTS.c.status.in_(_INPUT_STATUSES), 1), else_=0)).label("n_input"),
+                sa.func.avg(RESULTS.c.score).label("mean"),
+            )
+            .join(ITEMS, (ITEMS.c.run_id == RESULTS.c.run_id) & (ITEMS.c.item_index == RESULTS.c.item_index))
+            .where(RESULTS.c.run_id.in_(run_ids))
+            .group_by(RESULTS.c.run_id, RESULTS.c.scorer_id, variant)
+        )
+        out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+        for s in sorted(rows, key=lambda r: r["first"]):
+            out.setdefault(s["run_id"], {}).setdefault(s["scorer_id"], {})[str(s["variant"])] = {
+                "n_scored": s["n_scored"],
+                "n_failed": s["n_failed"],
+                "n_input": s["n_input"],
+                "mean": None if s["mean"] is None else float(s["mean"]),
+            }
+        return out
 
     def items(self, run_id: str, item_index: int | None = None) -> list[dict[str, Any]]:
         """The run's items in order (or only ``item_index``): ``item_index``, ``item_id``, ``payload``,
