@@ -465,7 +465,8 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     ``mean: <scorer id>`` column per scorer found in any run, one per comparison target for a
     scorer that has one (``mean: textual-difference (vs input)``; NaN when the run has no such
     scorer or nothing scored; ``attrs["no_scored"]`` lists the (row position, column) cells of a used
-    scorer that scored no item, see :func:`runs_table_styler`), ``scored``, ``not scored``, ``pending`` (outcomes),
+    scorer that scored no item, and ``attrs["per_variant"]`` the (row position, column, text) cells of a run of
+    variants, whose mean is each variant's, e.g. "gpt4 0.473 · gpt4_short 0.506", see :func:`runs_table_styler`), ``scored``, ``not scored``, ``pending`` (outcomes),
     ``items``, ``dataset``, ``scorers`` and ``first judge`` (the model of the judge the run started with; a run resumed or retried with another judge names every judge in its own view).
 
     ``status`` is the stored one (a :class:`~scorers.RunStatus` value) in a few words
@@ -490,6 +491,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     means = list(dict.fromkeys(name for named in mean_columns for name in named.values()))
     rows: list[dict[str, Any]] = []
     no_scored: list[tuple[int, str]] = []
+    per_variant: list[tuple[int, str, str]] = []
     for run, named in zip(runs, mean_columns, strict=True):
         stats = run.get("stats") or {}
         ids = [s["id"] for s in run.get("scorers") or []]
@@ -512,7 +514,14 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         for sid in ids:
             mean = stats.get(sid, {}).get("mean")
             row[named[sid]] = float("nan") if mean is None else float(mean)
-            if mean is None:
+            if variants := (run.get("variant_stats") or {}).get(sid):
+                # A mean over every variant's responses mixes them: each variant's mean, as text.
+                text = " · ".join(
+                    f"{v} {NO_SCORED_ITEMS if s['mean'] is None else decimal_text(s['mean'])}"
+                    for v, s in variants.items()
+                )
+                per_variant.append((len(rows), named[sid], text))
+            elif mean is None:
                 no_scored.append((len(rows), named[sid]))
         rows.append(row)
     columns = [
@@ -531,6 +540,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     ]
     table = pd.DataFrame(rows, columns=columns)
     table.attrs["no_scored"] = no_scored
+    table.attrs["per_variant"] = per_variant
     return table
 
 
@@ -542,7 +552,8 @@ NOT_USED = "—"
 
 def runs_table_styler(table: pd.DataFrame) -> Any:
     """The History list as shown: means to 3 decimals, :data:`NOT_USED` where the run did not use the
-    scorer, :data:`NO_SCORED_ITEMS` where it used it but scored no item (the counts say why).
+    scorer, :data:`NO_SCORED_ITEMS` where it used it but scored no item (the counts say why), and each
+    variant's mean for a run of variants ("gpt4 0.473 · gpt4_short 0.506"; it sorts below every mean).
 
     Streamlit's grid shows its placeholder for every missing value, whatever the Styler says, so a used
     scorer's mean without a score is -inf in the styled data (it sorts below every mean) shown as
@@ -558,10 +569,12 @@ def runs_table_styler(table: pd.DataFrame) -> Any:
     """
     means = [c for c in table.columns if c.startswith("mean:")]
     data = table.copy()
-    cells = [(data.index[position], column) for position, column in table.attrs.get("no_scored", [])]
-    for row, column in cells:
+    texts = [(position, column, NO_SCORED_ITEMS) for position, column in table.attrs.get("no_scored", [])]
+    texts += table.attrs.get("per_variant", [])
+    cells = [(data.index[position], column, text) for position, column, text in texts if column in data.columns]
+    for row, column, _ in cells:
         data.loc[row, column] = -math.inf
     styler = data.style.format(lambda v: decimal_text(v) if math.isfinite(v) else v, subset=means, na_rep=NOT_USED)
-    for row, column in cells:
-        styler = styler.format(lambda _: NO_SCORED_ITEMS, subset=pd.IndexSlice[row, column])
+    for row, column, text in cells:
+        styler = styler.format(lambda _, text=text: text, subset=pd.IndexSlice[row, column])
     return styler

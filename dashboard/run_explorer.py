@@ -31,6 +31,7 @@ from scorers.runs.export import (
     write_run_export,
 )
 from scorers.runs.judges import judge_totals, stored_run_cost
+from scorers.runs.store import VARIANT_GROUP
 from scorers.runs.table import RunTable, dimension_label, load_outcomes, load_run_table
 
 from .batch import NOT_USED, runs_table_styler, truncate
@@ -196,11 +197,14 @@ def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], k
     # Tables only: the first Plotly chart of a page load makes the browser evaluate Plotly's 4.7 MB
     # bundle (about a second of its main thread), which held up the page after the run had opened.
     # The outcomes by status are in the scores table's counts; their chart opens the Distributions tab.
-    scores, dimensions = _summary(table.run["id"], table.version, names, table)
-    st.markdown("**Scores per scorer** (scored items only; failed items are counted, never averaged as 0)")
+    # A run of variants scores each variant's responses to the same items: a mean over all of them mixes the variants.
+    by = VARIANT_GROUP if VARIANT_GROUP in groups else None
+    scores, dimensions = _summary(table.run["id"], table.version, names, by, table)
+    per = " and variant" if by else ""
+    st.markdown(f"**Scores per scorer{per}** (scored items only; failed items are counted, never averaged as 0)")
     st.dataframe(scores, hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
     if dimensions is not None:
-        st.markdown("**Scores per dimension** (0–1, before scale; the column names are those of the exports)")
+        st.markdown(f"**Scores per dimension{per}** (0–1, before scale; the column names are those of the exports)")
         st.dataframe(dimensions, hide_index=True, column_config=dict.fromkeys(_STATS, _NUMBER))
     for group in groups:
         st.markdown(f"**Mean score per {md_escape(group)}**")
@@ -215,10 +219,14 @@ def _render_summary(table: RunTable, names: dict[str, str], groups: list[str], k
 # run version (run id and RunTable.version), like the charts, and reused by every rerun.
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _summary(
-    run_id: str, version: tuple[int, int, float | None, str | None], names: dict[str, str], _table: RunTable
+    run_id: str,
+    version: tuple[int, int, float | None, str | None],
+    names: dict[str, str],
+    by: str | None,
+    _table: RunTable,
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    dimensions = shown_decimals(dimension_aggregates(_table, names), _STATS) if _table.dimensions else None
-    return shown_decimals(aggregates(_table, names), _STATS), dimensions
+    dimensions = shown_decimals(dimension_aggregates(_table, names, by), _STATS) if _table.dimensions else None
+    return shown_decimals(aggregates(_table, names, by), _STATS), dimensions
 
 
 def shown_decimals(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -35,7 +35,20 @@ def _stats(values: pd.core.groupby.SeriesGroupBy | pd.Series) -> pd.DataFrame | 
     return values.agg(["mean", "median", "std", "min", "max", "count"])
 
 
-def aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+def _parts(table: RunTable, by: str | None) -> list[tuple[Any, pd.DataFrame, int]]:
+    """``(group value, its outcomes, its number of items)``: the whole run, or one per value of the group ``by``
+    (in the order of its first item; ``"(blank)"`` for a missing or empty value)."""
+    if by is None:
+        return [(None, table.results, table.n_items)]
+    keys = group_keys(table.items[f"group:{by}"])
+    parts = []
+    for value in dict.fromkeys(keys):
+        indexes = keys.index[keys == value]
+        parts.append((value, table.results[table.results["item_index"].isin(indexes)], len(indexes)))
+    return parts
+
+
+def aggregates(table: RunTable, names: Mapping[str, str] | None = None, by: str | None = None) -> pd.DataFrame:
     """Per scorer: mean, median, std, min, max of the scored outcomes, n scored, n not scored, n pending.
 
     Outcomes that are not scored (failed, or a missing or invalid input) never count as 0: they are
@@ -46,20 +59,25 @@ def aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.Da
     Args:
         table: the run.
         names: scorer id → display name (default: the id).
+        by: a group column's name (``"variant"`` for a run of variants, whose variants must not be averaged
+            together): one row per value of it and scorer, in a first column named ``by``; None: one row per scorer.
     """
-    results = table.results
-    scored = results[_scored(results)]
-    stats = _stats(scored.groupby("scorer", observed=True)["score"])
-    counted = results.groupby("scorer", observed=True).size()
     rows = []
-    for sid in table.scorer_ids:
-        n_scored = int(stats["count"].get(sid, 0))
-        n_stored = int(counted.get(sid, 0))
-        row: dict[str, Any] = {"scorer": (names or {}).get(sid, sid)}
-        row.update({k: float(stats[k].get(sid, math.nan)) if n_scored else math.nan for k in _STATS})
-        row.update({"n scored": n_scored, "n not scored": n_stored - n_scored, "n pending": table.n_items - n_stored})
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["scorer", *_STATS, "n scored", "n not scored", "n pending"])
+    for value, results, n_items in _parts(table, by):
+        scored = results[_scored(results)]
+        stats = _stats(scored.groupby("scorer", observed=True)["score"])
+        counted = results.groupby("scorer", observed=True).size()
+        for sid in table.scorer_ids:
+            n_scored = int(stats["count"].get(sid, 0))
+            n_stored = int(counted.get(sid, 0))
+            row: dict[str, Any] = {by: value} if by else {}
+            row["scorer"] = (names or {}).get(sid, sid)
+            row.update({k: float(stats[k].get(sid, math.nan)) if n_scored else math.nan for k in _STATS})
+            row.update({"n scored": n_scored, "n not scored": n_stored - n_scored, "n pending": n_items - n_stored})
+            rows.append(row)
+    return pd.DataFrame(
+        rows, columns=[*([by] if by else []), "scorer", *_STATS, "n scored", "n not scored", "n pending"]
+    )
 
 
 PENDING = "pending"
@@ -96,28 +114,37 @@ def status_counts(table: RunTable, names: Mapping[str, str] | None = None) -> pd
     return pd.DataFrame(rows, columns=["scorer", "status", "n"])
 
 
-def dimension_aggregates(table: RunTable, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+def dimension_aggregates(
+    table: RunTable, names: Mapping[str, str] | None = None, by: str | None = None
+) -> pd.DataFrame:
     """Per scorer and dimension: mean, median, std, min, max and n scored of the 0..1 dimension scores.
 
+    Args:
+        table: the run.
+        names: scorer id → display name (default: the id).
+        by: as :func:`aggregates`' ``by``: one row per value of that group, scorer and dimension.
+
     Returns:
-        Columns ``scorer`` (display name), ``dimension`` (a label, see
+        Columns ``by`` (when given), ``scorer`` (display name), ``dimension`` (a label, see
         :func:`scorers.runs.table.dimension_label`), ``column`` (the flat column name,
         e.g. ``prompt_alignment.user.intentAlignment``), the statistics and ``n scored``.
     """
     rows = []
-    for sid, columns in table.dimensions.items():
-        for column in columns:
-            values = table.results[column].dropna()
-            stats = _stats(values)
-            row: dict[str, Any] = {
-                "scorer": (names or {}).get(sid, sid),
-                "dimension": dimension_label(column.split(".", 1)[1]),
-                "column": column,
-            }
-            row.update({k: float(stats[k]) if len(values) else math.nan for k in _STATS})
-            row["n scored"] = int(len(values))
-            rows.append(row)
-    return pd.DataFrame(rows, columns=["scorer", "dimension", "column", *_STATS, "n scored"])
+    for value, results, _ in _parts(table, by):
+        for sid, columns in table.dimensions.items():
+            for column in columns:
+                values = results[column].dropna()
+                stats = _stats(values)
+                row: dict[str, Any] = {by: value} if by else {}
+                row |= {
+                    "scorer": (names or {}).get(sid, sid),
+                    "dimension": dimension_label(column.split(".", 1)[1]),
+                    "column": column,
+                }
+                row.update({k: float(stats[k]) if len(values) else math.nan for k in _STATS})
+                row["n scored"] = int(len(values))
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[*([by] if by else []), "scorer", "dimension", "column", *_STATS, "n scored"])
 
 
 def group_keys(values: pd.Series) -> pd.Series:

@@ -317,3 +317,21 @@ def test_runs_table_lists_means_counts_and_status(store):
     assert math.isnan(newest["mean: textual-difference"])
     assert math.isnan(oldest["mean: textual-difference (vs input)"])
     assert isinstance(runs_table([]), pd.DataFrame) and runs_table([]).empty
+
+
+def test_runs_table_shows_each_variants_mean_for_a_run_of_variants(store):
+    # Variant a: "4"/"4" → 1, "abcd"/"abcd" → 1; variant b: "=1+1" vs "=1+2" → 2·3/8 = 0.75, "ab" vs "cd" → 0.
+    # The mean of the 4 responses, (1 + 1 + 0.75 + 0) / 4 = 0.6875, mixes the variants: never shown.
+    rows = [("1", "a", "4", "4"), ("1", "b", "=1+1", "=1+2"), ("2", "a", "abcd", "abcd"), ("2", "b", "ab", "cd")]
+    items = [
+        EvalItem(f"{r}::{v}", {"input": "q", "output": o, "ground_truth": g}, {"variant": v, "row_id": r})
+        for r, v, o, g in rows
+    ]
+    run_evals(items, [create_textual_difference_scorer()], store=store, mapping={"groups": ["variant", "row_id"]})
+    table = runs_table(store.list_runs())
+    assert table.attrs["per_variant"] == [(0, "mean: textual-difference", "a 1.000 · b 0.375")]  # b: (0.75 + 0) / 2
+    shown = table.drop(columns=["id"])
+    line = runs_table_styler(shown).to_string(delimiter="|").splitlines()[1]
+    cells = dict(zip(shown.columns, line.split("|")[1:], strict=True))
+    assert cells["mean: textual-difference"] == "a 1.000 · b 0.375"
+    assert "0.688" not in runs_table_styler(shown).to_html()

@@ -292,6 +292,26 @@ def test_aggregates_count_failures_apart(store):
     assert dims.loc["Ratio", "column"] == "textual_difference.ratio"
 
 
+def test_aggregates_by_variant_keep_each_variants_outcomes_apart(store):
+    table = small_table(store)
+    frame = aggregates(table, {"slow": "Slow"}, by="variant")
+    assert list(frame.columns[:2]) == ["variant", "scorer"]
+    # Variants in the order of their first item: A (a, b), B (c), then d without one.
+    td = frame[frame["scorer"] == "textual-difference"].set_index("variant")
+    assert td.index.tolist() == ["A", "B", "(blank)"]
+    # A: (1 + 0.75) / 2 = 0.875 over 2; B: "" vs "hi" = 0; (blank): "bad" vs "bye" = 2·1/6 = 1/3.
+    assert td["mean"].tolist() == pytest.approx([0.875, 0.0, 1 / 3])
+    assert td["n scored"].tolist() == [2, 1, 1]
+    slow = frame[frame["scorer"] == "Slow"].set_index("variant")
+    # Slow scores 1 on a, b, c and fails on d ("bad"): counted in its variant, never averaged.
+    assert slow["n scored"].tolist() == [2, 1, 0] and slow["n not scored"].tolist() == [0, 0, 1]
+    assert slow["n pending"].tolist() == [0, 0, 0] and math.isnan(slow.loc["(blank)", "mean"])
+    dims = dimension_aggregates(table, by="variant")
+    confidence = dims[dims["dimension"] == "Confidence"].set_index("variant")
+    # Confidence 1, 1 (A), 0 (B: "" vs "hi"), 1 (d).
+    assert confidence["mean"].tolist() == pytest.approx([1.0, 0.0, 1.0])
+
+
 def test_status_counts_count_every_outcome_and_the_items_left(store):
     table = small_table(store)
     # Textual difference scored all 4 items; Slow scored 3 and failed on item d (invalid input).

@@ -55,7 +55,9 @@ st.caption(
     'failure, or an input the scorer needs was missing or invalid), "pending" the ones never scored (a '
     f'stopped run). A mean of "{NO_SCORED_ITEMS}": the run used that scorer but none of its items was scored '
     f'(the counts say why); "{NOT_USED}": the run did not use that scorer. A scale other than 0–1 is named '
-    "in the column's heading, e.g. (0–10): means on different scales are never in one column."
+    "in the column's heading, e.g. (0–10): means on different scales are never in one column. A run of "
+    "Compare's variants shows each variant's mean (\"gpt4 0.473 · gpt4_short 0.506\"): one mean over every "
+    "variant's responses would mix them."
 )
 
 by_id = {run["id"]: run for run in runs}
