@@ -225,9 +225,9 @@ def test_a_replaced_outcome_is_shown_though_the_count_is_unchanged(open_page, st
     built: list[str] = []  # the Summary's tables and chart: built once per version of the run's outcomes
     aggregates = run_explorer.aggregates
 
-    def counted(table, names):
+    def counted(table, names, by):
         built.append(table.run["id"])
-        return aggregates(table, names)
+        return aggregates(table, names, by)
 
     monkeypatch.setattr(run_explorer, "aggregates", counted)
     store = Store(studio_db)
