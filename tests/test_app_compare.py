@@ -971,6 +971,36 @@ def test_default_baseline_falls_back_and_says_so():
     assert default_baseline(runs[:1], "b") is None
 
 
+def test_default_baseline_prefers_a_completed_run_to_one_stopped_part_way():
+    from dashboard.compare.run_vs_run import default_baseline
+
+    def run(rid: str, dataset: str, status: str, n: int = 40) -> dict[str, Any]:
+        return {"id": rid, "name": rid.upper(), "dataset_name": dataset, "n_items": n, "status": status}
+
+    # Newest first. No other run on B's dataset (ifeval40_short.csv): the nearest older run paused at the budget
+    # cap with most of its items never scored, the next one paused too, then a completed run of 40 items.
+    runs = [
+        run("b", "ifeval40_short.csv", "completed"),
+        run("paused", "ifeval40.csv", "budget_reached"),
+        run("small", "ifeval6.csv", "completed", 6),
+        run("done", "ifeval40.csv", "completed"),
+    ]
+    assert default_baseline(runs, "b") == (
+        "done",
+        "Run A is DONE (done), the next older run that was completed (the nearer PAUSED (paused) is paused at the "
+        "budget cap): no other run is on run B's dataset, ifeval40_short.csv (40 items); A is on ifeval40.csv (40 "
+        "items): only the items whose ids are in both runs are compared (counted below).",
+    )
+    # On B's own dataset too: the completed run, not the nearer paused one.
+    for r in runs[1:]:
+        r["dataset_name"] = "ifeval40_short.csv"
+    assert default_baseline(runs, "b") == (
+        "done",
+        "Run A is DONE (done), the next older run on the same dataset, ifeval40_short.csv (40 items) that was "
+        "completed (the nearer PAUSED (paused) is paused at the budget cap).",
+    )
+
+
 def test_run_vs_run_sets_apart_a_scorer_run_with_other_options(open_page, studio_db: Path):
     items = [EvalItem("hi", {"input": "Say hi.", "output": "hi", "ground_truth": "hi"})]
     store = Store(studio_db)

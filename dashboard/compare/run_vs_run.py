@@ -13,6 +13,7 @@ from scorers import (
 )
 from scorers.analysis.compare import RunDiff, run_diff
 from scorers.catalogue.registry import unlike_scorers
+from scorers.core.errors import run_status_short_label
 from scorers.runs.table import stored_scorer_options
 
 from ..batch import runs_table, truncate
@@ -166,8 +167,10 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
     """Run A for a linked run B: the next older run on the same dataset when there is one, and why.
 
     The same dataset is the same ``dataset_name`` and number of items (the runs' metadata; the items
-    themselves are not read); failing that the same ``dataset_name``; failing that the next older run.
-    Under each rule a run that shares a comparable scorer with B (the same scale and target) comes first.
+    themselves are not read); failing that the same ``dataset_name``; failing that the next older run, one
+    with as many items as B first. Under each rule a run that shares a comparable scorer with B (the same scale
+    and target) comes first, then a completed run: a run stopped part way (paused at the budget cap,
+    interrupted) has items never scored, which would only be counted as not scored in A.
     With no older run, the newer runs are searched the same way (nearest first).
 
     Args:
@@ -185,9 +188,18 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
     if not candidates:
         return None
     dataset = f"{b.get('dataset_name')} ({b.get('n_items')} items)"
-    # A run whose shared scorers all measure something else (another scale or target) compares nothing: skipped
-    # by the rules below while a comparable one is found.
-    comparable = [r for r in candidates if _comparable(r, b)]
+
+    # A run whose shared scorers all measure something else (another scale or target) compares nothing, and a
+    # run stopped part way compares only what it scored: each rule takes its nearest run that is neither first.
+    def comparable(r: Mapping[str, Any]) -> bool:
+        return _comparable(r, b)
+
+    def completed(r: Mapping[str, Any]) -> bool:
+        return r.get("status") == "completed"
+
+    def as_many(r: Mapping[str, Any]) -> bool:
+        return r.get("n_items") == b.get("n_items")
+
     rules = (
         (
             lambda r: (r.get("dataset_name"), r.get("n_items")) == (b.get("dataset_name"), b.get("n_items")),
@@ -199,22 +211,37 @@ def default_baseline(runs: list[dict[str, Any]], run_b: str) -> tuple[str, str] 
         ),
     )
     for same, how in rules:
-        nearest = next((r for r in candidates if same(r)), None)
-        match = next((r for r in comparable if same(r)), None) or nearest
-        if match is not None:
+        pool = [r for r in candidates if same(r)]
+        if pool:
+            match = min(pool, key=lambda r: (not comparable(r), not completed(r)))
             why = f"Run A is {match['name']} ({match['id']}), the next {where} run {how}"
-            if match is not nearest:
+            if not comparable(pool[0]) and comparable(match):
                 why += (
-                    f" scored as run B is (the nearer {nearest['name']} ({nearest['id']}) has another scale or target)"
+                    f" scored as run B is (the nearer {pool[0]['name']} ({pool[0]['id']}) has another scale or target)"
                 )
+            elif match is not pool[0]:
+                why += f" that was completed (the nearer {_stopped(pool[0])})"
             return match["id"], why + "."
-    a = comparable[0] if comparable else candidates[0]
-    scored = " scored as run B is" if a is not candidates[0] else ""
+    a = min(candidates, key=lambda r: (not comparable(r), not as_many(r), not completed(r)))
+    nearest = candidates[0]
+    better = [
+        (comparable, "scored as run B is"),
+        (as_many, f"with run B's number of items ({b.get('n_items')})"),
+        (completed, "that was completed"),
+    ]
+    qualities = "".join(f" {text}" for good, text in better if good(a) and not good(nearest))
+    stopped = f" (the nearer {_stopped(nearest)})" if completed(a) and not completed(nearest) else ""
     return a["id"], (
-        f"Run A is {a['name']} ({a['id']}), the next {where} run{scored}: no other run is on run B's dataset, "
-        f"{dataset}; A is on {a.get('dataset_name')} ({a.get('n_items')} items): only the items whose ids are in "
-        "both runs are compared (counted below)."
+        f"Run A is {a['name']} ({a['id']}), the next {where} run{qualities}{stopped}: no other run is on run B's "
+        f"dataset, {dataset}; A is on {a.get('dataset_name')} ({a.get('n_items')} items): only the items whose ids "
+        "are in both runs are compared (counted below)."
     )
+
+
+def _stopped(run: Mapping[str, Any]) -> str:
+    """A run not completed, named with its status: "RUN (id) is paused at the budget cap"."""
+    label = run_status_short_label(str(run.get("status")))
+    return f"{run['name']} ({run['id']}) is {label[:1].lower()}{label[1:]}"
 
 
 def _comparable(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
