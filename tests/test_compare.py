@@ -497,6 +497,33 @@ def test_run_diff_says_what_differs_between_the_datasets():
     store.close()
 
 
+def test_run_diff_counts_the_items_a_stopped_run_never_scored_as_not_scored_not_as_another_dataset():
+    # Run A paused after scoring q1 of its 3 items; run B scored all 3, with the same texts. q2 and q3 are
+    # items of both runs that A never scored: not "only in B", and the runs are over the same dataset.
+    store = Store(":memory:")
+    rows = [("q1", "a1", 0.5), ("q2", "a2", 0.9), ("q3", "a3", 0.4)]
+    done = stored_run(store, "done", rows)
+    paused = store.create_run(
+        dataset_name="d.csv",
+        items=[(r["item_id"], r["payload"], {}) for r in store.items(done)],
+        name="paused",
+        scorers=[{"id": "textual-difference", "name": "Textual difference", "options": {}}],
+        judge=None,
+    )
+    store.save_result(paused, 0, "textual-difference", {"status": SCORED, "score": 0.5, "analysis": {}})
+    store.finish_run(paused, "budget_reached")
+    diff = run_diff(store, paused, done)
+    assert (diff.only_in_a, diff.only_in_b) == ([], [])
+    assert diff.same_dataset
+    assert (
+        diff.dataset_note
+        == "Note: 2 item(s) of both runs not scored in paused (never scored: a stopped run): 'q2', 'q3'."
+    )
+    # q1 alone is compared: 0.5 against 0.5, a tie.
+    assert len(diff.rows) == 1 and diff.rows["delta"].tolist() == [0.0]
+    store.close()
+
+
 def test_run_diff_finds_the_changed_texts_of_items_in_another_order():
     # Items are matched by id wherever they stand: q1 and q2 swapped places (q2's response changed, q1's
     # did not), q3 kept its place with a changed response, q4 kept its place and its texts.

@@ -954,14 +954,15 @@ def run_diff(
     if name_a == name_b:
         name_a, name_b = f"{rec_a['name']} ({rec_a['id']})", f"{rec_b['name']} ({rec_b['id']})"
     fa, fb = table_outcomes(tables[0]), table_outcomes(tables[1])
-    first_a = fa.drop_duplicates("item_id")
-    first_b = fb.drop_duplicates("item_id")
-    index_b = dict(zip(first_b["item_id"].tolist(), first_b["item_index"].tolist(), strict=True))
-    ids_a, ids_b = first_a["item_id"].tolist(), first_b["item_id"].tolist()
+    # The runs' items, scored or not: an item a stopped run never scored is still one of its items.
+    first_a, first_b = (t.items["item_id"].astype(object) for t in tables)
+    first_a, first_b = first_a[~first_a.duplicated()], first_b[~first_b.duplicated()]
+    index_b = dict(zip(first_b.tolist(), first_b.index.tolist(), strict=True))
+    ids_a, ids_b = first_a.tolist(), first_b.tolist()
     only_a = [i for i in ids_a if i not in index_b]
     set_a = set(ids_a)
     only_b = [i for i in ids_b if i not in set_a]
-    both_ids = [(i, n, index_b[i]) for i, n in zip(ids_a, first_a["item_index"].tolist(), strict=True) if i in index_b]
+    both_ids = [(i, n, index_b[i]) for i, n in zip(ids_a, first_a.index.tolist(), strict=True) if i in index_b]
     changed, responses = _changed_items(store, tables, both_ids)
     notes = []
     if only_a:
@@ -985,10 +986,6 @@ def run_diff(
             f"{len(responses)} item(s) have another response in {name_b} than in {name_a}: their changes compare the "
             f"scores of two responses to the same item ({_sample(responses)})"
         )
-    note = "; ".join(notes)
-    if note:
-        note = f"The runs are not over the same dataset: {note}." if not same else f"Note: {note}."
-
     scorers_a = [s["id"] for s in rec_a["scorers"]]
     scorers_b = [s["id"] for s in rec_b["scorers"]]
     from scorers.catalogue.registry import unlike_scorers
@@ -996,6 +993,19 @@ def run_diff(
     options = stored_scorer_options(rec_a)
     unlike = unlike_scorers([s for s in scorers_a if s in scorers_b], options, stored_scorer_options(rec_b))
     common = [s for s in scorers_a if s in scorers_b and s not in unlike]
+    # Items of both runs that one never scored (a run stopped part way): the same dataset, with fewer items
+    # compared (an outcome that failed keeps its row, with its status).
+    in_both = [i for i, _, _ in both_ids]
+    for frame, name in ((fa, name_a), (fb, name_b)):
+        stored = frame[frame["scorer"].isin(common)].drop_duplicates(["item_id", "scorer"]).groupby("item_id").size()
+        never = [i for i in in_both if stored.get(i, 0) < len(common)]
+        if common and never:
+            notes.append(
+                f"{len(never)} item(s) of both runs not scored in {name} (never scored: a stopped run): {_sample(never)}"
+            )
+    note = "; ".join(notes)
+    if note:
+        note = f"The runs are not over the same dataset: {note}." if not same else f"Note: {note}."
     left = fa.drop_duplicates(["item_id", "scorer"])
     right = fb.drop_duplicates(["item_id", "scorer"])
     merged = left.merge(right, on=["item_id", "scorer"], suffixes=("_a", "_b"))
