@@ -43,8 +43,7 @@ from scorers.runs import jobs
 from scorers.runs.batch_api import run_batch_api
 from scorers.runs.datasets import response_text, response_text_key, unmapped_columns
 from scorers.runs.judges import judge_record, recorded_judge_settings, run_prices
-from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES, judge_model_of
-from scorers.runs.table import stored_scorer_options
+from scorers.runs.runner import DEFAULT_MAX_CONSECUTIVE_FAILURES, judge_model_of, stored_scorer_options
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 SAMPLE_DATASETS: dict[str, Path] = {

@@ -14,7 +14,7 @@ from scorers import (
 from scorers.analysis.compare import RunDiff, run_diff
 from scorers.catalogue.registry import unlike_scorers
 from scorers.core.errors import run_status_short_label
-from scorers.runs.table import stored_scorer_options
+from scorers.runs.runner import stored_scorer_options
 
 from ..batch import runs_table, truncate
 from ..layout import follow_run_link

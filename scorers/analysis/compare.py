@@ -37,9 +37,9 @@ from scorers.analysis.numbers import p_value_text, signed_numbers
 from scorers.core.errors import ScorerError, ScoreStatus, outcome_status_label
 from scorers.core.judge import JudgeSettings
 from scorers.runs.export import results_frame
-from scorers.runs.runner import EvalItem, EvalRunResult, load_run
+from scorers.runs.runner import EvalItem, EvalRunResult, load_run, stored_scorer_options
 from scorers.runs.store import Store
-from scorers.runs.table import RunTable, dimension_column, dimension_label, load_run_table, stored_scorer_options
+from scorers.runs.table import RunTable, dimension_column, dimension_label, load_run_table
 
 MIN_WILCOXON_PAIRS = 6
 """Fewest non-zero differences for which :func:`paired` reports a Wilcoxon p-value.

@@ -51,8 +51,9 @@ from scorers.catalogue.registry import unlike_scorers
 from scorers.core.base import decimal_text
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import json_safe, read_results
+from scorers.runs.runner import stored_scorer_options
 from scorers.runs.store import Store
-from scorers.runs.table import RunTable, stored_scorer_options
+from scorers.runs.table import RunTable
 
 NOT_RUN = "not_run"
 """Status of an item × scorer with no stored outcome (the run stopped before scoring it)."""

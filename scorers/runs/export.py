@@ -36,13 +36,18 @@ import pandas as pd
 
 from scorers.core.base import RunInput, normalize_run
 from scorers.core.errors import InvalidInputError, ScoreStatus
-from scorers.runs.runner import EvalItem, EvalRunResult, Summary
+from scorers.runs.runner import EvalItem, EvalRunResult, Summary, stored_scorer_options
 
 if TYPE_CHECKING:
     from scorers.runs.table import RunTable
 
 EXPORT_FORMATS: dict[str, str] = {".csv": "csv", ".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
 """File extension → export format, as :func:`format_for_path` reads it."""
+
+SCORER_OPTIONS_COLUMN = "scorer_options"
+"""The exports' column of the options the row's scorer scored with (the seeds' JSON: ``scorerOptions``,
+by scorer). The gate compares them (:func:`scorers.analysis.gate.side_from_file`): a file without
+them has unknown options."""
 
 FORMULA_TRIGGERS: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection")."""
@@ -180,14 +185,17 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
         (``item_index``, ``item_id``, ``scorer``, ``status``, ``score`` (float, NaN
         when not scored), ``reason``, ``error``, ``prompt_tokens``,
         ``completion_tokens``, ``judge_calls`` (answered), ``judge_requests`` (HTTP requests sent, failed ones and
-        retries included), ``latency_s``, ``judge_model``) with ``run_id`` first;
-        with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``, ``conversation``
+        retries included), ``latency_s``, ``judge_model``) with ``run_id`` first
+        and, when the run knows them (:attr:`EvalRunResult.scorer_options`), :data:`SCORER_OPTIONS_COLUMN`
+        (the row's scorer's options, a dict) after ``scorer``; with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``, ``conversation``
         (see :func:`item_texts`) and one ``group:<name>`` column per group-by
         column; and last ``analysis``, the scorer's ``analyzeStepResult`` as a dict
         (None for outcomes that were not scored).
     """
     frame = run_result.to_frame()
     frame.insert(0, "run_id", run_result.run_id)
+    if run_result.scorer_options is not None:
+        _insert_scorer_options(frame, run_result.scorer_options)
     if items is not None:
         texts = [item_texts(items[o.item_index]) for o in run_result.outcomes]
         for name in TEXT_FIELDS:
@@ -203,6 +211,14 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
         dtype=object,
     )
     return frame
+
+
+def _insert_scorer_options(frame: pd.DataFrame, options: Mapping[str, Mapping[str, Any]]) -> None:
+    """Put :data:`SCORER_OPTIONS_COLUMN` after ``scorer`` in ``frame``: each row's scorer's options
+    (``{}``: its defaults), in place."""
+    by_scorer = {sid: dict(value) for sid, value in options.items()}
+    column = pd.Series([by_scorer.get(sid, {}) for sid in frame["scorer"].tolist()], index=frame.index, dtype=object)
+    frame.insert(frame.columns.get_loc("scorer") + 1, SCORER_OPTIONS_COLUMN, column)
 
 
 def _is_text_column(column: pd.Series) -> bool:
@@ -362,13 +378,10 @@ def to_seed_json(run_result: EvalRunResult, items: Sequence[EvalItem]) -> dict[s
         out_items.append(
             _with_extras(document, item.groups if has_groups else None, item.columns if has_columns else None)
         )
-    return json_safe(
-        {
-            "runId": run_result.run_id,
-            "scores": {sid: _summary_dict(s) for sid, s in run_result.scores().items()},
-            "items": out_items,
-        }
-    )
+    document = {"runId": run_result.run_id, "scores": {sid: _summary_dict(s) for sid, s in run_result.scores().items()}}
+    if run_result.scorer_options is not None:
+        document["scorerOptions"] = {sid: dict(run_result.scorer_options.get(sid, {})) for sid in run_result.scorer_ids}
+    return json_safe({**document, "items": out_items})
 
 
 def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> bytes:
@@ -378,6 +391,7 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
 
         {"runId": str | null,
          "scores": {scorer_id: {"mean", "median", "std", "min", "max", "nScored", "nFailed"}},
+         "scorerOptions": {scorer_id: {option: value}},
          "items": [{"itemId", "input", "groundTruth", "output", "conversation",
                     "scorerResults": {scorer_id: {"status", "score", "reason",
                                                   "analyzeStepResult", "error", "judgeModel"}},
@@ -385,6 +399,8 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
 
     ``groups`` (the group-by columns' values) and ``columns`` (the dataset's other,
     unmapped columns: ids, metadata, human votes) are there when the run has any.
+    ``scorerOptions`` (each scorer's options as the run records them, ``{}`` for its defaults) is
+    there when the run knows them (:attr:`EvalRunResult.scorer_options`).
 
     ``scores`` counts scored items only (``std`` is the sample standard deviation,
     null with fewer than two scores; every statistic is null when nothing was
@@ -494,7 +510,7 @@ def read_results(path: str | PurePath) -> pd.DataFrame:
     Returns:
         The frame: at least ``item_id`` (text), ``scorer``, ``status`` and ``score`` (float,
         NaN when not scored), plus whatever other columns the file has. An ``analysis``
-        stored as JSON text (Parquet) is decoded back to a dict.
+        or :data:`SCORER_OPTIONS_COLUMN` stored as JSON text (Parquet) is decoded back to a dict.
 
     Raises:
         InvalidInputError: the file is missing or unreadable, has another extension, a line
@@ -548,8 +564,9 @@ def read_results(path: str | PurePath) -> pd.DataFrame:
             f"row {row + 1} (item {frame['item_id'].iloc[row]!r}): score {frame['score'].iloc[row]!r} is not a number",
         )
     frame["score"] = scores.astype("float64")
-    if "analysis" in frame.columns:
-        frame["analysis"] = frame["analysis"].map(_decoded, na_action="ignore")
+    for name in ("analysis", SCORER_OPTIONS_COLUMN):
+        if name in frame.columns:
+            frame[name] = frame[name].map(_decoded, na_action="ignore")
     return frame
 
 
@@ -649,10 +666,12 @@ def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
     outcome; empty for a code-based scorer and for an outcome not scored for its input), the item's texts, its ``group:<name>`` columns, the
     dataset's unmapped columns under their own names, one flat numeric column per
     dimension score (e.g. ``prompt_alignment.user.intentAlignment``, 0..1) and
-    ``analysis`` (the scorer's analysis as JSON text).
+    ``analysis`` (the scorer's analysis as JSON text); after ``scorer``, :data:`SCORER_OPTIONS_COLUMN`
+    (the options the run records for the row's scorer, a dict; ``{}``: its defaults).
     """
     frame = table.rows(index)
     frame.insert(0, "run_id", table.run["id"])
+    _insert_scorer_options(frame, stored_scorer_options(table.run))
     return frame
 
 
@@ -712,7 +731,16 @@ def _write_seed_json(table: RunTable, out: BinaryIO, chunk_rows: int) -> None:
         mine = results["scorer"] == sid
         values = results.loc[mine & scored, "score"].tolist()
         scores[sid] = _summary_dict(Summary.of(values, n_failed=int((mine & ~scored).sum())))
-    head = json.dumps({"runId": table.run["id"], "scores": json_safe(scores)}, ensure_ascii=False, indent=2)
+    options = stored_scorer_options(table.run)
+    head = json.dumps(
+        {
+            "runId": table.run["id"],
+            "scores": json_safe(scores),
+            "scorerOptions": json_safe({sid: options.get(sid, {}) for sid in table.scorer_ids}),
+        },
+        ensure_ascii=False,
+        indent=2,
+    )
     out.write((head[:-2] + ',\n  "items": [').encode("utf-8"))
     starts = results["item_index"].searchsorted(range(table.n_items + 1))
     groups = [c for c in table.items.columns if c.startswith("group:")]

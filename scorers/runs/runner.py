@@ -258,6 +258,10 @@ class EvalRunResult:
             a stored run's are those recorded with it (:func:`scorers.runs.judges.run_prices`).
         left_judge_requests: HTTP requests to the judge made for outcomes the run left to do (not among
             ``outcomes``: an item stopped at a cap, or in flight when the run paused); :attr:`usage` counts them.
+        scorer_options: scorer id → the options it scored with, as the run records them (a scorer's
+            options left out are its defaults); None when they are not known (``run_evals`` given
+            no ``scorer_options`` and no stored run). Exports carry them, so the gate can tell
+            whether two results files measured the same thing.
     """
 
     run_id: str | None
@@ -271,6 +275,7 @@ class EvalRunResult:
     cap_reached: str | None = None
     prices: Mapping[str, Price] = dataclasses.field(default_factory=dict)
     left_judge_requests: int = 0
+    scorer_options: Mapping[str, Mapping[str, Any]] | None = None
 
     @property
     def cache_hits(self) -> int:
@@ -859,8 +864,15 @@ def run_evals(
     judge_model = judge_model_of(scorers)
     prices: dict[str, Price] = {judge_model: price} if judge_model and price is not None else {}
     new_config = None  # a resume's caps and price, to store once they are checked
+    # What the run records as its scorers' options (as open_run stores them), for its exports.
+    recorded_options = (
+        {s.id: dict((scorer_options or {}).get(s.id, {})) for s in scorers}
+        if scorer_options is not None or store is not None
+        else None
+    )
     if run_id is not None and store is not None:
         stored = store.get_run(run_id)
+        recorded_options = stored_scorer_options(stored)
         new_config = limits_config(stored, judge_model, budget=budget, price=price)
         prices = run_prices({**stored, "config": new_config})
         price = prices.get(judge_model) if judge_model else price  # given, else recorded for this model
@@ -1319,6 +1331,7 @@ def run_evals(
         cap_reached=capped[0].cap if status == RunStatus.BUDGET_REACHED.value else None,
         prices=prices,
         left_judge_requests=left_requests,
+        scorer_options=recorded_options,
     )
 
 
@@ -1471,6 +1484,17 @@ def _score_with_retries(
         FOLLOW_UPS_RETRIED.reset(retried)
 
 
+def stored_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Scorer id → the options a stored run was started with (``{}`` when not recorded)."""
+    config = run.get("config") or {}
+    from_config = config.get("scorerOptions") or {}
+    out = {}
+    for entry in run.get("scorers") or []:
+        options = entry.get("options")
+        out[entry["id"]] = dict(options if options is not None else from_config.get(entry["id"]) or {})
+    return out
+
+
 def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem], EvalRunResult]:
     """A stored run: its record, its items and its outcomes so far.
 
@@ -1495,6 +1519,7 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
         stop_reason=run.get("stop_reason"),
         prices=run_prices(run),
         left_judge_requests=run["left_judge_requests"],
+        scorer_options=stored_scorer_options(run),
     )
     return run, items, result
 

@@ -464,14 +464,3 @@ def load_outcomes(store: Store, run_id: str, item_index: int) -> tuple[EvalItem,
     item = EvalItem(row["item_id"], row["payload"], row["groups"], row["columns"])
     outcomes = {r["scorer_id"]: outcome_from_record(r, item.item_id) for r in store.results(run_id, item_index)}
     return item, outcomes
-
-
-def stored_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Scorer id → the options a stored run was started with (``{}`` when not recorded)."""
-    config = run.get("config") or {}
-    from_config = config.get("scorerOptions") or {}
-    out = {}
-    for entry in run.get("scorers") or []:
-        options = entry.get("options")
-        out[entry["id"]] = dict(options if options is not None else from_config.get(entry["id"]) or {})
-    return out
