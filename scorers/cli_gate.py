@@ -25,6 +25,11 @@ BASELINE and CANDIDATE are each a stored run id, a named baseline (python -m sco
 baseline list) or a results file exported as .jsonl or .parquet; prefix with run:,
 baseline: or file: when a name could be several. Items are paired by item id.
 
+A scorer scored with other options on the two sides (scale, evaluation mode, textual
+difference's target, ...) is not gated: its scores do not measure the same thing. A
+results file records its scorers' options; one exported before exports carried them is
+refused unless --assume-same-options says they match the other side's.
+
 A scorer fails when its mean change (candidate - baseline, in the scorer's direction:
 lower is better for toxicity, bias, hallucination) is worse than its minimum effect AND
 the bootstrap interval excludes zero, or when the candidate's mean misses its --floor
@@ -108,6 +113,12 @@ def add_parsers(commands: Any) -> None:
         "--confidence", type=_confidence, default=0.95, metavar="LEVEL", help="the interval's level (default 0.95)"
     )
     rule.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    rule.add_argument(
+        "--assume-same-options",
+        action="store_true",
+        help="gate a results file that does not record its scorers' options (exported before exports "
+        "carried them) as if they were the other side's; without it such a file is refused",
+    )
     outputs = gate.add_argument_group("outputs")
     outputs.add_argument("--markdown", metavar="FILE", help="write the Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
     outputs.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per scorer")
@@ -182,6 +193,7 @@ def cmd_gate(args: argparse.Namespace, console: _Console) -> int:
             confidence=args.confidence,
             seed=args.seed,
             top=args.top,
+            assume_same_options=args.assume_same_options,
         )
     except ValueError as exc:
         raise CLIError(str(exc)) from None

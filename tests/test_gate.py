@@ -525,6 +525,91 @@ def test_a_scorer_run_with_other_options_is_not_gated_and_the_gate_cannot_pass()
     assert evaluate_gate(side_from_run(store, base), side_from_run(store, reason)).scorers[0].verdict is Verdict.PASS
 
 
+def test_results_files_carry_their_scorers_options_and_the_gate_refuses_other_options(db: str, tmp_path: Path):
+    store = Store(db)
+    # The same answers scored at scale 1 and at scale 10: 0.5 reads 5.0. Without the options in the
+    # files, the gate saw a change of +4.5 (candidate 5.0 − baseline 0.5) and passed it.
+    base = stored_run(store, "base", {"prompt-alignment": [0.5] * 8}, options={"prompt-alignment": {"scale": 1}})
+    ten = stored_run(store, "ten", {"prompt-alignment": [5.0] * 8}, options={"prompt-alignment": {"scale": 10}})
+    gt = stored_run(store, "gt", {TD: [0.9] * 8}, options={TD: {"target": "ground_truth"}})
+    question = stored_run(store, "q", {TD: [0.2] * 8}, options={TD: {"target": "input"}})
+    store.close()
+    files = {}
+    for run_id in (base, ten, gt, question):
+        for suffix in ("jsonl", "parquet"):
+            files[run_id, suffix] = path = tmp_path / f"{run_id}.{suffix}"
+            assert cli("export", run_id, "--output", str(path), "--db", db)[0] == 0
+    scale = r"prompt-alignment was scored with other options \(scale: 1 against 10, baseline against candidate\)"
+    target = r"target: 'ground_truth' against 'input'"
+    for suffix in ("jsonl", "parquet"):
+        with pytest.raises(ValueError, match=scale + ": there is nothing to gate"):
+            evaluate_gate(side_from_file(files[base, suffix]), side_from_file(files[ten, suffix]))
+        with pytest.raises(ValueError, match=target):
+            evaluate_gate(side_from_file(files[gt, suffix]), side_from_file(files[question, suffix]))
+        code, _, err = cli(
+            "gate", "--baseline", f"file:{files[base, suffix]}", "--candidate", f"file:{files[ten, suffix]}", "--db", db
+        )
+        assert code == 2 and "scale: 1 against 10" in err and "nothing to gate" in err
+    # A stored run against a file, and a file written from run_evals' result (export_run): the same refusal.
+    code, _, err = cli("gate", "--baseline", base, "--candidate", f"file:{files[ten, 'jsonl']}", "--db", db)
+    assert code == 2 and "scale: 1 against 10" in err
+    again = Store(db)
+    _, items, result = load_run(again, ten)
+    side = side_from_run(again, base)
+    again.close()
+    (tmp_path / "lib.jsonl").write_bytes(export_run(result, items, "jsonl"))
+    with pytest.raises(ValueError, match=scale):
+        evaluate_gate(side, side_from_file(tmp_path / "lib.jsonl"))
+    # The same options on both sides: gated. d = 5.0 − 5.0 = 0 on 8 items: mean 0, pass.
+    same = evaluate_gate(side_from_file(files[ten, "jsonl"]), side_from_file(files[ten, "parquet"]))
+    assert same.scorers[0].mean_diff == 0 and same.verdict is Verdict.PASS
+
+    # Every export format records them: the rows' scorer_options, the seeds' JSON's scorerOptions.
+    rows = [json.loads(line) for line in files[gt, "jsonl"].read_text(encoding="utf-8").splitlines()]
+    assert {json.dumps(r["scorer_options"]) for r in rows} == {'{"target": "ground_truth"}'}
+    assert cli("export", gt, "--output", str(tmp_path / "gt.csv"), "--db", db)[0] == 0
+    header, first = (tmp_path / "gt.csv").read_text(encoding="utf-8").splitlines()[:2]
+    assert header.split(",")[4] == "scorer_options" and '"{""target"": ""ground_truth""}"' in first
+    assert cli("export", gt, "--output", str(tmp_path / "gt.json"), "--db", db)[0] == 0
+    doc = json.loads((tmp_path / "gt.json").read_text(encoding="utf-8"))
+    assert doc["scorerOptions"] == {TD: {"target": "ground_truth"}}
+
+
+def test_a_results_file_without_options_is_refused_unless_the_user_vouches_for_it(tmp_path: Path):
+    store = Store(":memory:")
+    base = stored_run(store, "base", {TD: [0.9] * 6 + [0.5] * 4})
+    cand = stored_run(store, "cand", {TD: [0.6] * 6 + [0.5] * 4})
+    paths = []
+    for run_id in (base, cand):
+        _, items, result = load_run(store, run_id)
+        path = tmp_path / f"{run_id}.jsonl"
+        # As exported before exports carried the options: no scorer_options column.
+        rows = [json.loads(line) for line in export_run(result, items, "jsonl").decode().splitlines()]
+        path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "scorer_options"}) + "\n" for r in rows))
+        paths.append(str(path))
+    old = f"file {Path(paths[0]).name} does not record the options textual-difference scored with: it was exported"
+    with pytest.raises(ValueError, match=old):
+        evaluate_gate(side_from_file(paths[0]), side_from_run(store, cand))
+    both = f"file {Path(paths[0]).name} and file {Path(paths[1]).name} do not record the options textual-difference"
+    with pytest.raises(ValueError, match=both):
+        evaluate_gate(side_from_file(paths[0]), side_from_file(paths[1]))
+    store.close()
+    code, _, err = cli("gate", "--baseline", paths[0], "--candidate", paths[1], "--db", str(tmp_path / "none.db"))
+    assert code == 2 and "--assume-same-options" in err and "Export the run again" in err
+    # Vouched for: gated, and the summary says on what. d = −0.3 on 6 items and 0 on 4: mean −0.18, a regression.
+    gate = evaluate_gate(side_from_file(paths[0]), side_from_file(paths[1]), GatePolicy(assume_same_options=True))
+    assert gate.scorers[0].mean_diff == pytest.approx(-0.18) and gate.verdict is Verdict.FAIL
+    assert (
+        f"The options textual-difference scored with are not recorded on file {Path(paths[0]).name} and file "
+        f"{Path(paths[1]).name}: assumed to be the same on both sides (--assume-same-options)."
+    ) in gate.notes
+    assert gate.to_dict()["policy"]["assume_same_options"] is True
+    code, out, _ = cli(
+        "gate", "--baseline", paths[0], "--candidate", paths[1], "--assume-same-options", "--db", str(tmp_path / "x.db")
+    )
+    assert code == 1 and "assumed to be the same on both sides" in out
+
+
 def test_a_runs_junit_writes_its_mean_with_the_shared_formatter():
     from scorers import EvalRunResult, ItemOutcome, ScoreResult
     from scorers.analysis.junit import run_junit

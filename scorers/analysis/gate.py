@@ -50,7 +50,7 @@ from scorers.analysis.numbers import p_value_text, signed_number, signed_numbers
 from scorers.catalogue.registry import unlike_scorers
 from scorers.core.base import decimal_text
 from scorers.core.errors import InvalidInputError, ScoreStatus
-from scorers.runs.export import json_safe, read_results
+from scorers.runs.export import SCORER_OPTIONS_COLUMN, json_safe, read_results
 from scorers.runs.runner import stored_scorer_options
 from scorers.runs.store import Store
 from scorers.runs.table import RunTable
@@ -91,6 +91,10 @@ class GatePolicy:
             not scored on either side (or missing from the candidate) is undecided.
         confidence, n_resamples, seed: the bootstrap interval (:func:`scorers.analysis.compare.bootstrap_ci`).
         top: most-regressed items listed per scorer.
+        assume_same_options: gate a scorer whose options a side does not record (a results file
+            exported before exports carried them) as if they matched the other side's; by default
+            :func:`evaluate_gate` refuses it, since scores on another scale, mode or target would read
+            as a change.
 
     Raises:
         ValueError: a negative or non-finite minimum effect, a share outside [0, 1], or a
@@ -105,6 +109,7 @@ class GatePolicy:
     n_resamples: int = 2000
     seed: int = 0
     top: int = DEFAULT_TOP
+    assume_same_options: bool = False
 
     def __post_init__(self) -> None:
         for name, value in [("default", self.default_min_effect), *self.min_effect.items()]:
@@ -132,6 +137,7 @@ class GatePolicy:
             "confidence": self.confidence,
             "n_resamples": self.n_resamples,
             "seed": self.seed,
+            "assume_same_options": self.assume_same_options,
         }
 
 
@@ -145,14 +151,19 @@ class GateSide:
         run_id: the stored run (for a file, its ``run_id`` column when it names one run), or None.
         frame: one row per item × scorer: ``item_id``, ``scorer``, ``status``, ``score`` (NaN
             when not scored), and any texts; items with no outcome have status :data:`NOT_RUN`.
-        options: scorer id → the options a stored run scored with, or None (a results file).
+        options: scorer id → the options the side scored with (a scorer missing: its defaults; None for a
+            scorer: not known), or None when none are known (a results file exported without them).
     """
 
     label: str
     kind: str
     run_id: str | None
     frame: pd.DataFrame = field(repr=False)
-    options: Mapping[str, Mapping[str, Any]] | None = field(default=None, repr=False)
+    options: Mapping[str, Mapping[str, Any] | None] | None = field(default=None, repr=False)
+
+    def options_unknown(self, scorer: str) -> bool:
+        """Whether the options ``scorer`` scored with on this side are not known."""
+        return self.options is None or (scorer in self.options and self.options[scorer] is None)
 
 
 @dataclass(frozen=True)
@@ -384,12 +395,32 @@ def side_from_table(table: RunTable, *, label: str | None = None, kind: str = "r
 def side_from_file(path: str | Path) -> GateSide:
     """A JSON Lines or Parquet results export as a gate side (:func:`scorers.runs.export.read_results`).
 
+    The side's options are the file's :data:`~scorers.runs.export.SCORER_OPTIONS_COLUMN`: a scorer
+    with a row that has none is not known (None), and a file without the column knows none (a file
+    exported before exports carried them).
+
     Raises:
-        InvalidInputError: the file cannot be read as a results export.
+        InvalidInputError: the file cannot be read as a results export, or it gives one scorer
+            different options on different rows (two runs' results in one file).
     """
     frame = read_results(path)
     run_ids = list(dict.fromkeys(frame["run_id"].dropna().astype(str))) if "run_id" in frame.columns else []
-    return GateSide(f"file {Path(path).name}", "file", run_ids[0] if len(run_ids) == 1 else None, frame)
+    options: dict[str, dict[str, Any] | None] | None = None
+    if SCORER_OPTIONS_COLUMN in frame.columns:
+        options = {}
+        for scorer, values in frame.groupby("scorer", sort=False)[SCORER_OPTIONS_COLUMN]:
+            seen = {json.dumps(json_safe(v), sort_keys=True) if isinstance(v, dict) else None for v in values}
+            if None in seen:  # a row without options: not known
+                options[str(scorer)] = None
+            elif len(seen) > 1:
+                raise InvalidInputError(
+                    f"{path}: {scorer} was scored with different options on different rows "
+                    f"({'; '.join(sorted(seen))}): gate one run's results at a time",
+                    field=str(path),
+                )
+            else:
+                options[str(scorer)] = json.loads(seen.pop())
+    return GateSide(f"file {Path(path).name}", "file", run_ids[0] if len(run_ids) == 1 else None, frame, options)
 
 
 def resolve_side(spec: str, store: Store | None) -> GateSide:
@@ -614,18 +645,33 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
         The :class:`GateResult`.
 
     Raises:
-        ValueError: no scorer on both sides; a minimum effect or floor naming a scorer that is
-            not on both sides; an item id with two results for one scorer on one side.
+        ValueError: no scorer on both sides; a scorer whose options a side does not record, unless
+            ``policy.assume_same_options``; a minimum effect or floor naming a scorer that is not on
+            both sides; an item id with two results for one scorer on one side.
     """
     policy = policy or GatePolicy()
     scorers_b, scorers_c = (side.frame["scorer"].unique().tolist() for side in (baseline, candidate))  # in order
     common = [s for s in scorers_c if s in scorers_b]
+    # A scorer whose options a side does not record (a results file exported before exports carried
+    # them) may have measured something else: it is not gated unless the user vouches that they match.
+    unrecorded = [side.label for side in (baseline, candidate) if any(side.options_unknown(s) for s in common)]
+    assumed = [s for s in common if baseline.options_unknown(s) or candidate.options_unknown(s)]
+    if unrecorded and not policy.assume_same_options:
+        one = len(unrecorded) == 1
+        raise ValueError(
+            f"{' and '.join(unrecorded)} {'does' if one else 'do'} not record the options {', '.join(assumed)} "
+            f"scored with: {'it was' if one else 'they were'} exported before exports carried them, so the gate "
+            "cannot tell whether both sides measured the same thing (another scale, evaluation mode or target "
+            "would read as a change). Export the run again (`python -m scorers export RUN_ID --output FILE.jsonl`) "
+            "or gate the stored run; if you know both sides were scored with the same options, pass "
+            "--assume-same-options"
+        )
     # A scorer run with other options on the two sides (textual difference against another text, another
     # scale or evaluation mode) measured something else: its scores are not compared, and it cannot pass.
-    known = baseline.options is not None and candidate.options is not None  # a results file records no options
+    known = [s for s in common if s not in assumed]
     unlike = {
         s: f"{s} was scored with other options ({'; '.join(differ)}, baseline against candidate)"
-        for s, differ in (unlike_scorers(common, baseline.options, candidate.options) if known else {}).items()
+        for s, differ in unlike_scorers(known, baseline.options or {}, candidate.options or {}).items()
     }
     common = [s for s in common if s not in unlike]
     if not common:
@@ -670,6 +716,11 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
         f"Not gated: {why}, so its scores do not measure the same thing and the gate cannot pass."
         for why in unlike.values()
     ]
+    if assumed:
+        notes.append(
+            f"The options {', '.join(assumed)} scored with are not recorded on "
+            f"{' and '.join(unrecorded)}: assumed to be the same on both sides (--assume-same-options)."
+        )
     verdicts = {g.verdict for g in gates} | ({Verdict.UNDECIDED} if dropped or unlike else set())
     verdict = (
         Verdict.FAIL
