@@ -424,7 +424,9 @@ def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     assert history_table(at)["name"].tolist()[0] == "Renamed run"
 
     at.button(key="history_delete").click().run()
-    assert at.warning[0].value.startswith("Delete the run “Renamed run” with its 1 items")
+    assert at.warning[0].value == (
+        "Delete the run “Renamed run” with its 1 items and every result? This cannot be undone."
+    )  # no baseline points at it: nothing more to say
     at.button(key="history_delete_cancel").click().run()
     assert len(history_table(at)) == 2  # "Keep it" deletes nothing
 
@@ -434,6 +436,39 @@ def test_rename_and_delete_with_confirmation(open_page, studio_db: Path):
     assert history_table(at)["dataset"].tolist() == ["keep.csv"]
     store = Store(studio_db)
     assert [r["id"] for r in store.list_runs()] == [keep]
+    store.close()
+
+
+def test_deleting_a_baselines_run_names_the_baselines_and_what_it_does_to_them(open_page, studio_db: Path):
+    stored_td_run(studio_db, [("a", "a")], "other.csv")
+    doomed = stored_td_run(studio_db, [("b", "b"), ("c", "c")], "doomed.csv")
+    store = Store(studio_db)
+    store.set_baseline("tmpbase", doomed)
+    name = store.get_run(doomed)["name"]
+    at = open_page("history")
+    assert at.selectbox(key="history_pick").value == doomed
+    at.button(key="history_delete").click().run()
+    assert at.warning[0].value == (
+        f"Delete the run “{name}” with its 2 items and every result? This cannot be undone.\n\n"
+        "It is the current run of the baseline 'tmpbase': once it is deleted, "
+        "`python -m scorers gate --baseline tmpbase` stops with an error (exit 2, the CI gate fails) until the "
+        "baseline is pointed at another run (`python -m scorers baseline set tmpbase RUN_ID`)."
+    )
+    at.button(key="history_delete_cancel").click().run()
+    store.set_baseline("main", doomed)
+    store.close()
+    at.button(key="history_delete").click().run()
+    assert at.warning[0].value.endswith(
+        "It is the current run of the baselines 'main' and 'tmpbase': once it is deleted, "
+        "`python -m scorers gate --baseline main` stops with an error (exit 2, the CI gate fails) until each is "
+        "pointed at another run (`python -m scorers baseline set main RUN_ID`)."
+    )
+    # Warned, the user may still delete it; the baselines then point at a deleted run, as the warning said.
+    at.button(key="history_delete_confirm").click().run()
+    assert not at.exception
+    store = Store(studio_db)
+    assert [r["id"] for r in store.list_runs()] != [] and doomed not in {r["id"] for r in store.list_runs()}
+    assert store.baselines_at(doomed) == ["main", "tmpbase"]  # still there: only a new `baseline set` moves them
     store.close()
 
 

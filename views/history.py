@@ -23,6 +23,20 @@ def _cancel_delete() -> None:
     st.session_state.pop("history_confirm_delete", None)
 
 
+def _baselines_lost(names: list[str]) -> str:
+    """What deleting a run does to the named baselines that point at it ("" for none)."""
+    if not names:
+        return ""
+    quoted = " and ".join(f"'{md_escape(n)}'" for n in names)
+    one = len(names) == 1
+    return (
+        f"\n\nIt is the current run of the baseline{'' if one else 's'} {quoted}: once it is deleted, "
+        f"`python -m scorers gate --baseline {names[0]}` stops with an error (exit 2, the CI gate fails) until "
+        f"{'the baseline is' if one else 'each is'} pointed at another run "
+        f"(`python -m scorers baseline set {names[0]} RUN_ID`)."
+    )
+
+
 setup_page()
 st.title("History")
 store = get_store()
@@ -101,7 +115,7 @@ if rename_col.button("Rename", key="history_rename", icon=":material/edit:"):
 if st.session_state.get("history_confirm_delete") == run_id:
     st.warning(
         f"Delete the run “{md_escape(run['name'])}” with its {run['n_items']} items and every result? "
-        "This cannot be undone."
+        "This cannot be undone." + _baselines_lost(store.baselines_at(run_id))
     )
     yes, no = st.columns(2)
     if yes.button("Yes, delete it", type="primary", key="history_delete_confirm", disabled=busy):

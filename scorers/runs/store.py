@@ -1069,6 +1069,11 @@ class Store:
         )
         return [dict(r) for r in rows]
 
+    def baselines_at(self, run_id: str) -> list[str]:
+        """The names of the named baselines whose current run is ``run_id``, by name (deleting that run
+        leaves them pointing at nothing: the gate refuses them until they are set again)."""
+        return [b["name"] for b in self.list_baselines() if b["run_id"] == run_id]
+
     # ---- background jobs shared between processes
 
     def save_jobs(self, rows: Sequence[Mapping[str, Any]]) -> None:
