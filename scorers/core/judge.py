@@ -1190,6 +1190,7 @@ class Judge:
                         f"The judge endpoint {self.settings.endpoint} did not answer with a chat completion "
                         f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1).",
                         kind="not_a_completion",
+                        usage=usage,  # a reply re-asked before it
                     )
                 if response.usage is not None:
                     usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
