@@ -286,7 +286,7 @@ def generate_responses(
     seed override the settings' when given. Replies are cached in ``cache`` (e.g. the
     :class:`~scorers.runs.store.Store`), so a rerun with nothing changed makes no call. A row
     the template cannot be filled from, or a failed call, is recorded with its status
-    and error (never dropped); a rate limit that outlasts the client's own retries is
+    and error (never dropped; a failed call's error names the target model's endpoint, never "the judge"); a rate limit that outlasts the client's own retries is
     tried again up to ``max_rate_limit_retries`` times after its ``Retry-After``.
 
     Args:
@@ -324,7 +324,7 @@ def generate_responses(
         repeated = sorted({i for i in item_ids if item_ids.count(i) > 1})
         if repeated:
             raise InvalidInputError(f"item ids must be distinct; repeated: {', '.join(repeated[:5])}", field="item_ids")
-    judges = {v.name: Judge(_variant_settings(settings, v), cache) for v in variants}
+    judges = {v.name: Judge(_variant_settings(settings, v), cache, role="target model") for v in variants}
     cancel = cancel or threading.Event()
     tasks = [(r, v) for r in range(len(rows)) for v in range(len(variants))]
 

@@ -920,17 +920,20 @@ class Judge:
     Args:
         settings: where and how to call the judge; see :class:`JudgeSettings`.
         cache: where valid replies are kept and looked up (see :meth:`cache_key`); None for no cache.
+        role: what the endpoint is called in error messages ("The judge endpoint answered 500"): a target model
+            that generates responses (:func:`scorers.analysis.generate.generate_responses`) is not the judge.
 
     Raises:
         JudgeConfigError: when OpenAI's endpoint is used without an API key; the
             message says how to set one or how to point at another server.
     """
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None):
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None, *, role: str = "judge"):
         check_settings(settings)
         import openai
 
         self.settings = settings
+        self.role = role
         self._client = openai.OpenAI(
             # Self-hosted OpenAI-compatible servers usually need no key, but the client wants one.
             api_key=settings.api_key or "no-key",
@@ -1055,7 +1058,7 @@ class Judge:
             code = (getattr(exc, "code", None) or "").lower()
             if code == "context_length_exceeded" or "context length" in message or "context window" in message:
                 raise ContextWindowExceededError(
-                    f"The judge prompt is longer than {self.settings.model_name}'s context window: "
+                    f"The {self.role} prompt is longer than {self.settings.model_name}'s context window: "
                     f"{self._scrub(str(exc))}"
                 ) from None
             for feature, words in (
@@ -1066,29 +1069,29 @@ class Judge:
                 if feature in params_features(params) and (param in words or any(w in message for w in words)):
                     raise _Rejected(feature) from None
             raise JudgeAPIError(
-                f"The judge endpoint rejected the request (400): {self._scrub(str(exc))}", kind="rejected"
+                f"The {self.role} endpoint rejected the request (400): {self._scrub(str(exc))}", kind="rejected"
             ) from None
         except openai.RateLimitError as exc:
             if is_quota_error(str(exc), getattr(exc, "code", None)):
                 raise RateLimitedError(
-                    f"The judge's quota is exhausted (429, not retried: retrying cannot help until the quota "
+                    f"The {self.role}'s quota is exhausted (429, not retried: retrying cannot help until the quota "
                     f"or daily limit resets): {self._scrub(str(exc))}",
                     retry_after=_retry_after(exc.response.headers),
                     quota=True,
                 ) from None
             raise RateLimitedError(
-                f"The judge endpoint is still rate limiting (429) after {self.settings.max_retries} "
+                f"The {self.role} endpoint is still rate limiting (429) after {self.settings.max_retries} "
                 f"retries: {self._scrub(str(exc))}",
                 retry_after=_retry_after(exc.response.headers),
             ) from None
         except openai.AuthenticationError:
             raise JudgeAPIError(
-                f"The judge endpoint {self.settings.endpoint} rejected the API key (401). " + HOW_TO_CONFIGURE,
+                f"The {self.role} endpoint {self.settings.endpoint} rejected the API key (401). " + HOW_TO_CONFIGURE,
                 kind="auth",
             ) from None
         except openai.PermissionDeniedError as exc:
             raise JudgeAPIError(
-                f"The judge endpoint {self.settings.endpoint} refused access (403): {self._scrub(str(exc))}",
+                f"The {self.role} endpoint {self.settings.endpoint} refused access (403): {self._scrub(str(exc))}",
                 kind="auth",
             ) from None
         except openai.NotFoundError as exc:
@@ -1099,14 +1102,14 @@ class Judge:
             ) from None
         except openai.APITimeoutError:
             raise JudgeAPIError(
-                f"The judge at {self.settings.endpoint} did not answer within {self.settings.timeout:g} s "
+                f"The {self.role} at {self.settings.endpoint} did not answer within {self.settings.timeout:g} s "
                 f"(after {self.settings.max_retries} retries); raise the timeout or try again.",
                 kind="timeout",
             ) from None
         except openai.APIConnectionError as exc:
             reason = self._scrub(str(exc)).rstrip(".")  # openai's text is a sentence ("Connection error.")
             raise JudgeAPIError(
-                f"Cannot connect to the judge at {self.settings.endpoint}: {reason}. "
+                f"Cannot connect to the {self.role} at {self.settings.endpoint}: {reason}. "
                 f"Check the base URL and that the server is running.{v1_hint(self.settings.endpoint)}",
                 kind="connection",
             ) from None
@@ -1114,7 +1117,7 @@ class Judge:
             request_id = getattr(exc, "request_id", None)
             suffix = f" (request id {request_id})" if request_id else ""
             raise JudgeAPIError(
-                f"The judge endpoint answered {exc.status_code}: {self._scrub(str(exc))}{suffix}",
+                f"The {self.role} endpoint answered {exc.status_code}: {self._scrub(str(exc))}{suffix}",
                 kind="server" if exc.status_code >= 500 else "other",
             ) from None
 
