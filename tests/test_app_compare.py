@@ -230,7 +230,7 @@ def test_generate_two_variants_then_compare_and_report(open_page, judge: FakeOpe
     at.selectbox(key=f"{key}_scorer").set_value("textual-difference").run()
     text = markdown_text(at)
     assert "Variant A scored higher than B on 6 of 6 questions and lower on 0 (no ties)" in text
-    assert "unlikely if the two variants were equally good (p = 0.031)" in text
+    assert "unlikely if the two variants were equally good (Wilcoxon signed-rank test, p = 0.031)" in text
     assert metrics(at)["A wins"] == "6" and metrics(at)["Ties"] == "0" and metrics(at)["Wilcoxon p"] == "0.031"
     h2h = next(c for c in at.get("plotly_chart") if c.key == f"{key}_h2h")
     points = {t["name"]: t for t in json.loads(h2h.proto.spec)["data"]}

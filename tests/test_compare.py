@@ -236,9 +236,9 @@ def test_summary_of_a_clear_difference():
     summary = comparison.summary()
     assert summary.startswith(
         "Variant A scored higher than B on 14 of 20 questions and lower on 2 (4 ties); the average difference "
-        "is +0.130 (95% CI "
+        "is +0.130 (95% bootstrap CI "
     )
-    assert "would be unlikely if the two variants were equally good (p = 0.00" in summary or "p < 0.001" in summary
+    assert "would be unlikely if the two variants were equally good (Wilcoxon signed-rank test, p " in summary
 
 
 def test_summary_when_the_difference_is_not_significant():
@@ -258,11 +258,31 @@ def test_summary_says_the_evidence_is_mixed_when_the_interval_and_the_test_disag
     # test gives p = 0.07. "Could easily arise by chance" contradicted the interval printed beside it.
     comparison = PairedComparison("textual-difference", "B", "A", 20, 12, 0, 8, 0.029, 0.003, 0.057, 0.07)
     summary = comparison.summary()
-    assert "the average difference is +0.029 (95% CI +0.003 to +0.057)." in summary
+    assert "the average difference is +0.029 (95% bootstrap CI +0.003 to +0.057)." in summary
     assert "could easily arise by chance" not in summary
     assert summary.endswith(
-        "The evidence is mixed: the 95% interval of the average difference leaves out 0, but the signed-rank test "
-        "does not show that either variant is better (p = 0.070); more questions would settle it."
+        "The evidence is mixed: the 95% bootstrap interval of the average difference leaves out 0, but the "
+        "signed-rank test does not show that either variant is better (Wilcoxon signed-rank test, p = 0.070); more "
+        "questions would settle it."
+    )
+
+
+def test_summary_says_the_evidence_is_mixed_when_the_test_is_significant_but_the_interval_holds_zero():
+    from scorers.analysis.compare import PairedComparison
+
+    # Run vs run as a fresh user saw it: the signed-rank test gave p = 0.027, the bootstrap interval of the
+    # average difference -0.017 to +0.102 includes 0. "Would be unlikely if the two runs were equally good" read as
+    # contradicting the interval beside it: each number now names its test, and the two are said to disagree.
+    comparison = PairedComparison(
+        "Prompt alignment", "B", "A", 40, 22, 4, 14, 0.042, -0.017, 0.102, 0.027, noun="run", unit="item"
+    )
+    summary = comparison.summary()
+    assert "the average difference is +0.042 (95% bootstrap CI -0.017 to +0.102)." in summary
+    assert "would be unlikely" not in summary
+    assert summary.endswith(
+        "The evidence is mixed: the signed-rank test finds a difference this large unlikely if the two runs were "
+        "equally good (Wilcoxon signed-rank test, p = 0.027), but the 95% bootstrap interval of the average "
+        "difference includes 0; more items would settle it."
     )
 
 
@@ -555,4 +575,4 @@ def test_summary_of_a_tiny_difference_shows_its_digits():
     # the estimate's second digit -> 6 decimals.
     comparison = paired(pairs_frame([0.5 - 2e-5] * 20, [0.5] * 20), "textual-difference", "A", "B")
     assert (comparison.wins, comparison.ties, comparison.losses) == (0, 0, 20)
-    assert "the average difference is -0.000020 (95% CI -0.000020 to -0.000020)" in comparison.summary()
+    assert "the average difference is -0.000020 (95% bootstrap CI -0.000020 to -0.000020)" in comparison.summary()

@@ -68,7 +68,7 @@ def test_a_run_pairs_sentences_give_the_gates_digits():
     # Compare › Run vs run: the row-by-row sentence and the CI gate beside it write the same change, interval and p.
     comparison = PairedComparison("Prompt alignment", "B", "A", 40, 12, 16, 12, -0.0175, -0.2265, 0.1925, 0.824)
     summary = comparison.summary()
-    assert "the average difference is -0.018 (95% CI -0.227 to +0.193)." in summary
-    assert "(p = 0.824)" in summary
+    assert "the average difference is -0.018 (95% bootstrap CI -0.227 to +0.193)." in summary
+    assert "(Wilcoxon signed-rank test, p = 0.824)" in summary
     diff, low, high = signed_numbers([-0.0175, -0.2265, 0.1925])
     assert f"{diff} [{low}, {high}]" == "-0.018 [-0.227, +0.193]" and p_value_text(0.824) == "0.824"

@@ -354,26 +354,32 @@ class PairedComparison:
         head = (
             f"{a} scored higher than {b} on {self.wins} of {self.n_pairs} {counted} and lower on "
             f"{self.losses} ({ties}){direction}; the average difference is {diff} "
-            f"({level} CI {low} to {high})."
+            f"({level} bootstrap CI {low} to {high})."
         )
+        # The interval is the bootstrap's, of the average difference; the p-value is the Wilcoxon signed-rank test's,
+        # of the ranks of the differences. They can disagree: each sentence names where its number comes from.
+        test = f"Wilcoxon signed-rank test, {_p_text(self.wilcoxon_p)}" if self.wilcoxon_p is not None else ""
+        excludes_zero = self.ci is not None and (self.ci[0] > 0 or self.ci[1] < 0)
         if self.wilcoxon_p is None:
             verdict = f" {self.note}" if self.note else ""
+        elif self.significant and excludes_zero:
+            verdict = f" A difference this large would be unlikely if the two {self.noun}s were equally good ({test})."
         elif self.significant:
             verdict = (
-                f" A difference this large would be unlikely if the two {self.noun}s were equally good "
-                f"({_p_text(self.wilcoxon_p)})."
+                f" The evidence is mixed: the signed-rank test finds a difference this large unlikely if the two "
+                f"{self.noun}s were equally good ({test}), but the {level} bootstrap interval of the average "
+                f"difference includes 0; more {units} would settle it."
             )
-        elif self.ci is not None and (self.ci[0] > 0 or self.ci[1] < 0):
-            # The bootstrap interval of the mean and the signed-rank test (of the ranks) can disagree: say both.
+        elif excludes_zero:
             verdict = (
-                f" The evidence is mixed: the {level} interval of the average difference leaves out 0, but the "
-                f"signed-rank test does not show that either {self.noun} is better ({_p_text(self.wilcoxon_p)}); "
-                f"more {units} would settle it."
+                f" The evidence is mixed: the {level} bootstrap interval of the average difference leaves out 0, but "
+                f"the signed-rank test does not show that either {self.noun} is better ({test}); more {units} would "
+                "settle it."
             )
         else:
             verdict = (
                 f" A difference this large could easily arise by chance if the two {self.noun}s were equally "
-                f"good ({_p_text(self.wilcoxon_p)}), so these {units} do not show that either is better."
+                f"good ({test}), so these {units} do not show that either is better."
             )
         return head + verdict + left_out
 
