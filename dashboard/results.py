@@ -194,7 +194,7 @@ def _render_judge(judge: JudgeInfo | None) -> None:
             f"Judge: {judge.model} at {judge.base_url} · parameters: {parameters or 'server defaults'} · "
             f"tokens: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion = "
             f"{usage.total_tokens} in {usage.calls} answered call{'' if usage.calls == 1 else 's'} of "
-            f"{usage.requests} HTTP request{'' if usage.requests == 1 else 's'} (failed ones and retries included)"
+            f"{usage.requests} HTTP request{'' if usage.requests == 1 else 's'} to the judge"
             + (" (the reply came from the judge cache: no call, no cost)" if judge.cached else "")
         )
     )

@@ -347,12 +347,14 @@ def test_a_reply_from_the_judge_cache_says_so_beside_its_zero_calls(open_page, f
     at.selectbox(key="eval_scorer").set_value("gluten-checker").run()
     at.button(key="eval_run").click().run()
     first = [c.value for c in at.caption if c.value.startswith("Judge: ")]
-    assert len(first) == 1 and first[0].endswith(" in 1 call")
+    assert len(first) == 1 and first[0].endswith(" in 1 answered call of 1 HTTP request to the judge")
 
     at.button(key="eval_run").click().run()  # the same texts again: answered by the cache
     assert fake_judge.chat_call_count == 1
     (again,) = [c.value for c in at.caption if c.value.startswith("Judge: ")]
-    assert again.endswith(" = 0 in 0 calls (the reply came from the judge cache: no call, no cost)")
+    assert again.endswith(
+        " = 0 in 0 answered calls of 0 HTTP requests to the judge (the reply came from the judge cache: no call, no cost)"
+    )
 
 
 def test_catalogue_scorer_with_context_through_the_fake_judge(open_page, fake_judge: FakeOpenAI):
