@@ -590,6 +590,12 @@ def show_runs_table(table: pd.DataFrame, **kwargs: Any) -> None:
     :func:`dashboard.batch.runs_table_styler` shows it; ``kwargs`` go to ``st.dataframe`` (``key``,
     ``column_config``)."""
     config = {"status": st.column_config.TextColumn("status", width="medium", help=RUN_STATUS_HELP)}
+    # A run of variants' means are a text ("gpt4 0.473 · gpt4_short 0.506"): wide enough to be read whole, as
+    # the grid cuts a cell's text on the left, which would show another variant's name ("pt4").
+    widths: dict[str, int] = {}
+    for _, column, text in table.attrs.get("per_variant", []):
+        widths[column] = max(widths.get(column, 0), 8 * len(text) + 24)  # about 8 pixels a character
+    config |= {column: st.column_config.Column(width=width) for column, width in widths.items()}
     config |= kwargs.pop("column_config", None) or {}
     st.dataframe(runs_table_styler(table), hide_index=True, placeholder=NOT_USED, column_config=config, **kwargs)
 

@@ -59,6 +59,23 @@ def test_empty_history_says_how_to_make_a_run(open_page):
     assert at.info[0].value == "No runs yet. Score a dataset on the Batch page; its run appears here."
 
 
+def test_a_run_of_variants_is_listed_with_each_variants_mean_in_a_column_wide_enough(open_page, studio_db: Path):
+    # Variant a: "4"/"4" → 1, "abcd"/"abcd" → 1; variant b: "=1+1" vs "=1+2" → 2·3/8 = 0.75, "ab" vs "cd" → 0.
+    rows = [("1", "a", "4", "4"), ("1", "b", "=1+1", "=1+2"), ("2", "a", "abcd", "abcd"), ("2", "b", "ab", "cd")]
+    items = [
+        EvalItem(f"{r}::{v}", {"input": "q", "output": o, "ground_truth": g}, {"variant": v, "row_id": r})
+        for r, v, o, g in rows
+    ]
+    store = Store(studio_db)
+    run_evals(items, [create_textual_difference_scorer()], store=store, mapping={"groups": ["variant", "row_id"]})
+    store.close()
+    at = open_page("history")
+    (grid,) = [d for d in at.dataframe if "status" in d.value.columns and "dataset" in d.value.columns]
+    # The cell reads "a 1.000 · b 0.375" (17 characters): never (1 + 1 + 0.75 + 0) / 4 = 0.6875 of both variants,
+    # in a column of about 8 pixels a character and a margin, 8 · 17 + 24 = 160, so its text is not cut.
+    assert json.loads(grid.proto.columns)["mean: textual-difference"]["width"] == 160
+
+
 def test_runs_are_listed_with_their_means_and_counts(open_page, studio_db: Path):
     # "abc" vs "abc" → 1; "abcd" vs "abcx": LCS 3 → 6/8 = 0.75, same length → 0.75. Mean 0.875.
     first = stored_td_run(studio_db, [("abc", "abc"), ("abcd", "abcx")], "first.csv")
