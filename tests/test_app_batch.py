@@ -293,15 +293,19 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     assert metrics(at)["Not scored"] == "1"
     assert any(w.value.startswith("Completed with 1 outcome(s) not scored") for w in at.warning)
 
-    aggregates = table_with(at, "n pending").set_index("scorer")
-    pa = aggregates.loc["Prompt alignment"]
-    # (0.85 + 0.84 + 0.84) / 3 = 0.84333..., given to the grid at the 3 decimals it shows (half up): 0.843.
-    assert pa["mean"] == 0.843
-    assert (pa["n scored"], pa["n not scored"], pa["n pending"]) == (3, 1, 0)  # the failure is not a 0
-    assert (pa["min"], pa["max"]) == (0.84, 0.85)
-    td = aggregates.loc["Textual difference (vs ground truth)"]
-    assert td["mean"] == 0.688  # (1 + 0.75 + 0 + 1) / 4 = 0.6875, half up at 3 decimals
-    assert td["median"] == pytest.approx((0.75 + 1.0) / 2)
+    # Grouped by a column named "variant", the run is a run of variants: its Summary has a row per variant and
+    # scorer, never one mean over the variants' responses (A: items a and b; B: items c and d).
+    aggregates = table_with(at, "n pending").set_index(["variant", "scorer"])
+    pa_a, pa_b = aggregates.loc[("A", "Prompt alignment")], aggregates.loc[("B", "Prompt alignment")]
+    # A: (0.85 + 0.84) / 2 = 0.845; B: d's 0.84 alone, c's failure counted apart, never a 0.
+    assert (pa_a["mean"], pa_a["n scored"], pa_a["n not scored"], pa_a["n pending"]) == (0.845, 2, 0, 0)
+    assert (pa_a["min"], pa_a["max"]) == (0.84, 0.85)
+    assert (pa_b["mean"], pa_b["n scored"], pa_b["n not scored"], pa_b["n pending"]) == (0.84, 1, 1, 0)
+    td_a = aggregates.loc[("A", "Textual difference (vs ground truth)")]
+    td_b = aggregates.loc[("B", "Textual difference (vs ground truth)")]
+    assert td_a["mean"] == 0.875  # (1 + 0.75) / 2
+    assert td_b["mean"] == 0.5  # (0 + 1) / 2: c's empty response against "hi" is 0 by the formula
+    assert td_a["median"] == pytest.approx((0.75 + 1.0) / 2)
 
     open_tab(at, key, "Distributions")
     hist = [c for c in at.get("plotly_chart") if c.key == f"{key}_hist_prompt-alignment"][0]
@@ -342,7 +346,7 @@ def test_uploaded_csv_with_prompt_alignment_and_textual_difference(
     at.selectbox(key=f"{key}_item").set_value(0).run()
     assert not at.exception
     assert metrics(at)["Prompt alignment (0–1)"] == "0.850"
-    assert metrics(at)["System score (0–1, weight 30%)"] == "0.50"
+    assert metrics(at)["System score (0–1, weight 30%)"] == "0.500"
     assert metrics(at)["Ratio"] == "1.000"
     assert {f"{key}_drill_prompt-alignment_gauge", f"{key}_drill_textual-difference_textual_difference"} <= set(
         chart_keys(at)
