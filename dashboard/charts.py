@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from scorers import dimension_breakdown, interpretation_band
 from scorers.catalogue.prompt_alignment import BANDS, DIMENSION_LABELS
-from scorers.core.base import decimal_text
+from scorers.core.base import decimal_text, exact_decimal_text
 
 SOURCE_NAMES = {"user": "User prompt", "system": "System messages"}
 SOURCE_COLORS = {"user": "#4C78A8", "system": "#F58518"}
@@ -25,7 +25,7 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
     Left panel: each dimension's 0..1 score, one trace per instruction source
     (user prompt, and system messages side by side in both mode). Right panel: each
     dimension's contribution ``sourceShare · weight · score`` to the 0..1 weighted
-    score W, so the right-hand bars sum to W (shown in the title to 4 decimals, as
+    score W, so the right-hand bars sum to W (shown in the title exactly, at least 4 decimals, as
     :func:`dashboard.results.weighted_score_line` writes it). Hover and bar
     labels give the weight and the contribution.
 
@@ -99,7 +99,7 @@ def dimension_chart(analysis: Mapping[str, Any]) -> go.Figure:
     widest = max((r["sourceShare"] * r["weight"] for r in rows), default=0.4)
     fig.update_layout(
         barmode="group",
-        title=f"Weighted score W = {decimal_text(total, 4)} (sum of the contributions)",
+        title=f"Weighted score W = {exact_decimal_text(total)} (sum of the contributions)",
         height=360,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         legend={"orientation": "h", "y": -0.1},

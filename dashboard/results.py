@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from scorers import JudgeInfo, ScoreResult, TextualDifferenceScorer, dimension_breakdown, interpretation_band
 from scorers.catalogue.registry import higher_is_better
-from scorers.core.base import decimal_text, round_half_up
+from scorers.core.base import decimal_text, exact_decimal_text, round_half_up
 from scorers.core.errors import outcome_status_label
 
 from .charts import SOURCE_NAMES, dimension_chart, score_gauge, textual_difference_chart
@@ -117,9 +117,10 @@ def dimension_table(analysis: Mapping[str, Any]) -> str:
 
 def weighted_score_line(analysis: Mapping[str, Any]) -> str:
     """How the prompt-alignment score comes from the weighted score W, in one sentence: W (the sum of the
-    contributions, to 4 decimals, enough for the 2-decimal rounding to be followed) and, for a result that carries
-    its scale, the score: W × scale rounded half up to 2 decimals (Mastra's rule), written as the score tile and
-    the gauge write it (3 decimals).
+    contributions, written exactly, at least 4 decimals, :func:`scorers.core.base.exact_decimal_text`, so the
+    2-decimal rounding can be followed: W = 0.64495 rounded to 4 decimals would read 0.6450 beside a score of 0.64)
+    and, for a result that carries its scale, the score: W × scale (written exactly too) rounded half up to
+    2 decimals (Mastra's rule), written as the score tile and the gauge write it (3 decimals).
 
     >>> dims = {"intentAlignment": {"score": 0.6}, "requirementsFulfillment": {"overallScore": 0.25},
     ...         "completeness": {"score": 0.5}, "responseAppropriateness": {"score": 0.6}}
@@ -128,10 +129,10 @@ def weighted_score_line(analysis: Mapping[str, Any]) -> str:
     (Mastra's rule): 0.480."
     """
     total = math.fsum(r["contribution"] for r in dimension_breakdown(analysis))
-    line = f"Weighted score W = {decimal_text(total, 4)} (the sum of the contributions)"
+    line = f"Weighted score W = {exact_decimal_text(total)} (the sum of the contributions)"
     if "scale" in analysis:
         scale = analysis["scale"]
-        on_scale = "" if scale == 1 else f" = {decimal_text(analysis['weightedScore'] * scale, 4)}"
+        on_scale = "" if scale == 1 else f" = {exact_decimal_text(analysis['weightedScore'] * scale)}"
         score = round_half_up(analysis["weightedScore"] * scale, 2)
         line += (
             f"; the score is W × {scale:g}{on_scale} rounded half up to 2 decimals (Mastra's rule): "

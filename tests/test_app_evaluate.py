@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
+from judge_data import both_analysis
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,6 +269,27 @@ def test_prompt_alignment_writes_one_figure_for_the_score_and_says_how_it_comes_
     assert (
         "Weighted score W = 0.4875 (the sum of the contributions); the score is W × 1 rounded half up to 2 decimals "
         "(Mastra's rule): 0.490."
+    ) in [m.value for m in at.markdown]
+
+
+def test_prompt_alignment_writes_w_exactly_so_the_page_never_rounds_it_twice(open_page, fake_judge: FakeOpenAI):
+    # U = .4·.9 + .3·.75 + .2·.15 + .1·1 = 0.715; S = .35·.48 + .35·.48 + .15·.26 + .15·.71 = 0.4815;
+    # W = .7·0.715 + .3·0.4815 = 0.64495, rounded half up to 2 decimals: 0.64 (tile 0.640). The page read
+    # W = 0.6450 beside it.
+    fake_judge.enqueue(Reply.json(both_analysis((0.9, 0.75, 0.15, 1.0), (0.48, 0.48, 0.26, 0.71))))
+    at = open_page()
+    fill(
+        at, system="Answer in under 50 words.", prompt="Write a factorial function in Python.", response="def f(n): ..."
+    )
+    at.button(key="eval_run").click().run()
+
+    assert not at.exception
+    assert metrics(at)["Prompt alignment (0–1)"] == "0.640"
+    _, dimensions = (json.loads(chart.proto.spec) for chart in at.get("plotly_chart"))
+    assert dimensions["layout"]["title"]["text"] == "Weighted score W = 0.64495 (sum of the contributions)"
+    assert (
+        "Weighted score W = 0.64495 (the sum of the contributions); the score is W × 1 rounded half up to 2 "
+        "decimals (Mastra's rule): 0.640."
     ) in [m.value for m in at.markdown]
 
 

@@ -169,6 +169,32 @@ def test_the_dimension_table_says_the_score_is_w_rounded_to_2_decimals():
     )
 
 
+def test_the_weighted_score_is_written_exactly_so_its_rounding_agrees_with_the_score():
+    # U = .4·.9 + .3·.75 + .2·.15 + .1·1 = 0.715; S = .35·.48 + .35·.48 + .15·.26 + .15·.71 = 0.4815;
+    # W = .7·0.715 + .3·0.4815 = 0.64495 (5 decimals), rounded half up to 2 decimals: 0.64, written 0.640.
+    # W to 4 decimals read 0.6450 beside it, a second rounding the score never made.
+    analysis = {
+        "effectiveMode": "both",
+        **dims(0.9, 0.75, 0.15, 1.0),
+        "systemAlignment": dims(0.48, 0.48, 0.26, 0.71),
+        "weightedScore": 0.7 * 0.715 + 0.3 * 0.4815,
+        "scale": 1,
+    }
+    assert weighted_score_line(analysis) == (
+        "Weighted score W = 0.64495 (the sum of the contributions); the score is W × 1 rounded half up to 2 "
+        "decimals (Mastra's rule): 0.640."
+    )
+    assert dimension_chart(analysis).layout.title.text == "Weighted score W = 0.64495 (sum of the contributions)"
+    # On the scale 10: W × 10 = 6.4495 → 6.45, written 6.450 (W × 10 read 6.4495 to 4 decimals already).
+    assert weighted_score_line({**analysis, "scale": 10}).endswith(
+        "the score is W × 10 = 6.4495 rounded half up to 2 decimals (Mastra's rule): 6.450."
+    )
+    # On the scale 100: W × 100 = 64.495 → 64.5 (64.50), written 64.500; to 4 decimals W × 100 read 64.4950.
+    assert weighted_score_line({**analysis, "scale": 100}).endswith(
+        "the score is W × 100 = 64.4950 rounded half up to 2 decimals (Mastra's rule): 64.500."
+    )
+
+
 def test_the_gauge_writes_the_score_as_the_tile_does():
     # 0.49 read "0.49" (d3's .2f) under a tile of 0.490; 8.4 on the scale 10 reads 8.400.
     assert [a.text for a in score_gauge(0.49, 1).layout.annotations] == ["0.490"]

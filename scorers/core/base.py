@@ -47,14 +47,18 @@ def round_half_up(value: float, digits: int = 2) -> float:
     >>> round_half_up(8.4449)
     8.44
     """
+    return float(_snapped(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def _snapped(value: float) -> Decimal:
+    """The decimal a float stands for: its value to 12 decimals, the float noise of weighted sums dropped."""
     if not math.isfinite(value):
         raise ValueError(f"cannot round a non-finite value: {value!r}")
     # repr() gives the shortest decimal that round-trips; snapping to 12 decimals
-    # first absorbs the float noise of weighted sums (0.8449999999999999 from
+    # absorbs the float noise of weighted sums (0.8449999999999999 from
     # 0.35·0.9 + ... is the decimal 0.845), so the half-up step sees the true value.
     # float(): a numpy float's repr is "np.float64(0.5)", not a number.
-    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-12))
-    return float(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-12))
 
 
 def decimal_text(value: float, digits: int = 3) -> str:
@@ -73,6 +77,21 @@ def decimal_text(value: float, digits: int = 3) -> str:
     """
     rounded = round_half_up(value, digits)
     return f"{rounded + 0.0:.{digits}f}"  # + 0.0: -0.0 reads 0.000
+
+
+def exact_decimal_text(value: float, min_digits: int = 4) -> str:
+    """A number as text with every decimal it has (to 12 decimals, which drops float noise), and at least
+    ``min_digits``: for a value whose own rounding is shown beside it, such as prompt alignment's weighted score W
+    before it is rounded to 2 decimals, where :func:`decimal_text` at 4 decimals would round it a first time
+    (0.64495 read 0.6450 beside a score of 0.64).
+
+    >>> exact_decimal_text(0.64495), exact_decimal_text(0.7 * 0.715 + 0.3 * 0.4815), exact_decimal_text(0.4875)
+    ('0.64495', '0.64495', '0.4875')
+    >>> exact_decimal_text(0.5), exact_decimal_text(4.875), exact_decimal_text(10)
+    ('0.5000', '4.8750', '10.0000')
+    """
+    exponent = _snapped(value).normalize().as_tuple().exponent
+    return decimal_text(value, max(min_digits, -int(exponent)))
 
 
 MESSAGE_ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
