@@ -507,6 +507,39 @@ def test_the_call_cap_counts_every_http_request_the_clients_retries_included(env
     assert "Judge usage: 12 requests (0 answered), 0 prompt + 0 completion tokens," in out
 
 
+def test_a_resume_retrying_failures_it_leaves_to_do_prints_the_run_as_stored(env: FakeOpenAI, tmp_path, capsys):
+    # As above, a cap of 10 stores items 0 and 1 as api_error (4 requests each) and 2 requests left over. A resume
+    # with --retry-failed and a cap of 12 sends 2 more: item 0's retry, first try and first retry, then the cap
+    # (10 + 2). Item 0's retry is left to do, so the store keeps both failed rows (4 + 4) and the run's left
+    # requests become 2 + 2 = 4: 12 in all. Before, the result dropped the two retried outcomes: "Judge usage: 4
+    # requests", no failure in the table and "Not scored yet: 20" where 18 items are left (2 of 20 are failed).
+    env.responder = lambda body: Reply.server_error(headers={"Retry-After": "0.01"})
+    data = dataset(tmp_path, 20)
+    argv = ["run", str(data), "--scorer", "prompt-alignment", "--yes", "--db", "s.db", "--concurrency", "1"]
+    code, out, err = run_cli(capsys, *argv, "--max-judge-calls", "10")
+    run_id = run_id_of(out) or Store(tmp_path / "s.db").list_runs()[0]["id"]
+    code, out, err = run_cli(
+        capsys,
+        *["run", "--resume", run_id, "--db", "s.db", "--yes", "--concurrency", "1", "--retry-failed"],
+        *["--max-judge-calls", "12"],
+    )
+    assert code == EXIT_PAUSED and env.chat_call_count == 12
+    assert "the cap of 12 judge calls is reached" in err
+    store = Store(tmp_path / "s.db")
+    rows = store.results(run_id)
+    left = store.get_run(run_id)["left_judge_requests"]
+    store.close()
+    assert [(r["item_index"], r["status"], r["judge_requests"]) for r in rows] == [
+        (0, "api_error", 4),
+        (1, "api_error", 4),
+    ]
+    assert left == 4
+    assert "Judge usage: 12 requests (0 answered), 0 prompt + 0 completion tokens," in out
+    assert re.search(r"prompt-alignment\s+0\s+2\b", out)  # n scored 0, n not scored 2
+    assert "Not scored (2 outcome(s)):" in out
+    assert "Not scored yet: 18 item × scorer outcome(s)" in out
+
+
 def test_the_usage_line_counts_a_failed_request_retried_apart_from_the_answer(env: FakeOpenAI, tmp_path, capsys):
     # One item: a 500 (Retry-After 0.01 s), then the client's retry answered with 100 + 10 tokens: 2 requests, 1
     # answered, the answer's tokens only (a 500 spends none); the outcome is stored so.

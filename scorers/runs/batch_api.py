@@ -51,6 +51,7 @@ from scorers.runs.runner import (
     failed_outcome,
     judge_model_of,
     open_run,
+    run_outcomes,
     scored_outcome,
 )
 from scorers.runs.store import RunHeartbeat, Store
@@ -122,7 +123,7 @@ def _forget_failed_attempts(
     run_id: str,
     items: Sequence[EvalItem],
     scorers: Sequence[Scorer],
-    retried: Mapping[tuple[int, str], JudgeUsage],
+    retried: Mapping[tuple[int, str], ItemOutcome],
 ) -> None:
     """Forget the stored answers the retried failures were made of, so the retry sends their requests again.
 
@@ -315,7 +316,9 @@ def run_batch_api(
                         except BatchPending:
                             continue
                         if (index, scorer.id) in retried:  # the row of a retried failure counts every attempt
-                            outcome = dataclasses.replace(outcome, usage=outcome.usage + retried[(index, scorer.id)])
+                            outcome = dataclasses.replace(
+                                outcome, usage=outcome.usage + retried[(index, scorer.id)].usage
+                            )
                         known[(index, scorer.id)] = outcome
                         store.save_result(run_id, index, scorer.id, outcome.to_record())
                         mine.append(outcome)
@@ -336,10 +339,9 @@ def run_batch_api(
     status, reason = ("completed" if complete else "cancelled"), None
     if not store.finish_run(run_id, status):  # lost to another process: that one records how it ended
         status, reason = "cancelled", LOST_REASON
-    outcomes = sorted(known.values(), key=lambda o: (o.item_index, scorer_ids.index(o.scorer_id)))
     return EvalRunResult(
         run_id,
-        outcomes,
+        run_outcomes(known, retried, len(items), scorer_ids),
         status,
         len(items),
         scorer_ids,

@@ -672,8 +672,9 @@ class OpenedRun(NamedTuple):
     items: list[EvalItem]
     known: dict[tuple[int, str], ItemOutcome]
     """The outcomes already stored, by ``(item_index, scorer_id)``: without the failed ones when retrying them."""
-    retried: dict[tuple[int, str], JudgeUsage]
-    """Each failed outcome about to be retried, with what it spent: its new row adds it."""
+    retried: dict[tuple[int, str], ItemOutcome]
+    """Each failed outcome about to be retried, as stored: its new row adds what it spent, and until it is recorded
+    again its stored row stands (:func:`run_outcomes`)."""
     spent: JudgeUsage
     """What every stored outcome of the run spent (a budget counts it), retried failures included, and the requests
     it made for outcomes it left to do (its ``left_judge_requests``)."""
@@ -715,7 +716,7 @@ def open_run(
         store.claim_run(run_id)  # the stored status says "running" while it is scored (KeyError if unknown)
         items = [EvalItem(r["item_id"], r["payload"], r["groups"], r["columns"]) for r in store.items(run_id)]
         spent = JudgeUsage(requests=store.get_run(run_id)["left_judge_requests"])
-        retried: dict[tuple[int, str], JudgeUsage] = {}
+        retried: dict[tuple[int, str], ItemOutcome] = {}
         for row in store.results(run_id):
             usage = stored_usage(row)
             spent += usage  # every stored row, those of scorers not resumed included
@@ -724,7 +725,7 @@ def open_run(
             outcome = outcome_from_record(row, items[row["item_index"]].item_id)
             key = (outcome.item_index, outcome.scorer_id)
             if retry_failed and outcome.status.retryable:
-                retried[key] = usage
+                retried[key] = outcome
             else:
                 known[key] = outcome
         return OpenedRun(run_id, items, known, retried, spent)
@@ -910,7 +911,7 @@ def run_evals(
                 child = children[n % len(children)]
                 child.submit([(i, data[i].item_id, data[i].payload, None) for i in chunk])  # None: every scorer
                 sent.append((child, [(i, len(scorers)) for i in chunk]))
-        run_id, items, known, retried_spend, spent = open_run(
+        run_id, items, known, retried, spent = open_run(
             data,
             scorers,
             store=store,
@@ -963,8 +964,8 @@ def run_evals(
         key = (outcome.item_index, outcome.scorer_id)
         # What a retried failure spent stays in the run: its new row carries it (the usage of an outcome counts
         # every attempt, as the runner's own retries do), so the run's spend adds up across retries.
-        if key in retried_spend:
-            outcome = dataclasses.replace(outcome, usage=outcome.usage + retried_spend[key])
+        if key in retried:
+            outcome = dataclasses.replace(outcome, usage=outcome.usage + retried[key].usage)
         with lock:
             if key in known:  # exactly once: a late result after a timeout is dropped, but not what it spent
                 if outcome.item_index not in timed_out:
@@ -1319,10 +1320,9 @@ def run_evals(
         if not store.finish_run(run_id, status, reason, left_judge_requests=left[0]):
             status, reason = RunStatus.CANCELLED.value, LOST_REASON  # lost to another process: that one records it
         left_requests = store.get_run(run_id)["left_judge_requests"]  # a resumed run's earlier ones too
-    outcomes = [known[key] for key in ((i, sid) for i in range(len(items)) for sid in scorer_ids) if key in known]
     return EvalRunResult(
         run_id,
-        outcomes,
+        run_outcomes(known, retried, len(items), scorer_ids),
         status,
         len(items),
         scorer_ids,
@@ -1333,6 +1333,25 @@ def run_evals(
         left_judge_requests=left_requests,
         scorer_options=recorded_options,
     )
+
+
+def run_outcomes(
+    known: Mapping[tuple[int, str], ItemOutcome],
+    retried: Mapping[tuple[int, str], ItemOutcome],
+    n_items: int,
+    scorer_ids: Sequence[str],
+) -> list[ItemOutcome]:
+    """The run's outcomes as stored, in item and scorer order: those recorded (``known``), and each failure retried
+    but not recorded again (left to do: its stored row stands, with the requests it spent).
+
+    Args:
+        known: the outcomes recorded, by ``(item_index, scorer_id)``.
+        retried: the failed outcomes a resume retried, as stored (:attr:`OpenedRun.retried`).
+        n_items: the run's number of items.
+        scorer_ids: the scorers' ids, in order.
+    """
+    keys = ((i, sid) for i in range(n_items) for sid in scorer_ids)
+    return [outcome for key in keys if (outcome := known.get(key) or retried.get(key)) is not None]
 
 
 def unusable_replies_reason(hit: Sequence[ItemOutcome]) -> str:
