@@ -472,20 +472,26 @@ def test_deleting_a_baselines_run_names_the_baselines_and_what_it_does_to_them(o
         "baseline is pointed at another run (`python -m scorers baseline set tmpbase RUN_ID`)."
     )
     at.button(key="history_delete_cancel").click().run()
-    store.set_baseline("main", doomed)
+    # A second baseline, its name with a space: every baseline's commands, each name quoted for the shell (the
+    # warning gave only the first baseline's, unquoted).
+    store.set_baseline("nightly main", doomed)
     store.close()
     at.button(key="history_delete").click().run()
     assert at.warning[0].value.endswith(
-        "It is the current run of the baselines 'main' and 'tmpbase': once it is deleted, "
-        "`python -m scorers gate --baseline main` stops with an error (exit 2, the CI gate fails) until each is "
-        "pointed at another run (`python -m scorers baseline set main RUN_ID`)."
+        "It is the current run of the baselines 'nightly main' and 'tmpbase': once it is deleted, "
+        "`python -m scorers gate --baseline 'nightly main'` and `python -m scorers gate --baseline tmpbase` stop "
+        "with an error (exit 2, the CI gate fails) until each is pointed at another run "
+        "(`python -m scorers baseline set 'nightly main' RUN_ID`, `python -m scorers baseline set tmpbase RUN_ID`)."
     )
     # Warned, the user may still delete it; the baselines then point at a deleted run, as the warning said.
     at.button(key="history_delete_confirm").click().run()
     assert not at.exception
     store = Store(studio_db)
     assert [r["id"] for r in store.list_runs()] != [] and doomed not in {r["id"] for r in store.list_runs()}
-    assert store.baselines_at(doomed) == ["main", "tmpbase"]  # still there: only a new `baseline set` moves them
+    assert store.baselines_at(doomed) == [
+        "nightly main",
+        "tmpbase",
+    ]  # still there: only a new `baseline set` moves them
     store.close()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+
 import streamlit as st
 
 from dashboard.batch import NO_SCORED_ITEMS, NOT_USED, runs_table
@@ -23,17 +26,29 @@ def _cancel_delete() -> None:
     st.session_state.pop("history_confirm_delete", None)
 
 
+def _command(text: str) -> str:
+    """A shell command as a Markdown code span, fenced by more backticks than it holds in a row.
+
+    >>> _command("gate --baseline main"), _command("gate --baseline 'a`b'")
+    ('`gate --baseline main`', "`` gate --baseline 'a`b' ``")
+    """
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if fence != "`" else f"`{text}`"
+
+
 def _baselines_lost(names: list[str]) -> str:
-    """What deleting a run does to the named baselines that point at it ("" for none)."""
+    """What deleting a run does to the named baselines that point at it ("" for none): every baseline's gate and
+    ``baseline set`` commands, each name shell-quoted (a name may hold spaces)."""
     if not names:
         return ""
     quoted = " and ".join(f"'{md_escape(n)}'" for n in names)
     one = len(names) == 1
+    gates = " and ".join(_command(f"python -m scorers gate --baseline {shlex.quote(n)}") for n in names)
+    sets = ", ".join(_command(f"python -m scorers baseline set {shlex.quote(n)} RUN_ID") for n in names)
     return (
         f"\n\nIt is the current run of the baseline{'' if one else 's'} {quoted}: once it is deleted, "
-        f"`python -m scorers gate --baseline {names[0]}` stops with an error (exit 2, the CI gate fails) until "
-        f"{'the baseline is' if one else 'each is'} pointed at another run "
-        f"(`python -m scorers baseline set {names[0]} RUN_ID`)."
+        f"{gates} {'stops' if one else 'stop'} with an error (exit 2, the CI gate fails) until "
+        f"{'the baseline is' if one else 'each is'} pointed at another run ({sets})."
     )
 
 
