@@ -490,6 +490,25 @@ def test_label_import_refuses_rows_for_items_without_a_response_and_imports_the_
         store.close()
 
 
+def test_label_import_writes_the_reviewer_and_file_names_literally(open_page, studio_db: Path):
+    # A reviewer name and a file name with Markdown in them ("*", "_", "$") read as typed, never as emphasis or math.
+    run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
+    store = Store(studio_db)
+    save_label(store, run_id, 1, TD, reviewer="*Ann* $5", human_pass=True)
+    store.close()
+    at = open_page("review")
+    at.text_input(key="review_reviewer").input("*Ann* $5").run()
+    at.radio(key="review_view").set_value("Import and export").run()
+    data = b"item_id,verdict\nrow1,fail\nrow2,fail\n"
+    at.file_uploader(key=f"review_{run_id}_upload").upload("my_verdicts_v2.csv", data, "text/csv").run()
+    assert not at.exception
+    assert any(
+        w.value.startswith("1 row(s) already have a different label from you (\\*Ann\\* \\$5).") for w in at.warning
+    )
+    next(b for b in at.button if b.key and b.key.endswith("_import")).click().run()
+    assert at.success[0].value == "Imported 1 label(s) from my\\_verdicts\\_v2.csv; 1 row(s) kept their label."
+
+
 def test_label_import_matches_by_item_id_and_never_overwrites_a_person_silently(open_page, studio_db: Path):
     run_id = stored_td_run(studio_db, ["abc", "abx", "xyz"], "abc")
     store = Store(studio_db)

@@ -27,6 +27,7 @@ from scorers.analysis.labels import (
 from scorers.core.errors import ScoreStatus, outcome_status_label
 
 from ..batch import UPLOAD_TYPES
+from ..results import md_escape
 from ..run_explorer import run_table
 from .context import ReviewContext, verdict_text
 
@@ -189,10 +190,10 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
         f"{len(match.unlabelled_items)} of the run's {len(ctx.items)} items get none."
     )
     if match.no_response:
-        where = "; ".join(f"{row} (item {item_id!r})" for row, item_id in match.no_response[:10])
+        where = "; ".join(f"{row} (item {md_escape(repr(item_id))})" for row, item_id in match.no_response[:10])
         more = f" and {len(match.no_response) - 10} more" if len(match.no_response) > 10 else ""
         st.warning(
-            f"{name}: {len(match.no_response)} row(s) label an item with no response "
+            f"{md_escape(name)}: {len(match.no_response)} row(s) label an item with no response "
             f"(not scored: {outcome_status_label(ScoreStatus.MISSING_INPUT.value)}), "
             f"and are not imported, since there is no answer to label: {where}{more}. The file's other rows are "
             "imported as usual, and no label already stored is changed."
@@ -200,7 +201,7 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
     if dataset.skipped:
         st.warning(
             f"{len(dataset.skipped)} record(s) of the file could not be read at all: "
-            + "; ".join(str(s) for s in dataset.skipped[:5])
+            + "; ".join(md_escape(str(s)) for s in dataset.skipped[:5])
         )
     if match.problems:
         with st.expander(f"Rows without a label ({len(match.problems)})", expanded=len(match.problems) <= 10):
@@ -213,8 +214,8 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
     replace_conflicting = False
     if conflicts:
         st.warning(
-            f"{len(conflicts)} row(s) already have a different label from you ({reviewer}). They keep it unless you "
-            "choose to replace it; either way the earlier labels stay in the row's history."
+            f"{len(conflicts)} row(s) already have a different label from you ({md_escape(reviewer)}). They keep it "
+            "unless you choose to replace it; either way the earlier labels stay in the row's history."
         )
         st.dataframe(
             pd.DataFrame(
@@ -268,7 +269,9 @@ def _render_import(ctx: ReviewContext, reviewer: str, data: bytes, name: str) ->
         kept = "" if replace_conflicting or not conflicts else f"; {len(conflicts)} row(s) kept their label"
         same = len(match.labels) - len(saved) - (0 if replace_conflicting else len(conflicts))
         same_text = f"; {same} row(s) already had the same label from you, left as they were" if same else ""
-        st.session_state[f"{ctx.key}_imported"] = f"Imported {len(saved)} label(s) from {name}{kept}{same_text}."
+        st.session_state[f"{ctx.key}_imported"] = (
+            f"Imported {len(saved)} label(s) from {md_escape(name)}{kept}{same_text}."
+        )
         st.rerun()
     done = st.session_state.pop(f"{ctx.key}_imported", None)
     if done:
