@@ -502,3 +502,78 @@ def test_a_user_turns_part_that_is_not_text_is_named_not_dropped():
     with pytest.raises(InvalidInputError, match=r"has a part that is not text \(input_audio\)") as caught:
         normalize_run({"input": [turn], "output": "Hello."})
     assert caught.value.field == "input[0]"
+
+
+def test_reasoning_step_and_source_parts_are_skipped_and_the_text_parts_scored(tmp_path):
+    # AI SDK / Mastra parts in a plain content list: the reply's reasoning, step boundary and cited source are not
+    # its text. Textual difference of the input "Paris" with the reply's text "Paris": ratio 1, length diff 0,
+    # confidence 1, score 1.0. Before: invalid_input ("has parts that are not text (reasoning, step-start,
+    # source)") for every scorer. An image beside them is still invalid_input, naming it alone.
+    from scorers.cli import main
+
+    reply = [
+        {"type": "step-start"},
+        {"type": "reasoning", "text": "The capital of France is Paris."},
+        {"type": "text", "text": "Paris"},
+        {"type": "source", "source": {"sourceType": "url", "id": "s1", "url": "https://example.com"}},
+    ]
+    image = {"type": "image", "image": "https://example.com/map.png"}
+    records = [
+        {"id": "r", "messages": [{"role": "user", "content": parts("Paris")}, {"role": "assistant", "content": reply}]},
+        {
+            "id": "i",
+            "messages": [{"role": "user", "content": "Paris"}, {"role": "assistant", "content": [*reply, image]}],
+        },
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "results.jsonl"
+    args = ["run", str(path), "--scorer", "textual-difference", "--output", str(out), "--db", str(tmp_path / "s.db")]
+    assert main([*args, "--yes"]) == 3  # an item not scored
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["status"], r["input"], r["score"]) for r in rows] == [
+        ("scored", "Paris", 1.0),
+        ("invalid_input", "Paris", None),
+    ]
+    assert rows[0]["output"] == "Paris"
+    assert "has a part that is not text (image):" in rows[1]["error"]
+
+
+def test_tool_call_and_tool_result_parts_are_the_conversations_tool_calls_and_results():
+    # A reply with a text part and a tool-call part (AI SDK's CoreMessage): textual difference reads its text,
+    # "Oslo weather: 18C" against the input "Oslo weather": 288/493 as in the OpenAI-shaped test above; tool-call
+    # accuracy sees its call of get_weather: 1.0. Before: invalid_input ("a part that is not text (tool-call)").
+    call = {"type": "tool-call", "toolCallId": "call_1", "toolName": "get_weather", "args": {"city": "Oslo"}}
+    reply = {"role": "assistant", "content": [*parts("Oslo weather: 18C"), call]}
+    payload = {"input": "Oslo weather", "output": reply}
+    assert create_scorer("textual-difference").run(payload).score == pytest.approx(288 / 493)
+    assert create_scorer("tool-call-accuracy-code", {"expected_tool": "get_weather"}).run(payload).score == 1.0
+    # The same call alone in a turn, its result as a tool message's tool-result part, then the reply: the turns
+    # read as the OpenAI-shaped TOOL_USE's do (the call's content "" where the parts held no text).
+    result = {"type": "tool-result", "toolCallId": "call_1", "toolName": "get_weather", "result": {"celsius": 18}}
+    turns = [
+        {"role": "user", "content": "Oslo weather"},
+        {"role": "assistant", "content": [{"type": "step-start"}, call]},
+        {"role": "tool", "content": [result]},
+    ]
+    run = normalize_run(
+        {"input": "Oslo weather", "output": [*turns[1:], {"role": "assistant", "content": parts("18C")}]}
+    )
+    assert (run.output, [c.name for c in run.tool_calls]) == ("18C", ["get_weather"])
+    assert [m.as_turn() for m in run.after_prompt] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo"}}],
+        },
+        {"role": "tool", "content": '{"celsius": 18}', "tool_call_id": "call_1", "name": "get_weather"},
+    ]
+    # A conversation ending with the call-only turn has no reply, as one ending with OpenAI tool_calls has not.
+    with pytest.raises(MissingInputError, match="ends with a tool call"):
+        create_scorer("textual-difference").run({"input": "Oslo weather", "output": turns[1:2]})
+    assert (
+        create_scorer("tool-call-accuracy-code", {"expected_tool": "get_weather"})
+        .run({"input": "Oslo weather", "output": turns[1:2]})
+        .score
+        == 1.0
+    )

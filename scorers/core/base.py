@@ -7,7 +7,9 @@ agent run input; its ``taggedSystemMessages`` count as system messages, its
 ``{"role", "content"}``, a list of messages (Mastra's run output: its final message is the response, when
 that is the assistant's reply, :func:`split_conversation`) or a plain string; ``ground_truth``
 (or ``groundTruth``) is optional. A message's ``content`` (the reply's too) may be a string, a list
-of OpenAI text parts (a part that is not text is invalid input), or Mastra's v2 object ``{"format": 2, "parts": [...],
+of content parts (OpenAI's text parts; the AI SDK's ``tool-call`` / ``tool-invocation`` parts are tool calls,
+``tool-result`` parts a tool message's results, ``reasoning`` / ``step-start`` / ``source`` parts are skipped, an
+image, audio or file part is invalid input: :func:`_content_parts`), or Mastra's v2 object ``{"format": 2, "parts": [...],
 "toolInvocations": [...]}``, whose tool invocations are the run's tool calls.
 """
 
@@ -290,24 +292,55 @@ def _v2_text(content: dict[str, Any]) -> str | None:
     return None
 
 
-def _parts_text(parts: list[Any], where: str) -> str:
-    """The text of OpenAI content parts (a message's ``content`` given as ``[{"type": "text", "text": ...}, ...]``),
-    a user turn's and the reply's alike: the text parts' texts joined by a line break ("" for no parts).
+_SKIPPED_PARTS: tuple[str, ...] = (
+    "reasoning",
+    "redacted-reasoning",
+    "step-start",
+    "source",
+    "source-url",
+    "source-document",
+)
+"""Content part types (AI SDK / Mastra) that are neither the answer's (or prompt's) text nor a tool call or result:
+the model's reasoning, a step boundary, a cited source. They are skipped (no scorer reads them; the README says so)."""
 
-    >>> _parts_text([{"type": "text", "text": "Paris."}, {"type": "text", "text": "It is."}], "output")
-    'Paris.\\nIt is.'
 
-    Raises:
-        InvalidInputError: a part that is not text (an image, audio, a file ...), naming each kind: the scorers read
-            text only, and a message is never scored without a part of it.
+def _content_parts(parts: list[Any]) -> tuple[list[str], list[Any], list[Any], list[str]]:
+    """A message's content parts by what they are: the text parts' texts, the tool calls (``tool-call`` parts, and
+    ``tool-invocation`` parts' invocations as in Mastra's v2 content, :func:`_v2_invocations`), the ``tool-result``
+    parts, and the kinds of the parts that cannot be read (an image, audio, a file, an unknown type, a text part
+    without text). The parts of :data:`_SKIPPED_PARTS` are in none of them.
+
+    >>> _content_parts([{"type": "reasoning", "text": "Hm."}, {"type": "text", "text": "Paris."},
+    ...                 {"type": "tool-call", "toolCallId": "c1", "toolName": "search", "args": {}}])[:2]
+    (['Paris.'], [{'type': 'tool-call', 'toolCallId': 'c1', 'toolName': 'search', 'args': {}}])
     """
-    texts, others = [], []
+    texts, calls, results, others = [], [], [], []
     for part in parts:
         kind = part.get("type", "text") if isinstance(part, dict) else f"a {type(part).__name__}"
         if kind == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
-        else:
+        elif kind == "tool-call":
+            calls.append(part)
+        elif kind == "tool-result":
+            results.append(part)
+        elif kind not in _SKIPPED_PARTS and kind != "tool-invocation":
             others.append("a text part without a 'text' string" if kind == "text" else str(kind))
+    return texts, _v2_invocations({"parts": parts}) + calls, results, others
+
+
+def _parts_text(parts: list[Any], where: str) -> tuple[str, list[Any], list[Any]]:
+    """The text of a message's content parts (OpenAI's ``[{"type": "text", "text": ...}, ...]``, AI SDK / Mastra
+    parts), a user turn's and the reply's alike: the text parts' texts joined by a line break ("" for none), with
+    the tool calls and ``tool-result`` parts (:func:`_content_parts`).
+
+    >>> _parts_text([{"type": "text", "text": "Paris."}, {"type": "text", "text": "It is."}], "output")
+    ('Paris.\\nIt is.', [], [])
+
+    Raises:
+        InvalidInputError: a part that cannot be read (an image, audio, a file ...), naming each kind: the scorers
+            read text only, and a message is never scored without a part of it.
+    """
+    texts, calls, results, others = _content_parts(parts)
     if others:
         named = list(dict.fromkeys(others))
         raise InvalidInputError(
@@ -316,12 +349,22 @@ def _parts_text(parts: list[Any], where: str) -> str:
             "a message is never scored without a part of it",
             field=where,
         )
-    return "\n".join(texts)
+    return "\n".join(texts), calls, results
 
 
-def _message_text(message: Any, where: str) -> Message:
+def _result_text(part: dict[str, Any]) -> str:
+    """A ``tool-result`` part's result (AI SDK's ``result``, or v5's ``output``) as a tool message's content: text
+    as it is, any other value as JSON."""
+    result = part.get("result", part.get("output"))
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def _message_turns(message: Any, where: str) -> list[Message]:
+    """A message as the turns it holds: one, or, for a tool message whose content is AI SDK ``tool-result`` parts,
+    one tool turn per result (as OpenAI writes one tool message per call). A ``tool-call`` or ``tool-invocation``
+    part of an assistant turn is one of its tool calls, as ``tool_calls`` are."""
     if isinstance(message, str):
-        return Message("user", message)
+        return [Message("user", message)]
     if not isinstance(message, dict):
         raise InvalidInputError(
             f"expected a message object with 'role' and 'content', got {type(message).__name__}",
@@ -329,8 +372,10 @@ def _message_text(message: Any, where: str) -> Message:
         )
     role = message.get("role", "user")
     content = message.get("content", message.get("text"))
-    if isinstance(content, list):  # OpenAI content parts
-        content = _parts_text(content, where)
+    part_calls: list[Any] = []
+    results: list[Any] = []
+    if isinstance(content, list):  # content parts: OpenAI's, AI SDK / Mastra's
+        content, part_calls, results = _parts_text(content, where)
     elif isinstance(content, dict):  # Mastra's v2 message content
         content = _v2_text(content)
     calls = message.get("tool_calls") if role == "assistant" else None
@@ -349,14 +394,35 @@ def _message_text(message: Any, where: str) -> Message:
         raise InvalidInputError("message 'role' must be a string", field=f"{where}.role")
     if role not in MESSAGE_ROLES:
         raise InvalidInputError(unknown_role_reason(role), field=f"{where}.role")
+    if part_calls and role != "assistant":
+        raise InvalidInputError(
+            f"a {role} message has a tool call part: only an assistant turn calls tools", field=where
+        )
+    if results and role != "tool":
+        raise InvalidInputError(
+            f"a {role} message has a tool-result part: a tool's result is a tool message", field=where
+        )
     if role != "tool":
-        tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls or []))
-        return Message(role, content, tool_calls, content_null=content_null)
+        labelled = [(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls or [])]
+        labelled += [(c, f"{where}.content") for c in part_calls if _counts_as_call(c)]
+        tool_calls = tuple(_tool_call(c, label) for c, label in labelled)
+        return [Message(role, content, tool_calls, content_null=content_null)]
     call_id, name = message.get("tool_call_id"), message.get("name")
     for key, value in (("tool_call_id", call_id), ("name", name)):
         if value is not None and not isinstance(value, str):
             raise InvalidInputError(f"a tool message's {key!r} must be a string", field=f"{where}.{key}")
-    return Message(role, content, tool_call_id=call_id, name=name)
+    turns = [Message(role, content, tool_call_id=call_id, name=name)] if content or not results else []
+    for result in results:
+        result_id, tool = result.get("toolCallId"), result.get("toolName")
+        turns.append(
+            Message(
+                role,
+                _result_text(result),
+                tool_call_id=result_id if isinstance(result_id, str) else call_id,
+                name=tool if isinstance(tool, str) else name,
+            )
+        )
+    return turns
 
 
 def _messages(value: Any, where: str) -> list[Message]:
@@ -366,7 +432,7 @@ def _messages(value: Any, where: str) -> list[Message]:
         value = [value]
     if not isinstance(value, list):
         raise InvalidInputError(f"expected a list of messages, got {type(value).__name__}", field=where)
-    return [_message_text(m, f"{where}[{i}]") for i, m in enumerate(value)]
+    return [turn for i, m in enumerate(value) for turn in _message_turns(m, f"{where}[{i}]")]
 
 
 ONLY_TOOL_CALLS = "the output only calls tools and has no text to score (no assistant reply)"
@@ -383,8 +449,10 @@ def _output_text(value: Any) -> tuple[str, str | None]:
             text = value.get("content")
         if isinstance(text, dict):  # one Mastra v2 message
             text = _v2_text(text)
-        elif isinstance(text, list):  # OpenAI content parts, read as a user turn's are
-            text = _parts_text(text, "output")
+        elif isinstance(text, list):  # content parts, read as a user turn's are
+            text, calls, _ = _parts_text(text, "output")
+            if not text and any(_counts_as_call(c) for c in calls):
+                return "", ONLY_TOOL_CALLS
         if isinstance(text, str):
             return text, None
         if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
@@ -425,6 +493,9 @@ def _turn_kind(turn: Any) -> str | None:
         role, calls, text = turn.role, turn.tool_calls, turn.content
     elif isinstance(turn, dict):
         role, calls, text = turn.get("role"), turn.get("tool_calls"), turn.get("content")
+        if isinstance(text, list):  # content parts: their text, and tool-call parts as tool calls
+            texts, part_calls, _, _ = _content_parts(text)
+            calls, text = calls or [c for c in part_calls if _counts_as_call(c)], "".join(texts)
     else:
         return None
     return "tool call" if role == "assistant" and calls and not text else role
@@ -490,7 +561,7 @@ def _tool_call(raw: Any, where: str, position: tuple[int, int] | None = None) ->
     name = raw.get("name", raw.get("toolName", function.get("name")))
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("a tool call needs a 'name' (or 'toolName' / 'function.name')", field=where)
-    arguments = raw.get("arguments", raw.get("args", function.get("arguments")))
+    arguments = raw.get("arguments", raw.get("args", raw.get("input", function.get("arguments"))))
     call_id = raw.get("toolCallId", raw.get("id"))
     return ToolCall(name, arguments, raw.get("result"), call_id if isinstance(call_id, str) else None, position)
 
@@ -498,6 +569,11 @@ def _tool_call(raw: Any, where: str, position: tuple[int, int] | None = None) ->
 # Mastra's tool-invocation states that count as a call (extractToolCalls): a
 # "partial-call" (arguments still streaming) is not one.
 _CALL_STATES = ("result", "call", "output-error")
+
+
+def _counts_as_call(invocation: Any) -> bool:
+    """Whether a tool invocation is a call (Mastra's ``extractToolCalls``): one without a ``state`` is."""
+    return not (isinstance(invocation, dict) and invocation.get("state", "result") not in _CALL_STATES)
 
 
 def _v2_invocations(content: dict[str, Any]) -> list[Any]:
@@ -544,9 +620,11 @@ def _tool_calls(payload: dict[str, Any]) -> list[ToolCall]:
         ]
         if isinstance(message.get("content"), dict):
             found.insert(0, ("content.toolInvocations", _v2_invocations(message["content"])))
+        elif isinstance(message.get("content"), list):  # tool-call / tool-invocation parts
+            found.insert(0, ("content", _content_parts(message["content"])[1]))
         for key, invocations in found:
             for i, c in enumerate(invocations):
-                if isinstance(c, dict) and c.get("state", "result") not in _CALL_STATES:
+                if not _counts_as_call(c):
                     continue
                 calls.append(_tool_call(c, f"output[{m_index}].{key}[{i}]", (m_index, i)))
     return calls
