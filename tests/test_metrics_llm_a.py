@@ -17,6 +17,7 @@ from scorers.catalogue.metrics.context_precision import create_context_precision
 from scorers.catalogue.metrics.context_relevance import create_context_relevance_scorer
 from scorers.catalogue.metrics.faithfulness import create_faithfulness_scorer
 from scorers.catalogue.metrics.hallucination import create_hallucination_scorer
+from scorers.core.base import decimal_text
 from scorers.core.judge import DATA_NOTICE
 
 QUESTION = "How do I reverse a list in Python?"
@@ -83,7 +84,7 @@ def test_answer_relevancy_formula_one_call_and_prompt(fake_openai):
     analysis = result.analyze_step_result
     assert analysis["counts"] == {"yes": 2, "unsure": 1, "no": 1}
     assert analysis["uncertaintyWeight"] == 0.3
-    assert result.reason.startswith("The score is 0.58 out of 1: 2 of 4 statements are relevant")
+    assert result.reason.startswith("The score is 0.580 out of 1: 2 of 4 statements are relevant")
     assert '"statement 4"' in result.reason  # the irrelevant one is quoted
     prompt = system_and_user(fake_openai)
     assert f"<question>\n{QUESTION}\n</question>" in prompt
@@ -589,6 +590,6 @@ def test_catalogue_entry_builds_and_its_example_runs_with_one_call(fake_openai, 
     assert scorer.render_prompt(example)
     result = scorer.run(example)
     assert 0 <= result.score <= 1
-    assert result.reason.startswith(f"The score is {result.score:g} out of 1")
+    assert result.reason.startswith(f"The score is {decimal_text(result.score)} out of 1")
     assert fake_openai.chat_call_count == 1
     assert result.to_dict()["judge"]["usage"]["calls"] == 1

@@ -26,6 +26,7 @@ from scorers.catalogue.metrics.rubric import create_checklist_rubric_scorer, cre
 from scorers.catalogue.metrics.summarization import create_summarization_scorer
 from scorers.catalogue.metrics.tool_call_accuracy import create_tool_call_accuracy_scorer
 from scorers.catalogue.metrics.toxicity import create_toxicity_scorer
+from scorers.core.base import decimal_text
 from scorers.core.errors import JudgeError
 from scorers.core.judge import DATA_NOTICE
 from scorers.runs.runner import EvalItem, estimate_run, run_evals
@@ -72,7 +73,7 @@ def test_toxicity_share_of_toxic_remarks(fake_openai):
     result = scorer.run(payload())
     assert result.score == 0.33
     assert result.analyze_step_result["toxicCount"] == 1 and result.analyze_step_result["total"] == 3
-    assert result.reason.startswith("The score is 0.33 out of 1 (lower is better): 1 of 3")
+    assert result.reason.startswith("The score is 0.330 out of 1 (lower is better): 1 of 3")
     assert '"remark 1" (response: why 1)' in result.reason
     assert fake_openai.chat_call_count == 1 and scorer.judge_calls_per_run == 1
     assert_wrapped(fake_openai, ("input", QUESTION), ("response", RESPONSE))
@@ -216,7 +217,7 @@ def test_no_tool_calls_scores_zero_when_a_tool_was_missing(fake_openai):
     scorer = create_tool_call_accuracy_scorer(options={"availableTools": TOOLS}, settings=settings_for(fake_openai))
     result = scorer.run(tool_payload())
     assert result.score == 0
-    assert result.reason == "The score is 0 out of 1: no tool was called although the request needed weather."
+    assert result.reason == "The score is 0.000 out of 1: no tool was called although the request needed weather."
     assert "(no tool calls)" in fake_openai.last_prompt_text()
 
 
@@ -564,7 +565,7 @@ def test_rubric_with_given_steps_one_call(fake_openai):
     )
     assert result.score == 0.75
     assert result.reason.startswith(
-        "The score is 0.75 out of 1: the judge gave 4 on the 1–5 scale, normalised to "
+        "The score is 0.750 out of 1: the judge gave 4 on the 1–5 scale, normalised to "
         "(4 − 1) / (5 − 1) = 0.75. Clear, with an analogy."
     )
     assert fake_openai.chat_call_count == 1 and scorer.judge_calls_per_run == 1
@@ -688,7 +689,7 @@ def test_checklist_required_satisfied_scores_scale(fake_openai):
     assert result.score == 10
     assert (
         result.reason
-        == "The score is 10 out of 10: every required criterion is satisfied (2 of 3 criteria are satisfied)."
+        == "The score is 10.000 out of 10: every required criterion is satisfied (2 of 3 criteria are satisfied)."
     )
     assert scorer.dimension_scores(result.analyze_step_result)["3. Mentions collisions"] == 0.0
     assert fake_openai.chat_call_count == 1
@@ -781,7 +782,7 @@ def test_catalogue_entries_build_and_run_their_example(fake_openai, scorer_id):
     result = scorer.run(example)
     assert 0 <= result.score <= options.get("scale", 1)
     assert fake_openai.chat_call_count == spec.judge_calls == scorer.judge_calls_per_run
-    assert result.reason.startswith(f"The score is {result.score:g}")
+    assert result.reason.startswith(f"The score is {decimal_text(result.score)} out of ")
 
 
 @pytest.mark.parametrize("scorer_id", MY_IDS)

@@ -41,7 +41,7 @@ def test_user_mode_weights(fake_openai):
     assert result.score == 0.84
     assert result.analyze_step_result["userScore"] == pytest.approx(0.84)
     assert result.analyze_step_result["systemScore"] is None
-    assert result.reason.startswith("The score is 0.84 out of 1 (very good alignment with small gaps)")
+    assert result.reason.startswith("The score is 0.840 out of 1 (very good alignment with small gaps)")
 
 
 def test_system_mode_weights(fake_openai):
@@ -62,7 +62,7 @@ def test_both_mode_user_perfect_system_zero_scale_10(fake_openai):
     assert analysis["effectiveMode"] == "both"
     assert analysis["userScore"] == 1 and analysis["systemScore"] == 0
     assert analysis["systemAlignment"]["intentAlignment"]["score"] == 0
-    assert "The score is 7 out of 10" in result.reason
+    assert "The score is 7.000 out of 10" in result.reason
     body = fake_openai.last_chat_request()
     assert body["response_format"]["json_schema"]["name"] == "prompt_alignment_both"
 
@@ -74,7 +74,7 @@ def test_the_composed_reason_writes_the_user_and_system_scores_as_the_tiles_do(f
     fake_openai.enqueue(Reply.json(both_analysis((0.6, 0.1, 0.5, 0.5), (1.0, 0.2, 0.5, 1.0))))
     result = scorer(fake_openai, evaluation_mode="both").run(run_payload(system=SYSTEM))
     assert result.score == 0.49
-    assert result.reason.startswith("The score is 0.49 out of 1 (poor alignment with serious problems)")
+    assert result.reason.startswith("The score is 0.490 out of 1 (poor alignment with serious problems)")
     assert "Against the user prompt (70% of the score, 0.420): " in result.reason
     assert "Against the system instructions (30%, 0.645): " in result.reason
     assert "(Write a factorial function; intent 0.60)" in result.reason
@@ -207,6 +207,24 @@ def test_camel_case_option_and_model_prefix(fake_openai):
     assert body["temperature"] == 0 and body["seed"] == 42
 
 
+def test_the_reason_writes_the_score_as_the_tiles_do(fake_openai):
+    # .4·.8 + .3·.8 + .2·.8 + .1·.8 = 0.8, written 0.800 as the score tile writes it (the reason read 0.8).
+    fake_openai.enqueue(Reply.json(single_analysis(0.8, 0.8, 0.8, 0.8)))
+    assert (
+        scorer(fake_openai, evaluation_mode="user")
+        .run(run_payload())
+        .reason.startswith("The score is 0.800 out of 1 (")
+    )
+    # The judge-written reason is asked to start so, and a reason that does is kept as written.
+    fake_openai.enqueue(
+        Reply.json(single_analysis(0.8, 0.8, 0.8, 0.8)),
+        Reply.json({"reason": "The score is 0.800 because the docstring is missing."}),
+    )
+    result = scorer(fake_openai, evaluation_mode="user", reason="judge").run(run_payload())
+    assert 'Start with "The score is 0.800 because"' in fake_openai.last_prompt_text()
+    assert result.reason == "The score is 0.800 because the docstring is missing."
+
+
 def test_judge_written_reason_is_a_second_call_and_states_the_score(fake_openai):
     fake_openai.enqueue(
         Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0)),
@@ -214,7 +232,7 @@ def test_judge_written_reason_is_a_second_call_and_states_the_score(fake_openai)
     )
     result = scorer(fake_openai, evaluation_mode="user", reason="judge").run(run_payload())
     assert fake_openai.chat_call_count == 2
-    assert result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
+    assert result.reason == "The score is 0.840 out of 1. Good function, but the docstring is missing."
     assert result.judge.usage.calls == 2
     assert "0.84" in fake_openai.last_prompt_text()
 
@@ -237,7 +255,7 @@ def test_a_judge_written_reason_that_fails_keeps_the_score_and_says_why(fake_ope
     assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
     assert outcome.result.analyze_step_result["intentAlignment"]["score"] == 0.9
     assert outcome.result.reason.startswith(
-        "The score is 0.84 out of 1. The judge could not write the reason (api_error): "
+        "The score is 0.840 out of 1. The judge could not write the reason (api_error): "
     )
     assert "overloaded" in outcome.result.reason and "test-key" not in outcome.result.reason
     # Two requests, one answered; the analysis reply's 100 + 20 tokens are kept. The 500 reported no usage (an API
@@ -361,7 +379,7 @@ def test_a_rate_limited_reason_is_retried_by_the_run_alone_without_scoring_again
 
     # 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84, judged once: three requests (analysis, 429, reason).
     assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
-    assert outcome.result.reason == "The score is 0.84 out of 1. Good function, but the docstring is missing."
+    assert outcome.result.reason == "The score is 0.840 out of 1. Good function, but the docstring is missing."
     assert fake_openai.chat_call_count == 3
     # The analysis's 100 + 20 tokens and the reason's 30 + 10, two calls answered of 3 requests (the 429 spent none).
     assert outcome.usage == JudgeUsage(130, 30, calls=2, requests=3)
@@ -379,7 +397,7 @@ def test_a_reason_still_rate_limited_after_the_runs_retries_keeps_the_score_and_
     assert fake_openai.chat_call_count == 3
     assert outcome.status is ScoreStatus.SCORED and outcome.score == 0.84
     reason = outcome.result.reason
-    assert reason.startswith("The score is 0.84 out of 1. The judge could not write the reason (rate_limited): ")
+    assert reason.startswith("The score is 0.840 out of 1. The judge could not write the reason (rate_limited): ")
     assert reason.endswith(
         "The score stands. To get the reason, score this item again once the rate limit allows (with the judge "
         "cache on, the scoring call is answered from the cache: only the reason is asked)."

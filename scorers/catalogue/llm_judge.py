@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from scorers.core.base import RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.base import RunInput, ScoreResult, decimal_text, normalize_run, round_half_up
 from scorers.core.errors import InvalidInputError, JudgeOutputInvalidError
 from scorers.core.judge import DATA_NOTICE, Judge, JudgeCache, JudgeSettings, delimit, resolve_judge_settings
 
@@ -265,7 +265,7 @@ class LLMJudgeScorer:
         if isinstance(self.reason_rule, str):
             return self.reason_rule.format_map({**fields, "score": score})
         listed = "; ".join(f"{k}: {v}" for k, v in fields.items())
-        return f"The score is {score:g} out of {self.scale:g}. The judge found {listed}."
+        return f"The score is {decimal_text(score)} out of {self.scale:g}. The judge found {listed}."
 
 
 def _check_reason_template(reason: str, fields: set[str]) -> None:

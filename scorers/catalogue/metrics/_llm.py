@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
-from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.base import JudgeInfo, RunInput, ScoreResult, decimal_text, normalize_run, round_half_up
 from scorers.core.errors import InvalidInputError, MissingInputError
 from scorers.core.judge import DATA_NOTICE, Judge, JudgeCache, JudgeSettings, delimit, resolve_judge_settings
 
@@ -251,7 +251,7 @@ def count_reason(
 ) -> Callable[[float], str]:
     """The reason of a lower-is-better "k of n X are Y" score, as a function of the score.
 
-    It writes e.g. ``"The score is 0.4 out of 1 (lower is better): 2 of 5 opinions are biased: a; b."``.
+    It writes e.g. ``"The score is 0.400 out of 1 (lower is better): 2 of 5 opinions are biased: a; b."``.
 
     Args:
         scale: the score's upper bound, > 0.
@@ -263,7 +263,7 @@ def count_reason(
     """
 
     def reason(score: float) -> str:
-        head = f"The score is {score:g} out of {scale:g} (lower is better)"
+        head = f"The score is {decimal_text(score)} out of {scale:g} (lower is better)"
         if not n:
             return f"{head}: {empty}"
         if not flagged:
@@ -277,7 +277,7 @@ def count_reason(
 class VerdictReason:
     """How a per-item verdict scorer words its reason; calling it with ``(analysis, score)`` writes the reason.
 
-    The reason reads ``"The score is 0.6 out of 1: 3 of 5 claims are <tally>. <Label>: "a"."``.
+    The reason reads ``"The score is 0.600 out of 1: 3 of 5 claims are <tally>. <Label>: "a"."``.
     ``analysis`` holds ``"scale"`` (> 0), ``"counts"`` (items per verdict) and the items
     under ``noun + "s"``, each a mapping with ``noun`` and ``"verdict"``.
 
@@ -296,7 +296,7 @@ class VerdictReason:
 
     def __call__(self, analysis: Mapping[str, Any], score: float) -> str:
         """The reason for ``analysis``, quoting ``score``."""
-        head = f"The score is {score:g} out of {analysis['scale']:g}"
+        head = f"The score is {decimal_text(score)} out of {analysis['scale']:g}"
         items = analysis[self.noun + "s"]
         if not items:
             return f"{head}: {self.empty}"

@@ -26,7 +26,7 @@ from scorers.catalogue.metrics._llm import (
     require_text,
     system_message,
 )
-from scorers.core.base import RunInput
+from scorers.core.base import RunInput, decimal_text
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import JudgeCache, JudgeSettings, delimit
 
@@ -111,7 +111,7 @@ def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     counts = analysis["matchCounts"]
     n = len(units)
     text = (
-        f"The score is {score:g} out of {analysis['scale']:g}: of {n} ground-truth unit{'s' if n != 1 else ''}, "
+        f"The score is {decimal_text(score)} out of {analysis['scale']:g}: of {n} ground-truth unit{'s' if n != 1 else ''}, "
         f"the response matches {counts['exact']} exactly, {counts['semantic']} semantically and "
         f"{counts['partial']} partially, and misses {counts['missing']}"
     )

@@ -29,7 +29,7 @@ from scorers.catalogue.metrics._llm import (
     resolve_context,
     system_message,
 )
-from scorers.core.base import RunInput
+from scorers.core.base import RunInput, decimal_text
 from scorers.core.errors import MissingInputError
 from scorers.core.judge import delimit
 
@@ -94,7 +94,7 @@ def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     verdicts = analysis["verdicts"]
     n = len(verdicts)
     relevant = [v["index"] for v in verdicts if v["verdict"] == "yes"]
-    head = f"The score is {score:g} out of {analysis['scale']:g}"
+    head = f"The score is {decimal_text(score)} out of {analysis['scale']:g}"
     if not relevant:
         return f"{head}: none of the {n} context pieces is relevant to the question, so the precision is 0."
     where = ", ".join(str(i) for i in relevant)

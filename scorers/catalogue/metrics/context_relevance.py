@@ -33,7 +33,7 @@ from scorers.catalogue.metrics._llm import (
     resolve_context,
     system_message,
 )
-from scorers.core.base import RunInput, ScoreResult, normalize_run, round_half_up
+from scorers.core.base import RunInput, ScoreResult, decimal_text, normalize_run, round_half_up
 from scorers.core.judge import delimit
 
 SCORER_ID = "context-relevance"
@@ -99,7 +99,7 @@ def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
 
 def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     """The reason, written from the analysis (no judge call); it quotes ``score``."""
-    head = f"The score is {score:g} out of {analysis['scale']:g}"
+    head = f"The score is {decimal_text(score)} out of {analysis['scale']:g}"
     if analysis.get("note"):
         return f"{head}. {analysis['note']}"
     pieces = analysis["pieces"]

@@ -19,6 +19,7 @@ from pydantic import Field
 from scorers.catalogue.metrics._define import CONTEXT_PARAM, SCALE_PARAM, Metric, Param, factory, specs
 from scorers.catalogue.metrics._llm import BinaryVerdict, StrictModel, delimit_pieces, function, quoted
 from scorers.catalogue.metrics.faithfulness import CLAIMS_INPUTS, CONTEXT_PHRASES, Claim, ClaimsScorer, question_block
+from scorers.core.base import decimal_text
 from scorers.core.judge import delimit
 
 SCORER_ID = "hallucination"
@@ -63,7 +64,7 @@ def judge_prompt(question: str, pieces: tuple[str, ...], response: str) -> str:
 
 def compose_reason(analysis: Mapping[str, Any], score: float) -> str:
     """The reason, written from the verdicts (no judge call); it quotes ``score``."""
-    head = f"The score is {score:g} out of {analysis['scale']:g} (lower is better)"
+    head = f"The score is {decimal_text(score)} out of {analysis['scale']:g} (lower is better)"
     claims = analysis["claims"]
     if not claims:
         return f"{head}: the judge found no factual claims in the response, so nothing is hallucinated."

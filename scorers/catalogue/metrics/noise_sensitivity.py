@@ -27,7 +27,7 @@ from scorers.catalogue.metrics._llm import (
     system_message,
     text,
 )
-from scorers.core.base import RunInput
+from scorers.core.base import RunInput, decimal_text
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import delimit
 
@@ -187,7 +187,7 @@ class NoiseSensitivityScorer(JudgedScorer):
                 if data["majorIssues"]
                 else ""
             )
-            return f"The score is {score:g} out of {self.scale:g}: {source}; {impact}{issues}."
+            return f"The score is {decimal_text(score)} out of {self.scale:g}: {source}; {impact}{issues}."
 
         return raw, analysis, reason
 

@@ -37,7 +37,7 @@ from scorers.catalogue.metrics._llm import (
     text_list,
 )
 from scorers.catalogue.spec import SCALE, OptionSpec, ScorerSpec
-from scorers.core.base import JudgeInfo, RunInput, ScoreResult, normalize_run
+from scorers.core.base import JudgeInfo, RunInput, ScoreResult, decimal_text, normalize_run
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import JudgeCache, JudgeSettings, delimit, spent_before
 
@@ -232,7 +232,7 @@ class RubricScorer(JudgedScorer):
 
         def reason(score: float) -> str:
             return (
-                f"The score is {score:g} out of {self.scale:g}: the judge gave {parsed.score} on the "
+                f"The score is {decimal_text(score)} out of {self.scale:g}: the judge gave {parsed.score} on the "
                 f"{self.scale_min}–{self.scale_max} scale, normalised to ({parsed.score} − {self.scale_min}) / "
                 f"({self.scale_max} − {self.scale_min}) = {normalized:.2f}. {parsed.reasoning.strip()}"
             )
@@ -434,7 +434,7 @@ class ChecklistRubricScorer(JudgedScorer):
         }
 
         def reason(score: float) -> str:
-            head = f"The score is {score:g} out of {self.scale:g}"
+            head = f"The score is {decimal_text(score)} out of {self.scale:g}"
             satisfied = f"{analysis['satisfiedCount']} of {len(rows)} criteria are satisfied"
             if not failed:
                 return f"{head}: every required criterion is satisfied ({satisfied})."

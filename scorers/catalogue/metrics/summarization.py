@@ -33,7 +33,7 @@ from scorers.catalogue.metrics._llm import (
     system_message,
     text,
 )
-from scorers.core.base import RunInput, ScoreResult, normalize_run
+from scorers.core.base import RunInput, ScoreResult, decimal_text, normalize_run
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import delimit, spent_before
 
@@ -196,7 +196,7 @@ class SummarizationScorer(JudgedScorer):
         }
 
         def reason(score: float) -> str:
-            head = f"The score is {score:g} out of {self.scale:g}, the lower of alignment and coverage"
+            head = f"The score is {decimal_text(score)} out of {self.scale:g}, the lower of alignment and coverage"
             if claims is None or (claims and not questions):
                 return f"{head}: the judge found no key question in the source, so the summary scores 0."
             if not claims:

@@ -28,7 +28,7 @@ from scorers.catalogue.metrics._llm import (
     require_text,
     system_message,
 )
-from scorers.core.base import RunInput, ToolCall
+from scorers.core.base import RunInput, ToolCall, decimal_text
 from scorers.core.errors import InvalidInputError
 from scorers.core.judge import delimit
 
@@ -213,7 +213,7 @@ class ToolCallAccuracyScorer(JudgedScorer):
         }
 
         def reason(score: float) -> str:
-            head = f"The score is {score:g} out of {self.scale:g}"
+            head = f"The score is {decimal_text(score)} out of {self.scale:g}"
             missed = f"; tools the request needed but never called: {', '.join(missing)}" if missing else ""
             if not evaluations:
                 if missing:

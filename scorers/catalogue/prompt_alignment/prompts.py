@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from scorers.core.base import Message, turn_text
+from scorers.core.base import Message, decimal_text, turn_text
 from scorers.core.judge import DATA_NOTICE, delimit
 
 INSTRUCTIONS = (
@@ -110,10 +110,12 @@ def both_mode_prompt(system_text: str, user_text: str, response: str, after: str
 
 
 def reason_prompt(score: float, scale: float, analysis: dict) -> str:
-    """Prompt for the optional judge-written reason; the score is given, never re-judged."""
+    """Prompt for the optional judge-written reason; the score is given, never re-judged, and written as the
+    composed reason and the score tile write it (:func:`scorers.core.base.decimal_text`: 0.800, never 0.8)."""
+    shown = decimal_text(score)
     return (
-        f"A response was scored {score:g} out of {scale:g} for prompt alignment from this analysis:\n"
+        f"A response was scored {shown} out of {scale:g} for prompt alignment from this analysis:\n"
         f"{delimit('analysis', json.dumps(analysis, ensure_ascii=False, indent=1))}\n\n"
-        f'Explain the score in two or three sentences. Start with "The score is {score:g} because". '
+        f'Explain the score in two or three sentences. Start with "The score is {shown} because". '
         "Name the most important fulfilled and unfulfilled requirements. Do not change the score."
     )

@@ -206,7 +206,7 @@ def compose_reason(analysis: Mapping[str, Any], score: float, scale: float) -> s
     scores as the dashboard's tiles write them (:func:`scorers.core.base.decimal_text`, 3 decimals: 0.645, never
     0.65 beside it) and each dimension score as its breakdown does (2 decimals, rounded half up)."""
     band = interpretation_band(score, scale)
-    head = f"The score is {score:g} out of {scale:g} ({band})"
+    head = f"The score is {decimal_text(score)} out of {scale:g} ({band})"
     mode = analysis["effectiveMode"]
     if mode == "both":
         body = (
@@ -417,7 +417,7 @@ class PromptAlignmentScorer:
             spent = exc.usage if exc.usage is not None else JudgeUsage()
             info = replace(info, usage=info.usage + spent, cached=False)
             reason = (
-                f"The score is {score:g} out of {self.scale:g}. The judge could not write the reason "
+                f"The score is {decimal_text(score)} out of {self.scale:g}. The judge could not write the reason "
                 f"({exc.status.value}): {exc}"
             )
             if isinstance(exc, RateLimitedError):
@@ -436,9 +436,10 @@ class PromptAlignmentScorer:
                 ) from exc
             return result
         reason = reply.parsed.reason.strip()
-        if f"{score:g}" not in reason:
-            # The judge wrote a reason without the score: state it, so reason and score agree.
-            reason = f"The score is {score:g} out of {self.scale:g}. {reason}"
+        if decimal_text(score) not in reason:
+            # The judge wrote a reason without the score as the tiles write it (0.840, not 0.84): state it, so
+            # reason and score agree.
+            reason = f"The score is {decimal_text(score)} out of {self.scale:g}. {reason}"
         merged = replace(info, usage=info.usage + reply.usage, cached=info.cached and reply.info.cached)
         return ScoreResult(scorer=self.id, score=score, reason=reason, analyze_step_result=analysis, judge=merged)
 
