@@ -273,12 +273,21 @@ def render_run(store: Store, run_id: str, *, key: str) -> None:
         n_failed,
         help="Failed outcomes and those with a missing or invalid input: counted apart, never as a score of 0.",
     )
+    if (run.get("config") or {}).get("batch_api"):
+        sent = (
+            f"{requests:,} Batch API request line{'' if requests == 1 else 's'} sent (a line sent again after its "
+            "batch expired counts again, a re-ask sent live counts one)"
+        )
+    else:
+        sent = (
+            f"{requests:,} HTTP request{'' if requests == 1 else 's'} to the judge (failed ones and retries included, "
+            "as Max judge calls counts them)"
+        )
     columns[3].metric(
         "Judge tokens",
         f"{prompt + completion:,}",
         help=f"{prompt:,} prompt + {completion:,} completion tokens in {calls:,} judge repl"
-        f"{'y' if calls == 1 else 'ies'}, of {requests:,} HTTP request{'' if requests == 1 else 's'} to the judge "
-        "(failed ones and retries included, as Max judge calls counts them); cached replies cost nothing.",
+        f"{'y' if calls == 1 else 'ies'}, of {sent}; cached replies cost nothing.",
     )
     # While scoring, the judge calls in flight and the outcomes not yet written cost what their judge costs:
     # unknown when it has no price (the job's judge; a run scored elsewhere: the run's own judge).

@@ -1179,8 +1179,10 @@ def _print_summary(
             cost_text = f"cost {usd_text(cost.usd)}{at} for {cost.priced:,} outcome(s), {cost.unknown_text()}"
         else:
             cost_text = f"cost {cost.unknown_text()}"
+        # A Batch API run sends request lines in batch files (a line its batch expired on is sent again), not requests.
+        sent = f"{usage.requests:,} batch lines" if result.batch_api else f"{usage.requests:,} requests"
         console.print(
-            f"Judge usage: {usage.requests:,} requests ({usage.calls:,} answered), {usage.prompt_tokens:,} prompt + "
+            f"Judge usage: {sent} ({usage.calls:,} answered), {usage.prompt_tokens:,} prompt + "
             f"{usage.completion_tokens:,} completion tokens, {cost_text}; "
             f"{result.cache_hits} outcome(s) served from the cache (free)."
         )

@@ -334,6 +334,36 @@ def test_the_judge_tokens_help_counts_every_request_to_the_judge_apart_from_the_
     )
 
 
+def test_the_judge_tokens_help_of_a_batch_api_run_counts_batch_lines(open_page, studio_db: Path):
+    # A Batch API run: item 0 answered by its first line, item 1 failed after 2 lines (its first batch expired):
+    # 1 reply of 3 lines sent. Before, the help called them "HTTP requests to the judge ... as Max judge calls counts
+    # them" (a Batch API run takes no cap).
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="judged.csv",
+        items=[(f"q{i}", {"input": "q", "output": "x"}, {}) for i in range(2)],
+        scorers=[{"id": "gluten-checker", "name": "Gluten checker", "options": {}}],
+        judge={"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"},
+        config={"batch_api": True},
+    )
+    record = {"status": "scored", "score": 1.0, "analysis": {"isGlutenFree": True, "glutenSources": []}}
+    spent = {"prompt_tokens": 100, "completion_tokens": 10, "judge_calls": 1, "judge_requests": 1}
+    store.save_result(run_id, 0, "gluten-checker", record | spent)
+    failed = {"status": "api_error", "error": "the batch expired 2 times", "judge_calls": 0, "judge_requests": 2}
+    store.save_result(run_id, 1, "gluten-checker", failed)
+    store.finish_run(run_id, "completed")
+    store.close()
+    at = open_page("history")
+    at.button(key="history_open_button").click().run()
+    assert not at.exception
+    tile = next(m for m in at.metric if m.label == "Judge tokens")
+    assert (tile.value, tile.proto.help) == (
+        "110",
+        "100 prompt + 10 completion tokens in 1 judge reply, of 3 Batch API request lines sent (a line sent again "
+        "after its batch expired counts again, a re-ask sent live counts one); cached replies cost nothing.",
+    )
+
+
 def test_the_cost_of_a_run_with_several_judges_prices_each_outcome_at_its_own_judge(open_page, studio_db: Path):
     store = Store(studio_db)
     mini = {"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1"}

@@ -198,6 +198,33 @@ def test_a_request_that_expires_twice_is_an_api_error(fake_openai):
     assert result.status == "completed"
 
 
+def test_a_line_sent_again_after_its_batch_expired_counts_as_sent_twice(fake_openai):
+    # Batch 1 runs 1 of its 3 lines and expires; batch 2 carries the other 2 again and runs none. The item answered
+    # had 1 line sent; the 2 others had 2 each and are API errors: 1 + 2 + 2 = 5 lines, the fake's 3 + 2. Before,
+    # each outcome counted 1 (the answer it read), 3 in all.
+    fake_openai.responder = responder()
+    fake_openai.plan_batches(BatchPlan(expire_after=1), BatchPlan(expire_after=0))
+    store = Store(":memory:")
+    result = run_batch_api(items(3), [alignment(fake_openai, store)], store=store, poll_interval=0.01)
+    assert [b["request_counts"]["total"] for b in fake_openai.batches] == [3, 2]
+    sent = sorted((o.status, o.usage.requests, o.usage.calls) for o in result.outcomes)
+    assert sent == [(ScoreStatus.API_ERROR, 2, 0), (ScoreStatus.API_ERROR, 2, 0), (ScoreStatus.SCORED, 1, 1)]
+    assert sorted(r["judge_requests"] for r in store.results(result.run_id)) == [1, 2, 2]
+    assert result.usage.requests == 5
+
+
+def test_a_line_answered_after_its_batch_expired_once_counts_both_lines(fake_openai):
+    # Batch 1 runs 2 of its 3 lines and expires; batch 2 runs the third line again: 2 lines for that item, 4 in all.
+    fake_openai.responder = responder()
+    fake_openai.plan_batches(BatchPlan(expire_after=2))
+    store = Store(":memory:")
+    result = run_batch_api(items(3), [alignment(fake_openai, store)], store=store, poll_interval=0.01)
+    assert [b["request_counts"]["total"] for b in fake_openai.batches] == [3, 1]
+    assert [o.status for o in result.outcomes] == [ScoreStatus.SCORED] * 3
+    assert sorted(o.usage.requests for o in result.outcomes) == [1, 1, 2]
+    assert result.usage.requests == 4 and result.usage.calls == 3
+
+
 def test_a_batch_that_fails_validation_fails_its_items_with_the_reason(fake_openai):
     fake_openai.responder = responder()
     fake_openai.plan_batches(BatchPlan(fail="line 1: model not allowed"))
@@ -264,6 +291,7 @@ def test_cli_batch_api_prints_the_discounted_estimate_and_scores_through_batches
     assert code == 0, err
     assert "at the Batch API's price (50% off gpt-4o-mini's list price, $" in err
     assert "submitted: 2 requests" in err
+    assert "Judge usage: 2 batch lines (2 answered)," in out  # a Batch API run sends lines, not requests
     assert "cost $" in out and "at Batch API prices" in out
     assert fake_judge.chat_call_count == 0 and len(fake_judge.batches) == 1
     run_id = out.split("Run id: ", 1)[1].split()[0]

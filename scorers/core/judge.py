@@ -211,11 +211,11 @@ _REQUESTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
 as ``[n]``: each sent, retries included, as the budget counts them (:attr:`JudgeUsage.requests`)."""
 
 
-def _count_request() -> None:
-    """Count one HTTP request sent for the current judge call, if one counts them."""
+def _count_request(n: int = 1) -> None:
+    """Count ``n`` HTTP requests (or Batch API lines) sent for the current judge call, if one counts them."""
     sent = _REQUESTS.get()
     if sent is not None:
-        sent[0] += 1
+        sent[0] += n
 
 
 @contextlib.contextmanager
@@ -721,10 +721,13 @@ class BatchAnswer:
             with the OpenAI error body, or 0 when the batch never ran the line (``body`` is
             ``{"error": {"code", "message"}}``, e.g. the batch expired or failed as a whole).
         body: the response body as JSON.
+        lines: the request lines sent for it: one, and one more each time a batch expired before running it (the
+            line is sent again in the next batch).
     """
 
     status_code: int
     body: dict[str, Any]
+    lines: int = 1
 
 
 class BatchPending(Exception):
@@ -1035,6 +1038,7 @@ class Judge:
         import httpx2
 
         answer = round_.ask(body)
+        _count_request(answer.lines - 1)  # the first line is counted as sent (_send); the ones a batch expired on too
         if answer.status_code == 200:
             return ChatCompletion.model_validate(answer.body)
         if answer.status_code == 0:

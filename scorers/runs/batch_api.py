@@ -144,10 +144,19 @@ def _forget_failed_attempts(
 
 def _known_answers(store: Store, run_id: str) -> dict[str, BatchAnswer]:
     return {
-        r["custom_id"]: BatchAnswer(r["status_code"], r["body"] or {})
+        r["custom_id"]: BatchAnswer(r["status_code"], r["body"] or {}, _lines_sent(r))
         for r in store.batch_requests(run_id)
         if r["status_code"] is not None
     }
+
+
+def _lines_sent(request: Mapping[str, Any]) -> int:
+    """The lines sent for a stored request with its answer: the last one, and one per batch that expired before
+    running it (a request recorded as expired :data:`MAX_EXPIRIES` times counts those, as its last one expired)."""
+    expired_for_good = (
+        request["status_code"] == 0 and ((request["body"] or {}).get("error") or {}).get("code") == "batch_expired"
+    )
+    return request["expired"] + (0 if expired_for_good else 1)
 
 
 def _finish_batch(store: Store, client: BatchClient, run_id: str, state: BatchState) -> None:
