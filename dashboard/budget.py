@@ -18,13 +18,18 @@ CAP_RULE = (
 
 
 def budget_form(
-    prefix: str, caps: BudgetCaps | None = None, price: Price | None = None
+    prefix: str,
+    caps: BudgetCaps | None = None,
+    price: Price | None = None,
+    *,
+    max_retries: int = JudgeSettings.max_retries,
 ) -> tuple[BudgetCaps, Price | None]:
     """Three caps (0: no cap) and an optional price per million tokens, keyed ``<prefix>_max_calls``,
     ``_max_tokens``, ``_max_cost``, ``_price_in`` and ``_price_out``.
 
     ``caps`` and ``price`` fill the fields when they are first shown (a stored run's, on a resume);
-    None: no caps and the list price.
+    None: no caps and the list price. ``max_retries`` is the judge's (:attr:`JudgeSettings.max_retries`), which the
+    call cap's help names: the default is the sidebar's judge's, which keeps the setting's default.
 
     Returns:
         The caps (:class:`scorers.core.budget.BudgetCaps`, for ``run_evals(budget=...)`` and the run's
@@ -39,7 +44,8 @@ def budget_form(
         value=caps.max_judge_calls or 0,
         step=100,
         help="HTTP requests to the judge: a failed request the judge's client retries itself (a 5xx, a 429, a "
-        "timeout, a lost connection; up to 3 times) counts once a try.",
+        f"timeout, a lost connection; up to {max_retries} time{'' if max_retries == 1 else 's'}, the judge's "
+        "max_retries) counts once a try.",
         key=f"{prefix}_max_calls",
         **SESSION,
     )

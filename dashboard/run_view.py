@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from scorers import (
+    JudgeSettings,
     RunStatus,
     ScorerError,
     ScoreStatus,
@@ -441,7 +442,14 @@ def _render_resume(store: Store, run: dict[str, Any], left: int, left_with_faile
         limits = run_limits(run, model)
         with st.expander("Cost cap and price"):
             prefix = f"{key}_resume_{model}"  # per model: the fields show the price recorded for the judge chosen
-            caps, price = budget_form(prefix, limits["budget"], limits["price"])
+            # The client of the judge chosen retries a failed request its max_retries times (the run's as recorded).
+            retries = (sidebar.max_retries if sidebar else None) if which == SIDEBAR_JUDGE else stored.get("maxRetries")
+            caps, price = budget_form(
+                prefix,
+                limits["budget"],
+                limits["price"],
+                max_retries=JudgeSettings.max_retries if retries is None else retries,
+            )
             st.caption(
                 f"The price is for {md_escape(model)}'s outcomes. Resume and Retry store the caps and the price "
                 "with the run: its Cost here, the report and a later resume use them."

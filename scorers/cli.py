@@ -511,7 +511,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="HTTP requests to the judge: a failed request the openai client retries itself (5xx, 429, timeout, "
-        "connection error; up to 3 times) counts once a try",
+        f"connection error; up to the judge's max_retries times, {JudgeSettings.max_retries} by default, a resumed "
+        "run's judge's as recorded) counts once a try",
     )
     budget.add_argument(
         "--max-total-tokens", type=_cap(_positive_int), default=None, metavar="N", help="prompt + completion tokens"

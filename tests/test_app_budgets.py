@@ -471,6 +471,32 @@ def test_a_run_started_bypassing_the_cache_bypasses_it_when_history_resumes_it(j
     assert judge.chat_call_count == 8  # the 2 items left were asked again, not taken from the cache
 
 
+def test_the_call_caps_help_names_the_max_retries_of_the_judge_chosen(open_page, studio_db):
+    # The Batch page's judge (the sidebar's) keeps JudgeSettings' default, 3; History's resume of a run whose judge
+    # recorded maxRetries 5 says 5 for the run's judge, 3 for the sidebar's. Before, every form said "up to 3 times".
+    at = open_page("batch")
+    prepare(at, 1)
+    help_text = at.number_input(key="batch_max_calls").help
+    assert "(a 5xx, a 429, a timeout, a lost connection; up to 3 times, the judge's max_retries)" in help_text
+    store = Store(studio_db)
+    run_id = store.create_run(
+        dataset_name="rows.csv",
+        items=[("r0", {"input": "q", "output": "x"}, {})],
+        scorers=[{"id": "prompt-alignment", "name": "Prompt alignment", "options": {}}],
+        judge={"model": "gpt-4o-mini", "baseUrl": "https://api.openai.com/v1", "maxRetries": 5},
+    )
+    store.finish_run(run_id, "cancelled")
+    store.close()
+    history = open_page("history")
+    history.button(key="history_open_button").click().run()
+    assert not history.exception
+    prefix = f"history_{run_id}_resume_gpt-4o-mini"
+    assert "up to 5 times, the judge's max_retries" in history.number_input(key=f"{prefix}_max_calls").help
+    history.radio(key=f"history_{run_id}_which_judge").set_value("with the sidebar's judge").run()
+    (sidebar,) = [n for n in history.number_input if n.key.endswith("_max_calls")]  # the sidebar's gpt-4o-mini
+    assert "up to 3 times, the judge's max_retries" in sidebar.help
+
+
 def test_the_cap_rule_names_the_status_as_history_shows_it():
     from dashboard.budget import CAP_RULE
 

@@ -61,6 +61,16 @@ def test_help_documents_the_new_flags():
         assert flag in text, flag
 
 
+def test_the_call_caps_help_names_the_judges_max_retries_not_a_fixed_count():
+    action = next(
+        a
+        for a in build_parser()._subparsers._group_actions[0].choices["run"]._actions
+        if "--max-judge-calls" in a.option_strings
+    )
+    assert "up to the judge's max_retries times, 3 by default, a resumed run's judge's as recorded" in action.help
+    assert "up to 3 times" not in action.help
+
+
 def test_max_judge_calls_stops_at_the_cap_and_resume_with_a_higher_cap_goes_on(env: FakeOpenAI, tmp_path, capsys):
     data = dataset(tmp_path, 10)
     code, out, err = run_cli(
