@@ -354,6 +354,36 @@ def test_retrying_failed_items_sends_them_again_and_their_rows_keep_what_the_fai
     assert retried.usage == JudgeUsage(300, 30, 4, 4)
 
 
+def test_a_retry_stopped_before_its_batch_ends_keeps_the_stored_failure_in_its_result(fake_openai):
+    # Item 0 fails as above (2 invalid answers: 200 + 20 tokens, 2 calls, 2 lines); item 1 scores (50 + 5, 1 line).
+    def answer(body: dict) -> Reply:
+        if item_of(body) == 0:
+            return Reply.content("still not JSON", usage={"prompt_tokens": 100, "completion_tokens": 10})
+        return Reply.json(GOOD, usage={"prompt_tokens": 50, "completion_tokens": 5})
+
+    fake_openai.responder = answer
+    store = Store(":memory:")
+    first = run_batch_api(items(2), [alignment(fake_openai)], store=store, poll_interval=0.01)
+    assert first.usage == JudgeUsage(250, 25, 3, 3)
+    # The retry's batch is submitted, then the run is stopped before it ends: item 0's stored row stands, and the
+    # result shows it. Before, the result left it out: 1 outcome, 50 + 5 tokens in 1 call.
+    fake_openai.batch_polls = 10**9
+    cancel = threading.Event()
+    retried = run_batch_api(
+        [],
+        [alignment(fake_openai)],
+        store=store,
+        run_id=first.run_id,
+        retry_failed=True,
+        poll_interval=0.01,
+        on_progress=lambda message: cancel.set(),
+        cancel=cancel,
+    )
+    assert retried.status == "cancelled"
+    assert [o.status for o in retried.outcomes] == [ScoreStatus.JUDGE_OUTPUT_INVALID, ScoreStatus.SCORED]
+    assert retried.usage == JudgeUsage(250, 25, 3, 3)
+
+
 def test_cli_batch_api_usage_line_prices_the_outcomes_at_the_price_set(fake_judge, tmp_path, monkeypatch, capsys):
     from scorers.cli import main
     from scorers.runs.judges import stored_run_cost
