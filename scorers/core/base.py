@@ -804,7 +804,9 @@ class JudgeUsage:
 
     ``calls`` counts the judge's answers (replies with tokens), ``requests`` every HTTP request sent to the judge:
     answered, failed (a 5xx, a 429, a timeout, a lost connection) and each retry of a failed one, as the run
-    budget's call cap counts them (:mod:`scorers.core.budget`). A request that failed spent no tokens.
+    budget's call cap counts them (:mod:`scorers.core.budget`). A request that failed spent no tokens. In Batch API
+    mode ``requests`` counts the request lines sent in batch files instead (a line sent again after its batch
+    expired counts again; a re-ask sent live counts one).
     """
 
     prompt_tokens: int = 0

@@ -185,7 +185,7 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
         (``item_index``, ``item_id``, ``scorer``, ``status``, ``score`` (float, NaN
         when not scored), ``reason``, ``error``, ``prompt_tokens``,
         ``completion_tokens``, ``judge_calls`` (answered), ``judge_requests`` (HTTP requests sent, failed ones and
-        retries included), ``latency_s``, ``judge_model``) with ``run_id`` first
+        retries included; a Batch API run's batch lines sent), ``latency_s``, ``judge_model``) with ``run_id`` first
         and, when the run knows them (:attr:`EvalRunResult.scorer_options`), :data:`SCORER_OPTIONS_COLUMN`
         (the row's scorer's options, a dict) after ``scorer``; with ``items``, then ``input``, ``system``, ``output``, ``ground_truth``, ``conversation``
         (see :func:`item_texts`) and one ``group:<name>`` column per group-by
