@@ -136,6 +136,7 @@ from scorers.runs.runner import (
     estimate_run,
     judge_model_of,
     load_run,
+    recorded_scorer_options,
     run_evals,
 )
 from scorers.runs.store import HEARTBEAT_STALE_S, RunBusy, Store, copy_store, default_db
@@ -1530,11 +1531,17 @@ def _resume(args: argparse.Namespace, console: _Console, out_fmt: str | None) ->
         if run["status"] == "running":
             raise CLIError(_busy_text(args.resume, run["owner"]))
         config = run["config"] or {}
-        stored_options = config.get("scorerOptions") or {}
+        stored_options = recorded_scorer_options(run)
         scorer_ids = [s["id"] for s in run["scorers"]]
+        unknown = [sid for sid in scorer_ids if stored_options.get(sid, {}) is None]
+        if unknown:  # rebuilt at their defaults, they would score the rest of the run with other options
+            raise CLIError(
+                f"run {args.resume} does not record the options of {', '.join(unknown)} (scorers of its caller's "
+                "own code): resume it from Python with the same scorers (run_evals(..., run_id=...))"
+            )
         options = {sid: stored_options.get(sid) or _scorer_options([sid], None, None)[sid] for sid in scorer_ids}
-        if not stored_options:
-            console.note("Note: this run was not started by the CLI; its scorers are rebuilt with default options.")
+        if not any(stored_options.values()):
+            console.note("Note: this run does not record its scorers' options; they are rebuilt with default options.")
         validate_thresholds(args.fail_under, args.fail_over, options)
         settings = _judge_settings(args, scorer_ids, run["judge"])
         _start_up(settings)

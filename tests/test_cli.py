@@ -492,6 +492,41 @@ def test_runs_lists_stored_runs_and_export_writes_one(env, tmp_path, capsys):
     assert code == 2 and "no run with id 'nope'" in err
 
 
+def test_resume_of_a_python_run_rebuilds_its_scorers_with_the_options_it_recorded(env, tmp_path, capsys):
+    db = tmp_path / "py.db"
+    items = [EvalItem(f"r{i}", {"input": f"Say {i} in French", "output": "Bonjour"}) for i in range(3)]
+    settings = resolve_judge_settings(model="fake-judge")
+    cancel = threading.Event()
+    store = Store(db)
+    first = run_evals(
+        items,
+        [create_prompt_alignment_scorer(settings=settings, options={"scale": 10})],
+        concurrency=1,
+        store=store,
+        cancel=cancel,
+        on_item_complete=lambda index, item, outcomes: cancel.set(),
+    )
+    assert first.status == "cancelled" and [o.score for o in first.outcomes] == [8.4]
+    # Resumed from the command line at scale 10 (before: at the defaults, 0.84 beside 8.4): 0.84 × 10 = 8.4.
+    code, out, err = run_cli(capsys, "run", "--resume", first.run_id, "--db", str(db))
+    assert code == 0, err
+    assert summary_row(out, "prompt-alignment")[:3] == ["3", "0", "8.400"]
+
+    class Own:  # a catalogue id, so the CLI could build it (before: at the defaults)
+        id = "textual-difference"
+        name = "Own"
+
+        def run(self, payload):
+            return create_textual_difference_scorer().run(payload)
+
+    cancel = threading.Event()
+    own = run_evals(items, [Own()], concurrency=1, store=store, cancel=cancel, on_item_complete=lambda *a: cancel.set())
+    store.close()
+    # Its options are not known: rebuilt at the defaults it could score the rest with other options.
+    code, _, err = run_cli(capsys, "run", "--resume", own.run_id, "--db", str(db))
+    assert code == 2 and "does not record the options of textual-difference" in err
+
+
 def test_runs_on_an_empty_store(env, tmp_path, capsys):
     code, out, _ = run_cli(capsys, "runs")
     assert code == 0 and "No runs stored" in out
@@ -524,7 +559,7 @@ def test_resume_of_a_run_stopped_by_run_evals_scores_only_the_rest(env, tmp_path
     for i, row in enumerate(rows):
         assert (f"<response>\n{row['response']}\n</response>" in resumed_prompts) == (i not in done)
     assert summary_row(out, "prompt-alignment")[:2] == ["12", "0"]
-    assert "this run was not started by the CLI" in err
+    assert "rebuilt with default options" not in err  # the run records its scorers' options
     code, out, _ = run_cli(capsys, "runs", "--db", str(db))
     assert first.run_id in out and "Completed" in out
 

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 import xmlschema
+from fake_openai import Reply
+from judge_data import single_analysis
 from markdown_it import MarkdownIt
 
+from scorers import EvalItem, create_prompt_alignment_scorer, run_evals
 from scorers.analysis.compare import run_diff
 from scorers.analysis.gate import (
     NOT_RUN,
@@ -33,7 +36,7 @@ from scorers.analysis.gate import (
 from scorers.cli import main
 from scorers.core.errors import ScoreStatus
 from scorers.runs.export import export_run
-from scorers.runs.runner import load_run
+from scorers.runs.runner import load_run, recorded_scorer_options
 from scorers.runs.store import Store
 
 JUNIT_XSD = Path(__file__).parent / "data" / "junit" / "junit.xsd"
@@ -619,3 +622,73 @@ def test_a_runs_junit_writes_its_mean_with_the_shared_formatter():
     outcome = ItemOutcome(0, "q0", TD, ScoreStatus.SCORED, ScoreResult(TD, 0.50005, "r", {}))
     xml = run_junit(EvalRunResult("run1", [outcome], "completed", 1, [TD], None), {}).decode("utf-8")
     assert "mean 0.5001 over 1 scored item(s)" in xml and "0.5000" not in xml
+
+
+def test_a_python_api_run_records_its_scorers_options_and_the_gate_refuses_another_scale(
+    fake_judge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The judge's analysis: user mode (no system message) 0.40·0.9 + 0.30·0.8 + 0.20·0.7 + 0.10·1.0 = 0.84;
+    # at scale 10: 8.4. Before, a Python run recorded {} (the defaults) and the gate passed 0.840 → 8.400.
+    fake_judge.responder = lambda body: Reply.json(single_analysis(0.9, 0.8, 0.7, 1.0))
+    monkeypatch.chdir(tmp_path)
+    rows = [("q1", "Say hi in French", "Bonjour !"), ("q2", "Name a prime number", "7")]
+    data = tmp_path / "small.csv"
+    data.write_text("id,prompt,response\n" + "".join(f"{i},{p},{r}\n" for i, p, r in rows), encoding="utf-8")
+    db = str(tmp_path / "gate.db")
+    code, out, err = cli("run", str(data), "--scorer", "prompt-alignment", "--db", db, "--yes")
+    assert code == 0, err
+    cli_run = out.split("Run id: ", 1)[1].split()[0]
+    items = [EvalItem(i, {"input": p, "output": r}) for i, p, r in rows]
+
+    def api_run(scorer: object, name: str) -> Path:
+        store = Store(db)
+        try:
+            result = run_evals(items, [scorer], store=store, concurrency=1)
+        finally:
+            store.close()
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(export_run(result, items, "jsonl"))
+        return path
+
+    ten = create_prompt_alignment_scorer(model="gpt-4o-mini", options={"scale": 10})
+    path = api_run(ten, "ten")
+    rows_out = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["score"] for r in rows_out] == [8.4, 8.4]
+    recorded = {"scale": 10.0, "evaluation_mode": "both", "reason": "composed", "include_conversation_history": True}
+    assert all(r["scorer_options"] == recorded for r in rows_out)
+    store = Store(db)
+    (api,) = [r for r in store.list_runs() if r["id"] != cli_run]
+    assert recorded_scorer_options(store.get_run(api["id"])) == {"prompt-alignment": recorded}
+    store.close()
+    code, _, err = cli("gate", "--baseline", f"run:{cli_run}", "--candidate", f"file:{path}", "--db", db)
+    assert code == 2 and "scale: 1.0 against 10.0" in err and "nothing to gate" in err
+    code, _, err = cli("gate", "--baseline", cli_run, "--candidate", api["id"], "--db", db)
+    assert code == 2 and "scale: 1.0 against 10.0" in err
+    # The stored run's export says the same.
+    assert cli("export", api["id"], "--output", str(tmp_path / "stored.jsonl"), "--db", db)[0] == 0
+    stored_rows = (tmp_path / "stored.jsonl").read_text(encoding="utf-8").splitlines()
+    assert {json.dumps(json.loads(r)["scorer_options"], sort_keys=True) for r in stored_rows} == {
+        json.dumps(recorded, sort_keys=True)
+    }
+
+    # At the defaults, the Python run gates against the CLI run: 0.84 on both sides, d = 0, pass.
+    path = api_run(create_prompt_alignment_scorer(model="gpt-4o-mini"), "defaults")
+    code, out, err = cli("gate", "--baseline", f"run:{cli_run}", "--candidate", f"file:{path}", "--db", db)
+    assert code == 0, err
+
+    # A scorer of the caller's own class: its options are not known, never taken for the defaults.
+    class Own:
+        id = "prompt-alignment"
+        name = "Prompt alignment"
+
+        def run(self, payload: object) -> object:
+            return ten.run(payload)
+
+    path = api_run(Own(), "own")
+    assert {json.loads(line)["scorer_options"] for line in path.read_text(encoding="utf-8").splitlines()} == {None}
+    code, _, err = cli("gate", "--baseline", f"run:{cli_run}", "--candidate", f"file:{path}", "--db", db)
+    assert code == 2 and "does not record the options prompt-alignment" in err and "--assume-same-options" in err
+    code, out, err = cli(
+        "gate", "--baseline", f"run:{cli_run}", "--candidate", f"file:{path}", "--db", db, "--assume-same-options"
+    )
+    assert code == 0 and "assumed to be the same on both sides" in out  # vouched for, wrongly: 0.84 → 8.4 passes

@@ -32,7 +32,11 @@ from scorers import (
     JudgeUsage,
     ScoreStatus,
     Store,
+    create_faithfulness_scorer,
+    create_hallucination_scorer,
+    create_keyword_coverage_scorer,
     create_prompt_alignment_scorer,
+    create_scorer,
     create_textual_difference_scorer,
     estimate_run,
     load_run,
@@ -40,9 +44,10 @@ from scorers import (
 )
 from scorers.core import budget as budgets
 from scorers.core.budget import BudgetCaps
+from scorers.core.judge import JudgeSettings
 from scorers.runs import garbage
 from scorers.runs import runner as runner_module
-from scorers.runs.runner import ItemOutcome, _ResultWriter
+from scorers.runs.runner import ItemOutcome, _ResultWriter, recorded_options
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -1065,3 +1070,33 @@ def test_a_run_of_code_scorers_defers_full_garbage_collections_until_it_ends():
     )
     assert gc.get_threshold() == before  # set back when the last run ended
     assert waiting == [before] * 4  # a run that is not CPU-bound leaves the collector alone
+
+
+def test_a_run_records_the_options_each_scorer_was_built_with_and_none_it_cannot_know():
+    settings = JudgeSettings(api_key="k")
+
+    class Own:  # the caller's own class: its options cannot be known
+        id = "own"
+        name = "Own"
+
+        def run(self, payload):
+            return TD.run(payload)
+
+    scorers = [
+        create_prompt_alignment_scorer(settings=settings, options={"scale": 10, "evaluationMode": "user"}),
+        create_faithfulness_scorer(settings=settings, options={"scale": 5}),
+        create_hallucination_scorer(settings=settings, get_context=lambda run: ["a passage"]),  # Python-only option
+        create_keyword_coverage_scorer(scale=2),
+        create_scorer("textual-difference", {"target": "input"}),
+        Own(),
+    ]
+    assert recorded_options(scorers) == {
+        PA_ID: {"scale": 10.0, "evaluation_mode": "user", "reason": "composed", "include_conversation_history": True},
+        "faithfulness": {"scale": 5.0, "context": ()},
+        "hallucination": None,
+        "keyword-coverage": {"scale": 2.0},
+        TD_ID: {"target": "input"},  # as given to the catalogue, whose missing options are its defaults
+        "own": None,
+    }
+    # Options given to run_evals (the CLI's and the dashboard's) are recorded as given.
+    assert recorded_options([Own()], {"own": {"scale": 3}}) == {"own": {"scale": 3}}

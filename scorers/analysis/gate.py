@@ -51,7 +51,7 @@ from scorers.catalogue.registry import unlike_scorers
 from scorers.core.base import decimal_text
 from scorers.core.errors import InvalidInputError, ScoreStatus
 from scorers.runs.export import SCORER_OPTIONS_COLUMN, json_safe, read_results
-from scorers.runs.runner import stored_scorer_options
+from scorers.runs.runner import recorded_scorer_options
 from scorers.runs.store import Store
 from scorers.runs.table import RunTable
 
@@ -372,7 +372,7 @@ def side_from_run(
     """
     run, items, result, frame = read(run_id) if read is not None else read_stored_run(store, run_id)
     frame = _with_missing_outcomes(frame, [it.item_id for it in items], result.scorer_ids)
-    return GateSide(label or f"run {run['name']} ({run_id})", kind, run_id, frame, stored_scorer_options(run))
+    return GateSide(label or f"run {run['name']} ({run_id})", kind, run_id, frame, recorded_scorer_options(run))
 
 
 def side_from_table(table: RunTable, *, label: str | None = None, kind: str = "run") -> GateSide:
@@ -389,7 +389,7 @@ def side_from_table(table: RunTable, *, label: str | None = None, kind: str = "r
     run = table.run
     frame = table_outcomes(table)[["item_id", "scorer", "status", "score"]]
     frame = _with_missing_outcomes(frame, table.items["item_id"].astype(object).tolist(), table.scorer_ids)
-    return GateSide(label or f"run {run['name']} ({run['id']})", kind, run["id"], frame, stored_scorer_options(run))
+    return GateSide(label or f"run {run['name']} ({run['id']})", kind, run["id"], frame, recorded_scorer_options(run))
 
 
 def side_from_file(path: str | Path) -> GateSide:
@@ -653,14 +653,15 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     scorers_b, scorers_c = (side.frame["scorer"].unique().tolist() for side in (baseline, candidate))  # in order
     common = [s for s in scorers_c if s in scorers_b]
     # A scorer whose options a side does not record (a results file exported before exports carried
-    # them) may have measured something else: it is not gated unless the user vouches that they match.
+    # them, a Python run's scorer of the caller's own class) may have measured something else: it is not gated unless the user vouches that they match.
     unrecorded = [side.label for side in (baseline, candidate) if any(side.options_unknown(s) for s in common)]
     assumed = [s for s in common if baseline.options_unknown(s) or candidate.options_unknown(s)]
     if unrecorded and not policy.assume_same_options:
         one = len(unrecorded) == 1
         raise ValueError(
             f"{' and '.join(unrecorded)} {'does' if one else 'do'} not record the options {', '.join(assumed)} "
-            f"scored with: {'it was' if one else 'they were'} exported before exports carried them, so the gate "
+            f"scored with: {'it was' if one else 'they were'} exported before exports carried them, or scored by "
+            "a scorer of the caller's own class (a Python run, whose options cannot be known), so the gate "
             "cannot tell whether both sides measured the same thing (another scale, evaluation mode or target "
             "would read as a change). Export the run again (`python -m scorers export RUN_ID --output FILE.jsonl`) "
             "or gate the stored run; if you know both sides were scored with the same options, pass "

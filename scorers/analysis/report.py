@@ -52,7 +52,7 @@ from scorers.core.errors import ScoreStatus, run_status_label
 from scorers.core.pricing import RunCost, usd_text
 from scorers.runs.export import json_safe, results_frame
 from scorers.runs.judges import judges_text, judges_used, stored_run_cost
-from scorers.runs.runner import load_run
+from scorers.runs.runner import load_run, recorded_scorer_options
 from scorers.runs.store import Store
 
 CONTENT_SECURITY_POLICY = (
@@ -683,8 +683,7 @@ def _cost_text(cost: RunCost | None) -> str | float | None:
 
 
 def _run_setup(store: Store, run: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, Any]:
-    config = run.get("config") or {}
-    scorer_options = config.get("scorerOptions") or {}
+    recorded = recorded_scorer_options(run)
     return {
         "Run": f"{run['name']} ({run['id']})",
         "Dataset": run.get("dataset_name"),
@@ -692,8 +691,8 @@ def _run_setup(store: Store, run: Mapping[str, Any], frame: pd.DataFrame) -> dic
         "Status": run_status_label(run.get("status") or ""),
         "Created (UTC)": str(run.get("created_at", ""))[:16].replace("T", " "),
         "Scorers": {
-            s["id"]: s.get("options") or scorer_options.get(s["id"]) or "default options"
-            for s in run.get("scorers") or []
+            sid: "not known (a scorer of the caller's own class)" if options is None else options or "default options"
+            for sid, options in recorded.items()
         },
         "Judge": _judge_setup(store, run),
         "Variants": _variants(frame, "group:variant") or None,

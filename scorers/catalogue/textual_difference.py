@@ -95,6 +95,17 @@ class TextualDifferenceScorer:
         for flag in ("normalize_newlines", "ignore_case", "collapse_whitespace"):
             check_flag(getattr(self, flag), flag)
 
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options it was built with, by their catalogue names (what a run records)."""
+        return {
+            "scale": self.scale,
+            "target": self.target,
+            "normalize_newlines": self.normalize_newlines,
+            "ignore_case": self.ignore_case,
+            "collapse_whitespace": self.collapse_whitespace,
+        }
+
     @staticmethod
     def dimension_scores(analysis: Mapping[str, Any]) -> dict[str, float]:
         """The 0..1 parts of a result: ``ratio`` and ``confidence``."""

@@ -36,7 +36,7 @@ import pandas as pd
 
 from scorers.core.base import RunInput, normalize_run
 from scorers.core.errors import InvalidInputError, ScoreStatus
-from scorers.runs.runner import EvalItem, EvalRunResult, Summary, stored_scorer_options
+from scorers.runs.runner import EvalItem, EvalRunResult, Summary, recorded_scorer_options
 
 if TYPE_CHECKING:
     from scorers.runs.table import RunTable
@@ -213,12 +213,22 @@ def results_frame(run_result: EvalRunResult, items: Sequence[EvalItem] | None = 
     return frame
 
 
-def _insert_scorer_options(frame: pd.DataFrame, options: Mapping[str, Mapping[str, Any]]) -> None:
+def _insert_scorer_options(frame: pd.DataFrame, options: Mapping[str, Mapping[str, Any] | None]) -> None:
     """Put :data:`SCORER_OPTIONS_COLUMN` after ``scorer`` in ``frame``: each row's scorer's options
-    (``{}``: its defaults), in place."""
-    by_scorer = {sid: dict(value) for sid, value in options.items()}
-    column = pd.Series([by_scorer.get(sid, {}) for sid in frame["scorer"].tolist()], index=frame.index, dtype=object)
+    (``{}``: its defaults; None: not known, so the gate refuses them), in place."""
+    by_scorer = _options_by_scorer(options, frame["scorer"].unique().tolist())
+    column = pd.Series([by_scorer[sid] for sid in frame["scorer"].tolist()], index=frame.index, dtype=object)
     frame.insert(frame.columns.get_loc("scorer") + 1, SCORER_OPTIONS_COLUMN, column)
+
+
+def _options_by_scorer(
+    options: Mapping[str, Mapping[str, Any] | None], scorer_ids: Sequence[str]
+) -> dict[str, dict[str, Any] | None]:
+    """Each of ``scorer_ids`` → its recorded options (``{}`` when none are recorded), or None when the
+    run records them as not known."""
+    return {
+        sid: None if sid in options and options[sid] is None else dict(options.get(sid) or {}) for sid in scorer_ids
+    }
 
 
 def _is_text_column(column: pd.Series) -> bool:
@@ -380,7 +390,7 @@ def to_seed_json(run_result: EvalRunResult, items: Sequence[EvalItem]) -> dict[s
         )
     document = {"runId": run_result.run_id, "scores": {sid: _summary_dict(s) for sid, s in run_result.scores().items()}}
     if run_result.scorer_options is not None:
-        document["scorerOptions"] = {sid: dict(run_result.scorer_options.get(sid, {})) for sid in run_result.scorer_ids}
+        document["scorerOptions"] = _options_by_scorer(run_result.scorer_options, run_result.scorer_ids)
     return json_safe({**document, "items": out_items})
 
 
@@ -399,7 +409,7 @@ def to_seed_json_bytes(run_result: EvalRunResult, items: Sequence[EvalItem]) -> 
 
     ``groups`` (the group-by columns' values) and ``columns`` (the dataset's other,
     unmapped columns: ids, metadata, human votes) are there when the run has any.
-    ``scorerOptions`` (each scorer's options as the run records them, ``{}`` for its defaults) is
+    ``scorerOptions`` (each scorer's options as the run records them, ``{}`` for its defaults, null when not known) is
     there when the run knows them (:attr:`EvalRunResult.scorer_options`).
 
     ``scores`` counts scored items only (``std`` is the sample standard deviation,
@@ -667,11 +677,11 @@ def export_columns(table: RunTable, index: Any = None) -> pd.DataFrame:
     dataset's unmapped columns under their own names, one flat numeric column per
     dimension score (e.g. ``prompt_alignment.user.intentAlignment``, 0..1) and
     ``analysis`` (the scorer's analysis as JSON text); after ``scorer``, :data:`SCORER_OPTIONS_COLUMN`
-    (the options the run records for the row's scorer, a dict; ``{}``: its defaults).
+    (the options the run records for the row's scorer, a dict; ``{}``: its defaults; None: not known).
     """
     frame = table.rows(index)
     frame.insert(0, "run_id", table.run["id"])
-    _insert_scorer_options(frame, stored_scorer_options(table.run))
+    _insert_scorer_options(frame, recorded_scorer_options(table.run))
     return frame
 
 
@@ -731,12 +741,12 @@ def _write_seed_json(table: RunTable, out: BinaryIO, chunk_rows: int) -> None:
         mine = results["scorer"] == sid
         values = results.loc[mine & scored, "score"].tolist()
         scores[sid] = _summary_dict(Summary.of(values, n_failed=int((mine & ~scored).sum())))
-    options = stored_scorer_options(table.run)
+    options = recorded_scorer_options(table.run)
     head = json.dumps(
         {
             "runId": table.run["id"],
             "scores": json_safe(scores),
-            "scorerOptions": json_safe({sid: options.get(sid, {}) for sid in table.scorer_ids}),
+            "scorerOptions": json_safe(_options_by_scorer(options, table.scorer_ids)),
         },
         ensure_ascii=False,
         indent=2,

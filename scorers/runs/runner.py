@@ -259,9 +259,9 @@ class EvalRunResult:
         left_judge_requests: HTTP requests to the judge made for outcomes the run left to do (not among
             ``outcomes``: an item stopped at a cap, or in flight when the run paused); :attr:`usage` counts them.
         scorer_options: scorer id → the options it scored with, as the run records them (a scorer's
-            options left out are its defaults); None when they are not known (``run_evals`` given
-            no ``scorer_options`` and no stored run). Exports carry them, so the gate can tell
-            whether two results files measured the same thing.
+            options left out are its defaults; None for a scorer whose options are not known, a scorer
+            of the caller's own class: :func:`recorded_options`); None when the result knows none.
+            Exports carry them, so the gate can tell whether two results files measured the same thing.
     """
 
     run_id: str | None
@@ -275,7 +275,7 @@ class EvalRunResult:
     cap_reached: str | None = None
     prices: Mapping[str, Price] = dataclasses.field(default_factory=dict)
     left_judge_requests: int = 0
-    scorer_options: Mapping[str, Mapping[str, Any]] | None = None
+    scorer_options: Mapping[str, Mapping[str, Any] | None] | None = None
 
     @property
     def cache_hits(self) -> int:
@@ -735,7 +735,8 @@ def open_run(
             dataset_name=dataset_name,
             items=[(it.item_id, it.payload, it.groups, it.columns) for it in items],
             scorers=[
-                {"id": s.id, "name": s.name, "options": dict((scorer_options or {}).get(s.id, {}))} for s in scorers
+                {"id": s.id, "name": s.name, "options": options}
+                for s, options in zip(scorers, recorded_options(scorers, scorer_options).values(), strict=True)
             ],
             judge=_judge_description(scorers),
             mapping=dict(mapping) if mapping is not None else None,
@@ -866,14 +867,10 @@ def run_evals(
     prices: dict[str, Price] = {judge_model: price} if judge_model and price is not None else {}
     new_config = None  # a resume's caps and price, to store once they are checked
     # What the run records as its scorers' options (as open_run stores them), for its exports.
-    recorded_options = (
-        {s.id: dict((scorer_options or {}).get(s.id, {})) for s in scorers}
-        if scorer_options is not None or store is not None
-        else None
-    )
+    run_options: Mapping[str, Mapping[str, Any] | None] = recorded_options(scorers, scorer_options)
     if run_id is not None and store is not None:
         stored = store.get_run(run_id)
-        recorded_options = stored_scorer_options(stored)
+        run_options = recorded_scorer_options(stored)
         new_config = limits_config(stored, judge_model, budget=budget, price=price)
         prices = run_prices({**stored, "config": new_config})
         price = prices.get(judge_model) if judge_model else price  # given, else recorded for this model
@@ -1331,7 +1328,7 @@ def run_evals(
         cap_reached=capped[0].cap if status == RunStatus.BUDGET_REACHED.value else None,
         prices=prices,
         left_judge_requests=left_requests,
-        scorer_options=recorded_options,
+        scorer_options=run_options,
     )
 
 
@@ -1503,14 +1500,41 @@ def _score_with_retries(
         FOLLOW_UPS_RETRIED.reset(retried)
 
 
+def recorded_options(
+    scorers: Sequence[Scorer], scorer_options: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, dict[str, Any] | None]:
+    """Scorer id → the options a run of ``scorers`` records for it: those given in ``scorer_options``,
+    else the scorer's own ``options`` (every scorer the catalogue builds keeps the options it was built
+    with), else None: not known (a scorer of the caller's own class), never taken for its defaults.
+    """
+    out: dict[str, dict[str, Any] | None] = {}
+    for s in scorers:
+        given = (scorer_options or {}).get(s.id)
+        own = getattr(s, "options", None)
+        out[s.id] = dict(given) if given is not None else dict(own) if isinstance(own, Mapping) else None
+    return out
+
+
 def stored_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Scorer id → the options a stored run was started with (``{}`` when not recorded)."""
+    """Scorer id → the options a stored run was started with (``{}`` when not recorded or not known)."""
+    return {sid: options or {} for sid, options in recorded_scorer_options(run).items()}
+
+
+def recorded_scorer_options(run: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """Scorer id → the options a stored run was started with (``{}`` when not recorded; None when the run
+    recorded that they are not known: a scorer of the caller's own class, :func:`recorded_options`), for
+    what must not take unknown options for the defaults: exports, the gate, a resume."""
     config = run.get("config") or {}
     from_config = config.get("scorerOptions") or {}
-    out = {}
+    out: dict[str, dict[str, Any] | None] = {}
     for entry in run.get("scorers") or []:
         options = entry.get("options")
-        out[entry["id"]] = dict(options if options is not None else from_config.get(entry["id"]) or {})
+        if options is None:
+            options = from_config.get(entry["id"])
+        if options is None and "options" in entry:  # recorded as not known
+            out[entry["id"]] = None
+        else:
+            out[entry["id"]] = dict(options or {})
     return out
 
 
@@ -1538,7 +1562,7 @@ def load_run(store: Store, run_id: str) -> tuple[dict[str, Any], list[EvalItem],
         stop_reason=run.get("stop_reason"),
         prices=run_prices(run),
         left_judge_requests=run["left_judge_requests"],
-        scorer_options=stored_scorer_options(run),
+        scorer_options=recorded_scorer_options(run),
     )
     return run, items, result
 

@@ -52,6 +52,11 @@ class ScaledScorer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
 
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options it was built with (its scale), as a run records them."""
+        return {"scale": self.scale}
+
 
 def check_flag(value: Any, name: str) -> bool:
     """``value`` if it is True or False (not 0/1, not ``"true"``).

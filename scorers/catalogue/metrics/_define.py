@@ -107,9 +107,16 @@ class Metric:
         cache: JudgeCache | None,
         keywords: Mapping[str, Any],
     ) -> JudgedScorer:
-        """The scorer for these options (see :func:`factory`)."""
+        """The scorer for these options (see :func:`factory`).
+
+        The scorer's ``options`` are its catalogue options, what a run records; None (not known) when a
+        Python-only option (a callable) is given: what it does cannot be recorded.
+        """
         opts = read_options(flatten_options(options, self.nested), flatten_options(keywords, self.nested), self.checks)
-        return self.scorer(resolve_settings(model, settings), cache, **opts)
+        scorer = self.scorer(resolve_settings(model, settings), cache, **opts)
+        python_only = any(p.spec is None and opts[p.name] != p.default for p in self.params)
+        scorer.options = None if python_only else {p.name: opts[p.name] for p in self.params if p.spec is not None}
+        return scorer
 
 
 def flatten_options(options: Mapping[str, Any] | None, nested: Mapping[str, Any], where: str = "options") -> Any:

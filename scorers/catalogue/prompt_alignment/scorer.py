@@ -253,6 +253,16 @@ class PromptAlignmentScorer:
         self.evaluation_mode = evaluation_mode
         self.reason_source = reason
 
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options it was built with, by their catalogue names (what a run records)."""
+        return {
+            "scale": self.scale,
+            "evaluation_mode": self.evaluation_mode,
+            "reason": self.reason_source,
+            HISTORY_OPTION: self.include_conversation_history,
+        }
+
     @cached_property
     def judge(self) -> Judge:
         """The judge client, created on first use (so a missing key fails at run time, after input checks)."""
