@@ -508,6 +508,12 @@ def test_a_scorer_run_with_other_options_is_not_gated_and_the_gate_cannot_pass()
         "Not gated: textual-difference was scored with other options (target: 'ground_truth' against 'input', "
         "baseline against candidate), so its scores do not measure the same thing and the gate cannot pass."
     ) in gate.notes
+    # The scorer is on both sides with results: never "only in" the candidate nor "no results" there.
+    assert not any("only in" in note or "no results" in note for note in gate.notes)
+    assert gate.headline() == (
+        "UNDECIDED: textual-difference was scored with other options (target: 'ground_truth' against 'input', "
+        "baseline against candidate)."
+    )
 
     # Run vs run compares the same way: the scorer is set apart with the options that differ.
     diff = run_diff(store, base, cand)

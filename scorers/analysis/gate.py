@@ -272,6 +272,11 @@ class ScorerGate:
         )
 
 
+def _unlike_text(scorer: str, differences: Sequence[str]) -> str:
+    """Why a scorer on both sides is not gated: the options it was scored with differ."""
+    return f"{scorer} was scored with other options ({'; '.join(differences)}, baseline against candidate)"
+
+
 @dataclass(frozen=True)
 class GateResult:
     """The gate's verdict on a candidate against a baseline (see :func:`evaluate_gate`).
@@ -283,6 +288,8 @@ class GateResult:
             candidate results, else pass.
         notes: what else the reader should know (items or scorers on one side only).
         policy: the policy applied.
+        unlike: scorer id → the options that differ, for a scorer on both sides scored with other
+            options (not gated, so the gate cannot pass).
     """
 
     baseline: GateSide
@@ -291,6 +298,7 @@ class GateResult:
     verdict: Verdict
     notes: tuple[str, ...]
     policy: GatePolicy
+    unlike: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -306,9 +314,11 @@ class GateResult:
         if undecided:
             return f"UNDECIDED: too few items were scored to decide on {', '.join(undecided)}."
         if self.verdict is Verdict.UNDECIDED:
-            gated = {s.scorer for s in self.scorers}
+            gated = {s.scorer for s in self.scorers} | set(self.unlike)
             dropped = [s for s in self.baseline.frame["scorer"].unique().tolist() if s not in gated]
-            return f"UNDECIDED: the candidate has no results for {', '.join(dropped)}."
+            why = [f"the candidate has no results for {', '.join(dropped)}"] if dropped else []
+            why += [_unlike_text(s, differ) for s, differ in self.unlike.items()]
+            return f"UNDECIDED: {'; '.join(why)}."
         return f"PASS: no scorer regressed ({len(self.scorers)} compared)."
 
     def to_dict(self) -> dict[str, Any]:
@@ -670,10 +680,8 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     # A scorer run with other options on the two sides (textual difference against another text, another
     # scale or evaluation mode) measured something else: its scores are not compared, and it cannot pass.
     known = [s for s in common if s not in assumed]
-    unlike = {
-        s: f"{s} was scored with other options ({'; '.join(differ)}, baseline against candidate)"
-        for s, differ in unlike_scorers(known, baseline.options or {}, candidate.options or {}).items()
-    }
+    differences = unlike_scorers(known, baseline.options or {}, candidate.options or {})
+    unlike = {s: _unlike_text(s, differ) for s, differ in differences.items()}
     common = [s for s in common if s not in unlike]
     if not common:
         raise ValueError(
@@ -697,7 +705,8 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
     combined = pd.concat(parts, ignore_index=True)
     gates = tuple(_scorer_gate(combined, s, policy) for s in common)
     notes = []
-    extra = [s for s in scorers_c if s not in common]
+    # A scorer scored with other options is on both sides: its note says so, not "only in" nor "no results".
+    extra = [s for s in scorers_c if s not in common and s not in unlike]
     if extra:
         notes.append(f"Not gated, only in {candidate.label}: {', '.join(extra)}.")
     ids_b, ids_c = (set(side.frame["item_id"].astype(str).tolist()) for side in (baseline, candidate))
@@ -707,7 +716,7 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
         notes.append(
             f"{len(ids_b - ids_c)} item id(s) of the baseline are missing from the candidate: they count as not scored."
         )
-    dropped = [s for s in scorers_b if s not in common]
+    dropped = [s for s in scorers_b if s not in common and s not in unlike]
     if dropped:
         notes.append(
             f"{candidate.label} has no results for {', '.join(dropped)}: every baseline item of "
@@ -730,7 +739,8 @@ def evaluate_gate(baseline: GateSide, candidate: GateSide, policy: GatePolicy | 
         if Verdict.UNDECIDED in verdicts
         else Verdict.PASS
     )
-    return GateResult(baseline, candidate, gates, verdict, tuple(notes), policy)
+    unlike_options = {s: tuple(differ) for s, differ in differences.items()}
+    return GateResult(baseline, candidate, gates, verdict, tuple(notes), policy, unlike_options)
 
 
 def gate_runs(store: Store, baseline_run: str, candidate_run: str, policy: GatePolicy | None = None) -> GateResult:
