@@ -577,3 +577,67 @@ def test_tool_call_and_tool_result_parts_are_the_conversations_tool_calls_and_re
         .score
         == 1.0
     )
+
+
+def test_a_response_that_is_a_bare_list_of_content_parts_is_the_replys_content(tmp_path, capsys):
+    # A JSONL response given as the reply's content parts, not as a message: read as a message's parts are. "b"
+    # (a bare text part) and "o" (the Responses API's output_text part) both read "Paris": against the input "Paris"
+    # ratio 1, length diff 0, confidence 1, score 1.0. Before, "b" was missing_input ("the conversation ends with a
+    # user turn": its parts were read as messages) and "o" invalid_input ("a part that is not text (output_text)").
+    # "x" mixes a part with a message: invalid_input, saying so (before, its part was read as a user turn and the
+    # message scored 1.0).
+    from scorers.cli import main
+
+    records = [
+        {"id": "b", "prompt": "Paris", "response": parts("Paris")},
+        {
+            "id": "o",
+            "prompt": "Paris",
+            "response": {"role": "assistant", "content": [{"type": "output_text", "text": "Paris", "annotations": []}]},
+        },
+        {"id": "x", "prompt": "Paris", "response": [*parts("Paris"), {"role": "assistant", "content": "Paris"}]},
+    ]
+    path = tmp_path / "parts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "results.jsonl"
+    args = ["run", str(path), "--scorer", "textual-difference", "--output", str(out), "--db", str(tmp_path / "s.db")]
+    assert main([*args, "--yes"]) == 3  # an item not scored
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["status"], r["score"]) for r in rows] == [("scored", 1.0), ("scored", 1.0), ("invalid_input", None)]
+    assert rows[0]["output"] == rows[1]["output"] == "Paris"
+    assert rows[2]["error"] == (
+        "output: the output list mixes content parts (objects with a 'type' and no 'role') with messages: give "
+        "either the reply's content parts or a list of messages"
+    )
+    # A bare list of parts with a tool-call part: its call is the reply's, as in a message's content.
+    call = {"type": "tool-call", "toolCallId": "call_1", "toolName": "get_weather", "args": {"city": "Oslo"}}
+    run = normalize_run({"input": "Oslo weather", "output": [*parts("18C"), call]})
+    assert (run.output, [c.name for c in run.tool_calls]) == ("18C", ["get_weather"])
+
+
+def test_a_reply_whose_parts_hold_no_text_is_what_an_empty_string_reply_is(tmp_path, capsys):
+    # An empty "" response: textual difference scores it 0 by its formula (an empty text against "Paris"),
+    # completeness does not score it (missing_input, blank output), and the note before the run counts it. A reply
+    # of content: [], of one empty text part, or a bare list of one empty text part is the same for each scorer;
+    # before, the note counted only the "" rows (2 of 5).
+    from scorers.cli import main
+
+    records = [
+        {"id": "s", "prompt": "Paris", "response": ""},
+        {"id": "m", "prompt": "Paris", "response": {"role": "assistant", "content": ""}},
+        {"id": "e", "prompt": "Paris", "response": {"role": "assistant", "content": []}},
+        {"id": "t", "prompt": "Paris", "response": {"role": "assistant", "content": parts("")}},
+        {"id": "b", "prompt": "Paris", "response": parts("")},
+    ]
+    path = tmp_path / "empty.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "results.jsonl"
+    args = ["run", str(path), "--scorer", "textual-difference", "--scorer", "completeness", "--output", str(out)]
+    assert main([*args, "--db", str(tmp_path / "s.db"), "--yes"]) == 3  # items not scored
+    assert "Note: 5 rows have a blank response." in capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    by_id: dict[str, list[tuple[str, str, float | None]]] = {}
+    for r in rows:
+        by_id.setdefault(r["item_id"], []).append((r["scorer"], r["status"], r["score"]))
+    expected = sorted([("completeness", "missing_input", None), ("textual-difference", "scored", 0.0)])
+    assert {k: sorted(v) for k, v in by_id.items()} == {k: expected for k in "smetb"}

@@ -304,6 +304,20 @@ _SKIPPED_PARTS: tuple[str, ...] = (
 the model's reasoning, a step boundary, a cited source. They are skipped (no scorer reads them; the README says so)."""
 
 
+_TEXT_PARTS = ("text", "output_text")
+"""Content part types that hold text: OpenAI Chat Completions' and the AI SDK's ``text``, the OpenAI Responses
+API's ``output_text`` (a reply's text)."""
+
+
+def _is_parts(value: list[Any]) -> bool:
+    """Whether a list is content parts (each an object with a ``type`` and no ``role``), not messages."""
+    return bool(value) and all(_is_part(item) for item in value)
+
+
+def _is_part(item: Any) -> bool:
+    return isinstance(item, dict) and "type" in item and "role" not in item
+
+
 def _content_parts(parts: list[Any]) -> tuple[list[str], list[Any], list[Any], list[str]]:
     """A message's content parts by what they are: the text parts' texts, the tool calls (``tool-call`` parts, and
     ``tool-invocation`` parts' invocations as in Mastra's v2 content, :func:`_v2_invocations`), the ``tool-result``
@@ -317,14 +331,14 @@ def _content_parts(parts: list[Any]) -> tuple[list[str], list[Any], list[Any], l
     texts, calls, results, others = [], [], [], []
     for part in parts:
         kind = part.get("type", "text") if isinstance(part, dict) else f"a {type(part).__name__}"
-        if kind == "text" and isinstance(part.get("text"), str):
+        if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif kind == "tool-call":
             calls.append(part)
         elif kind == "tool-result":
             results.append(part)
         elif kind not in _SKIPPED_PARTS and kind != "tool-invocation":
-            others.append("a text part without a 'text' string" if kind == "text" else str(kind))
+            others.append(f"a {kind} part without a 'text' string" if kind in _TEXT_PARTS else str(kind))
     return texts, _v2_invocations({"parts": parts}) + calls, results, others
 
 
@@ -450,20 +464,46 @@ def _output_text(value: Any) -> tuple[str, str | None]:
         if isinstance(text, dict):  # one Mastra v2 message
             text = _v2_text(text)
         elif isinstance(text, list):  # content parts, read as a user turn's are
-            text, calls, _ = _parts_text(text, "output")
-            if not text and any(_counts_as_call(c) for c in calls):
-                return "", ONLY_TOOL_CALLS
+            return _reply_parts_text(text)
         if isinstance(text, str):
             return text, None
         if text is None and (value.get("toolInvocations") or value.get("tool_calls")):
             return "", ONLY_TOOL_CALLS  # an assistant turn that only calls tools
         raise InvalidInputError("the output object has no 'text' or 'content' string", field="output")
+    if isinstance(value, list) and _is_parts(value):  # the reply's content parts, as a message's content
+        return _reply_parts_text(value)
     if isinstance(value, list):
-        return _split_output(_messages(value, "output"))[1:]
+        return _split_output(_messages(_output_messages(value), "output"))[1:]
     raise InvalidInputError(
-        f"expected a string, {{'text': ...}}, a message or a list of messages, got {type(value).__name__}",
+        f"expected a string, {{'text': ...}}, a message, a list of messages or a list of content parts, got "
+        f"{type(value).__name__}",
         field="output",
     )
+
+
+def _reply_parts_text(parts: list[Any]) -> tuple[str, str | None]:
+    """The reply's text from its content parts (:func:`_parts_text`), and :data:`ONLY_TOOL_CALLS` as why it has
+    none when its parts only call tools."""
+    text, calls, _ = _parts_text(parts, "output")
+    if not text and any(_counts_as_call(c) for c in calls):
+        return "", ONLY_TOOL_CALLS
+    return text, None
+
+
+def _output_messages(value: list[Any]) -> list[Any]:
+    """An output list read as messages, once :func:`_is_parts` has said it is not all content parts.
+
+    Raises:
+        InvalidInputError: the list mixes content parts with messages: it is neither the reply's content nor a
+            conversation.
+    """
+    if any(_is_part(item) for item in value):
+        raise InvalidInputError(
+            "the output list mixes content parts (objects with a 'type' and no 'role') with messages: give either "
+            "the reply's content parts or a list of messages",
+            field="output",
+        )
+    return value
 
 
 def split_conversation(turns: list[Any]) -> tuple[list[Any], Any]:
@@ -610,6 +650,8 @@ def _tool_calls(payload: dict[str, Any]) -> list[ToolCall]:
             raise InvalidInputError("expected a list of tool calls", field="tool_calls")
         calls += [_tool_call(c, f"tool_calls[{i}]") for i, c in enumerate(explicit)]
     output = payload.get("output")
+    if isinstance(output, list) and _is_parts(output):  # the reply's content parts: one message's content
+        output = {"content": output}
     messages = output if isinstance(output, list) else [output] if isinstance(output, dict) else []
     for m_index, message in enumerate(messages):
         if not isinstance(message, dict):
@@ -686,8 +728,8 @@ def normalize_run(payload: dict[str, Any] | RunInput) -> RunInput:
         start -= 1
     history, after_prompt = turns[:start], turns[end:]
     from_input = len(after_prompt)  # the turns after it that the input holds; the output's earlier messages follow
-    if isinstance(payload.get("output"), list):
-        after_prompt += _split_output(_messages(payload["output"], "output"))[0]
+    if isinstance(payload.get("output"), list) and not _is_parts(payload["output"]):
+        after_prompt += _split_output(_messages(_output_messages(payload["output"]), "output"))[0]
     if "output" not in payload:
         raise MissingInputError(
             "the run has no 'output' (the response to evaluate)" + _no_output_reason(raw_input, turns), field="output"

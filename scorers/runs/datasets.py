@@ -615,7 +615,7 @@ def not_text_notices(
 
 def blank_response_note(payloads: Iterable[Mapping[str, Any]], scorers: Sequence[Any]) -> str | None:
     """The note said before a run (Batch page, CLI) when rows have a response that is there but blank (an empty CSV
-    cell) and a chosen scorer reads the response: how many such rows there are and what each chosen scorer that
+    cell, or a reply whose content parts hold no text: :func:`_blank_response`) and a chosen scorer reads the response: how many such rows there are and what each chosen scorer that
     reads the response does with them. Textual difference and content similarity score each 0 by their formula
     (SPEC §1.2: one empty text → 0), and those 0s count in their mean; a scorer that requires the response does not
     score them (``missing_input``); another that reads it scores them with the response empty. None when no row's
@@ -627,7 +627,7 @@ def blank_response_note(payloads: Iterable[Mapping[str, Any]], scorers: Sequence
             :class:`~scorers.core.errors.ScorerError` for a row it will not score; the fields it reads are its
             ``spec.reads``, the response among them when it has no spec).
     """
-    blank = [p for p in payloads if (text := response_text(p)) is not None and not text.strip()]
+    blank = [p for p in payloads if _blank_response(p)]
     reading = [s for s in scorers if "output" in getattr(getattr(s, "spec", None), "reads", ("output",))]
     if not blank or not reading:
         return None
@@ -651,6 +651,22 @@ def blank_response_note(payloads: Iterable[Mapping[str, Any]], scorers: Sequence
         f"{n} row{'' if n == 1 else 's'} ha{'s' if n == 1 else 've'} a blank response. {' '.join(sentences)} If "
         "these rows have no answer rather than an empty one, leave them out of the file."
     )
+
+
+def _blank_response(payload: Mapping[str, Any]) -> bool:
+    """Whether a payload has a response that is there but blank as the scorers read it: a blank string, or a
+    response object or message list whose reply text is blank (content parts with no text, ``content: []``); not
+    a conversation without a reply, nor a row that cannot be read."""
+    text = response_text(payload)
+    if text is not None:
+        return not text.strip()
+    if not isinstance(payload.get("output"), (list, dict)):
+        return False
+    try:
+        run = normalize_run(dict(payload))
+    except ScorerError:
+        return False
+    return run.no_reply is None and not run.output.strip()
 
 
 _EMPTY_TEXT_SCORES_0 = ("textual-difference", "content-similarity")
