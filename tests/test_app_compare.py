@@ -752,6 +752,27 @@ def test_a_comparison_with_failed_outcomes_says_how_many_and_why(open_page):
     assert (board.loc["b", "n_scored"], board.loc["b", "n_failed"]) == (1, 2)
 
 
+def test_leaderboard_shows_a_mean_without_scored_items_as_a_dash_its_caption_says_why(open_page):
+    # Variant "b" has no response at all: no item of it is scored, so it has no mean nor interval. The grid
+    # showed its default grey "None" there, which reads like a value; it shows "—", as the caption says.
+    csv = "question,reference,a,b\nSay hi.,hi,hi,\nSay bye.,bye,bye,\n"
+    at = open_page("compare")
+    upload(at, "answers.csv", csv)
+    at.radio(key="compare_mode").set_value("Use existing responses").run()
+    keyed(at, "selectbox", "compare_truth_").set_value("reference").run()
+    keyed(at, "multiselect", "compare_response_cols_").set_value(["a", "b"]).run()
+    at.multiselect(key="compare_scorers").set_value(["textual-difference"]).run()
+    at.button(key="compare_go").click().run()
+    wait_for_job(at)
+    show(at)
+    grid = next(d for d in at.dataframe if "ci_low" in d.value.columns)
+    board = grid.value.set_index("variant")
+    assert board.loc["b", ["n_scored", "n_failed"]].tolist() == [0, 2]
+    assert board.loc["b", ["mean", "ci_low", "ci_high"]].isna().all()
+    assert grid.proto.placeholder == "—"
+    assert any('"—": no value (a variant with no item scored has no mean nor interval)' in c.value for c in at.caption)
+
+
 def test_budget_caps_the_scorers_judge_calls(open_page, judge: FakeOpenAI, studio_db):
     # 3 questions × 2 variants of existing responses, prompt alignment (one judge call each, user mode):
     # 6 calls without a cap; at most 2 with "Max judge calls" 2, and the run says it stopped there.

@@ -51,7 +51,7 @@ from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
 from ..layout import follow_run_link, show_run_link
 from ..results import md_escape, render_outcome, render_text_block
-from ..run_explorer import stored_run
+from ..run_explorer import NO_VALUE, stored_run
 from ..runs import RunFailure
 from ..settings import judge_cache, judge_settings
 from .common import NUMBER_COLUMN, ROW_GROUP, SESSION, VARIANT_GROUP, comparison_runs, pick_run, scorer_names
@@ -168,6 +168,7 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
     st.dataframe(
         shown,
         hide_index=True,
+        placeholder=NO_VALUE,
         column_config={
             "mean": NUMBER_COLUMN,
             "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
@@ -182,7 +183,8 @@ def _leaderboard_table(board: pd.DataFrame, names: Mapping[str, str]) -> None:
     )
     st.caption(
         "Means count scored items only, with a 95% bootstrap confidence interval; items not scored are in n not "
-        "scored, never averaged as 0. Tokens are those of the judge calls made for the run: a reply taken from the "
+        f'scored, never averaged as 0; "{NO_VALUE}": no value (a variant with no item scored has no mean nor '
+        "interval). Tokens are those of the judge calls made for the run: a reply taken from the "
         "judge cache (n from judge cache) made no call and adds none, so equal work can show different tokens. "
         "What generating each variant's responses cost is not here (one figure per variant, not per scorer): it is "
         "under Generation cost above, when the responses were generated on this page."
@@ -515,8 +517,11 @@ def _render_pairwise(
         "order: the judge's position bias. Those pairs count as ties.",
     )
     c[2].metric("Rubric", f"{len(record['rubric'])} chars", help=record["rubric"])
-    st.caption(f"Win rates with 95% Wilson intervals over {n_judged} judged pair(s).")
-    st.dataframe(pairwise_table(record), hide_index=True, key=f"{key}_pairwise_table")
+    st.caption(
+        f"Win rates with 95% Wilson intervals over {n_judged} judged pair(s). "
+        f'"{NO_VALUE}": a pair not judged (its status says why) has no winner nor order flip.'
+    )
+    st.dataframe(pairwise_table(record), hide_index=True, key=f"{key}_pairwise_table", placeholder=NO_VALUE)
 
 
 def _start_pairwise(

@@ -38,6 +38,7 @@ from scorers.runs import jobs
 from ..budget import price_record
 from ..jobs import remember, render_job_progress
 from ..jobs import session_job as session_job_of
+from ..run_explorer import NO_VALUE
 
 JOB_SLOT = "compare"
 """This session's comparison job, in :func:`dashboard.jobs.session_job`."""
@@ -335,12 +336,13 @@ def render_generation(generation: Mapping[str, Any]) -> None:
         st.dataframe(
             pd.DataFrame({"variant": list(costs), "generation cost (USD)": list(costs.values())}),
             hide_index=True,
+            placeholder=NO_VALUE,
             # "%g" prints the cost to 6 significant digits (sprintf.js): "%.4f" showed $0.0000162 as 0.0000, free.
             column_config={"generation cost (USD)": st.column_config.NumberColumn(format="%g")},
         )
         st.caption(
             "What generating each variant's responses cost, once per variant: together they make the Generation "
-            "cost above (blank: the model's price is unknown). Judging is not in it."
+            f'cost above ("{NO_VALUE}": the model\'s price is unknown). Judging is not in it.'
         )
     if failed:
         st.warning(f"{len(failed)} response(s) could not be generated; those rows are missing from the comparison.")

@@ -15,6 +15,7 @@ from scorers.core.base import decimal_text
 
 from ..batch import truncate
 from ..results import md_escape, render_outcome, render_text_block
+from ..run_explorer import NO_VALUE
 from .common import NUMBER_COLUMN, SESSION
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def render_ranking(comparison: Comparison, names: Mapping[str, str], group_col: 
         shown,
         hide_index=True,
         key=f"{key}_pairwise_tests",
+        placeholder=NO_VALUE,
         column_config={
             "mean A − B": NUMBER_COLUMN,
             "ci_low": NUMBER_COLUMN,
@@ -89,7 +91,8 @@ def render_ranking(comparison: Comparison, names: Mapping[str, str], group_col: 
     n_tested = int(tests["p"].notna().sum())
     significant = tests[tests["p_holm"] < 0.05]
     st.caption(
-        f"{len(tests)} pairs, {n_tested} with enough differing questions to test. Holm's adjustment multiplies the "
+        f'{len(tests)} pairs, {n_tested} with enough differing questions to test ("{NO_VALUE}": a pair without '
+        "them has no p-value). Holm's adjustment multiplies the "
         "smallest p-value by the number of tests, the next by one fewer, and so on, so that across all pairs the "
         "chance of any false alarm stays under 5%. "
         + (
@@ -131,9 +134,12 @@ def render_per_question(
         shown,
         hide_index=True,
         key=f"{key}_pq_table",
+        placeholder=NO_VALUE,
         column_config={v: NUMBER_COLUMN for v in table.columns},
     )
-    st.caption("Blank: not scored (see the outcome below for why). One row per question, one column per variant.")
+    st.caption(
+        f'"{NO_VALUE}": not scored (see the outcome below for why). One row per question, one column per variant.'
+    )
     ids = list(table.index)
     if not ids:
         return
@@ -193,6 +199,10 @@ def render_breakdown(
         table.rename(columns={"group": by.removeprefix("group:")}),
         hide_index=True,
         key=f"{key}_by_table",
+        placeholder=NO_VALUE,
         column_config={"mean": NUMBER_COLUMN},
     )
-    st.caption("Means count scored outcomes only; n not scored counts the outcomes of that cell that were not scored.")
+    st.caption(
+        "Means count scored outcomes only; n not scored counts the outcomes of that cell that were not scored; "
+        f'"{NO_VALUE}": no outcome of that cell was scored, so it has no mean.'
+    )
