@@ -559,6 +559,11 @@ def test_run_vs_run_regressions_and_a_different_dataset(open_page, fake_openai: 
     at.selectbox(key="compare_diff_a").set_value(ids[0]).run()
     at.selectbox(key="compare_diff_b").set_value(ids[1]).run()
     assert at.success[0].value == "Both runs score the same dataset (2 rows matched by id)."
+    # A dimension one run's scored outcomes lack has no mean there: "—", as the caption says, not "None".
+    assert next(d for d in at.dataframe if "mean in A" in d.value.columns).proto.placeholder == "—"
+    assert '"—": no value (a dimension no scored outcome of that run has, so no mean nor change).' in [
+        c.value for c in at.caption
+    ]
     # The stored runs' table is built when its expander is opened: newest first, the three runs.
     assert "Stored runs" in [e.label for e in at.expander]
     assert [d for d in at.dataframe if "first judge" in d.value.columns] == []

@@ -19,7 +19,7 @@ from scorers.runs.runner import stored_scorer_options
 from ..batch import runs_table, truncate
 from ..layout import follow_run_link
 from ..results import md_escape, on_request
-from ..run_explorer import page_of, per_version, run_table, show_runs_table
+from ..run_explorer import NO_VALUE, page_of, per_version, run_table, show_runs_table
 from ..run_frames import PAGE_SIZE
 from .common import NUMBER_COLUMN, pick_run, render_report_builder, scorer_names, variant_runs
 
@@ -139,8 +139,10 @@ def render_run_diff(diff: RunDiff, *, key: str) -> None:
             dims[["name", "mean_a", "mean_b", "delta"]].rename(columns=_DIMENSION_COLUMNS),
             hide_index=True,
             key=f"{key}_dims_table",
+            placeholder=NO_VALUE,
             column_config={"mean in A": NUMBER_COLUMN, "mean in B": NUMBER_COLUMN, "Δ (B − A)": CHANGE_COLUMN},
         )
+        st.caption(f'"{NO_VALUE}": no value (a dimension no scored outcome of that run has, so no mean nor change).')
     # The charts' module is 4.7 MB of script for the browser to evaluate: built when asked for, not on the open.
     if (charts := on_request("Charts: mean change per scorer and per dimension", f"{key}_charts")) is not None:
         with charts:
