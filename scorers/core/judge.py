@@ -1190,38 +1190,10 @@ class Judge:
                     if exc.usage is None:  # a request failed: what the replies before spent (a reply re-asked)
                         exc.usage = usage
                     raise
-                if not getattr(response, "choices", None):
-                    # A 200 that is not a chat completion (an HTML page, plain text) or has no choices.
-                    got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
-                    raise JudgeAPIError(
-                        f"The judge endpoint {self.settings.endpoint} did not answer with a chat completion "
-                        f"(got {got}); check that the base URL is an OpenAI-compatible API (usually ending in /v1).",
-                        kind="not_a_completion",
-                        usage=usage,  # a reply re-asked before it
-                    )
-                if response.usage is not None:
-                    usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
-                usage += JudgeUsage(calls=1)
-                choice = response.choices[0]
-                raw = choice.message.content or ""
-                refusal = getattr(choice.message, "refusal", None)
-                if refusal:
-                    raise JudgeRefusalError(f"The judge refused: {refusal}", raw_reply=refusal, usage=usage)
-                if choice.finish_reason == "content_filter":
-                    raise JudgeRefusalError(
-                        "The judge's reply was stopped by a content filter.", raw_reply=raw, usage=usage
-                    )
-                if choice.finish_reason == "length":
-                    raise JudgeOutputTruncatedError(
-                        "The judge's reply was cut off by the token limit"
-                        + (
-                            f" ({self.settings.max_tokens} tokens); raise max_tokens."
-                            if self.settings.max_tokens
-                            else "."
-                        ),
-                        raw_reply=raw,
-                        usage=usage,
-                    )
+                # usage: a reply re-asked before this one, then this one's tokens and call
+                raw, usage = self._reply_text(
+                    response, usage, who="The judge", endpoint="The judge endpoint", max_tokens=self.settings.max_tokens
+                )
                 if is_plain_refusal(raw):  # an apology that declines, without the API's refusal field
                     raise JudgeRefusalError(f"The judge refused: {raw.strip()[:500]}", raw_reply=raw, usage=usage)
                 try:
@@ -1315,32 +1287,13 @@ class Judge:
                     _capabilities.mark(self._key, rejected.feature)
             else:
                 raise JudgeAPIError("The endpoint kept rejecting the request parameters.", kind="rejected")
-            if not getattr(response, "choices", None):
-                got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
-                raise JudgeAPIError(
-                    f"The endpoint {s.endpoint} did not answer with a chat completion (got {got}); check that "
-                    "the base URL is an OpenAI-compatible API (usually ending in /v1).",
-                    kind="not_a_completion",
-                )
-            usage = JudgeUsage(calls=1, requests=sent[0])
-            if response.usage is not None:
-                usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
-            choice = response.choices[0]
-            text = choice.message.content or ""
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal:
-                raise JudgeRefusalError(f"{s.model_name} refused: {refusal}", raw_reply=refusal, usage=usage)
-            if choice.finish_reason == "content_filter":
-                raise JudgeRefusalError(
-                    f"{s.model_name}'s reply was stopped by a content filter.", raw_reply=text, usage=usage
-                )
-            if choice.finish_reason == "length":
-                raise JudgeOutputTruncatedError(
-                    f"{s.model_name}'s reply was cut off by the token limit"
-                    + (f" ({max_tokens} tokens); raise max_tokens." if max_tokens else "."),
-                    raw_reply=text,
-                    usage=usage,
-                )
+            text, usage = self._reply_text(
+                response,
+                JudgeUsage(requests=sent[0]),
+                who=s.model_name,
+                endpoint="The endpoint",
+                max_tokens=max_tokens,
+            )
             summary = dict(params)
             summary["responseFormat"] = "text"
             info = JudgeInfo(model=s.model_name, base_url=s.endpoint, parameters=summary, usage=usage)
@@ -1352,6 +1305,53 @@ class Judge:
                     reply=CachedReply(text, usage.prompt_tokens, usage.completion_tokens, summary),
                 )
             return TextReply(text=text, usage=usage, info=info)
+
+    def _reply_text(
+        self, response: Any, usage: JudgeUsage, *, who: str, endpoint: str, max_tokens: int | None
+    ) -> tuple[str, JudgeUsage]:
+        """The text of a completion's first choice, checked as :meth:`complete` and :meth:`complete_text` both need.
+
+        Args:
+            response: what the chat completions request returned.
+            usage: what was spent before this reply (a reply re-asked; the requests counted so far).
+            who: who answered, for the messages: ``"The judge"`` or the model's name.
+            endpoint: how the endpoint is named when the reply is no chat completion, e.g. ``"The judge endpoint"``.
+            max_tokens: the reply's token cap sent, for the message of a reply cut off; None when none was sent.
+
+        Returns:
+            (the reply's text, ``usage`` plus this reply's tokens and one answered call).
+
+        Raises:
+            JudgeAPIError: a 200 that is not a chat completion (an HTML page, plain text) or has no choices.
+            JudgeRefusalError: the API's refusal field, or a content filter stopped the reply.
+            JudgeOutputTruncatedError: the reply hit the token limit (``raw_reply`` keeps the cut text).
+        """
+        if not getattr(response, "choices", None):
+            got = repr(self._scrub(response)[:80]) if isinstance(response, str) else "no choices"
+            raise JudgeAPIError(
+                f"{endpoint} {self.settings.endpoint} did not answer with a chat completion (got {got}); check that "
+                "the base URL is an OpenAI-compatible API (usually ending in /v1).",
+                kind="not_a_completion",
+                usage=usage,
+            )
+        if response.usage is not None:
+            usage += JudgeUsage(response.usage.prompt_tokens, response.usage.completion_tokens, 0)
+        usage += JudgeUsage(calls=1)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal:
+            raise JudgeRefusalError(f"{who} refused: {refusal}", raw_reply=refusal, usage=usage)
+        if choice.finish_reason == "content_filter":
+            raise JudgeRefusalError(f"{who}'s reply was stopped by a content filter.", raw_reply=text, usage=usage)
+        if choice.finish_reason == "length":
+            raise JudgeOutputTruncatedError(
+                f"{who}'s reply was cut off by the token limit"
+                + (f" ({max_tokens} tokens); raise max_tokens." if max_tokens else "."),
+                raw_reply=text,
+                usage=usage,
+            )
+        return text, usage
 
     def _text_params(self, temperature: float | None, max_tokens: int | None, seed: int | None) -> dict[str, Any]:
         params: dict[str, Any] = {}
